@@ -1,0 +1,181 @@
+"""Acceptance models: how many tokens one speculative step yields.
+
+Symbols: k draft tokens per step (gamma in Leviathan et al.), alpha the per-token acceptance rate, tau the mean
+acceptance length engines report (tokens per target step, bonus token included; SGLang/vLLM "accept length",
+Spec-Bench "#Mean Accepted Tokens", the "Acceptance Rate" column of TensorRT-LLM's DeepSeek-R1 MTP table).
+
+- i.i.d.:    E = (1 - alpha^(k+1)) / (1 - alpha)                 Leviathan et al. 2023, eq. 1 (bonus included)
+- positional: E = 1 + sum_i prod_{j<=i} a_j, with a_j the rate at position j given positions < j were accepted
+             (conditional rates; vLLM per-position acceptance metrics). Beyond the last given position the last rate
+             repeats; that is the documented rule for a longer k.
+- tau:       alpha solved from E(alpha, k0) = tau (scipy brentq); other k use that alpha (i.i.d. extrapolation).
+- trees:     depth j keeps w_j candidates; the step survives depth j if any candidate matches:
+             a_j(w) = 1 - (1 - alpha)^w (independent candidates; an upper bound when top-w candidates are correlated,
+             cf. Sequoia's positional acceptance vector, Chen et al. 2024 §3.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+from scipy.optimize import brentq
+
+from .errors import ScenarioError
+
+ALPHA_MAX = 1.0 - 1e-12
+
+
+def _check_alpha(alpha: float, what: str = "acceptance rate") -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not (0.0 <= alpha < 1.0):
+        raise ScenarioError(f"{what} = {alpha!r}; expected a number in [0, 1)")
+    return float(alpha)
+
+
+def _check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ScenarioError(f"k = {k!r}; expected an integer >= 0")
+    return int(k)
+
+
+def expected_tokens_iid(alpha, k):
+    """Leviathan et al. 2023, eq. 1: expected tokens per step, (1 - alpha^(k+1)) / (1 - alpha); arrays broadcast."""
+    a = np.asarray(alpha, dtype=np.float64)
+    kk = np.asarray(k, dtype=np.float64)
+    return np.where(a == 0.0, 1.0, -np.expm1((kk + 1.0) * np.log(np.where(a > 0, a, 0.5))) / (1.0 - a))
+
+
+def expected_tokens_positional(rates, k: int) -> float:
+    """1 + sum_{i<=k} prod_{j<=i} a_j; positions past the given ones reuse the last rate."""
+    r = np.asarray(rates, dtype=np.float64)
+    if k == 0:
+        return 1.0
+    ext = np.concatenate([r, np.full(max(0, k - r.size), r[-1])])[:k]
+    return float(1.0 + np.cumprod(ext).sum())
+
+
+def tree_widths(tree_tokens: int, depth: int, branching: int) -> list[int]:
+    """Candidates kept at each depth of a draft tree of `tree_tokens` verified tokens (root included): a chain
+    backbone of `depth` nodes, the remaining nodes added to the shallowest depths, at most `branching` per depth
+    (EAGLE-2's reranked tree keeps its mass near the root, Li et al. 2024b §4)."""
+    nodes = tree_tokens - 1
+    d = min(depth, nodes)
+    w = [1] * d
+    extra = nodes - d
+    for j in range(d):
+        add = min(branching - 1, extra)
+        w[j] += add
+        extra -= add
+    return w
+
+
+def expected_tokens_tree(rate_at_depth, widths) -> float:
+    """1 + sum_i prod_{j<=i} (1 - (1 - a_j)^{w_j}) for per-depth rates a_j and widths w_j."""
+    a = np.asarray(rate_at_depth, dtype=np.float64)
+    w = np.asarray(widths, dtype=np.float64)
+    if w.size == 0:
+        return 1.0
+    return float(1.0 + np.cumprod(1.0 - (1.0 - a) ** w).sum())
+
+
+@dataclass(frozen=True, slots=True)
+class Acceptance:
+    """Acceptance model. Build with `from_rate`, `from_rates` or `from_length`.
+
+    kind : "iid" | "positional"; alpha : i.i.d. rate; rates : per-position conditional rates;
+    source : how it was given (for reports), e.g. "tau 2.79 at k=3".
+    """
+
+    kind: str
+    alpha: float = 0.0
+    rates: tuple[float, ...] = ()
+    source: str = ""
+
+    @classmethod
+    def from_rate(cls, alpha: float) -> "Acceptance":
+        return cls("iid", alpha=_check_alpha(alpha), source=f"alpha {alpha:g}")
+
+    @classmethod
+    def from_rates(cls, rates) -> "Acceptance":
+        rs = tuple(float(_check_alpha(r, "per-position acceptance rate")) for r in rates)
+        if not rs:
+            raise ScenarioError("per-position acceptance rates: expected at least one rate")
+        return cls("positional", rates=rs, alpha=rs[0], source="rates " + ",".join(f"{r:g}" for r in rs))
+
+    @classmethod
+    def from_length(cls, tau: float, k: int) -> "Acceptance":
+        """Invert tau = E(alpha, k) (i.i.d.) for alpha; tau = k + 1 maps to the alpha -> 1 limit."""
+        k = _check_k(k)
+        if k == 0:
+            raise ScenarioError("an acceptance length needs the k it was measured at (k >= 1)")
+        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau <= k + 1):
+            raise ScenarioError(f"acceptance length tau = {tau!r}; expected a number in [1, k+1] = [1, {k + 1}] "
+                                f"for k = {k}")
+        if tau == 1.0:
+            a = 0.0
+        elif tau >= float(expected_tokens_iid(ALPHA_MAX, k)):
+            a = ALPHA_MAX
+        else:
+            a = brentq(lambda x: float(expected_tokens_iid(x, k)) - tau, 0.0, ALPHA_MAX, xtol=1e-14, rtol=1e-14)
+        return cls("iid", alpha=float(a), source=f"tau {tau:g} at k={k}")
+
+    @classmethod
+    def from_tree_length(cls, tau: float, widths) -> "Acceptance":
+        """Invert a tree's mean acceptance length for the i.i.d. alpha (per-depth a_j = 1 - (1 - alpha)^{w_j})."""
+        w = list(widths)
+        top = 1.0 + len(w)
+        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau <= top):
+            raise ScenarioError(f"tree acceptance length tau = {tau!r}; expected a number in [1, {top:g}] "
+                                f"for a tree of depth {len(w)}")
+        f = lambda x: expected_tokens_tree([x] * len(w), w) - tau  # noqa: E731
+        a = 0.0 if tau == 1.0 else (ALPHA_MAX if f(ALPHA_MAX) <= 0 else brentq(f, 0.0, ALPHA_MAX, xtol=1e-14))
+        return cls("iid", alpha=float(a), source=f"tree tau {tau:g} over widths {w}")
+
+    def rate(self, position: int) -> float:
+        """Conditional rate at 1-based `position`."""
+        if self.kind == "positional":
+            return self.rates[min(position, len(self.rates)) - 1]
+        return self.alpha
+
+    def expected_tokens(self, k: int) -> float:
+        """Tokens per step of a chain of k drafts, bonus token included."""
+        k = _check_k(k)
+        if self.kind == "positional":
+            return expected_tokens_positional(self.rates, k)
+        return float(expected_tokens_iid(self.alpha, k))
+
+    def expected_tokens_tree(self, widths) -> float:
+        return expected_tokens_tree([self.rate(j + 1) for j in range(len(widths))], widths)
+
+    def with_alpha(self, alpha: float) -> "Acceptance":
+        """Same shape, scaled so the first-position rate is `alpha` (used for break-even searches)."""
+        if self.kind == "positional" and self.rates[0] > 0:
+            s = alpha / self.rates[0]
+            return Acceptance("positional", alpha=alpha, rates=tuple(min(ALPHA_MAX, r * s) for r in self.rates))
+        return Acceptance("iid", alpha=alpha)
+
+
+@nb.njit(cache=True)
+def _mc_accept(u, rates, out):
+    """Monte Carlo tokens per step: trial t accepts positions while u[t, j] < rates[j]; +1 bonus token.
+
+    `u` are pre-drawn uniforms (n_trials, k) from the caller's generator, so the kernel is deterministic."""
+    n, k = u.shape
+    for t in range(n):
+        acc = 0
+        for j in range(k):
+            if u[t, j] < rates[j]:
+                acc += 1
+            else:
+                break
+        out[t] = acc + 1.0
+
+
+def monte_carlo_tokens(rates, n_trials: int, seed: int = 0) -> np.ndarray:
+    """Per-trial tokens per step for a chain with per-position conditional `rates` (numba kernel)."""
+    r = np.ascontiguousarray(rates, dtype=np.float64)
+    u = np.random.default_rng(seed).random((n_trials, r.size))
+    out = np.empty(n_trials)
+    _mc_accept(u, r, out)
+    return out

@@ -1,0 +1,111 @@
+"""Where the bundled data folders are, and the one reader for `{value, source, note}` figures in TOML files.
+
+A checkout keeps `hardware_specs/`, `models/` and `engine_profiles/` at the repository root; a wheel carries them
+as `simulator/_data/<folder>` (see pyproject's force-include). `SPECROOF_DATA_DIR` overrides both.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .errors import SpecError
+
+_URL = re.compile(r"^https?://\S+$")
+
+
+def data_dir(folder: str) -> Path:
+    """Return the directory that holds the bundled data `folder` (hardware_specs, models, engine_profiles)."""
+    env = os.environ.get("SPECROOF_DATA_DIR")
+    candidates = [Path(env) / folder] if env else []
+    here = Path(__file__).resolve().parent
+    candidates += [here / "_data" / folder, here.parent / folder]
+    for c in candidates:
+        if c.is_dir():
+            return c
+    raise SpecError(f"bundled data folder {folder!r} not found; looked in: {', '.join(map(str, candidates))}")
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; errors name the file and the parser's line/column."""
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise SpecError(f"{path}: file not found") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: malformed TOML: {e}") from None
+
+
+def figure(
+    doc: dict[str, Any],
+    section: str,
+    key: str,
+    path: Path,
+    *,
+    required: bool = True,
+    kind: type = float,
+    lo: float | None = None,
+    hi: float | None = None,
+    extra_keys: frozenset[str] = frozenset(),
+    allow_estimate: bool = False,
+) -> Any:
+    """Read `[section] key = {value, source, note}` and check type, range and provenance.
+
+    Returns the raw value (in the file's unit) or None when absent and not required.
+    """
+    where = f"{path}: [{section}] {key}" if section else f"{path}: {key}"
+    table = doc.get(section, {}) if section else doc
+    if not isinstance(table, dict):
+        raise SpecError(f"{path}: [{section}] must be a table, got {type(table).__name__}")
+    if key not in table:
+        if required:
+            raise SpecError(f"{where} is missing")
+        return None
+    fig = table[key]
+    if not isinstance(fig, dict):
+        raise SpecError(f"{where} = {fig!r}: expected an inline table {{ value = ..., source = \"https://...\" }}")
+    allowed = {"value", "source", "note"} | set(extra_keys)
+    unknown = set(fig) - allowed
+    if unknown:
+        raise SpecError(f"{where}: unknown field(s) {sorted(unknown)}; expected {sorted(allowed)}")
+    if "value" not in fig:
+        raise SpecError(f"{where}: missing 'value'")
+    src = fig.get("source")
+    if not isinstance(src, str) or not (_URL.match(src) or (allow_estimate and src == "estimate")):
+        expect = "an http(s) URL or \"estimate\"" if allow_estimate else "an http(s) URL"
+        raise SpecError(f"{where}: source = {src!r}, expected {expect}")
+    v = fig["value"]
+    if kind is bool:
+        if not isinstance(v, bool):
+            raise SpecError(f"{where}: value = {v!r}, expected true or false")
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SpecError(f"{where}: value = {v!r}, expected a number")
+    if kind is int and v != int(v):
+        raise SpecError(f"{where}: value = {v!r}, expected an integer")
+    if v != v or (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise SpecError(f"{where}: value = {v!r} outside the plausible range [{lo}, {hi}]")
+    return kind(v)
+
+
+def check_keys(doc: dict[str, Any], allowed: dict[str, set[str] | None], path: Path) -> None:
+    """Reject unknown top-level keys and unknown keys inside known sections (None = any key allowed)."""
+    for k, v in doc.items():
+        if k not in allowed:
+            raise SpecError(f"{path}: unknown key {k!r}; expected one of {sorted(allowed)}")
+        sub = allowed[k]
+        if sub is not None and isinstance(v, dict):
+            bad = set(v) - sub
+            if bad:
+                raise SpecError(f"{path}: [{k}] unknown key(s) {sorted(bad)}; expected some of {sorted(sub)}")
+
+
+def suggest(name: str, choices: list[str]) -> str:
+    """A ' did you mean ...?' suffix listing close names, or '' when nothing is close."""
+    close = difflib.get_close_matches(name, choices, n=4, cutoff=0.5)
+    return f"; did you mean {', '.join(close)}?" if close else ""

@@ -1,0 +1,145 @@
+"""Engine overhead profiles: `engine_profiles/*.toml` (each setting with its source) -> frozen `EngineProfile` (SI)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .data import check_keys, data_dir, figure, read_toml, suggest
+from .errors import SpecError
+
+_ALLOWED: dict[str, set[str] | None] = {
+    "schema": None, "name": None, "display_name": None, "version_note": None,
+    "host": {"step_overhead_s", "overlap_scheduler", "overlap_with_spec"},
+    "spec": {"bookkeeping_s", "bookkeeping_per_token_s", "ngram_host_s", "ngram_host_per_seq_s"},
+    "launch": {"kernel_launch_s"},
+    "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
+    "memory": {"gpu_memory_fraction"},
+    "collectives": {"allreduce_latency_s"},
+    "efficiency": {"hbm_fraction", "gemm_fraction"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineProfile:
+    """Per-step costs an engine adds to the GPU roofline time, in seconds.
+
+    Attributes
+    ----------
+    name : str
+    host_step_s : float             fixed host work per decode step (scheduling, sampling, input prep)
+    overlap : bool                  host work overlapped with the GPU for plain decode (step = max(gpu, host))
+    overlap_with_spec : bool        the same while speculating
+    spec_bookkeeping_s : float      per speculative step (rejection sampling, tree build, draft-extend prep)
+    spec_bookkeeping_per_token_s : float  per verified token
+    ngram_host_s, ngram_host_per_seq_s : float   n-gram / suffix proposer host cost per step, and per sequence
+    kernel_launch_s : float         per kernel when a pass runs eager
+    graphs_target, graphs_draft, graphs_verify : bool   CUDA graphs captured for that pass
+    target_max_batch, draft_max_batch, verify_max_batch : float   largest captured batch; eager above
+    gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations
+    allreduce_latency_s : float or None   engine's all-reduce latency (custom all-reduce), None: the hardware's
+    hbm_fraction, gemm_fraction : float or None   calibrated overrides of the hardware's achievable fractions
+    """
+
+    name: str
+    host_step_s: float = 0.0
+    overlap: bool = True
+    overlap_with_spec: bool = True
+    spec_bookkeeping_s: float = 0.0
+    spec_bookkeeping_per_token_s: float = 0.0
+    ngram_host_s: float = 0.0
+    ngram_host_per_seq_s: float = 0.0
+    kernel_launch_s: float = 0.0
+    graphs_target: bool = True
+    graphs_draft: bool = True
+    graphs_verify: bool = True
+    target_max_batch: float = 1e9
+    draft_max_batch: float = 1e9
+    verify_max_batch: float = 1e9
+    gpu_memory_fraction: float = 1.0
+    allreduce_latency_s: float | None = None
+    hbm_fraction: float | None = None
+    gemm_fraction: float | None = None
+    display_name: str = ""
+    sources: tuple[str, ...] = ()
+
+    def launch_s(self, pass_kind: str, batch):
+        """Per-kernel launch cost for a pass ('target', 'draft', 'verify') at `batch` sequences (array ok)."""
+        import numpy as np
+        on = {"target": self.graphs_target, "draft": self.graphs_draft, "verify": self.graphs_verify}[pass_kind]
+        cap = {"target": self.target_max_batch, "draft": self.draft_max_batch,
+               "verify": self.verify_max_batch}[pass_kind]
+        b = np.asarray(batch, dtype=np.float64)
+        return np.where(on & (b <= cap), 0.0, self.kernel_launch_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["sources"] = list(self.sources)
+        return d
+
+
+_MAP = {  # (section, key) -> (field, kind, lo, hi)
+    ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
+    ("host", "overlap_scheduler"): ("overlap", bool, None, None),
+    ("host", "overlap_with_spec"): ("overlap_with_spec", bool, None, None),
+    ("spec", "bookkeeping_s"): ("spec_bookkeeping_s", float, 0.0, 0.1),
+    ("spec", "bookkeeping_per_token_s"): ("spec_bookkeeping_per_token_s", float, 0.0, 1e-3),
+    ("spec", "ngram_host_s"): ("ngram_host_s", float, 0.0, 0.1),
+    ("spec", "ngram_host_per_seq_s"): ("ngram_host_per_seq_s", float, 0.0, 0.01),
+    ("launch", "kernel_launch_s"): ("kernel_launch_s", float, 0.0, 1e-3),
+    ("cuda_graphs", "target"): ("graphs_target", bool, None, None),
+    ("cuda_graphs", "draft"): ("graphs_draft", bool, None, None),
+    ("cuda_graphs", "verify"): ("graphs_verify", bool, None, None),
+    ("cuda_graphs", "target_max_batch"): ("target_max_batch", float, 0.0, 1e12),
+    ("cuda_graphs", "draft_max_batch"): ("draft_max_batch", float, 0.0, 1e12),
+    ("cuda_graphs", "verify_max_batch"): ("verify_max_batch", float, 0.0, 1e12),
+    ("memory", "gpu_memory_fraction"): ("gpu_memory_fraction", float, 0.1, 1.0),
+    ("collectives", "allreduce_latency_s"): ("allreduce_latency_s", float, 1e-7, 1e-3),
+    ("efficiency", "hbm_fraction"): ("hbm_fraction", float, 0.2, 1.0),
+    ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),
+}
+REQUIRED = {("host", "step_overhead_s"), ("spec", "bookkeeping_s"), ("launch", "kernel_launch_s"),
+            ("memory", "gpu_memory_fraction")}
+
+
+def _from_toml(path: Path) -> EngineProfile:
+    doc = read_toml(path)
+    check_keys(doc, _ALLOWED, path)
+    if doc.get("schema") != 1:
+        raise SpecError(f"{path}: schema = {doc.get('schema')!r}, expected 1")
+    name = doc.get("name")
+    if not isinstance(name, str) or not name:
+        raise SpecError(f"{path}: name = {name!r}, expected a non-empty string")
+    kw: dict[str, Any] = {"name": name, "display_name": str(doc.get("display_name", name))}
+    sources = []
+    for (sec, key), (fld, kind, lo, hi) in _MAP.items():
+        v = figure(doc, sec, key, path, required=(sec, key) in REQUIRED, kind=kind, lo=lo, hi=hi,
+                   allow_estimate=True)
+        if v is not None:
+            kw[fld] = v
+            src = doc[sec][key]["source"]
+            if src != "estimate":
+                sources.append(src)
+    kw["sources"] = tuple(dict.fromkeys(sources))
+    return EngineProfile(**kw)
+
+
+def list_engines() -> list[str]:
+    """Names of the bundled engine profiles."""
+    return [p.stem for p in sorted(data_dir("engine_profiles").glob("*.toml"))]
+
+
+def load_engine(name_or_path: str | Path) -> EngineProfile:
+    """Load a bundled profile by name or a user's TOML by path."""
+    s = str(name_or_path)
+    if s.endswith(".toml") or "/" in s or "\\" in s:
+        return _from_toml(Path(s))
+    names = list_engines()
+    if s not in names:
+        raise SpecError(f"unknown engine {s!r}{suggest(s, names)}; bundled: {', '.join(names)} "
+                        "(or pass a path to a .toml profile)")
+    return _from_toml(data_dir("engine_profiles") / f"{s}.toml")
+
+
+IDEAL = EngineProfile(name="ideal-builtin")

@@ -1,0 +1,259 @@
+"""Accelerator specs: `hardware_specs/*.toml` (unit-suffixed keys, a source URL per figure) -> frozen `Hardware` in SI.
+
+The one conversion site from file units (TFLOP/s, GB, TB/s, GB/s, MB, us) to SI is `_from_toml`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from . import units as u
+from .data import check_keys, data_dir, figure, read_toml, suggest
+from .errors import ScenarioError, SpecError
+
+# Fallback achievable fractions, used only when a spec file publishes no measurement (recorded in `assumptions`):
+#   hbm 0.85: median of STREAM-like measurements, H100 0.87-0.89 and H200 0.83-0.86 (Azure AI-benchmarking-guide,
+#             https://github.com/Azure/AI-benchmarking-guide/blob/main/Azure_Results/ND_H100_v5_results.md).
+#   gemm 0.75: median best-shape dense GEMM over H100/H200/B200/B300/GB200 BF16+FP8, 0.71-0.80 (stas00 MAMF table,
+#             https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md).
+#   link 0.83: NVLink P2P unidirectional, H100 0.83 and GB200 0.83 (same stas00 source).
+#   all-reduce latency 25 us: 8x H100 NVLS, 1 KB, no CUDA graphs (Azure H100 results above).
+DEFAULT_HBM_FRACTION = 0.85
+DEFAULT_GEMM_FRACTION = 0.75
+DEFAULT_LINK_FRACTION = 0.83
+DEFAULT_ALLREDUCE_LATENCY_S = 25e-6
+
+_FIG = frozenset({"vendor_quoted_sparse"})
+_ALLOWED: dict[str, set[str] | None] = {
+    "schema": None, "name": None, "display_name": None, "vendor": None, "aliases": None, "retrieved": None,
+    "notes": None,
+    "peak_dense_tflops": set(u.PEAK_KEYS),
+    "memory": {"hbm_capacity_gib", "hbm_bandwidth_tb_s", "l2_cache_mb"},
+    "interconnect": {"scaleup_gb_s_per_direction", "scaleup_domain_gpus", "scaleout_gb_s_per_direction"},
+    "power": {"tdp_w"},
+    "achievable": {"hbm_fraction", "gemm_bf16_fraction", "gemm_fp8_fraction", "gemm_fp4_fraction",
+                   "link_fraction", "allreduce_latency_us"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Hardware:
+    """One accelerator, per-GPU figures in SI units.
+
+    Attributes
+    ----------
+    name, display_name, vendor : str
+    peak_fp64_flops_per_s ... peak_fp4_flops_per_s : float or None
+        Dense (no 2:4 sparsity) tensor peak, FLOP/s; None when the chip lacks the precision.
+    hbm_capacity_bytes : float        usable HBM, bytes
+    hbm_bandwidth_bytes_per_s : float peak HBM bandwidth, bytes/s
+    l2_bytes : float or None          L2 cache, bytes (None when undisclosed)
+    scaleup_bytes_per_s : float       scale-up link bandwidth per GPU per direction, bytes/s
+    scaleup_domain : int              GPUs in one scale-up (NVLink / Infinity Fabric) domain
+    scaleout_bytes_per_s : float or None  NIC bandwidth per GPU per direction, bytes/s (None: not published)
+    tdp_w : float                     board power, W
+    hbm_fraction, gemm_bf16_fraction, gemm_fp8_fraction, gemm_fp4_fraction, link_fraction : float
+        achievable fraction of peak (measured where published, else the documented default)
+    allreduce_latency_s : float       small-message all-reduce latency, s
+    assumptions : tuple[str, ...]     which figures fell back to defaults
+    sources : tuple[str, ...]         every URL cited by the spec file
+    """
+
+    name: str
+    display_name: str
+    vendor: str
+    peak_fp64_flops_per_s: float | None
+    peak_tf32_flops_per_s: float | None
+    peak_bf16_flops_per_s: float | None
+    peak_fp8_flops_per_s: float | None
+    peak_fp6_flops_per_s: float | None
+    peak_fp4_flops_per_s: float | None
+    hbm_capacity_bytes: float
+    hbm_bandwidth_bytes_per_s: float
+    l2_bytes: float | None
+    scaleup_bytes_per_s: float
+    scaleup_domain: int
+    scaleout_bytes_per_s: float | None
+    tdp_w: float
+    hbm_fraction: float = DEFAULT_HBM_FRACTION
+    gemm_bf16_fraction: float = DEFAULT_GEMM_FRACTION
+    gemm_fp8_fraction: float = DEFAULT_GEMM_FRACTION
+    gemm_fp4_fraction: float = DEFAULT_GEMM_FRACTION
+    link_fraction: float = DEFAULT_LINK_FRACTION
+    allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
+    assumptions: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    def peak_flops_per_s(self, dtype: str) -> float:
+        """Dense peak FLOP/s for GEMMs whose weights are stored as `dtype` (bf16, fp8, fp4, ...)."""
+        key = u.DTYPE_PEAK.get(dtype)
+        if key is None:
+            raise ScenarioError(f"unknown precision {dtype!r}; expected one of {sorted(u.DTYPE_PEAK)}")
+        v = getattr(self, f"peak_{key}_flops_per_s")
+        if v is None:
+            have = [k for k in u.PEAK_KEYS if getattr(self, f"peak_{k}_flops_per_s") is not None]
+            raise ScenarioError(
+                f"{self.name} has no {key} tensor cores (precision {dtype!r}); it supports {', '.join(have)}")
+        return float(v)
+
+    def gemm_fraction(self, dtype: str) -> float:
+        """Achievable fraction of peak for a GEMM at `dtype` (fp6 uses the fp4 figure, tf32 the bf16 one)."""
+        key = u.DTYPE_PEAK.get(dtype, "bf16")
+        return {"fp8": self.gemm_fp8_fraction, "fp6": self.gemm_fp4_fraction,
+                "fp4": self.gemm_fp4_fraction}.get(key, self.gemm_bf16_fraction)
+
+    def supports(self, dtype: str) -> bool:
+        """True when the chip has tensor cores for `dtype`."""
+        key = u.DTYPE_PEAK.get(dtype)
+        return key is not None and getattr(self, f"peak_{key}_flops_per_s") is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """SI-unit dict; `Hardware.from_dict(h.to_dict()) == h`."""
+        d = asdict(self)
+        d["assumptions"] = list(self.assumptions)
+        d["sources"] = list(self.sources)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Hardware":
+        """Inverse of `to_dict` (SI units); unknown keys are an error."""
+        names = {f.name for f in fields(cls)}
+        bad = set(d) - names
+        if bad:
+            raise SpecError(f"Hardware.from_dict: unknown key(s) {sorted(bad)}")
+        kw = dict(d)
+        kw["assumptions"] = tuple(kw.get("assumptions", ()))
+        kw["sources"] = tuple(kw.get("sources", ()))
+        return cls(**kw)
+
+    def scaled(self, s: float) -> "Hardware":
+        """Copy with every rate (FLOP/s, bytes/s) multiplied by `s` and latencies divided by `s`."""
+        d = self.to_dict()
+        for k in list(d):
+            if (k.endswith("_per_s")) and d[k] is not None:
+                d[k] = d[k] * s
+        d["allreduce_latency_s"] = self.allreduce_latency_s / s
+        return Hardware.from_dict(d)
+
+
+def _from_toml(path: Path) -> Hardware:
+    doc = read_toml(path)
+    check_keys(doc, _ALLOWED, path)
+    if doc.get("schema") != 1:
+        raise SpecError(f"{path}: schema = {doc.get('schema')!r}, expected 1")
+    name = doc.get("name")
+    if not isinstance(name, str) or not name:
+        raise SpecError(f"{path}: name = {name!r}, expected a non-empty string")
+    aliases = doc.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise SpecError(f"{path}: aliases = {aliases!r}, expected a list of strings")
+    sources: list[str] = []
+
+    def fig(section: str, key: str, **kw: Any) -> Any:
+        v = figure(doc, section, key, path, **kw)
+        if v is not None:
+            sources.append(doc[section][key]["source"])
+        return v
+
+    peaks: dict[str, float | None] = {}
+    for k in u.PEAK_KEYS:
+        if k in doc.get("peak_dense_tflops", {}):
+            entry = doc["peak_dense_tflops"][k]
+            if not isinstance(entry, dict) or not isinstance(entry.get("vendor_quoted_sparse"), bool):
+                raise SpecError(f"{path}: [peak_dense_tflops] {k}: vendor_quoted_sparse = "
+                                f"{entry.get('vendor_quoted_sparse') if isinstance(entry, dict) else entry!r}, "
+                                "expected true or false")
+        v = fig("peak_dense_tflops", k, required=False, lo=0.5, hi=50_000.0, extra_keys=_FIG)
+        peaks[k] = None if v is None else v * u.TFLOPS
+    if peaks["bf16"] is None:
+        raise SpecError(f"{path}: [peak_dense_tflops] bf16 is missing (every supported device has it)")
+
+    assumptions: list[str] = []
+
+    def frac(key: str, default: float, lo: float, hi: float) -> float:
+        v = fig("achievable", key, required=False, lo=lo, hi=hi)
+        if v is None:
+            assumptions.append(f"{key} not measured for {name}: default {default}")
+            return default
+        return float(v)
+
+    l2 = fig("memory", "l2_cache_mb", required=False, lo=1.0, hi=1024.0)
+    scaleout = fig("interconnect", "scaleout_gb_s_per_direction", required=False, lo=1.0, hi=1000.0)
+    gemm_bf16 = frac("gemm_bf16_fraction", DEFAULT_GEMM_FRACTION, 0.2, 1.0)
+    gemm_fp8 = frac("gemm_fp8_fraction", DEFAULT_GEMM_FRACTION, 0.2, 1.0)
+    gemm_fp4 = frac("gemm_fp4_fraction", gemm_fp8, 0.2, 1.0) if peaks["fp4"] is not None else gemm_fp8
+    lat = fig("achievable", "allreduce_latency_us", required=False, lo=0.5, hi=500.0)
+    if lat is None:
+        assumptions.append(f"allreduce_latency_us not measured for {name}: default {DEFAULT_ALLREDUCE_LATENCY_S * 1e6}")
+    return Hardware(
+        name=name,
+        display_name=str(doc.get("display_name", name)),
+        vendor=str(doc.get("vendor", "")),
+        peak_fp64_flops_per_s=peaks["fp64"],
+        peak_tf32_flops_per_s=peaks["tf32"],
+        peak_bf16_flops_per_s=peaks["bf16"],
+        peak_fp8_flops_per_s=peaks["fp8"],
+        peak_fp6_flops_per_s=peaks["fp6"],
+        peak_fp4_flops_per_s=peaks["fp4"],
+        hbm_capacity_bytes=fig("memory", "hbm_capacity_gib", lo=8.0, hi=2000.0) * u.GiB,
+        hbm_bandwidth_bytes_per_s=fig("memory", "hbm_bandwidth_tb_s", lo=0.1, hi=50.0) * u.TB,
+        l2_bytes=None if l2 is None else l2 * u.MB,
+        scaleup_bytes_per_s=fig("interconnect", "scaleup_gb_s_per_direction", lo=10.0, hi=10_000.0) * u.GB,
+        scaleup_domain=fig("interconnect", "scaleup_domain_gpus", kind=int, lo=1, hi=1024),
+        scaleout_bytes_per_s=None if scaleout is None else scaleout * u.GB,
+        tdp_w=fig("power", "tdp_w", lo=50.0, hi=5000.0),
+        hbm_fraction=frac("hbm_fraction", DEFAULT_HBM_FRACTION, 0.3, 1.0),
+        gemm_bf16_fraction=gemm_bf16,
+        gemm_fp8_fraction=gemm_fp8,
+        gemm_fp4_fraction=gemm_fp4,
+        link_fraction=frac("link_fraction", DEFAULT_LINK_FRACTION, 0.2, 1.0),
+        allreduce_latency_s=DEFAULT_ALLREDUCE_LATENCY_S if lat is None else lat * u.US,
+        assumptions=tuple(assumptions),
+        sources=tuple(dict.fromkeys(sources)),
+    )
+
+
+def _bundled() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(data_dir("hardware_specs").glob("*.toml"))}
+
+
+def list_hardware() -> list[str]:
+    """Names of the bundled devices (read from the folder at call time)."""
+    return list(_bundled())
+
+
+def _aliases() -> dict[str, list[str]]:
+    table: dict[str, list[str]] = {}
+    for stem, p in _bundled().items():
+        doc = read_toml(p)
+        for a in [stem, *doc.get("aliases", [])]:
+            table.setdefault(str(a).lower(), [])
+            if stem not in table[str(a).lower()]:
+                table[str(a).lower()].append(stem)
+    return table
+
+
+def resolve_hardware_name(name: str) -> Path:
+    """Map a device name or alias to its bundled spec file; ambiguous or unknown names raise SpecError."""
+    bundled = _bundled()
+    key = name.strip().lower()
+    if key in bundled:
+        return bundled[key]
+    table = _aliases()
+    hits = table.get(key, [])
+    if len(hits) == 1:
+        return bundled[hits[0]]
+    if len(hits) > 1:
+        raise SpecError(f"hardware name {name!r} is ambiguous: it fits {', '.join(sorted(hits))}; pass one of them")
+    raise SpecError(f"unknown hardware {name!r}{suggest(key, sorted(table))}; "
+                    f"bundled: {', '.join(bundled)} (or pass a path to a .toml file)")
+
+
+def load_hardware(name_or_path: str | Path) -> Hardware:
+    """Load a bundled device by name/alias, or a user's TOML file by path."""
+    s = str(name_or_path)
+    if s.endswith(".toml") or "/" in s or "\\" in s:
+        return _from_toml(Path(s))
+    return _from_toml(resolve_hardware_name(s))

@@ -1,0 +1,236 @@
+"""Drafters: what each speculative method runs per step, priced with the same forward-pass op builder.
+
+Every autoregressive drafter (draft model, EAGLE, EAGLE-3, MTP, self-sparse) runs, per step, one catch-up pass over
+the k + 1 tokens the last verify may have accepted (the draft must ingest them: vLLM/SGLang "draft extend", padded to
+a static k + 1 for CUDA graphs) which also yields the first draft token, then k - 1 passes of q = w tokens per
+sequence (w = 1 for a chain, the top-w frontier for a tree). Medusa runs its heads once (q = 1); DFlash drafts a
+block of k tokens in one pass (q = k); n-gram / suffix lookups cost host time only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from .errors import ScenarioError
+from .model import ModelShape, load_model, model_record, list_models
+from .workload import (INF_WINDOW, OpSet, Parallelism, Precision, forward_pass, kv_elems_per_token_layer_rank,
+                       weight_bytes_per_rank)
+from .units import DTYPE_BYTES
+
+METHODS: tuple[str, ...] = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash", "self-sparse")
+TREE_METHODS = frozenset({"eagle", "eagle3", "medusa", "draft", "mtp"})
+HEAD_KIND = {"eagle": "eagle-head", "eagle3": "eagle3-head", "medusa": "medusa-head"}
+
+# EAGLE-3's reduced draft vocabulary when a head is synthesized (draft_vocab_size in the EAGLE-3 training config,
+# SafeAILab/EAGLE eagle/traineagle3/config.json; models/yuhuili__EAGLE3-LLaMA3.1-Instruct-8B.json).
+EAGLE3_DRAFT_VOCAB = 32000
+# Medusa: 5 heads of 1 ResBlock (FasterDecoding/Medusa medusa_model.py forces medusa_num_heads = 5).
+MEDUSA_HEADS = 5
+# DFlash drafter depth when no drafter config is given: an estimate (a "lightweight" few-layer block-diffusion
+# drafter conditioned on target features; z-lab/dflash README, arXiv 2602.06036). Pass --draft to override.
+DFLASH_LAYERS_ESTIMATE = 5
+# Self-speculation KV budget when --draft-kv-window is not given: MagicDec's StreamingLLM draft budget
+# (Chen et al. 2024, "MagicDec", §5 uses 256-512 token budgets); an estimate of the common setting.
+SELF_SPARSE_WINDOW = 512
+# Default separate draft models per target family (same tokenizer): Llama-3.2-1B drafts Llama-3.x (vLLM
+# draft_model examples); llama-68m drafts Vicuna/Llama-2 (Spec-Bench SpS, Miao et al. SpecInfer).
+DEFAULT_DRAFT = {"llama-3.1-8b": "llama-3.2-1b", "llama-3.1-70b": "llama-3.2-1b", "llama-3.3-70b": "llama-3.2-1b",
+                 "llama-3.1-405b": "llama-3.2-1b", "vicuna-7b": "llama-68m", "vicuna-13b": "llama-68m",
+                 "vicuna-33b": "llama-68m", "llama-2-7b": "llama-68m", "llama-2-70b": "llama-68m",
+                 "qwen3-8b": "qwen3-0.6b", "qwen3-32b": "qwen3-0.6b"}
+DEFAULT_HEAD = {("eagle3", "llama-3.1-8b"): "eagle3-llama3.1-8b", ("eagle", "llama-3.1-8b"): "eagle-llama3-8b",
+                ("medusa", "vicuna-7b"): "medusa-vicuna-7b", ("medusa", "vicuna-13b"): "medusa-vicuna-13b",
+                ("medusa", "vicuna-33b"): "medusa-vicuna-33b"}
+
+
+@dataclass(frozen=True)
+class DraftPass:
+    """One kind of draft forward pass: ops, tokens per sequence, KV window it reads, times per step."""
+
+    ops: OpSet
+    q: float
+    window: float
+    count: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """A priced drafter for one target.
+
+    method : str; shape : ModelShape or None (no GPU work); precision, par : how the drafter runs;
+    weights_bytes : per-GPU draft weights, bytes; kv_bytes_per_token : per-GPU draft KV per cached token, bytes;
+    kv_window : tokens of context the drafter keeps (inf: all); n_heads_max : Medusa heads (depth limit);
+    description : what was assumed (e.g. a synthesized head).
+    """
+
+    method: str
+    shape: ModelShape | None
+    precision: Precision
+    par: Parallelism
+    weights_bytes: float
+    kv_bytes_per_token: float
+    kv_window: float
+    n_heads_max: int
+    description: str
+    _ops_all: OpSet | None = None
+
+    @property
+    def gpu_free(self) -> bool:
+        return self.shape is None
+
+    def passes(self, k: int, width: int = 1) -> list[DraftPass]:
+        """Draft passes per speculative step for depth k and tree frontier width `width`."""
+        if self.shape is None or k == 0:
+            return []
+        ops = self._ops_all
+        assert ops is not None
+        if self.method == "medusa":
+            return [DraftPass(ops, 1.0, INF_WINDOW, 1.0, "medusa heads")]
+        if self.method == "dflash":
+            return [DraftPass(ops, float(k), self.kv_window, 1.0, f"dflash block of {k}")]
+        out = [DraftPass(ops, float(k + 1), self.kv_window, 1.0, "catch-up (k+1 tokens)")]
+        if k > 1:
+            out.append(DraftPass(ops, float(width), self.kv_window, float(k - 1), f"draft step (q={width})"))
+        return out
+
+
+def _synth_head(target: ModelShape, kind: str) -> ModelShape:
+    """An EAGLE / EAGLE-3 head with the target's hidden size: one Llama decoder layer (GQA, SwiGLU)."""
+    h = target.n_heads
+    d_head = target.d_model // h
+    hkv = min(target.n_kv_heads, 8) if not target.is_mla else 8
+    while h % hkv:
+        hkv -= 1
+    return ModelShape(
+        name=f"{kind}-for-{target.name}", model_type="llama", n_layers=1, d_model=target.d_model, n_heads=h,
+        n_kv_heads=hkv, d_head=d_head, d_ff=target.d_ff or 4 * target.d_model, gated_mlp=True,
+        vocab_size=target.vocab_size, tied_embeddings=False, kind=kind,
+        fc_in_factor=2 if kind == "eagle-head" else 3, attn_in_factor=1 if kind == "eagle-head" else 2,
+        draft_vocab_size=0 if kind == "eagle-head" else min(EAGLE3_DRAFT_VOCAB, target.vocab_size),
+        shares_embedding=True, shares_lm_head=kind == "eagle-head")
+
+
+def _mtp_module(target: ModelShape) -> ModelShape:
+    """DeepSeek-V3 MTP module (tech report §2.2, Fig. 3): eh_proj (2d -> d) over [hidden; embedding], one full
+    transformer block (MLA + MoE), the shared embedding and output head."""
+    return replace(target, name=f"{target.name}-mtp", n_layers=1, n_moe_layers=1 if target.is_moe else 0,
+                   n_window_layers=0, n_mtp_layers=0, fc_in_factor=2, shares_embedding=True, shares_lm_head=True,
+                   kind="mtp-module")
+
+
+def _load_draft(name: str) -> tuple[ModelShape, str | None]:
+    shape = load_model(name)
+    target_id = model_record(name).target if name in list_models() else None
+    return shape, target_id or None
+
+
+def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
+                 precision: Precision | None = None, par: Parallelism | None = None,
+                 draft_kv_window: int | None = None) -> Drafter:
+    """Resolve and check the drafter for `method` against `target`; errors for a head trained for another model."""
+    if method not in METHODS:
+        raise ScenarioError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    p = precision or Precision()
+    par = par or Parallelism()
+    if draft_kv_window is not None and (isinstance(draft_kv_window, bool) or draft_kv_window < 1):
+        raise ScenarioError(f"draft KV window = {draft_kv_window!r}; expected a positive integer")
+    win = float(draft_kv_window) if draft_kv_window else INF_WINDOW
+    if method in ("ngram", "suffix"):
+        if draft is not None:
+            raise ScenarioError(f"method {method} uses no draft model; drop --draft")
+        return Drafter(method, None, p, par, 0.0, 0.0, INF_WINDOW, 0,
+                       f"{method}: host-side lookup, no GPU work, no memory")
+    shape: ModelShape
+    desc = ""
+    trained_for = None
+    if method in ("mtp", "self-sparse"):
+        if draft is not None:
+            raise ScenarioError(f"method {method} drafts with the target itself; drop --draft")
+        if method == "mtp":
+            if target.n_mtp_layers == 0:
+                raise ScenarioError(f"{target.name} ships no MTP modules (num_nextn_predict_layers = 0); "
+                                    "method mtp needs a DeepSeek-V3-style model")
+            shape = _mtp_module(target)
+            desc = (f"mtp: the model's {target.n_mtp_layers} MTP module(s), run k times autoregressively "
+                    "(the module is reused beyond its depth)")
+        else:
+            shape = target
+            win = float(draft_kv_window or SELF_SPARSE_WINDOW)
+            desc = f"self-sparse: the target drafts with a {int(win)}-token StreamingLLM KV window (MagicDec)"
+    elif method in HEAD_KIND:
+        want = HEAD_KIND[method]
+        if draft is None:
+            hid = DEFAULT_HEAD.get((method, target.name))
+            if hid:
+                shape, trained_for = _load_draft(hid)
+                desc = f"{method}: bundled head {hid}"
+            elif method == "medusa":
+                shape = ModelShape(name=f"medusa-for-{target.name}", model_type="medusa", n_layers=0,
+                                   d_model=target.d_model, n_heads=1, n_kv_heads=1, d_head=target.d_model, d_ff=0,
+                                   gated_mlp=False, vocab_size=target.vocab_size, tied_embeddings=False,
+                                   n_medusa_heads=MEDUSA_HEADS, n_medusa_layers=1, shares_embedding=True,
+                                   kind="medusa-head")
+                desc = f"medusa: synthesized {MEDUSA_HEADS} heads x 1 ResBlock with the target's shapes"
+            else:
+                shape = _synth_head(target, want)
+                desc = f"{method}: synthesized head (1 decoder layer with {target.name}'s hidden size" + \
+                    (f", draft vocab {shape.draft_vocab_size})" if method == "eagle3" else ")")
+        else:
+            shape, trained_for = (draft, None) if isinstance(draft, ModelShape) else _load_draft(str(draft))
+            desc = f"{method}: head {shape.name}"
+        if shape.kind != want:
+            raise ScenarioError(f"draft {shape.name} is a {shape.kind}, but method {method} needs a {want}")
+        if shape.d_model != target.d_model:
+            raise ScenarioError(f"{method} head {shape.name} has hidden size {shape.d_model}, but target "
+                                f"{target.name} has {target.d_model}: the head was trained for another model")
+        if shape.vocab_size != target.vocab_size:
+            raise ScenarioError(f"{method} head {shape.name} has vocabulary {shape.vocab_size}, but target "
+                                f"{target.name} has {target.vocab_size}: the head was trained for another model")
+        if trained_for and trained_for != target.name:
+            raise ScenarioError(f"{method} head {shape.name} was trained for {trained_for}, not {target.name}")
+    else:  # draft, dflash
+        if draft is None:
+            if method == "dflash":
+                shape = replace(target, name=f"dflash-for-{target.name}", n_layers=DFLASH_LAYERS_ESTIMATE,
+                                n_moe_layers=0, n_experts=0, top_k=0, n_window_layers=0, n_mtp_layers=0,
+                                d_ff=target.d_ff or 4 * target.d_model, fc_in_factor=2, shares_embedding=True,
+                                shares_lm_head=True, kind="target")
+                desc = (f"dflash: synthesized {DFLASH_LAYERS_ESTIMATE}-layer block drafter with {target.name}'s "
+                        "layer shapes (estimate; pass --draft for a real drafter config)")
+            else:
+                did = DEFAULT_DRAFT.get(target.name)
+                if not did:
+                    raise ScenarioError(f"method draft needs --draft for {target.name} (no bundled default draft "
+                                        "model with its tokenizer)")
+                shape, _ = _load_draft(did)
+                desc = f"draft: {did} (default draft for {target.name})"
+        else:
+            shape = draft if isinstance(draft, ModelShape) else load_model(str(draft))
+            desc = f"{method}: {shape.name}"
+        if shape.kind != "target":
+            raise ScenarioError(f"draft {shape.name} is a {shape.kind}; method {method} needs a standalone model")
+        if shape.vocab_size != target.vocab_size:
+            raise ScenarioError(f"draft {shape.name} has vocabulary {shape.vocab_size}, target {target.name} has "
+                                f"{target.vocab_size}: draft and target must share a tokenizer")
+    # Drafter weights and KV per GPU.
+    if method == "mtp":
+        wbytes = weight_bytes_per_rank(target, p, par, include_mtp=True) - weight_bytes_per_rank(target, p, par)
+    elif method == "self-sparse":
+        wbytes = 0.0
+    else:
+        wbytes = weight_bytes_per_rank(shape, p, par)
+    kv_tok = 0.0
+    if shape.n_layers:
+        kv_tok = shape.n_layers * kv_elems_per_token_layer_rank(shape, par.tp) * DTYPE_BYTES[p.kv]
+    ops = forward_pass(shape, p, par, "all")
+    if method == "dflash":
+        desc += "; one forward pass drafts the whole block (q = k)"
+    return Drafter(method, shape, p, par, wbytes, kv_tok, win,
+                   shape.n_medusa_heads if method == "medusa" else 10**6, desc, ops)
+
+
+def default_tree_branching(tree_tokens: int, depth: int) -> int:
+    """Frontier width when a tree size is given without a branching: nodes spread evenly over the depths."""
+    return max(1, math.ceil((tree_tokens - 1) / max(depth, 1)))

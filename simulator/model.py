@@ -1,0 +1,468 @@
+"""Model shapes: HF `config.json` -> frozen `ModelShape`, through an explicit per-`model_type` table.
+
+Supported: llama, mistral, qwen2, qwen3 (dense, GQA); qwen3_moe, mixtral (MoE); deepseek_v3 / kimi_k2 (MLA + MoE +
+MTP); gpt_oss (MoE, alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE interleaved
+with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from .data import data_dir, read_toml, suggest
+from .errors import ModelConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class ModelShape:
+    """Architecture numbers that price a forward pass (no weights, no tokenizer).
+
+    Attributes
+    ----------
+    name, model_type : str
+    n_layers : int            decoder layers (0 for a Medusa head set)
+    d_model : int             hidden size
+    n_heads, n_kv_heads : int query heads, key/value heads (GQA: n_heads % n_kv_heads == 0)
+    d_head : int              per-head dim of q/k/v (non-MLA)
+    d_ff : int                FFN width of dense layers
+    gated_mlp : bool          SwiGLU-style (3 matrices) vs plain (2)
+    vocab_size : int
+    tied_embeddings : bool    LM head shares the embedding matrix
+    qkv_bias, o_bias : bool   projection biases
+    q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim : int
+        MLA ranks (DeepSeek-V2 §2.1); kv_lora_rank == 0 means not MLA
+    n_experts, top_k, n_shared_experts, d_ff_expert, d_ff_shared, n_moe_layers : int
+        MoE: routed experts, experts per token, shared experts (width d_ff_shared each), expert FFN width,
+        number of MoE layers (the rest are dense)
+    expert_bias : bool        gpt-oss experts and router carry biases
+    n_window_layers, window : int
+        layers whose attention sees at most `window` past tokens (sliding window or chunked attention)
+    n_mtp_layers : int        DeepSeek multi-token-prediction modules shipped with the model
+    attn_sinks : bool         per-head sink logits (gpt-oss)
+    fc_in_factor : int        drafter heads: input FC of (fc_in_factor * d_model) -> d_model (EAGLE 2, EAGLE-3 3)
+    attn_in_factor : int      drafter heads: q/k/v input width multiple of d_model (EAGLE-3: 2)
+    draft_vocab_size : int    EAGLE-3 reduced LM-head vocabulary (0: vocab_size)
+    shares_embedding, shares_lm_head : bool  heads that use the target's embedding / LM head (not own weights)
+    n_medusa_heads, n_medusa_layers : int    Medusa: heads, ResBlocks per head
+    kind : str                "target", "eagle-head", "eagle3-head", "medusa-head"
+    """
+
+    name: str
+    model_type: str
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    d_head: int
+    d_ff: int
+    gated_mlp: bool
+    vocab_size: int
+    tied_embeddings: bool
+    qkv_bias: bool = False
+    o_bias: bool = False
+    qk_norm: bool = False
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    n_experts: int = 0
+    top_k: int = 0
+    n_shared_experts: int = 0
+    d_ff_expert: int = 0
+    d_ff_shared: int = 0
+    n_moe_layers: int = 0
+    expert_bias: bool = False
+    n_window_layers: int = 0
+    window: int = 0
+    n_mtp_layers: int = 0
+    attn_sinks: bool = False
+    fc_in_factor: int = 0
+    attn_in_factor: int = 1
+    draft_vocab_size: int = 0
+    shares_embedding: bool = False
+    shares_lm_head: bool = False
+    n_medusa_heads: int = 0
+    n_medusa_layers: int = 0
+    kind: str = "target"
+    max_position: int = 0
+
+    # ---- derived ---------------------------------------------------------------------------------------------
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0 and self.n_moe_layers > 0
+
+    @property
+    def n_dense_layers(self) -> int:
+        return self.n_layers - self.n_moe_layers
+
+    @property
+    def lm_vocab(self) -> int:
+        """Rows of the LM head this model evaluates (the reduced draft vocabulary for EAGLE-3)."""
+        return self.draft_vocab_size or self.vocab_size
+
+    @property
+    def kv_elems_per_token_layer(self) -> int:
+        """KV-cache elements per token per layer: 2*Hkv*d_head (GQA), or kv_lora_rank + rope dim (absorbed MLA)."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.qk_rope_head_dim  # DeepSeek-V2 §2.1.2: cache c_t^KV and k_t^R only
+        return 2 * self.n_kv_heads * self.d_head
+
+    # Parameter counts per component, exact for the architectures above (norm weights included, rotary buffers not).
+    def attention_params(self) -> int:
+        """Parameters of one attention block (projections, biases, q/k norms, sinks)."""
+        d, h = self.d_model, self.n_heads
+        if self.is_mla:
+            qd = self.qk_nope_head_dim + self.qk_rope_head_dim
+            q = (d * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * h * qd) if self.q_lora_rank \
+                else d * h * qd
+            kv = d * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank \
+                + self.kv_lora_rank * h * (self.qk_nope_head_dim + self.v_head_dim)
+            return q + kv + h * self.v_head_dim * d
+        din = self.attn_in_factor * d
+        qkv = din * (h + 2 * self.n_kv_heads) * self.d_head
+        o = h * self.d_head * d
+        p = qkv + o
+        if self.qkv_bias:
+            p += (h + 2 * self.n_kv_heads) * self.d_head
+        if self.o_bias:
+            p += d
+        if self.qk_norm:
+            p += 2 * self.d_head
+        if self.attn_sinks:
+            p += h
+        return p
+
+    def ffn_params(self, width: int) -> int:
+        """One FFN of hidden width `width` (3 matrices when gated)."""
+        return (3 if self.gated_mlp else 2) * self.d_model * width
+
+    def expert_params(self) -> int:
+        """One routed expert (gpt-oss: plus its biases)."""
+        p = self.ffn_params(self.d_ff_expert)
+        if self.expert_bias:
+            p += 2 * self.d_ff_expert + self.d_model
+        return p
+
+    def router_params(self) -> int:
+        return self.d_model * self.n_experts + (self.n_experts if self.expert_bias else 0)
+
+    def moe_layer_params(self, active: bool) -> int:
+        """One MoE FFN block: router + shared experts + routed experts (all, or top_k when `active`)."""
+        routed = (self.top_k if active else self.n_experts) * self.expert_params()
+        return self.router_params() + self.n_shared_experts * self.ffn_params(self.d_ff_shared) + routed
+
+    def medusa_params(self) -> int:
+        """Medusa heads: per head, n_medusa_layers ResBlocks (d x d + bias) and an LM head d x vocab
+        (Cai et al. 2024, §2.1.1; FasterDecoding/Medusa medusa_model.py)."""
+        d = self.d_model
+        return self.n_medusa_heads * (self.n_medusa_layers * (d * d + d) + d * self.vocab_size)
+
+    def param_counts(self) -> dict[str, int]:
+        """Parameters by component; `total` excludes MTP modules (as DeepSeek's 671B does)."""
+        d = self.d_model
+        c: dict[str, int] = {}
+        c["embedding"] = 0 if self.shares_embedding or self.n_medusa_heads else self.vocab_size * d
+        own_head = not (self.tied_embeddings or self.shares_lm_head or self.n_medusa_heads)
+        c["lm_head"] = self.lm_vocab * d if own_head else 0
+        c["attention"] = self.n_layers * self.attention_params()
+        c["dense_ffn"] = self.n_dense_layers * self.ffn_params(self.d_ff)
+        c["moe"] = self.n_moe_layers * self.moe_layer_params(active=False) if self.is_moe else 0
+        c["moe_active"] = self.n_moe_layers * self.moe_layer_params(active=True) if self.is_moe else 0
+        c["norms"] = self.n_layers * 2 * d + (d if self.n_layers else 0)
+        c["fc"] = self.fc_in_factor * d * d
+        c["medusa"] = self.medusa_params() if self.n_medusa_heads else 0
+        c["mtp"] = self.n_mtp_layers * (2 * d * d + 3 * d + self.attention_params()
+                                        + (self.moe_layer_params(False) if self.is_moe else self.ffn_params(self.d_ff)))
+        base = c["embedding"] + c["lm_head"] + c["attention"] + c["dense_ffn"] + c["norms"] + c["fc"] + c["medusa"]
+        c["total"] = base + c["moe"]
+        c["active"] = base + c["moe_active"]
+        return c
+
+    @property
+    def n_params(self) -> int:
+        """Total parameters (all experts; MTP modules excluded)."""
+        return self.param_counts()["total"]
+
+    @property
+    def n_params_active(self) -> int:
+        """Parameters used per token (top_k routed experts; embedding and LM head included)."""
+        return self.param_counts()["active"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ModelShape":
+        return cls(**d)
+
+
+# ---- HF config -> ModelShape, one reader per model_type -----------------------------------------------------------
+
+def _get(cfg: dict[str, Any], key: str, src: str, default: Any = ..., kind: type = int) -> Any:
+    if key not in cfg or cfg[key] is None:
+        if default is ...:
+            raise ModelConfigError(f"{src}: missing key {key!r}")
+        return default
+    v = cfg[key]
+    if kind is int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ModelConfigError(f"{src}: {key} = {v!r}, expected a non-negative integer")
+    elif kind is bool and not isinstance(v, bool):
+        raise ModelConfigError(f"{src}: {key} = {v!r}, expected true or false")
+    return v
+
+
+def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
+    d = _get(cfg, "hidden_size", src)
+    h = _get(cfg, "num_attention_heads", src)
+    if h == 0 or d == 0:
+        raise ModelConfigError(f"{src}: hidden_size and num_attention_heads must be positive")
+    hkv = _get(cfg, "num_key_value_heads", src, h)
+    if hkv == 0 or h % hkv:
+        raise ModelConfigError(f"{src}: num_attention_heads = {h} is not a multiple of num_key_value_heads = {hkv}")
+    act = cfg.get("hidden_act", "silu")
+    return dict(
+        name=name, model_type=str(cfg.get("model_type")),
+        n_layers=_get(cfg, "num_hidden_layers", src), d_model=d, n_heads=h, n_kv_heads=hkv,
+        d_head=_get(cfg, "head_dim", src, d // h), d_ff=_get(cfg, "intermediate_size", src),
+        # Llama/Mistral/Qwen/DeepSeek/gpt-oss MLPs are gated (SwiGLU): gate, up, down (HF modeling_* MLP classes).
+        gated_mlp=act in ("silu", "swiglu", "gelu_pytorch_tanh", "gelu"),
+        vocab_size=_get(cfg, "vocab_size", src),
+        tied_embeddings=_get(cfg, "tie_word_embeddings", src, False, bool),
+        max_position=_get(cfg, "max_position_embeddings", src, 0),
+    )
+
+
+def _dense(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    kw = _base(cfg, src, name)
+    mt = kw["model_type"]
+    bias = bool(cfg.get("attention_bias", False))
+    kw["qkv_bias"] = bias or mt == "qwen2"          # Qwen2Attention: q/k/v with bias=True, o without
+    kw["o_bias"] = bias
+    kw["qk_norm"] = mt == "qwen3"                   # Qwen3Attention: RMSNorm on q and k per head
+    sw = cfg.get("sliding_window")
+    if sw and (mt == "mistral" or cfg.get("use_sliding_window", False)):
+        max_window = cfg.get("max_window_layers", kw["n_layers"]) if mt.startswith("qwen") else kw["n_layers"]
+        kw["n_window_layers"] = int(min(max_window, kw["n_layers"]))
+        kw["window"] = int(sw)
+    return ModelShape(**kw)
+
+
+def _moe_common(kw: dict[str, Any], cfg: dict[str, Any], src: str, experts_key: str, width_key: str) -> None:
+    kw["n_experts"] = _get(cfg, experts_key, src)
+    kw["top_k"] = _get(cfg, "num_experts_per_tok", src) if "num_experts_per_tok" in cfg \
+        else _get(cfg, "experts_per_token", src)
+    kw["d_ff_expert"] = _get(cfg, width_key, src)
+    if kw["top_k"] == 0 or kw["top_k"] > kw["n_experts"]:
+        raise ModelConfigError(f"{src}: num_experts_per_tok = {kw['top_k']} must be in [1, {kw['n_experts']}]")
+
+
+def _qwen3_moe(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    kw = _base(cfg, src, name)
+    kw["qk_norm"] = True
+    _moe_common(kw, cfg, src, "num_experts", "moe_intermediate_size")
+    step = _get(cfg, "decoder_sparse_step", src, 1)
+    dense_only = set(cfg.get("mlp_only_layers") or [])
+    # Qwen3MoeDecoderLayer: MoE when layer not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0.
+    kw["n_moe_layers"] = sum(1 for i in range(kw["n_layers"]) if i not in dense_only and step and (i + 1) % step == 0)
+    return ModelShape(**kw)
+
+
+def _mixtral(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    kw = _base(cfg, src, name)
+    _moe_common(kw, cfg, src, "num_local_experts", "intermediate_size")
+    kw["n_moe_layers"] = kw["n_layers"]
+    if cfg.get("sliding_window"):
+        kw["n_window_layers"], kw["window"] = kw["n_layers"], int(cfg["sliding_window"])
+    return ModelShape(**kw)
+
+
+def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    kw = _base(cfg, src, name)
+    kw["q_lora_rank"] = _get(cfg, "q_lora_rank", src, 0)
+    kw["kv_lora_rank"] = _get(cfg, "kv_lora_rank", src)
+    kw["qk_rope_head_dim"] = _get(cfg, "qk_rope_head_dim", src)
+    kw["qk_nope_head_dim"] = _get(cfg, "qk_nope_head_dim", src)
+    kw["v_head_dim"] = _get(cfg, "v_head_dim", src)
+    kw["d_head"] = kw["qk_nope_head_dim"] + kw["qk_rope_head_dim"]
+    kw["n_experts"] = _get(cfg, "n_routed_experts", src)
+    kw["top_k"] = _get(cfg, "num_experts_per_tok", src)
+    kw["d_ff_expert"] = _get(cfg, "moe_intermediate_size", src)
+    kw["n_shared_experts"] = _get(cfg, "n_shared_experts", src, 0)
+    kw["d_ff_shared"] = kw["d_ff_expert"]            # DeepseekV3MoE: shared MLP of n_shared * moe_intermediate_size
+    first = _get(cfg, "first_k_dense_replace", src, 0)
+    freq = _get(cfg, "moe_layer_freq", src, 1)
+    # DeepseekV3DecoderLayer: MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.
+    kw["n_moe_layers"] = sum(1 for i in range(kw["n_layers"]) if i >= first and freq and i % freq == 0)
+    kw["n_mtp_layers"] = _get(cfg, "num_nextn_predict_layers", src, 0)
+    return ModelShape(**kw)
+
+
+def _gpt_oss(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    kw = _base(cfg, src, name)
+    _moe_common(kw, cfg, src, "num_local_experts", "intermediate_size")
+    kw.update(n_moe_layers=kw["n_layers"], qkv_bias=True, o_bias=True, attn_sinks=True, expert_bias=True)
+    types = cfg.get("layer_types") or []
+    kw["n_window_layers"] = sum(1 for t in types if t == "sliding_attention")
+    kw["window"] = int(cfg.get("sliding_window") or 0) if kw["n_window_layers"] else 0
+    return ModelShape(**kw)
+
+
+def _llama4(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    text = cfg.get("text_config", cfg)
+    if not isinstance(text, dict):
+        raise ModelConfigError(f"{src}: text_config must be an object")
+    kw = _base(text, src, name)
+    kw["model_type"] = str(cfg.get("model_type"))
+    _moe_common(kw, text, src, "num_local_experts", "intermediate_size")
+    kw["d_ff"] = _get(text, "intermediate_size_mlp", src)      # dense layers
+    kw["n_shared_experts"], kw["d_ff_shared"] = 1, kw["d_ff_expert"]   # Llama4TextMoe: one shared expert
+    n = kw["n_layers"]
+    step = _get(text, "interleave_moe_layer_step", src, 1)
+    moe_layers = text.get("moe_layers") or list(range(step - 1, n, step))   # Llama4TextConfig default
+    kw["n_moe_layers"] = len(moe_layers)
+    # Llama4TextConfig: no_rope_layers default [int((i + 1) % 4 != 0)]; RoPE layers use chunked attention.
+    nrl = text.get("no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(n)]
+    chunk = text.get("attention_chunk_size")
+    if chunk:
+        kw["n_window_layers"], kw["window"] = int(sum(nrl)), int(chunk)
+    return ModelShape(**kw)
+
+
+def _medusa(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    d = _get(cfg, "hidden_size", src)
+    return ModelShape(
+        name=name, model_type="medusa", n_layers=0, d_model=d, n_heads=1, n_kv_heads=1, d_head=d, d_ff=0,
+        gated_mlp=False, vocab_size=_get(cfg, "vocab_size", src), tied_embeddings=False,
+        n_medusa_heads=_get(cfg, "medusa_num_heads", src), n_medusa_layers=_get(cfg, "medusa_num_layers", src, 1),
+        shares_embedding=True, kind="medusa-head")
+
+
+_READERS: dict[str, Callable[[dict[str, Any], str, str], ModelShape]] = {
+    "llama": _dense, "mistral": _dense, "qwen2": _dense, "qwen3": _dense,
+    "qwen3_moe": _qwen3_moe, "mixtral": _mixtral,
+    "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3,
+    "gpt_oss": _gpt_oss, "llama4": _llama4, "llama4_text": _llama4,
+    "medusa": _medusa,
+}
+SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
+
+
+def _head_kind(cfg: dict[str, Any]) -> str:
+    arch = " ".join(cfg.get("architectures") or []).lower()
+    if "eagle3" in arch or "draft_vocab_size" in cfg:
+        return "eagle3-head"
+    if "eagle" in arch:
+        return "eagle-head"
+    return "target"
+
+
+def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<config>",
+                      kind: str | None = None) -> ModelShape:
+    """Read an HF config dict into a ModelShape; `kind` overrides head detection (registry entries set it)."""
+    if not isinstance(cfg, dict):
+        raise ModelConfigError(f"{source}: expected a JSON object, got {type(cfg).__name__}")
+    mt = cfg.get("model_type")
+    if mt not in _READERS:
+        raise ModelConfigError(f"{source}: unsupported model_type {mt!r}; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    shape = _READERS[mt](cfg, source, name)
+    kind = kind or (shape.kind if mt == "medusa" else _head_kind(cfg))
+    if kind == "eagle-head":
+        # EAGLE-1 (Li et al. 2024, §4.1): FC(2d -> d) over [feature; token embedding], one decoder layer,
+        # the target's embedding and LM head.
+        shape = replace(shape, kind=kind, fc_in_factor=2, shares_embedding=True, shares_lm_head=True)
+    elif kind == "eagle3-head":
+        # EAGLE-3 (Li et al. 2025, §3.2): FC(3d -> d) fusing low/mid/high target features; the layer's q/k/v take
+        # [embedding; hidden] (2d); its own LM head over draft_vocab_size tokens; the target's embedding.
+        shape = replace(shape, kind=kind, fc_in_factor=3, attn_in_factor=2, shares_embedding=True,
+                        draft_vocab_size=int(cfg.get("draft_vocab_size") or 0))
+    elif kind not in ("target", "medusa-head"):
+        raise ModelConfigError(f"{source}: unknown kind {kind!r}")
+    return shape
+
+
+# ---- bundled registry ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ModelRecord:
+    """One `models/index.toml` entry: where the config came from and the published parameter counts."""
+
+    id: str
+    file: str
+    hf_repo: str
+    kind: str
+    provenance: str
+    constructed: bool
+    params_total: float | None
+    params_active: float | None
+    params_source: str
+    params_note: str
+    target: str
+
+
+def _registry() -> dict[str, ModelRecord]:
+    path = data_dir("models") / "index.toml"
+    doc = read_toml(path)
+    out = {}
+    for mid, e in doc.items():
+        if not isinstance(e, dict) or "file" not in e:
+            raise ModelConfigError(f"{path}: [{mid}] needs a 'file' key")
+        out[mid] = ModelRecord(
+            id=mid, file=e["file"], hf_repo=e.get("hf_repo", ""), kind=e.get("kind", "target"),
+            provenance=e.get("provenance", ""), constructed=bool(e.get("constructed", False)),
+            params_total=e.get("params_total"), params_active=e.get("params_active"),
+            params_source=e.get("params_source", ""), params_note=e.get("params_note", ""),
+            target=e.get("target", ""))
+    return out
+
+
+def list_models() -> list[str]:
+    """Ids of the bundled models (read at call time)."""
+    return list(_registry())
+
+
+def model_record(model_id: str) -> ModelRecord:
+    """The registry entry for a bundled model id."""
+    reg = _registry()
+    if model_id not in reg:
+        raise ModelConfigError(f"unknown model {model_id!r}{suggest(model_id, list(reg))}; "
+                               f"bundled: {', '.join(reg)} (or pass a path to a config.json)")
+    return reg[model_id]
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """Parse a config.json; errors name the file and position."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise ModelConfigError(f"{path}: file not found") from None
+    except json.JSONDecodeError as e:
+        raise ModelConfigError(f"{path}: malformed JSON: {e}") from None
+
+
+def load_model(name_or_path: str | Path) -> ModelShape:
+    """Load a bundled model by id, or any supported HF config.json by path."""
+    s = str(name_or_path)
+    if s.endswith(".json") or "/" in s or "\\" in s:
+        p = Path(s)
+        return shape_from_config(read_config(p), name=p.stem, source=str(p))
+    rec = model_record(s)
+    p = data_dir("models") / rec.file
+    return shape_from_config(read_config(p), name=rec.id, source=str(p), kind=rec.kind)
+
+
+def check_finite(x: float, what: str) -> float:
+    """Internal guard: a NaN or inf reaching output is a bug, never a result."""
+    if not math.isfinite(x):
+        raise ArithmeticError(f"non-finite {what}: {x}")
+    return x
