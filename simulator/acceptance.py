@@ -43,7 +43,8 @@ def expected_tokens_iid(alpha, k):
     """Leviathan et al. 2023, eq. 1: expected tokens per step, (1 - alpha^(k+1)) / (1 - alpha); arrays broadcast."""
     a = np.asarray(alpha, dtype=np.float64)
     kk = np.asarray(k, dtype=np.float64)
-    return np.where(a == 0.0, 1.0, -np.expm1((kk + 1.0) * np.log(np.where(a > 0, a, 0.5))) / (1.0 - a))
+    e = np.where(a == 0.0, 1.0, -np.expm1((kk + 1.0) * np.log(np.where(a > 0, a, 0.5))) / (1.0 - a))
+    return np.clip(e, 1.0, kk + 1.0)   # the closed form lies in [1, k+1]; clip rounding (found by hypothesis)
 
 
 def expected_tokens_positional(rates, k: int) -> float:

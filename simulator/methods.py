@@ -140,7 +140,7 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
     if method in ("ngram", "suffix"):
         if draft is not None:
             raise ScenarioError(f"method {method} uses no draft model; drop --draft")
-        return Drafter(method, None, p, par, 0.0, 0.0, INF_WINDOW, 0,
+        return Drafter(method, None, p, par, 0.0, 0.0, INF_WINDOW, 10**6,
                        f"{method}: host-side lookup, no GPU work, no memory")
     shape: ModelShape
     desc = ""

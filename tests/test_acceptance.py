@@ -1,0 +1,102 @@
+"""Acceptance models: closed forms (Leviathan et al. 2023 eq. 1), inversion, trees, and the Monte Carlo kernel."""
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from simulator.acceptance import (ALPHA_MAX, Acceptance, _mc_accept, expected_tokens_iid, expected_tokens_positional,
+                                  expected_tokens_tree, monte_carlo_tokens, tree_widths)
+from simulator.errors import ScenarioError
+
+from .strategies import alphas
+
+
+@given(alphas(), st.integers(0, 16))
+@example(a=0.75, k=0)  # Found using hypothesis: rounding gave 0.9999999999999999
+def test_iid_bounds_and_limits(a, k):
+    e = float(expected_tokens_iid(a, k))
+    assert 1.0 <= e <= k + 1 + 1e-12
+    assert float(expected_tokens_iid(0.0, k)) == 1.0
+    assert float(expected_tokens_iid(ALPHA_MAX, k)) == pytest.approx(k + 1, rel=1e-9)
+
+
+@given(alphas(), alphas(), st.integers(1, 12))
+def test_iid_monotone_in_alpha_and_k(a, b, k):
+    lo, hi = sorted((a, b))
+    assert expected_tokens_iid(lo, k) <= expected_tokens_iid(hi, k) + 1e-12
+    assert expected_tokens_iid(a, k) <= expected_tokens_iid(a, k + 1) + 1e-12
+
+
+def test_leviathan_table1_theoretical():
+    # Leviathan et al. 2023, Table 1 (c = 0): improvement = E[tokens]; alpha 0.8, gamma 5 -> 3.69X; 0.9/10 -> 6.86X.
+    assert float(expected_tokens_iid(0.8, 5)) == pytest.approx(3.69, abs=0.005)
+    assert float(expected_tokens_iid(0.9, 10)) == pytest.approx(6.86, abs=0.005)
+    assert float(expected_tokens_iid(0.6, 2)) == pytest.approx(1.96, abs=0.005)
+
+
+@given(st.floats(1.0, 9.0), st.integers(1, 8))
+@example(tau=9.0, k=8)
+@example(tau=1.0, k=1)
+def test_tau_round_trip(tau, k):
+    tau = min(tau, k + 1.0)
+    a = Acceptance.from_length(tau, k)
+    if tau < k + 1 - 1e-6:
+        assert a.expected_tokens(k) == pytest.approx(tau, rel=1e-9)
+    assert 0.0 <= a.alpha < 1.0
+
+
+def test_positional_and_extension_rule():
+    r = [0.8, 0.5]
+    assert expected_tokens_positional(r, 2) == pytest.approx(1 + 0.8 + 0.4)
+    # beyond the given positions the last rate repeats
+    assert expected_tokens_positional(r, 3) == pytest.approx(1 + 0.8 + 0.4 + 0.2)
+    assert Acceptance.from_rates(r).expected_tokens(0) == 1.0
+
+
+def test_tree_reduces_to_chain_for_width_one():
+    for a in (0.3, 0.7, 0.9):
+        assert expected_tokens_tree([a] * 4, [1, 1, 1, 1]) == pytest.approx(float(expected_tokens_iid(a, 4)))
+    assert tree_widths(8, 5, 4) == [3, 1, 1, 1, 1]
+    assert sum(tree_widths(64, 5, 13)) == 63
+
+
+@given(st.lists(st.floats(0.0, 0.99), min_size=1, max_size=6), st.integers(0, 2**31 - 1))
+def test_monte_carlo_matches_closed_form(rates, seed):
+    n = 20000
+    draws = monte_carlo_tokens(rates, n, seed)
+    exact = expected_tokens_positional(rates, len(rates))
+    # mean of n draws of a variable bounded in [1, k+1]: 5 standard errors with sd <= k/2
+    tol = 5 * (len(rates) / 2) / np.sqrt(n) + 1e-9
+    assert abs(draws.mean() - exact) <= tol
+
+
+def test_mc_kernel_matches_python():
+    u = np.random.default_rng(1).random((500, 4))
+    r = np.array([0.9, 0.5, 0.7, 0.2])
+    out = np.empty(500)
+    _mc_accept(u, r, out)
+    ref = np.empty(500)
+    _mc_accept.py_func(u, r, ref)
+    assert np.array_equal(out, ref)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.0, 1.5, float("nan"), "0.5", True])
+def test_alpha_outside_range(bad):
+    with pytest.raises(ScenarioError, match="expected a number in"):
+        Acceptance.from_rate(bad)
+
+
+@pytest.mark.parametrize("tau,k", [(0.5, 3), (4.5, 3), (2.0, 0)])
+def test_tau_outside_range(tau, k):
+    with pytest.raises(ScenarioError):
+        Acceptance.from_length(tau, k)
+
+
+def test_bad_inputs():
+    with pytest.raises(ScenarioError, match="k = -1"):
+        Acceptance.from_rate(0.5).expected_tokens(-1)
+    with pytest.raises(ScenarioError, match="at least one rate"):
+        Acceptance.from_rates([])
+    with pytest.raises(ScenarioError, match="tree acceptance length"):
+        Acceptance.from_tree_length(9.0, [2, 2])

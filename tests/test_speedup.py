@@ -1,0 +1,188 @@
+"""Speculative decoding end to end: drafters, acceptance, engine overheads and the speedup curve."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.acceptance import Acceptance
+from simulator.engine import IDEAL
+from simulator.errors import ScenarioError
+from simulator.methods import METHODS, make_drafter
+from simulator.model import load_model
+from simulator.speedup import speedup_curve
+from simulator.workload import Parallelism, Precision
+
+B_ALL = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+
+
+def test_every_method_prices():
+    acc = Acceptance.from_rate(0.7)
+    for m in METHODS:
+        model = {"mtp": "deepseek-v3", "medusa": "vicuna-7b"}.get(m, "llama-3.1-8b")
+        hw, tp = ("b200", 8) if m == "mtp" else ("h100-sxm", 1)
+        r = speedup_curve(hw, model, m, acceptance=acc, k=3, batch=[1, 16], tp=tp, engine="sglang")
+        assert np.all(np.isfinite(r.speedup)) and np.all(r.speedup > 0), m
+        assert np.all(r.spec_step_s >= r.verify_s), m
+
+
+@pytest.mark.parametrize("method", ["eagle3", "draft", "ngram", "mtp"])
+def test_k0_or_zero_acceptance_never_pays(method):
+    model, hw, tp = ("deepseek-v3", "b200", 8) if method == "mtp" else ("llama-3.1-8b", "h100-sxm", 1)
+    for acc, k in ((Acceptance.from_rate(0.8), 0), (Acceptance.from_rate(0.0), 3)):
+        for eng in ("ideal", "sglang", "vllm"):
+            r = speedup_curve(hw, model, method, acceptance=acc, k=k, batch=B_ALL[:6], tp=tp, engine=eng)
+            assert np.all(r.speedup <= 1.0 + 1e-12), (method, k, eng, r.speedup)
+
+
+def test_free_drafter_gives_tokens_per_step():
+    # n-gram has no GPU work; with no overheads and a memory-bound verify, speedup -> tokens per step.
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", acceptance=Acceptance.from_rate(0.6), k=3,
+                      batch=[1, 2, 4], engine=IDEAL)
+    assert np.allclose(r.speedup, r.tokens_per_step, rtol=0.01)
+    assert np.all(r.speedup <= r.tokens_per_step)
+
+
+@settings(max_examples=25)
+@given(st.floats(0.0, 0.98), st.floats(0.0, 0.98), st.sampled_from(["eagle3", "draft", "ngram", "medusa"]))
+def test_speedup_non_decreasing_in_acceptance(a, b, method):
+    lo, hi = sorted((a, b))
+    model = "vicuna-7b" if method == "medusa" else "llama-3.1-8b"
+    kw = dict(k=3, batch=[1, 32, 256], engine="sglang")
+    r1 = speedup_curve("h100-sxm", model, method, acceptance=Acceptance.from_rate(lo), **kw)
+    r2 = speedup_curve("h100-sxm", model, method, acceptance=Acceptance.from_rate(hi), **kw)
+    assert np.all(r1.speedup <= r2.speedup + 1e-12)
+
+
+def test_dense_speedup_non_increasing_past_compute_ridge():
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_rate(0.8), k=3,
+                      batch=[128, 192, 256, 320, 384, 512], engine=IDEAL)
+    assert r.verify_bound[0] == "compute"          # past the ridge: the verify pass is compute-bound
+    assert np.all(np.diff(r.speedup) <= 1e-12), r.speedup
+
+
+def test_moe_verify_grows_faster_than_dense():
+    # Qwen3-30B-A3B (3.3B active) vs Llama-3.2-3B (3.2B): verify(k=4)/verify(k=1) at small batch.
+    def ratio(model):
+        a = Acceptance.from_rate(0.7)
+        r4 = speedup_curve("h100-sxm", model, "ngram", acceptance=a, k=4, batch=[1, 2, 4], engine=IDEAL)
+        r1 = speedup_curve("h100-sxm", model, "ngram", acceptance=a, k=1, batch=[1, 2, 4], engine=IDEAL)
+        return r4.verify_s / r1.verify_s
+    assert np.all(ratio("qwen3-30b-a3b") > ratio("llama-3.2-3b") * 1.2)
+
+
+@pytest.mark.parametrize("tau", [3.5, 4.25, 5.0])
+def test_eagle3_h100_llama8b_batch1_between_2x_and_4x(tau):
+    # Seed claim: EAGLE-3 gives 3-6.5x at batch 1 in the paper (Li et al. 2025, abstract) on HF baselines, and
+    # SGLang's H100 Llama-3.1-8B numbers sit near 2.36x (Table 4); at tau 3.5-5 (chain of 6, shipped sglang
+    # profile) the prediction must land between 2x and 4x.
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_length(tau, 6), k=6,
+                      batch=[1])
+    assert 2.0 <= r.speedup[0] <= 4.0, r.speedup
+
+
+def test_medusa_64_token_tree_drops_below_1_before_batch_64():
+    # Seed claim: a Medusa-style 64-token tree verifies 64 tokens per sequence, a prefill-sized pass at batch > 1
+    # (SGLang docs / SafeAILab/EAGLE #269: "not using the tree" for bs > 1).
+    r = speedup_curve("h100-sxm", "vicuna-7b", "medusa", tree_tokens=64, k=5, batch=[1, 2, 4, 8, 16, 32, 64])
+    assert r.speedup[0] > 1.0
+    assert r.crossover_batch is not None and r.crossover_batch < 64
+    assert r.speedup[-1] < 1.0
+
+
+def test_ngram_adds_no_memory():
+    tgt = load_model("llama-3.1-8b")
+    d = make_drafter("ngram", tgt)
+    assert d.weights_bytes == 0.0 and d.kv_bytes_per_token == 0.0 and d.passes(5) == []
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", acceptance=Acceptance.from_rate(0.5), k=1, batch=[1])
+    e = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_rate(0.5), k=1, batch=[1])
+    assert r.memory_bytes[0] < e.memory_bytes[0]
+
+
+def test_fp8_target_bf16_draft_priced_per_tensor():
+    tgt = load_model("llama-3.1-70b")
+    d16 = make_drafter("draft", tgt, "llama-3.2-1b", Precision("bf16"), Parallelism(8))
+    d8 = make_drafter("draft", tgt, "llama-3.2-1b", Precision("fp8"), Parallelism(8))
+    assert set(d16._ops_all.dtype) == {"bf16"}
+    assert "fp8" in set(d8._ops_all.dtype)
+    assert d16.weights_bytes > 1.5 * d8.weights_bytes
+    a = Acceptance.from_rate(0.7)
+    r_mixed = speedup_curve("h100-sxm", "llama-3.1-70b", "draft", acceptance=a, k=3, tp=8, precision="fp8",
+                            draft_precision="bf16", batch=[1])
+    r_all8 = speedup_curve("h100-sxm", "llama-3.1-70b", "draft", acceptance=a, k=3, tp=8, precision="fp8",
+                           draft_precision="fp8", batch=[1])
+    assert r_mixed.scenario["precision"] == "fp8" and r_mixed.scenario["draft_precision"] == "bf16"
+    assert r_mixed.draft_s[0] > r_all8.draft_s[0]
+    assert r_mixed.verify_s[0] == pytest.approx(r_all8.verify_s[0])
+
+
+def test_auto_k_is_best_and_crossover_consistent():
+    a = Acceptance.from_rate(0.75)
+    auto = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=a, k="auto", batch=B_ALL, k_max=6)
+    for kk in range(1, 7):
+        fixed = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=a, k=kk, batch=B_ALL)
+        assert np.all(auto.speedup >= fixed.speedup - 1e-12)
+    if auto.crossover_batch is not None:
+        assert auto.speedup[list(auto.batch).index(auto.crossover_batch)] >= 1.0
+
+
+def test_break_even_acceptance_gives_unit_speedup():
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_rate(0.7), k=3,
+                      batch=[1, 64])
+    for i, b in enumerate(r.batch):
+        be = r.break_even_acceptance[i]
+        assert np.isfinite(be)
+        r2 = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_rate(be), k=3,
+                           batch=[int(b)])
+        assert r2.speedup[0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_memory_max_batch_and_infeasible_points():
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "draft", acceptance=Acceptance.from_rate(0.6), k=4,
+                      batch=[1, 4096], context=8192)
+    assert r.max_batch_spec < r.max_batch_base
+    assert not r.feasible[1] and "does not fit" in r.message[1]
+    d = r.to_dict()
+    assert d["points"][1]["speedup"] is None and d["points"][1]["feasible"] is False
+
+
+def test_long_context_self_sparse_beats_full_draft():
+    a = Acceptance.from_rate(0.8)
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "self-sparse", acceptance=a, k=3, batch=[32], context=32768,
+                      engine=IDEAL, draft_kv_window=512)
+    assert r.scenario["draft_kv_window"] == 512
+    assert r.draft_s[0] < 3 * r.base_step_s[0]
+
+
+def test_tree_and_input_errors():
+    a = Acceptance.from_rate(0.7)
+    with pytest.raises(ScenarioError, match="smaller than k"):
+        speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=a, k=5, tree_tokens=4)
+    with pytest.raises(ScenarioError, match="k = -1"):
+        speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=a, k=-1)
+    with pytest.raises(ScenarioError, match="verifies a chain"):
+        speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", acceptance=a, k=3, tree_tokens=8)
+    with pytest.raises(ScenarioError, match="no published default acceptance"):
+        speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", k=3)
+    with pytest.raises(ScenarioError, match="unknown method"):
+        make_drafter("lookahead", load_model("llama-3.1-8b"))
+
+
+def test_drafter_mismatch_errors():
+    a = Acceptance.from_rate(0.7)
+    with pytest.raises(ScenarioError, match="hidden size 4096.*trained for another model"):
+        speedup_curve("h100-sxm", "llama-3.1-70b", "eagle3", draft="eagle3-llama3.1-8b", acceptance=a, k=3, tp=8)
+    with pytest.raises(ScenarioError, match="vocabulary"):
+        speedup_curve("h100-sxm", "qwen3-8b", "eagle3", draft="eagle3-llama3.1-8b", acceptance=a, k=3)
+    with pytest.raises(ScenarioError, match="trained for llama-3.1-8b, not llama-3.1-70b|hidden size"):
+        speedup_curve("h100-sxm", "llama-3.1-70b", "eagle", draft="eagle-llama3-8b", acceptance=a, k=3, tp=8)
+    with pytest.raises(ScenarioError, match="share a tokenizer"):
+        speedup_curve("h100-sxm", "llama-3.1-8b", "draft", draft="qwen3-0.6b", acceptance=a, k=3)
+    with pytest.raises(ScenarioError, match="needs a eagle3-head"):
+        speedup_curve("h100-sxm", "vicuna-7b", "eagle3", draft="medusa-vicuna-7b", acceptance=a, k=3)
+    with pytest.raises(ScenarioError, match="ships no MTP"):
+        speedup_curve("h100-sxm", "llama-3.1-8b", "mtp", acceptance=a, k=3)
+    with pytest.raises(ScenarioError, match="needs --draft"):
+        speedup_curve("h100-sxm", "mixtral-8x7b", "draft", acceptance=a, k=3, tp=2)
+    with pytest.raises(ScenarioError, match="exceeds the 5 Medusa heads"):
+        speedup_curve("h100-sxm", "vicuna-7b", "medusa", acceptance=a, k=6)
