@@ -200,11 +200,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="new tokens per sequence: 1 decode, k+1 verify, prompt length prefill")
     s.add_argument("--engine", default="ideal", help="engine profile name or path (overheads)")
     s.set_defaults(func=cmd_step)
-    try:
-        from .cli_curve import add_curve
-        add_curve(sub, _add_common)
-    except ImportError:  # pragma: no cover - curve lands with the speculative-decoding module
-        pass
+    import importlib
+    for mod, fn in (("cli_curve", "add_curve"), ("cli_advise", "add_advise"), ("cli_validate", "add_validate"),
+                    ("cli_sweep", "add_sweep")):
+        try:
+            m = importlib.import_module(f"simulator.{mod}")
+        except ModuleNotFoundError as e:  # a subcommand module not present in this tree
+            if e.name != f"simulator.{mod}":
+                raise
+            continue
+        getattr(m, fn)(sub, _add_common)
     return ap
 
 
