@@ -69,6 +69,18 @@ def _nonneg_int(name: str):
     return f
 
 
+def _overlap(s: str) -> str | float:
+    if s in ("max", "sum"):
+        return s
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"overlap {s!r}: expected max, sum or a number in [0, 1]") from None
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"overlap {v} outside [0, 1]")
+    return v
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
     w = [max(len(r[i]) for r in cells) for i in range(len(headers))]
@@ -177,8 +189,9 @@ def _add_common(sp: argparse.ArgumentParser, default_batch: str) -> None:
     sp.add_argument("--batch", type=_int_list, default=_int_list(default_batch), help="comma-separated batch sizes")
     sp.add_argument("--context", type=_nonneg_int("context"), default=1024, help="tokens already in the KV cache")
     sp.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    sp.add_argument("--overlap", choices=("max", "sum"), default="max",
-                    help="max: math and memory overlap (roofline); sum: pessimistic bound")
+    sp.add_argument("--overlap", type=_overlap, default=None,
+                    help="max: math and memory overlap (roofline), sum: no overlap, or an efficiency in [0, 1]; "
+                         "default: the engine profile's calibrated value, else max")
 
 
 def build_parser() -> argparse.ArgumentParser:

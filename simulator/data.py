@@ -76,8 +76,8 @@ def figure(
     if "value" not in fig:
         raise SpecError(f"{where}: missing 'value'")
     src = fig.get("source")
-    if not isinstance(src, str) or not (_URL.match(src) or (allow_estimate and src == "estimate")):
-        expect = "an http(s) URL or \"estimate\"" if allow_estimate else "an http(s) URL"
+    if not isinstance(src, str) or not (_URL.match(src) or (allow_estimate and src in ("estimate", "calibrated"))):
+        expect = "an http(s) URL, \"estimate\" or \"calibrated\"" if allow_estimate else "an http(s) URL"
         raise SpecError(f"{where}: source = {src!r}, expected {expect}")
     v = fig["value"]
     if kind is bool:

@@ -17,7 +17,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction"},
     "collectives": {"allreduce_latency_s"},
-    "efficiency": {"hbm_fraction", "gemm_fraction"},
+    "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"},
 }
 
 
@@ -40,6 +40,7 @@ class EngineProfile:
     gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations
     allreduce_latency_s : float or None   engine's all-reduce latency (custom all-reduce), None: the hardware's
     hbm_fraction, gemm_fraction : float or None   calibrated overrides of the hardware's achievable fractions
+    overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden per op (1 = roofline max)
     """
 
     name: str
@@ -61,6 +62,7 @@ class EngineProfile:
     allreduce_latency_s: float | None = None
     hbm_fraction: float | None = None
     gemm_fraction: float | None = None
+    overlap_efficiency: float | None = None
     display_name: str = ""
     sources: tuple[str, ...] = ()
 
@@ -98,6 +100,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("collectives", "allreduce_latency_s"): ("allreduce_latency_s", float, 1e-7, 1e-3),
     ("efficiency", "hbm_fraction"): ("hbm_fraction", float, 0.2, 1.0),
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),
+    ("efficiency", "overlap_efficiency"): ("overlap_efficiency", float, 0.0, 1.0),
 }
 REQUIRED = {("host", "step_overhead_s"), ("spec", "bookkeeping_s"), ("launch", "kernel_launch_s"),
             ("memory", "gpu_memory_fraction")}
@@ -115,11 +118,11 @@ def _from_toml(path: Path) -> EngineProfile:
     sources = []
     for (sec, key), (fld, kind, lo, hi) in _MAP.items():
         v = figure(doc, sec, key, path, required=(sec, key) in REQUIRED, kind=kind, lo=lo, hi=hi,
-                   allow_estimate=True)
+                   allow_estimate=True)   # "estimate" or "calibrated" (written by specroof calibrate) allowed
         if v is not None:
             kw[fld] = v
             src = doc[sec][key]["source"]
-            if src != "estimate":
+            if src not in ("estimate", "calibrated"):
                 sources.append(src)
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, replace
 
 from .errors import ScenarioError
-from .model import ModelShape, load_model, model_record, list_models
+from .model import ModelShape, load_model, load_model_and_record
 from .workload import (INF_WINDOW, OpSet, Parallelism, Precision, forward_pass, kv_elems_per_token_layer_rank,
                        weight_bytes_per_rank)
 from .units import DTYPE_BYTES
@@ -121,9 +121,8 @@ def _mtp_module(target: ModelShape) -> ModelShape:
 
 
 def _load_draft(name: str) -> tuple[ModelShape, str | None]:
-    shape = load_model(name)
-    target_id = model_record(name).target if name in list_models() else None
-    return shape, target_id or None
+    shape, rec = load_model_and_record(name)
+    return shape, (rec.target or None) if rec is not None else None
 
 
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,

@@ -450,15 +450,20 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ModelConfigError(f"{path}: malformed JSON: {e}") from None
 
 
-def load_model(name_or_path: str | Path) -> ModelShape:
-    """Load a bundled model by id, or any supported HF config.json by path."""
+def load_model_and_record(name_or_path: str | Path) -> tuple[ModelShape, ModelRecord | None]:
+    """Load a model and, for a bundled id, its registry record (one read of the registry)."""
     s = str(name_or_path)
     if s.endswith(".json") or "/" in s or "\\" in s:
         p = Path(s)
-        return shape_from_config(read_config(p), name=p.stem, source=str(p))
+        return shape_from_config(read_config(p), name=p.stem, source=str(p)), None
     rec = model_record(s)
     p = data_dir("models") / rec.file
-    return shape_from_config(read_config(p), name=rec.id, source=str(p), kind=rec.kind)
+    return shape_from_config(read_config(p), name=rec.id, source=str(p), kind=rec.kind), rec
+
+
+def load_model(name_or_path: str | Path) -> ModelShape:
+    """Load a bundled model by id, or any supported HF config.json by path."""
+    return load_model_and_record(name_or_path)[0]
 
 
 def check_finite(x: float, what: str) -> float:

@@ -3,7 +3,10 @@
 Per op (Williams et al. 2009, "Roofline"; scaling-book roofline.md for the overlap bounds):
     t_op = max(FLOPs / (peak * gemm_fraction), bytes / (HBM bandwidth * hbm_fraction))   overlap = "max"
     t_op = FLOPs / (...) + bytes / (...)                                                   overlap = "sum"
-The two differ by at most 2x; "max" assumes perfect overlap of math and memory, "sum" none.
+    t_op = max(tc, tm) + (1 - eta) * min(tc, tm)                                          overlap = eta in [0, 1]
+The two bounds differ by at most 2x; "max" (eta = 1) assumes math and memory overlap perfectly, "sum" (eta = 0) not
+at all. A calibrated engine profile may carry eta (`[efficiency] overlap_efficiency`): the share of the smaller of
+math and memory time that its kernels hide under the larger at decode/verify shapes.
 Collectives: t = latency + wire_bytes / (per-direction link bandwidth * link_fraction), where the builder already
 folded the algorithm's factor into wire_bytes (ring all-reduce 2(n-1)/n; Patarasuk & Yuan 2009).
 Launch overhead (CUDA graphs off): kernels * launch_s per op repetition.
@@ -30,7 +33,7 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 
 @nb.njit(**_JIT)
-def _op_time(cf, cb, cc, i, B, q, L, window, logq, moe_e, peak, bw, link_bw, lat, is_coll, overlap):
+def _op_time(cf, cb, cc, i, B, q, L, window, logq, moe_e, peak, bw, link_bw, lat, is_coll, eta):
     """Time of one repetition of op i at one point, and its bound class (0 mem, 1 compute, 2 comm)."""
     T = B * q
     Lw = L if L < window else window
@@ -51,16 +54,13 @@ def _op_time(cf, cb, cc, i, B, q, L, window, logq, moe_e, peak, bw, link_bw, lat
     by = cb[i, 0] * f0 + cb[i, 1] * f1 + cb[i, 2] * f2 + cb[i, 3] * f3 + cb[i, 4] * f4 + cb[i, 5] * f5 + cb[i, 6] * f6
     tc = fl / peak
     tm = by / bw
-    if overlap == 0:
-        t = tc if tc > tm else tm
-    else:
-        t = tc + tm
-    return t, (1 if tc > tm else 0)
+    if tc > tm:
+        return tc + (1.0 - eta) * tm, 1
+    return tm + (1.0 - eta) * tc, 0
 
 
-@nb.njit(parallel=True, **_JIT)
-def _step_grid(B, q, L, launch_s, cf, cb, cc, window, logq, moe_e, peak, repeat, kernels, fam, coll, lat,
-               bw, link_bw, overlap, out_total, out_fam, out_bound):
+def _step_grid_body(B, q, L, launch_s, cf, cb, cc, window, logq, moe_e, peak, repeat, kernels, fam, coll, lat,
+               bw, link_bw, eta, out_total, out_fam, out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
     n_ops = cf.shape[0]
     for p in nb.prange(B.shape[0]):
@@ -71,7 +71,7 @@ def _step_grid(B, q, L, launch_s, cf, cb, cc, window, logq, moe_e, peak, repeat,
             out_bound[p, j] = 0.0
         for i in range(n_ops):
             t, cls = _op_time(cf, cb, cc, i, B[p], q[p], L[p], window[i], logq[i], moe_e[i], peak[i], bw,
-                              link_bw, lat[i], coll[i] > 0.0, overlap)
+                              link_bw, lat[i], coll[i] > 0.0, eta)
             t *= repeat[i]
             out_fam[p, int(fam[i])] += t
             out_bound[p, cls] += t
@@ -80,6 +80,13 @@ def _step_grid(B, q, L, launch_s, cf, cb, cc, window, logq, moe_e, peak, repeat,
             out_fam[p, _FAM_OVER] += lo
             tot += lo
         out_total[p] = tot
+
+
+# One body, two compilations: threads (prange) for grids, serial for the few-point calls of a single curve, where
+# starting the thread pool costs more than the work.
+_step_grid = nb.njit(parallel=True, **_JIT)(_step_grid_body)
+_step_grid_serial = nb.njit(**_JIT)(_step_grid_body)
+_PARALLEL_MIN_POINTS = 4096
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,7 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
 
 def _points(B, q, L, launch_s):
     arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, L, launch_s)))
-    return [np.ascontiguousarray(a.ravel()) for a in arrs], arrs[0].shape
+    return [np.array(a, dtype=np.float64, order="C").ravel() for a in arrs], arrs[0].shape
 
 
 def _check_points(B: np.ndarray, q: np.ndarray, L: np.ndarray) -> None:
@@ -138,28 +145,40 @@ def _check_points(B: np.ndarray, q: np.ndarray, L: np.ndarray) -> None:
         raise ScenarioError("batch, query tokens and context must be finite and non-negative")
 
 
-def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str = "max") -> StepTimes:
+def overlap_eta(overlap: str | float) -> float:
+    """Overlap efficiency eta from "max" (1), "sum" (0) or a number in [0, 1]."""
+    if overlap == "max":
+        return 1.0
+    if overlap == "sum":
+        return 0.0
+    if isinstance(overlap, bool) or not isinstance(overlap, (int, float, np.floating)) or not 0.0 <= overlap <= 1.0:
+        raise ScenarioError(f"overlap = {overlap!r}; expected 'max', 'sum' or a number in [0, 1]")
+    return float(overlap)
+
+
+def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max") -> StepTimes:
     """Price `ops` at every broadcast point of (B, q, L) with the numba kernel. Output shapes follow the broadcast."""
     (Bf, qf, Lf, lf), shape = _points(B, q, L, launch_s)
     _check_points(Bf, qf, Lf)
-    if overlap not in ("max", "sum"):
-        raise ScenarioError(f"overlap = {overlap!r}; expected 'max' or 'sum'")
+    eta = overlap_eta(overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.empty(n), np.empty((n, _NF)), np.empty((n, 3))
     logq = np.array([np.log1p(-k / e) if 0 < k < e else (-np.inf if e > 0 else 0.0)
                      for e, k in zip(ops.moe_e, ops.moe_k)])
     c = np.ascontiguousarray
-    _step_grid(Bf, qf, Lf, lf, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(logq),
+    kernel = _step_grid if n >= _PARALLEL_MIN_POINTS else _step_grid_serial
+    kernel(Bf, qf, Lf, lf, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(logq),
                c(ops.moe_e, dtype=np.float64), c(r.peak), c(ops.repeat, dtype=np.float64),
                c(ops.kernels, dtype=np.float64), c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64),
-               c(r.lat, dtype=np.float64), float(r.bw), float(r.link_bw), 0 if overlap == "max" else 1, tot, fam, bnd)
+               c(r.lat, dtype=np.float64), float(r.bw), float(r.link_bw), eta, tot, fam, bnd)
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 
-def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str = "max") -> StepTimes:
+def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max") -> StepTimes:
     """The same formula in plain numpy, vectorised over points, looping over ops; the tests' oracle."""
     from .workload import features
     (Bf, qf, Lf, lf), shape = _points(B, q, L, launch_s)
+    eta = overlap_eta(overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
@@ -168,7 +187,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
             t, cls = r.lat[i] + (f @ ops.cc[i]) / r.link_bw, np.full(n, 2)
         else:
             tc, tm = (f @ ops.cf[i]) / r.peak[i], (f @ ops.cb[i]) / r.bw
-            t = np.maximum(tc, tm) if overlap == "max" else tc + tm
+            t = np.maximum(tc, tm) + (1.0 - eta) * np.minimum(tc, tm)
             cls = (tc > tm).astype(int)
         t = t * ops.repeat[i]
         fam[:, ops.family[i]] += t
@@ -179,5 +198,5 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 
-__all__ = ["BOUNDS", "Rates", "StepTimes", "rates", "step_times", "step_times_reference",
+__all__ = ["BOUNDS", "overlap_eta", "Rates", "StepTimes", "rates", "step_times", "step_times_reference",
            "F_B", "F_BL", "F_CAUSAL", "F_ONE", "F_T", "F_TL", "F_U", "N_FEAT"]

@@ -22,7 +22,7 @@ from .errors import ScenarioError
 from .hardware import Hardware
 from .methods import TREE_METHODS, Drafter, default_tree_branching, make_drafter
 from .model import ModelShape
-from .step import (as_engine, as_hardware, as_model, check_batches, engine_hardware, make_precision, memory_use,
+from .step import (resolve_overlap, as_engine, as_hardware, as_model, check_batches, engine_hardware, make_precision, memory_use,
                    price_pass)
 from .roofline import BOUNDS
 from .workload import INF_WINDOW, Parallelism, forward_pass
@@ -141,7 +141,7 @@ class _Ctx:
     par: Parallelism
     B: np.ndarray
     L: float
-    overlap: str
+    overlap: str | float
     base_s: np.ndarray
     base_gpu: np.ndarray
 
@@ -178,7 +178,8 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
                   context: int = 1024, tp: int = 1, ep: int = 1, precision: str = "bf16",
                   draft_precision: str | None = None, kv_precision: str | None = None,
                   engine: EngineProfile | str | None = "sglang", draft_kv_window: int | None = None,
-                  k_max: int = 8, overlap: str = "max") -> SpeedupResult:
+                  k_max: int = 8, overlap: str | float | None = None,
+                  expert_precision: str | None = None) -> SpeedupResult:
     """Predict the speedup of speculative decoding at each batch size (see the module docstring).
 
     k: draft depth, or "auto" for the best depth (and tree size up to `tree_tokens`) per batch.
@@ -191,7 +192,7 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
     if isinstance(context, bool) or not isinstance(context, (int, np.integer)) or context < 0:
         raise ScenarioError(f"context = {context!r}; expected an integer >= 0")
     par = Parallelism(tp=tp, ep=ep)
-    p = make_precision(precision, kv_precision)
+    p = make_precision(precision, kv_precision, expert_precision)
     dp = make_precision(draft_precision or p.weights, kv_precision)
     for dt in {p.weights, p.expert_dtype, p.lm_head, dp.weights}:
         hw.peak_flops_per_s(dt)
@@ -213,6 +214,7 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
     dpar = Parallelism(tp=tp, ep=1)
     drafter = make_drafter(method, target, draft, dp, dpar, draft_kv_window)
     acc = _acceptance(method, acceptance, target)
+    overlap = resolve_overlap(overlap, eng)
     # Base: plain decode, q = 1.
     tops = forward_pass(target, p, par, "all")
     bst = price_pass(tops, hw, eng, B, 1.0, float(context), "target", overlap)

@@ -11,7 +11,7 @@ from .engine import IDEAL, EngineProfile, load_engine
 from .errors import ScenarioError
 from .hardware import Hardware, load_hardware
 from .model import ModelShape, load_model
-from .roofline import BOUNDS, rates, step_times
+from .roofline import BOUNDS, overlap_eta, rates, step_times
 from .workload import (FAMILIES, OpSet, Parallelism, Precision, activation_bytes_per_rank, forward_pass,
                        kv_bytes_per_rank, weight_bytes_per_rank)
 
@@ -143,16 +143,26 @@ class StepResult:
         return {"scenario": self.scenario, "points": pts}
 
 
-def price_pass(ops: OpSet, hw: Hardware, eng: EngineProfile, B, q, L, pass_kind: str, overlap: str = "max"):
+def resolve_overlap(overlap: str | float | None, eng: EngineProfile) -> str | float:
+    """The overlap mode to price with: the caller's, else the engine's calibrated efficiency, else "max"."""
+    if overlap is not None:
+        overlap_eta(overlap)   # validates
+        return overlap
+    return eng.overlap_efficiency if eng.overlap_efficiency is not None else "max"
+
+
+def price_pass(ops: OpSet, hw: Hardware, eng: EngineProfile, B, q, L, pass_kind: str,
+               overlap: str | float | None = None):
     """GPU time of one pass (with eager-launch overhead where the engine has no graph at this batch)."""
     r = rates(hw, ops, eng.hbm_fraction, eng.gemm_fraction)
-    return step_times(ops, r, B, q, L, eng.launch_s(pass_kind, B), overlap)
+    return step_times(ops, r, B, q, L, eng.launch_s(pass_kind, B), resolve_overlap(overlap, eng))
 
 
 def simulate_step(hardware: Hardware | str, model: ModelShape | str, batch: Any = (1, 8, 32, 128),
                   query_tokens: int = 1, context: int = 1024, tp: int = 1, ep: int = 1,
                   precision: str | Precision = "bf16", kv_precision: str | None = None,
-                  engine: EngineProfile | str | None = None, overlap: str = "max", logits: str = "all") -> StepResult:
+                  engine: EngineProfile | str | None = None, overlap: str | float | None = None,
+                  logits: str = "all") -> StepResult:
     """Price one forward pass of `query_tokens` new tokens per sequence over `context` cached tokens.
 
     q = 1 is a decode step, q = k + 1 (or a tree of T tokens) a verify step, q = prompt length with
@@ -167,6 +177,7 @@ def simulate_step(hardware: Hardware | str, model: ModelShape | str, batch: Any 
     p = make_precision(precision, kv_precision)
     for dt in {p.weights, p.expert_dtype, p.lm_head}:
         hw.peak_flops_per_s(dt)   # raises for a precision the chip lacks
+    overlap = resolve_overlap(overlap, eng)
     ops = forward_pass(m, p, par, logits)
     st = price_pass(ops, hw, eng, B, float(q), float(L), "target", overlap)
     gpu = st.total_s
