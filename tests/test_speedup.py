@@ -74,9 +74,10 @@ def test_moe_verify_grows_faster_than_dense():
 @pytest.mark.parametrize("tau", [3.5, 4.25, 5.0])
 def test_eagle3_h100_llama8b_batch1_between_2x_and_4x(tau):
     # Seed claim: EAGLE-3 gives 3-6.5x at batch 1 in the paper (Li et al. 2025, abstract) on HF baselines, and
-    # SGLang's H100 Llama-3.1-8B numbers sit near 2.36x (Table 4); at tau 3.5-5 (chain of 6, shipped sglang
-    # profile) the prediction must land between 2x and 4x.
-    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_length(tau, 6), k=6,
+    # SGLang's H100 Llama-3.1-8B numbers sit near 2.36x (Table 4); at tau 3.5-5 measured on a chain of 4 (the
+    # shortest chain that reaches tau = 5) with the shipped (calibrated) sglang profile the prediction must land
+    # between 2x and 4x.
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_length(tau, 4), k=4,
                       batch=[1])
     assert 2.0 <= r.speedup[0] <= 4.0, r.speedup
 

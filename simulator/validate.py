@@ -1,0 +1,189 @@
+"""Predicted against published measurements: `validation/rows.csv` (schema in validation/README.md).
+
+Each row is a complete scenario (hardware, engine, model, method, batch, context, k/tree, measured tau if published)
+and one measured value. Rows that cannot be simulated are reported as skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .acceptance import Acceptance, tree_widths
+from .data import data_dir
+from .engine import EngineProfile, load_engine
+from .errors import ModelConfigError, ScenarioError, SpecError
+from .methods import default_tree_branching
+
+REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "batch", "metric", "measured")
+OPTIONAL = ("source_url", "locator", "published_row", "tp", "ep", "precision", "expert_precision", "kv_precision",
+            "draft", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k", "notes")
+METRICS = ("speedup", "base_step_s", "spec_step_s", "tokens_per_s_per_user", "tokens_per_s_per_gpu")
+
+
+def default_rows_path() -> Path:
+    """The shipped rows: validation/rows.csv (bundled in the wheel as simulator/_data/validation)."""
+    return data_dir("validation") / "rows.csv"
+
+
+def load_rows(path: str | Path | None = None) -> list[dict[str, str]]:
+    """Read a rows CSV; errors name the file, row and column."""
+    p = Path(path) if path else default_rows_path()
+    try:
+        with open(p, newline="", encoding="utf-8") as f:
+            rd = csv.DictReader(f)
+            cols = rd.fieldnames or []
+            missing = [c for c in REQUIRED if c not in cols]
+            if missing:
+                raise SpecError(f"{p}: missing column(s) {missing}; required: {', '.join(REQUIRED)}")
+            unknown = [c for c in cols if c not in REQUIRED + OPTIONAL]
+            if unknown:
+                raise SpecError(f"{p}: unknown column(s) {unknown}; allowed: {', '.join(REQUIRED + OPTIONAL)}")
+            rows = list(rd)
+    except FileNotFoundError:
+        raise SpecError(f"{p}: file not found") from None
+    for i, r in enumerate(rows, start=2):
+        if r["metric"] not in METRICS:
+            raise SpecError(f"{p}: line {i} ({r['row_id']}): metric = {r['metric']!r}; expected one of "
+                            f"{', '.join(METRICS)}")
+        try:
+            v = float(r["measured"])
+        except ValueError:
+            raise SpecError(f"{p}: line {i} ({r['row_id']}): measured = {r['measured']!r}; expected a number") \
+                from None
+        if not math.isfinite(v) or v <= 0:
+            raise SpecError(f"{p}: line {i} ({r['row_id']}): measured = {r['measured']!r}; expected a positive number")
+    return rows
+
+
+def _int(r: dict[str, str], key: str, default: int | None = None) -> int | None:
+    v = (r.get(key) or "").strip()
+    if not v:
+        return default
+    try:
+        return int(float(v))
+    except ValueError:
+        raise ScenarioError(f"row {r['row_id']}: {key} = {v!r} is not an integer") from None
+
+
+def row_acceptance(r: dict[str, str]) -> Acceptance | None:
+    """The row's measured tau as an Acceptance (on its tree when it has one), or None for the method default."""
+    tau = (r.get("tau") or "").strip()
+    if not tau:
+        return None
+    k = _int(r, "k")
+    kt = _int(r, "tau_k", k)
+    T = _int(r, "tree_tokens")
+    if T:
+        w = _int(r, "tree_branching") or default_tree_branching(T, kt)
+        return Acceptance.from_tree_length(float(tau), tree_widths(T, kt, w))
+    return Acceptance.from_length(float(tau), kt)
+
+
+def prepare_row(r: dict[str, str]) -> dict[str, Any]:
+    """The row as speedup_curve keyword arguments, with hardware, model and draft loaded once."""
+    from .hardware import load_hardware
+    from .model import load_model
+    draft = (r.get("draft") or "").strip()
+    return dict(
+        hardware=load_hardware(r["hardware"]), model=load_model(r["model"]), method=r["method"],
+        draft=load_model(draft) if draft else None, acceptance=row_acceptance(r),
+        k=_int(r, "k", 3), tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"),
+        batch=[_int(r, "batch")], context=_int(r, "context", 1024), tp=_int(r, "tp", 1), ep=_int(r, "ep", 1),
+        precision=(r.get("precision") or "bf16"), kv_precision=(r.get("kv_precision") or None),
+        expert_precision=(r.get("expert_precision") or None))
+
+
+def predict_row(r: dict[str, str], engine: EngineProfile | None = None,
+                prepared: dict[str, Any] | None = None) -> float:
+    """Simulate one row; raises SpecError/ModelConfigError/ScenarioError when it cannot be simulated."""
+    from .speedup import speedup_curve
+    eng = engine or load_engine(r["engine"])
+    res = speedup_curve(engine=eng, **(prepared or prepare_row(r)))
+    if not res.feasible[0]:
+        raise ScenarioError(f"infeasible: {res.message[0]}")
+    m = r["metric"]
+    return float({"speedup": res.speedup, "base_step_s": res.base_step_s, "spec_step_s": res.spec_step_s,
+                  "tokens_per_s_per_user": res.tokens_per_s_per_user,
+                  "tokens_per_s_per_gpu": res.tokens_per_s_per_gpu}[m][0])
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Per-row predictions and error summaries.
+
+    rows : list of dicts (row_id, source, metric, measured, predicted, error = predicted/measured - 1, skipped reason)
+    summary : {source or "overall": {"n", "median_abs_error", "p90_abs_error", "max_abs_error"}}
+    """
+
+    rows: list[dict[str, Any]]
+    summary: dict[str, dict[str, float]]
+
+    def markdown(self) -> str:
+        out = ["| source | rows | median abs error | p90 abs error | max abs error |", "|---|---|---|---|---|"]
+        for k, v in self.summary.items():
+            out.append(f"| {k} | {v['n']} | {v['median_abs_error']:.1%} | {v['p90_abs_error']:.1%} | "
+                       f"{v['max_abs_error']:.1%} |")
+        out += ["", "| row | published | source | metric | measured | predicted | error |", "|---|---|---|---|---|---|---|"]
+        for r in self.rows:
+            if r["skipped"]:
+                out.append(f"| {r['row_id']} | {r['published_row']} | {r['source']} | {r['metric']} | {r['measured']} | "
+                           f"skipped: {r['skipped']} | |")
+            else:
+                out.append(f"| {r['row_id']} | {r['published_row']} | {r['source']} | {r['metric']} | {r['measured']:.3g} | "
+                           f"{r['predicted']:.3g} | {r['error']:+.1%} |")
+        return "\n".join(out) + "\n"
+
+    def write(self, prefix: str | Path) -> tuple[Path, Path]:
+        """Write PREFIX.md and PREFIX.csv."""
+        md, cs = Path(f"{prefix}.md"), Path(f"{prefix}.csv")
+        md.write_text(self.markdown(), encoding="utf-8")
+        with open(cs, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=["row_id", "published_row", "source", "metric", "measured", "predicted",
+                                              "error", "skipped"])
+            w.writeheader()
+            for r in self.rows:
+                w.writerow({k: r.get(k, "") for k in w.fieldnames})
+        return md, cs
+
+
+def _summary(errs: list[float]) -> dict[str, float]:
+    a = np.abs(np.asarray(errs))
+    return {"n": int(a.size), "median_abs_error": float(np.median(a)), "p90_abs_error": float(np.percentile(a, 90)),
+            "max_abs_error": float(a.max())}
+
+
+def validate(path: str | Path | None = None, engines: dict[str, EngineProfile] | None = None) -> ValidationReport:
+    """Simulate every row it can; `engines` replaces named profiles (e.g. a freshly calibrated one)."""
+    rows = load_rows(path)
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        rec: dict[str, Any] = {"row_id": r["row_id"], "published_row": r.get("published_row", ""),
+                               "source": r["source"], "metric": r["metric"], "measured": float(r["measured"]),
+                               "predicted": None, "error": None, "skipped": ""}
+        try:
+            eng = (engines or {}).get(r["engine"])
+            rec["predicted"] = predict_row(r, eng)
+            rec["error"] = rec["predicted"] / rec["measured"] - 1.0
+        except (SpecError, ModelConfigError, ScenarioError) as e:
+            rec["skipped"] = str(e)
+        out.append(rec)
+    by: dict[str, list[float]] = {}
+    for rec in out:
+        if rec["error"] is not None:
+            by.setdefault(rec["source"], []).append(rec["error"])
+    summary = {k: _summary(v) for k, v in by.items()}
+    allerr = [e for v in by.values() for e in v]
+    if allerr:
+        summary["overall"] = _summary(allerr)
+    return ValidationReport(out, summary)
+
+
+def with_values(eng: EngineProfile, values: dict[str, float]) -> EngineProfile:
+    """A copy of `eng` with some fields replaced (used by calibration)."""
+    return replace(eng, **values)
