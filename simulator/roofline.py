@@ -44,7 +44,7 @@ def _op_time(cf, cb, cc, i, B, q, L, window, logq, moe_e, peak, bw, link_bw, lat
     f4 = T * Lw
     f5 = B * q * (q + 1.0) * 0.5
     f6 = 0.0
-    if moe_e > 0.0:
+    if moe_e > 0.0 and T > 0.0:   # T = 0 with k = E would give 0 * -inf
         f6 = -np.expm1(T * logq)
     if is_coll:
         wire = (cc[i, 0] * f0 + cc[i, 1] * f1 + cc[i, 2] * f2 + cc[i, 3] * f3 + cc[i, 4] * f4

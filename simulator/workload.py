@@ -302,8 +302,10 @@ def experts_touched_fraction(n_tokens: np.ndarray | float, n_experts: float, top
 
     (Each expert is missed by one token with probability 1 - k/E; vLLM RFC #46295 measures this growth.)
     """
-    return -np.expm1(np.asarray(n_tokens, dtype=np.float64) * math.log1p(-top_k / n_experts)) \
-        if top_k < n_experts else np.ones_like(np.asarray(n_tokens, dtype=np.float64))
+    n = np.asarray(n_tokens, dtype=np.float64)
+    if top_k < n_experts:
+        return -np.expm1(n * math.log1p(-top_k / n_experts))
+    return np.where(n > 0, 1.0, 0.0)   # every expert routed: all touched by any token, none by zero tokens
 
 
 def op_totals(ops: OpSet, B: float, q: float, L: float) -> dict[str, np.ndarray]:
