@@ -1,0 +1,416 @@
+"""The `specroof` / `python -m simulator` command line (simulator/cli.py): happy paths and output schemas, and clear
+errors (stderr `error: ...`, exit code 2, never a traceback) for bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulator.cli import main
+from simulator.hardware import list_hardware
+from simulator.model import list_models
+from simulator.workload import FAMILIES
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _warm_kernel():
+    """Load the numba kernel with a multi-point grid first, so in-process tests do not depend on which one runs
+    first (a one-point first call warns; pinned in a fresh process by test_single_batch_prints_no_warning)."""
+    from simulator.step import simulate_step
+    simulate_step("h100-sxm", "llama-3.1-8b", [1, 2])
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        rc = main(list(args))
+    except SystemExit as e:        # argparse's own errors exit through _Parser.error
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _no_nan(name):
+    raise AssertionError(f"JSON output contains {name}")
+
+
+def loads(out: str):
+    """Strict JSON: NaN / Infinity are not JSON and must never be printed."""
+    return json.loads(out, parse_constant=_no_nan)
+
+
+def py(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "simulator", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# ---- hardware -------------------------------------------------------------------------------------------------
+
+def test_hardware_table(capsys):
+    rc, out, err = run(capsys, "hardware")
+    assert rc == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["name", "bf16_TF", "fp8_TF"]
+    for name in list_hardware():
+        assert any(ln.split()[0] == name for ln in lines[2:]), name
+
+
+def test_hardware_csv(capsys):
+    rc, out, _ = run(capsys, "hardware", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rc == 0 and [r["name"] for r in rows] == list_hardware()
+    h100 = next(r for r in rows if r["name"] == "h100-sxm")
+    assert float(h100["bf16_TF"]) == pytest.approx(989.4) and h100["fp4_TF"] == "-"
+    assert float(h100["HBM_TB/s"]) == pytest.approx(3.35) and int(h100["domain"]) == 8
+
+
+def test_hardware_all_json(capsys):
+    rc, out, _ = run(capsys, "hardware", "--format", "json")
+    data = loads(out)
+    assert rc == 0 and [d["name"] for d in data] == list_hardware()
+
+
+def test_hardware_one_json(capsys):
+    rc, out, err = run(capsys, "hardware", "h100-sxm", "--format", "json")
+    assert rc == 0 and err == ""
+    d = loads(out)
+    assert d["name"] == "h100-sxm"
+    assert d["hbm_bandwidth_bytes_per_s"] == pytest.approx(3.35e12)      # SI units
+    assert d["peak_bf16_flops_per_s"] == pytest.approx(989.4e12)
+    assert d["peak_fp4_flops_per_s"] is None
+    assert d["sources"] and all(s.startswith("http") for s in d["sources"])
+
+
+def test_hardware_one_table_shows_sources_and_assumptions(capsys):
+    rc, out, _ = run(capsys, "hardware", "b300")
+    assert rc == 0
+    assert "source: https://" in out and "assumption: hbm_fraction not measured for b300" in out
+
+
+def test_hardware_by_alias(capsys):
+    rc, out, _ = run(capsys, "hardware", "nvidia-h100", "--format", "json")
+    assert rc == 0 and loads(out)["name"] == "h100-sxm"
+
+
+# ---- models -----------------------------------------------------------------------------------------------------
+
+def test_models_table(capsys):
+    rc, out, err = run(capsys, "models")
+    assert rc == 0 and err == ""
+    ids = [ln.split()[0] for ln in out.splitlines()[2:]]
+    assert ids == list_models()
+
+
+def test_models_csv(capsys):
+    rc, out, _ = run(capsys, "models", "--format", "csv")
+    rows = {r["id"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert rc == 0 and list(rows) == list_models()
+    assert float(rows["deepseek-v3"]["params_B"]) == pytest.approx(671.03, abs=0.01)
+    assert rows["mixtral-8x7b"]["experts"] == "8/2" and rows["llama-3.1-8b"]["experts"] == "-"
+
+
+def test_models_one_json(capsys):
+    rc, out, _ = run(capsys, "models", "deepseek-v3", "--format", "json")
+    assert rc == 0
+    d = loads(out)
+    assert set(d) == {"shape", "params", "record"}
+    assert d["shape"]["name"] == "deepseek-v3" and d["shape"]["kv_lora_rank"] == 512
+    assert d["params"]["total"] == pytest.approx(671.03e9, rel=1e-4)
+    assert d["record"]["params_total"] == 6.71e11 and d["record"]["params_active"] == 3.7e10
+    assert d["record"]["hf_repo"] == "deepseek-ai/DeepSeek-V3"
+
+
+def test_models_by_path_has_no_record(capsys, tmp_path):
+    p = tmp_path / "my.json"
+    shutil.copy(REPO / "models" / "JackFram__llama-68m.json", p)
+    rc, out, _ = run(capsys, "models", str(p), "--format", "json")
+    d = loads(out)
+    assert rc == 0 and d["record"] is None and d["shape"]["name"] == "my"
+
+
+# ---- step -------------------------------------------------------------------------------------------------------
+
+def test_step_defaults(capsys):
+    rc, out, err = run(capsys, "step")
+    assert rc == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith("llama-3.1-8b on 1x h100-sxm (tp=1, ep=1), weights bf16")
+    assert "engine ideal" in lines[0]
+    rows = [ln.split() for ln in lines[3:]]
+    assert [r[0] for r in rows] == ["1", "8", "32", "128"]
+    assert all(r[2] in ("memory", "compute", "communication") and r[-1] == "yes" for r in rows)
+    assert "infeasible" not in out
+
+
+POINT_KEYS = {"batch", "step_s", "bound", "breakdown_s", "memory_bytes", "feasible", "message"}
+
+
+def test_step_json_schema(capsys):
+    rc, out, err = run(capsys, "step", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--tp", "8",
+                       "--batch", "1,8,32,128", "--context", "1024", "--format", "json")
+    assert rc == 0 and err == ""
+    d = loads(out)
+    assert set(d) == {"scenario", "points"}
+    s = d["scenario"]
+    assert (s["hardware"], s["model"], s["tp"], s["ep"], s["context"], s["query_tokens"]) == \
+        ("h100-sxm", "llama-3.1-70b", 8, 1, 1024, 1)
+    assert s["precision"] == "bf16" and s["engine"] == "ideal"
+    assert [p["batch"] for p in d["points"]] == [1, 8, 32, 128]
+    prev = 0.0
+    for p in d["points"]:
+        assert set(p) == POINT_KEYS
+        assert p["feasible"] is True and p["message"] == ""
+        assert isinstance(p["step_s"], float) and 1e-4 < p["step_s"] < 1.0     # seconds, not ms
+        assert p["step_s"] >= prev
+        prev = p["step_s"]
+        assert p["bound"] in ("memory", "compute", "communication")
+        assert set(p["breakdown_s"]) == set(FAMILIES)
+        assert sum(p["breakdown_s"].values()) == pytest.approx(p["step_s"], rel=1e-9)
+        assert p["breakdown_s"]["collective"] > 0                                # tp = 8
+        assert 70.5e9 * 2 / 8 < p["memory_bytes"] < 80 * 2**30                   # bytes per GPU
+
+
+def test_step_csv(capsys):
+    rc, out, _ = run(capsys, "step", "--model", "mixtral-8x7b", "--tp", "2", "--batch", "1,16", "--format", "csv")
+    assert rc == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["batch", "step_ms", "bound"] + [f"{f}_ms" for f in FAMILIES] + ["mem_GB", "feasible"]
+    assert [int(r["batch"]) for r in rows] == [1, 16]
+    for r in rows:
+        assert r["feasible"] == "yes" and float(r["step_ms"]) > 0 and float(r["moe_ms"]) > 0
+        assert sum(float(r[f"{f}_ms"]) for f in FAMILIES) == pytest.approx(float(r["step_ms"]), abs=0.01)
+
+
+def test_step_infeasible_point(capsys):
+    rc, out, err = run(capsys, "step", "--model", "llama-3.1-405b", "--hardware", "h100-sxm", "--batch", "1,8",
+                       "--format", "json")
+    assert rc == 0 and err == ""
+    assert "NaN" not in out and "Infinity" not in out
+    for p in loads(out)["points"]:
+        assert p["feasible"] is False
+        assert p["step_s"] is None and p["bound"] is None and p["breakdown_s"] is None
+        assert "does not fit" in p["message"] and "h100-sxm gives" in p["message"]
+        assert p["memory_bytes"] > 80 * 2**30
+
+
+def test_step_infeasible_table_and_csv(capsys):
+    rc, out, _ = run(capsys, "step", "--model", "llama-3.1-405b", "--batch", "1")
+    assert rc == 0 and "batch 1: infeasible: does not fit" in out
+    assert "nan" not in out.lower()
+    rc, out, _ = run(capsys, "step", "--model", "llama-3.1-405b", "--batch", "1", "--format", "csv")
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert row["step_ms"] == "-" and row["bound"] == "-" and row["feasible"] == "no"
+
+
+def test_step_fits_with_enough_gpus(capsys):
+    rc, out, _ = run(capsys, "step", "--model", "llama-3.1-405b", "--hardware", "h200-sxm", "--tp", "8",
+                     "--precision", "fp8", "--batch", "1", "--format", "json")
+    p = loads(out)["points"][0]
+    assert rc == 0 and p["feasible"] is True and math.isfinite(p["step_s"])
+
+
+def test_step_options_reach_the_scenario(capsys):
+    rc, out, _ = run(capsys, "step", "--hardware", "b200", "--model", "deepseek-v3", "--tp", "8", "--ep", "8",
+                     "--precision", "fp4", "--kv-precision", "fp8", "--query-tokens", "4", "--context", "0",
+                     "--engine", "sglang", "--overlap", "0.5", "--batch", "2", "--format", "json")
+    assert rc == 0
+    s = loads(out)["scenario"]
+    assert (s["hardware"], s["tp"], s["ep"], s["precision"], s["kv_precision"], s["lm_head_precision"]) == \
+        ("b200", 8, 8, "fp4", "fp8", "bf16")
+    assert (s["query_tokens"], s["context"], s["engine"], s["overlap"]) == (4, 0, "sglang", 0.5)
+
+
+# ---- errors -----------------------------------------------------------------------------------------------------
+
+def assert_clean_error(rc, out, err, *needles):
+    assert rc == 2
+    assert "Traceback" not in err and "Traceback" not in out
+    lines = err.strip().splitlines()
+    assert lines and lines[-1].startswith("error: "), err
+    for n in needles:
+        assert n in lines[-1], (n, lines[-1])
+
+
+# library errors (SpecError / ModelConfigError / ScenarioError): exactly one line, starting "error: "
+LIB_ERRORS = [
+    (["step", "--hardware", "h100-sxn"], ["unknown hardware 'h100-sxn'", "did you mean h100-sxm"]),
+    (["step", "--model", "llama-3.1-8"], ["unknown model 'llama-3.1-8'", "did you mean llama-3.1-8b"]),
+    (["step", "--model", "mixtrall-8x7b"], ["unknown model", "did you mean mixtral-8x7b"]),
+    (["step", "--hardware", "nvidia-gb300"], ["'nvidia-gb300' is ambiguous", "b300", "gb300-nvl72"]),
+    (["step", "--hardware", "gb300"], ["ambiguous: it fits b300, gb300-nvl72"]),
+    (["step", "--tp", "3"], ["tp = 3 does not divide the 32 attention heads of llama-3.1-8b"]),
+    (["step", "--precision", "fp4", "--hardware", "h100-sxm"], ["h100-sxm has no fp4 tensor cores", "fp8"]),
+    (["step", "--precision", "int4"], ["precision weights = 'int4'"]),
+    (["step", "--kv-precision", "fp5"], ["precision kv = 'fp5'"]),
+    (["step", "--model", "mixtral-8x7b", "--tp", "2", "--ep", "4"], ["ep = 4 must be 1 or equal tp = 2"]),
+    (["step", "--model", "mixtral-8x7b", "--ep", "2"], ["ep = 2 must be 1 or equal tp = 1"]),
+    (["step", "--tp", "2", "--ep", "2"], ["ep = 2 but llama-3.1-8b has no experts"]),
+    (["step", "--hardware", "mi300x", "--model", "llama-3.1-70b", "--tp", "16"],
+     ["tp = 16 spans more than one 8-GPU scale-up domain of mi300x"]),
+    (["step", "--engine", "vlm"], ["unknown engine 'vlm'", "did you mean vllm"]),
+    (["hardware", "h100-sxn"], ["unknown hardware 'h100-sxn'", "did you mean h100-sxm"]),
+    (["hardware", "gb300"], ["ambiguous"]),
+    (["models", "deepseek-v4"], ["unknown model 'deepseek-v4'", "did you mean deepseek-v3"]),
+]
+
+
+@pytest.mark.parametrize("args, needles", LIB_ERRORS, ids=[" ".join(a) for a, _ in LIB_ERRORS])
+def test_library_errors(capsys, args, needles):
+    rc, out, err = run(capsys, *args)
+    assert_clean_error(rc, out, err, *needles)
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert out == ""
+
+
+# argument-parser errors: a usage line, then "error: ..."
+ARG_ERRORS = [
+    (["step", "--batch", "0"], ["argument --batch: batch 0 must be a positive integer"]),
+    (["step", "--batch", "-3"], ["batch -3 must be a positive integer"]),
+    (["step", "--batch", "1.5"], ["argument --batch: batch '1.5' is not an integer"]),
+    (["step", "--batch", "x"], ["argument --batch: batch 'x' is not an integer"]),
+    (["step", "--batch", "1,,2"], ["batch '' is not an integer"]),
+    (["step", "--tp", "0"], ["argument --tp: tp 0 must be >= 1"]),
+    (["step", "--tp", "two"], ["argument --tp: tp 'two' is not an integer"]),
+    (["step", "--ep", "0"], ["argument --ep: ep 0 must be >= 1"]),
+    (["step", "--context", "-1"], ["argument --context: context -1 must be >= 0"]),
+    (["step", "--query-tokens", "0"], ["argument --query-tokens: query-tokens 0 must be >= 1"]),
+    (["step", "--format", "xml"], ["argument --format: invalid choice: 'xml'"]),
+    (["step", "--overlap", "min"], ["argument --overlap: overlap 'min': expected max, sum or a number in [0, 1]"]),
+    (["step", "--overlap", "1.5"], ["argument --overlap: overlap 1.5 outside [0, 1]"]),
+    ([], ["the following arguments are required: cmd"]),
+    (["frobnicate"], ["invalid choice: 'frobnicate'"]),
+]
+
+
+@pytest.mark.parametrize("args, needles", ARG_ERRORS, ids=[" ".join(a) or "<none>" for a, _ in ARG_ERRORS])
+def test_argument_errors(capsys, args, needles):
+    rc, out, err = run(capsys, *args)
+    assert_clean_error(rc, out, err, *needles)
+    assert out == ""
+
+
+def _h100_lines():
+    return (REPO / "hardware_specs" / "h100-sxm.toml").read_text().splitlines(keepends=True)
+
+
+def test_missing_key_in_hardware_toml(capsys, tmp_path):
+    p = tmp_path / "h100-sxm.toml"
+    p.write_text("".join(ln for ln in _h100_lines() if not ln.startswith("hbm_bandwidth_tb_s")))
+    rc, out, err = run(capsys, "step", "--hardware", str(p))
+    assert_clean_error(rc, out, err, str(p), "[memory] hbm_bandwidth_tb_s is missing")
+    rc, out, err = run(capsys, "hardware", str(p))
+    assert_clean_error(rc, out, err, "hbm_bandwidth_tb_s is missing")
+
+
+def test_figure_without_source_url(capsys, tmp_path):
+    p = tmp_path / "nosrc.toml"
+    lines = [ln if not ln.startswith("tdp_w") else "tdp_w = { value = 700 }\n" for ln in _h100_lines()]
+    p.write_text("".join(lines))
+    rc, out, err = run(capsys, "step", "--hardware", str(p))
+    assert_clean_error(rc, out, err, str(p), "[power] tdp_w: source = None, expected an http(s) URL")
+
+
+def test_figure_value_out_of_range(capsys, tmp_path):
+    p = tmp_path / "fast.toml"
+    p.write_text("".join(ln.replace("value = 3.35", "value = 3350") for ln in _h100_lines()))
+    rc, out, err = run(capsys, "step", "--hardware", str(p))
+    assert_clean_error(rc, out, err, "hbm_bandwidth_tb_s: value = 3350 outside the plausible range")
+
+
+def test_malformed_toml(capsys, tmp_path):
+    p = tmp_path / "broken.toml"
+    p.write_text('schema = 1\nname = "broken"\n[memory\n')
+    rc, out, err = run(capsys, "step", "--hardware", str(p))
+    assert_clean_error(rc, out, err, str(p), "malformed TOML")
+
+
+def test_missing_hardware_file(capsys, tmp_path):
+    rc, out, err = run(capsys, "step", "--hardware", str(tmp_path / "none.toml"))
+    assert_clean_error(rc, out, err, "none.toml: file not found")
+
+
+def test_malformed_json_config(capsys, tmp_path):
+    p = tmp_path / "config.json"
+    p.write_text('{"model_type": "llama", "hidden_size": 4096,,}')
+    rc, out, err = run(capsys, "step", "--model", str(p))
+    assert_clean_error(rc, out, err, str(p), "malformed JSON")
+    rc, out, err = run(capsys, "models", str(p))
+    assert_clean_error(rc, out, err, "malformed JSON")
+
+
+def test_unknown_model_type(capsys, tmp_path):
+    cfg = json.loads((REPO / "models" / "JackFram__llama-68m.json").read_text())
+    cfg["model_type"] = "gpt2"
+    p = tmp_path / "gpt2.json"
+    p.write_text(json.dumps(cfg))
+    rc, out, err = run(capsys, "step", "--model", str(p))
+    assert_clean_error(rc, out, err, str(p), "unsupported model_type 'gpt2'", "supported: deepseek_v3")
+
+
+def test_config_missing_key(capsys, tmp_path):
+    cfg = json.loads((REPO / "models" / "JackFram__llama-68m.json").read_text())
+    del cfg["intermediate_size"]
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(cfg))
+    rc, out, err = run(capsys, "step", "--model", str(p))
+    assert_clean_error(rc, out, err, str(p), "missing key 'intermediate_size'")
+
+
+def test_user_config_by_path_runs(capsys, tmp_path):
+    p = tmp_path / "mine.json"
+    shutil.copy(REPO / "models" / "Qwen__Qwen3-8B.json", p)
+    rc, out, _ = run(capsys, "step", "--model", str(p), "--batch", "1,2", "--format", "json")
+    assert rc == 0 and loads(out)["scenario"]["model"] == "mine"
+
+
+# ---- through the real entry point (fresh interpreter) ------------------------------------------------------------
+
+def test_module_entry_point_happy():
+    r = py("step", "--batch", "1,8", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    d = loads(r.stdout)
+    assert [p["batch"] for p in d["points"]] == [1, 8] and all(p["feasible"] for p in d["points"])
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["step", "--batch", "0"], "error: argument --batch: batch 0 must be a positive integer"),
+    (["step", "--batch", "1.5"], "error: argument --batch: batch '1.5' is not an integer"),
+    (["step", "--tp", "3"], "error: tp = 3 does not divide the 32 attention heads of llama-3.1-8b"),
+    (["step", "--hardware", "h100-sxn"], "error: unknown hardware 'h100-sxn'; did you mean h100-sxm"),
+])
+def test_module_entry_point_errors(args, needle):
+    r = py(*args)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1].startswith(needle)
+
+
+def test_single_batch_prints_no_warning():
+    """`specroof step --batch 1` is the simplest call; its stderr must be empty (numba is handed a broadcast view
+    of the scalar q / L in roofline._points, and numpy prints a FutureWarning on the first such call)."""
+    r = py("step", "--batch", "1", "--format", "json")
+    assert r.returncode == 0
+    assert r.stderr == "", r.stderr
+    assert loads(r.stdout)["points"][0]["feasible"] is True
+
+
+def test_outputs_are_finite_numbers(capsys):
+    rc, out, _ = run(capsys, "step", "--model", "gpt-oss-120b", "--hardware", "b200", "--precision", "fp4",
+                     "--batch", "1,4,64,512", "--query-tokens", "5", "--context", "32000", "--format", "json")
+    assert rc == 0
+    pts = loads(out)["points"]
+    assert pts[0]["feasible"] and not pts[-1]["feasible"]      # 512 x 32k tokens of KV do not fit one B200
+    for p in pts:
+        vals = [p["memory_bytes"]] + ([p["step_s"], *p["breakdown_s"].values()] if p["feasible"] else [])
+        assert np.all(np.isfinite(vals))

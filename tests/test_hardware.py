@@ -1,0 +1,493 @@
+"""Hardware specs (simulator/hardware.py) and the shared TOML/figure reader (simulator/data.py).
+
+Every bundled spec must load, carry plausible per-GPU figures with a source URL, round-trip through to_dict /
+from_dict, and resolve by name or alias; every malformed spec must fail with a SpecError naming file, field and value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator import units as u
+from simulator.data import check_keys, data_dir, figure, read_toml, suggest
+from simulator.errors import ScenarioError, SpecError
+from simulator.hardware import (DEFAULT_ALLREDUCE_LATENCY_S, DEFAULT_HBM_FRACTION, DEFAULT_LINK_FRACTION, Hardware,
+                                list_hardware, load_hardware, resolve_hardware_name)
+
+REPO = Path(__file__).resolve().parents[1]
+SPEC_DIR = REPO / "hardware_specs"
+NAMES = list_hardware()
+TF, GB, TB, GiB = 1e12, 1e9, 1e12, 2.0**30
+
+
+# ---- a tiny TOML writer, so tests can mutate a parsed spec and write it back ------------------------------------
+
+def _fmt(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and math.isnan(v):
+            return "nan"
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_fmt(x)}" for k, x in v.items()) + " }"
+    raise TypeError(type(v))
+
+
+def dump_toml(doc: dict) -> str:
+    top = [f"{k} = {_fmt(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    out = top[:]
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            out.append(f"\n[{k}]")
+            out += [f"{kk} = {_fmt(vv)}" for kk, vv in v.items()]
+    return "\n".join(out) + "\n"
+
+
+def h100_doc() -> dict:
+    with open(SPEC_DIR / "h100-sxm.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def write_spec(tmp_path: Path, doc: dict, name: str = "spec.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(dump_toml(doc))
+    return p
+
+
+def test_writer_round_trips_the_bundled_spec(tmp_path):
+    p = write_spec(tmp_path, h100_doc())
+    assert load_hardware(p) == load_hardware("h100-sxm")
+
+
+# ---- every bundled file --------------------------------------------------------------------------------------------
+
+def test_list_hardware_is_the_folder():
+    assert NAMES == sorted(p.stem for p in SPEC_DIR.glob("*.toml"))
+    assert len(NAMES) >= 10
+    for must in ("h100-sxm", "h200-sxm", "b200", "b300", "gb200-nvl72", "gb300-nvl72", "mi300x", "a100-sxm-80gb"):
+        assert must in NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bundled_spec_loads_with_plausible_figures(name):
+    h = load_hardware(name)
+    assert h.name == name
+    assert h.display_name and h.vendor in ("nvidia", "amd")
+    peaks = {k: getattr(h, f"peak_{k}_flops_per_s") for k in u.PEAK_KEYS}
+    assert peaks["bf16"] is not None, "every device has bf16 tensor cores"
+    for k, v in peaks.items():
+        if v is not None:
+            assert 1 * TF <= v <= 50_000 * TF, (name, k, v)
+    # narrower formats never run slower than wider ones on the same tensor cores
+    chain = [peaks[k] for k in ("bf16", "fp8", "fp6", "fp4") if peaks[k] is not None]
+    assert chain == sorted(chain), (name, chain)
+    assert 0.1 * TB <= h.hbm_bandwidth_bytes_per_s <= 20 * TB
+    assert 16 * GiB <= h.hbm_capacity_bytes <= 400 * GiB
+    assert 10 * GB <= h.scaleup_bytes_per_s <= 2000 * GB
+    if h.scaleout_bytes_per_s is not None:
+        assert 10 * GB <= h.scaleout_bytes_per_s <= 2000 * GB
+        assert h.scaleout_bytes_per_s <= h.scaleup_bytes_per_s
+    assert h.scaleup_domain in (8, 72)
+    assert 100 <= h.tdp_w <= 2000
+    if h.l2_bytes is not None:
+        assert 1e6 <= h.l2_bytes <= 1e9
+    for frac in (h.hbm_fraction, h.gemm_bf16_fraction, h.gemm_fp8_fraction, h.gemm_fp4_fraction, h.link_fraction):
+        assert 0.2 <= frac <= 1.0
+    assert 0.5e-6 <= h.allreduce_latency_s <= 500e-6
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bundled_spec_cites_sources(name):
+    h = load_hardware(name)
+    assert len(h.sources) >= 1
+    assert all(s.startswith("http") for s in h.sources), h.sources
+    assert len(set(h.sources)) == len(h.sources)
+    # every figure in the file carries an http(s) source (the loader enforces it; check the files directly too)
+    doc = read_toml(SPEC_DIR / f"{name}.toml")
+    for sec, table in doc.items():
+        if isinstance(table, dict):
+            for key, fig in table.items():
+                assert isinstance(fig, dict) and str(fig.get("source", "")).startswith("http"), (name, sec, key)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_round_trip_to_dict_from_dict(name):
+    h = load_hardware(name)
+    d = h.to_dict()
+    assert Hardware.from_dict(d) == h
+    # and through JSON (what `specroof hardware NAME --format json` prints)
+    assert Hardware.from_dict(json.loads(json.dumps(d))) == h
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_assumptions_record_fallback_defaults(name):
+    h = load_hardware(name)
+    doc = read_toml(SPEC_DIR / f"{name}.toml")
+    ach = doc.get("achievable", {})
+    if "hbm_fraction" not in ach:
+        assert h.hbm_fraction == DEFAULT_HBM_FRACTION
+        assert any(a.startswith("hbm_fraction not measured") for a in h.assumptions)
+    else:
+        assert h.hbm_fraction == ach["hbm_fraction"]["value"]
+    if "allreduce_latency_us" not in ach:
+        assert h.allreduce_latency_s == DEFAULT_ALLREDUCE_LATENCY_S
+    else:
+        assert h.allreduce_latency_s == pytest.approx(ach["allreduce_latency_us"]["value"] * 1e-6, rel=1e-12)
+
+
+def test_h100_figures_in_si():
+    h = load_hardware("h100-sxm")
+    assert h.peak_bf16_flops_per_s == pytest.approx(989.4e12)
+    assert h.peak_fp8_flops_per_s == pytest.approx(1978.9e12)
+    assert h.peak_fp4_flops_per_s is None and h.peak_fp6_flops_per_s is None
+    assert h.hbm_bandwidth_bytes_per_s == pytest.approx(3.35e12)
+    assert h.hbm_capacity_bytes == 80 * GiB
+    assert h.scaleup_bytes_per_s == pytest.approx(450e9)
+    assert h.scaleout_bytes_per_s == pytest.approx(50e9)
+    assert h.l2_bytes == pytest.approx(50e6)
+    assert h.allreduce_latency_s == pytest.approx(25e-6)
+    assert h.hbm_fraction == 0.87 and h.link_fraction == 0.836
+
+
+def test_gemm_fp4_fraction_falls_back_to_fp8_without_fp4():
+    h = load_hardware("h100-sxm")
+    assert h.gemm_fp4_fraction == h.gemm_fp8_fraction
+
+
+def test_missing_achievable_section_uses_documented_defaults(tmp_path):
+    doc = h100_doc()
+    del doc["achievable"]
+    h = load_hardware(write_spec(tmp_path, doc))
+    assert h.hbm_fraction == DEFAULT_HBM_FRACTION and h.link_fraction == DEFAULT_LINK_FRACTION
+    assert h.allreduce_latency_s == DEFAULT_ALLREDUCE_LATENCY_S
+    # h100 has no fp4, so no gemm_fp4_fraction assumption: five fallbacks
+    assert sorted(a.split()[0] for a in h.assumptions) == [
+        "allreduce_latency_us", "gemm_bf16_fraction", "gemm_fp8_fraction", "hbm_fraction", "link_fraction"]
+    assert all("not measured for h100-sxm: default" in a for a in h.assumptions)
+
+
+# ---- precision lookups -------------------------------------------------------------------------------------------
+
+def test_peak_flops_by_precision():
+    h = load_hardware("h100-sxm")
+    assert h.peak_flops_per_s("bf16") == h.peak_flops_per_s("fp16") == h.peak_bf16_flops_per_s
+    assert h.peak_flops_per_s("fp32") == h.peak_tf32_flops_per_s
+    assert h.peak_flops_per_s("fp8") == h.peak_fp8_flops_per_s
+    b = load_hardware("b200")
+    assert b.peak_flops_per_s("mxfp4") == b.peak_flops_per_s("fp4") == b.peak_fp4_flops_per_s
+    assert b.peak_flops_per_s("fp6") == b.peak_fp6_flops_per_s
+    assert h.supports("bf16") and h.supports("fp8") and not h.supports("fp4") and not h.supports("int3")
+    assert b.supports("fp4") and b.supports("mxfp4")
+
+
+def test_gemm_fraction_mapping():
+    h = load_hardware("b200")
+    assert h.gemm_fraction("bf16") == h.gemm_fraction("fp16") == h.gemm_fraction("fp32") == h.gemm_bf16_fraction
+    assert h.gemm_fraction("fp8") == h.gemm_fp8_fraction
+    assert h.gemm_fraction("fp6") == h.gemm_fraction("fp4") == h.gemm_fraction("mxfp4") == h.gemm_fp4_fraction
+
+
+def test_precision_the_chip_lacks_raises():
+    with pytest.raises(ScenarioError, match=r"h100-sxm has no fp4 tensor cores \(precision 'fp4'\); "
+                                            r"it supports fp64, tf32, bf16, fp8"):
+        load_hardware("h100-sxm").peak_flops_per_s("fp4")
+    with pytest.raises(ScenarioError, match="a100-sxm-80gb has no fp8 tensor cores"):
+        load_hardware("a100-sxm-80gb").peak_flops_per_s("fp8")
+    with pytest.raises(ScenarioError, match="mi355x has no tf32"):
+        load_hardware("mi355x").peak_flops_per_s("fp32")
+
+
+def test_unknown_precision_raises():
+    with pytest.raises(ScenarioError, match=r"unknown precision 'int3'; expected one of \["):
+        load_hardware("h100-sxm").peak_flops_per_s("int3")
+
+
+def test_from_dict_rejects_unknown_keys():
+    d = load_hardware("h100-sxm").to_dict()
+    d["hbm_speed"] = 1.0
+    with pytest.raises(SpecError, match=r"Hardware.from_dict: unknown key\(s\) \['hbm_speed'\]"):
+        Hardware.from_dict(d)
+
+
+# ---- scaled() ----------------------------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(NAMES), s=st.floats(min_value=1e-3, max_value=1e3, allow_nan=False))
+def test_scaled_multiplies_rates_and_divides_latency(name, s):
+    h = load_hardware(name)
+    g = h.scaled(s)
+    d0, d1 = h.to_dict(), g.to_dict()
+    for k, v in d0.items():
+        if k.endswith("_per_s"):
+            assert (v is None and d1[k] is None) or d1[k] == pytest.approx(v * s, rel=1e-14), k
+        elif k == "allreduce_latency_s":
+            assert d1[k] == pytest.approx(v / s, rel=1e-14)
+        else:
+            assert d1[k] == v, k
+    assert h.scaled(1.0) == h
+
+
+# ---- names and aliases -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("alias, device", [
+    ("nvidia-h100", "h100-sxm"), ("h100", "h100-sxm"), ("H100", "h100-sxm"), ("  h100-sxm ", "h100-sxm"),
+    ("nvidia-b300", "b300"), ("nvidia-gb200-nvl72", "gb200-nvl72"), ("gb200", "gb200-nvl72"),
+    ("nvidia-gb300-nvl72", "gb300-nvl72"), ("a100", "a100-sxm-80gb"), ("h200", "h200-sxm"),
+    ("amd-mi300x", "mi300x"), ("b200", "b200"),
+])
+def test_aliases_resolve(alias, device):
+    assert resolve_hardware_name(alias) == SPEC_DIR / f"{device}.toml"
+    assert load_hardware(alias).name == device
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_declared_alias_resolves_to_its_file_or_is_ambiguous(name):
+    aliases = read_toml(SPEC_DIR / f"{name}.toml").get("aliases", [])
+    for a in aliases:
+        if a in ("gb300", "nvidia-gb300"):
+            continue  # deliberately ambiguous, tested below
+        assert resolve_hardware_name(a).stem == name, a
+
+
+@pytest.mark.parametrize("alias", ["nvidia-gb300", "gb300", "GB300"])
+def test_ambiguous_alias_lists_the_candidates(alias):
+    with pytest.raises(SpecError, match=r"is ambiguous: it fits b300, gb300-nvl72; pass one of them") as ei:
+        load_hardware(alias)
+    assert repr(alias) in str(ei.value)
+
+
+def test_unknown_hardware_suggests_close_names():
+    with pytest.raises(SpecError, match=r"unknown hardware 'h100-sxn'; did you mean h100-sxm") as ei:
+        load_hardware("h100-sxn")
+    msg = str(ei.value)
+    assert "bundled: " in msg and "mi300x" in msg and "or pass a path to a .toml file" in msg
+
+
+def test_unknown_hardware_without_close_names():
+    with pytest.raises(SpecError, match=r"unknown hardware 'qqqqqqqq'; bundled: a100-sxm-80gb") as ei:
+        load_hardware("qqqqqqqq")
+    assert "did you mean" not in str(ei.value)
+
+
+def test_missing_spec_path_raises(tmp_path):
+    p = tmp_path / "nope.toml"
+    with pytest.raises(SpecError, match=rf"{p}: file not found"):
+        load_hardware(p)
+
+
+def test_load_by_path_equals_bundled(tmp_path):
+    shutil.copy(SPEC_DIR / "h200-sxm.toml", tmp_path / "mine.toml")
+    assert load_hardware(str(tmp_path / "mine.toml")) == load_hardware("h200-sxm")
+
+
+# ---- malformed spec files -------------------------------------------------------------------------------------
+
+def test_malformed_toml(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('schema = 1\nname = "x"\n[memory\nhbm = 1\n')
+    with pytest.raises(SpecError, match=rf"{p}: malformed TOML: .*line 3"):
+        load_hardware(p)
+
+
+def test_missing_key_in_toml(tmp_path):
+    """The issue's example: a copy of h100-sxm.toml without hbm_bandwidth_tb_s."""
+    p = tmp_path / "h100-sxm.toml"
+    text = (SPEC_DIR / "h100-sxm.toml").read_text()
+    lines = [ln for ln in text.splitlines(keepends=True) if not ln.startswith("hbm_bandwidth_tb_s")]
+    assert len(lines) == len(text.splitlines()) - 1
+    p.write_text("".join(lines))
+    with pytest.raises(SpecError, match=rf"^{p}: \[memory\] hbm_bandwidth_tb_s is missing$"):
+        load_hardware(p)
+
+
+def test_figure_without_source_url(tmp_path):
+    doc = h100_doc()
+    del doc["memory"]["hbm_bandwidth_tb_s"]["source"]
+    p = write_spec(tmp_path, doc)
+    with pytest.raises(SpecError, match=rf"{p}: \[memory\] hbm_bandwidth_tb_s: source = None, "
+                                        r"expected an http\(s\) URL"):
+        load_hardware(p)
+
+
+@pytest.mark.parametrize("src", ["nvidia datasheet", "estimate", "ftp://x.org/a", "https://", "http://a b", ""])
+def test_figure_with_non_url_source(tmp_path, src):
+    doc = h100_doc()
+    doc["peak_dense_tflops"]["bf16"]["source"] = src
+    p = write_spec(tmp_path, doc)
+    with pytest.raises(SpecError, match=r"\[peak_dense_tflops\] bf16: source = .*expected an http\(s\) URL$"):
+        load_hardware(p)
+
+
+def _mutated(tmp_path, mutate):
+    doc = h100_doc()
+    mutate(doc)
+    return write_spec(tmp_path, doc)
+
+
+def _set(path: tuple, value):
+    def f(doc):
+        d = doc
+        for k in path[:-1]:
+            d = d[k]
+        d[path[-1]] = value
+    return f
+
+
+def _del(path: tuple):
+    def f(doc):
+        d = doc
+        for k in path[:-1]:
+            d = d[k]
+        del d[path[-1]]
+    return f
+
+
+BAD_SPECS = [
+    (_set(("schema",), 2), r"schema = 2, expected 1"),
+    (_del(("schema",)), r"schema = None, expected 1"),
+    (_set(("name",), ""), r"name = '', expected a non-empty string"),
+    (_set(("name",), 5), r"name = 5, expected a non-empty string"),
+    (_set(("aliases",), "h100"), r"aliases = 'h100', expected a list of strings"),
+    (_set(("aliases",), ["h100", 3]), r"aliases = \['h100', 3\], expected a list of strings"),
+    (_set(("colour",), "green"), r"unknown key 'colour'; expected one of \["),
+    (_set(("memory", "hbm_speed_tb_s"), {"value": 1.0, "source": "https://x.org"}),
+     r"\[memory\] unknown key\(s\) \['hbm_speed_tb_s'\]; expected some of \["),
+    (_del(("peak_dense_tflops", "bf16")), r"\[peak_dense_tflops\] bf16 is missing \(every supported device has it\)"),
+    (_del(("peak_dense_tflops", "fp8", "vendor_quoted_sparse")),
+     r"\[peak_dense_tflops\] fp8: vendor_quoted_sparse = None, expected true or false"),
+    (_set(("peak_dense_tflops", "fp8", "vendor_quoted_sparse"), "yes"),
+     r"\[peak_dense_tflops\] fp8: vendor_quoted_sparse = 'yes', expected true or false"),
+    (_set(("peak_dense_tflops", "bf16"), 989.4),
+     r"\[peak_dense_tflops\] bf16: vendor_quoted_sparse = 989.4, expected true or false"),
+    (_set(("memory", "hbm_bandwidth_tb_s"), 3.35),
+     r"\[memory\] hbm_bandwidth_tb_s = 3.35: expected an inline table \{ value = \.\.\., source"),
+    (_set(("memory", "hbm_bandwidth_tb_s", "unit"), "TB/s"),
+     r"\[memory\] hbm_bandwidth_tb_s: unknown field\(s\) \['unit'\]; expected \['note', 'source', 'value'\]"),
+    (_del(("memory", "hbm_bandwidth_tb_s", "value")), r"\[memory\] hbm_bandwidth_tb_s: missing 'value'"),
+    (_set(("memory", "hbm_bandwidth_tb_s", "value"), "3.35"),
+     r"\[memory\] hbm_bandwidth_tb_s: value = '3.35', expected a number"),
+    (_set(("memory", "hbm_bandwidth_tb_s", "value"), True),
+     r"\[memory\] hbm_bandwidth_tb_s: value = True, expected a number"),
+    (_set(("memory", "hbm_bandwidth_tb_s", "value"), 335.0),
+     r"\[memory\] hbm_bandwidth_tb_s: value = 335.0 outside the plausible range \[0.1, 50.0\]"),
+    (_set(("memory", "hbm_bandwidth_tb_s", "value"), float("nan")),
+     r"\[memory\] hbm_bandwidth_tb_s: value = nan outside the plausible range"),
+    (_set(("memory", "hbm_capacity_gib", "value"), -80.0), r"hbm_capacity_gib: value = -80.0 outside"),
+    (_set(("peak_dense_tflops", "bf16", "value"), 0.1), r"\[peak_dense_tflops\] bf16: value = 0.1 outside"),
+    (_set(("interconnect", "scaleup_domain_gpus", "value"), 8.5),
+     r"\[interconnect\] scaleup_domain_gpus: value = 8.5, expected an integer"),
+    (_set(("achievable", "hbm_fraction", "value"), 1.5), r"\[achievable\] hbm_fraction: value = 1.5 outside"),
+    (_del(("power", "tdp_w")), r"\[power\] tdp_w is missing"),
+    (_del(("interconnect",)), r"\[interconnect\] scaleup_gb_s_per_direction is missing"),
+    (lambda d: d.update(memory=5), r"\[memory\] must be a table, got int"),
+]
+
+
+@pytest.mark.parametrize("mutate, message", BAD_SPECS)
+def test_malformed_spec_is_rejected_with_file_field_and_value(tmp_path, mutate, message):
+    p = _mutated(tmp_path, mutate)
+    with pytest.raises(SpecError, match=message) as ei:
+        load_hardware(p)
+    assert str(ei.value).startswith(str(p)), "the message names the file"
+
+
+# ---- data.py -----------------------------------------------------------------------------------------------------
+
+def test_data_dir_finds_the_bundled_folders():
+    for folder in ("hardware_specs", "models", "engine_profiles"):
+        assert data_dir(folder).is_dir()
+
+
+def test_data_dir_unknown_folder():
+    with pytest.raises(SpecError, match=r"bundled data folder 'no_such_folder' not found; looked in: "):
+        data_dir("no_such_folder")
+
+
+def test_data_dir_env_override(tmp_path, monkeypatch):
+    (tmp_path / "hardware_specs").mkdir()
+    shutil.copy(SPEC_DIR / "b200.toml", tmp_path / "hardware_specs" / "b200.toml")
+    monkeypatch.setenv("SPECROOF_DATA_DIR", str(tmp_path))
+    assert data_dir("hardware_specs") == tmp_path / "hardware_specs"
+    assert list_hardware() == ["b200"]
+    with pytest.raises(SpecError, match="unknown hardware 'h100'"):
+        load_hardware("h100")
+    # a folder the override lacks falls back to the bundled one
+    assert data_dir("models") == REPO / "models"
+
+
+def test_read_toml_errors(tmp_path):
+    with pytest.raises(SpecError, match="file not found"):
+        read_toml(tmp_path / "x.toml")
+    (tmp_path / "y.toml").write_text("a = = 1\n")
+    with pytest.raises(SpecError, match=r"y.toml: malformed TOML: "):
+        read_toml(tmp_path / "y.toml")
+
+
+P = Path("f.toml")
+
+
+def test_figure_reader_directly():
+    doc = {"s": {"a": {"value": 2, "source": "https://x.org/p"}, "b": {"value": True, "source": "estimate"},
+                 "c": {"value": 1.5, "source": "https://x.org", "vendor_quoted_sparse": False}},
+           "top": {"value": 3.0, "source": "http://x.org"}}
+    assert figure(doc, "s", "a", P) == 2.0 and isinstance(figure(doc, "s", "a", P), float)
+    assert figure(doc, "s", "a", P, kind=int) == 2 and isinstance(figure(doc, "s", "a", P, kind=int), int)
+    assert figure(doc, "s", "missing", P, required=False) is None
+    assert figure(doc, "nosection", "a", P, required=False) is None
+    assert figure(doc, "", "top", P) == 3.0
+    assert figure(doc, "s", "b", P, kind=bool, allow_estimate=True) is True
+    assert figure(doc, "s", "c", P, extra_keys=frozenset({"vendor_quoted_sparse"})) == 1.5
+    assert figure(doc, "s", "a", P, lo=2, hi=2) == 2.0
+    with pytest.raises(SpecError, match=r"^f.toml: \[s\] b: source = 'estimate', expected an http\(s\) URL$"):
+        figure(doc, "s", "b", P, kind=bool)
+    with pytest.raises(SpecError, match=r"\[s\] a: value = 2, expected true or false"):
+        figure(doc, "s", "a", P, kind=bool)
+    with pytest.raises(SpecError, match=r"\[s\] c: unknown field\(s\) \['vendor_quoted_sparse'\]"):
+        figure(doc, "s", "c", P)
+    with pytest.raises(SpecError, match=r"^f.toml: \[s\] zz is missing$"):
+        figure(doc, "s", "zz", P)
+    with pytest.raises(SpecError, match=r"^f.toml: zz is missing$"):
+        figure(doc, "", "zz", P)
+    with pytest.raises(SpecError, match=r"value = 2 outside the plausible range \[3, None\]"):
+        figure(doc, "s", "a", P, lo=3)
+    with pytest.raises(SpecError, match=r"value = 2 outside the plausible range \[None, 1\]"):
+        figure(doc, "s", "a", P, hi=1)
+    with pytest.raises(SpecError, match=r"source = None, expected an http\(s\) URL, \"estimate\""):
+        figure({"s": {"a": {"value": 1}}}, "s", "a", P, allow_estimate=True)
+    with pytest.raises(SpecError, match=r"source = 'guess', expected an http\(s\) URL, \"estimate\""):
+        figure({"s": {"a": {"value": 1, "source": "guess"}}}, "s", "a", P, allow_estimate=True)
+    with pytest.raises(SpecError, match=r"value = 1.5, expected an integer"):
+        figure(doc, "s", "c", P, kind=int, extra_keys=frozenset({"vendor_quoted_sparse"}))
+    with pytest.raises(SpecError, match=r"value = \[1\], expected a number"):
+        figure({"s": {"a": {"value": [1], "source": "https://x.org"}}}, "s", "a", P)
+
+
+def test_check_keys():
+    allowed = {"name": None, "memory": {"a", "b"}}
+    check_keys({"name": "x", "memory": {"a": 1}}, allowed, P)
+    check_keys({"memory": 3}, allowed, P)  # non-table values are checked by `figure`, not here
+    with pytest.raises(SpecError, match=r"^f.toml: unknown key 'other'; expected one of \['memory', 'name'\]$"):
+        check_keys({"other": 1}, allowed, P)
+    with pytest.raises(SpecError,
+                       match=r"^f.toml: \[memory\] unknown key\(s\) \['c'\]; expected some of \['a', 'b'\]$"):
+        check_keys({"memory": {"a": 1, "c": 2}}, allowed, P)
+
+
+def test_suggest():
+    assert suggest("h100-sxn", ["h100-sxm", "b200"]) == "; did you mean h100-sxm?"
+    assert suggest("zzzzzz", ["h100-sxm", "b200"]) == ""
+    assert suggest("b20", ["b200", "b300", "a", "c", "d"]).startswith("; did you mean b200")
+    assert suggest("x", []) == ""

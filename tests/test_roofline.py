@@ -1,0 +1,475 @@
+"""Roofline pricing (simulator/roofline.py) and the step API on top of it (simulator/step.py).
+
+Properties: the numba kernel equals the numpy reference; step time is non-decreasing in B, q and L; it is at least
+HBM bytes / bandwidth and FLOPs / peak; scaling every rate by s scales time by 1/s; tp = 1 has no collectives;
+MoE verify passes cost relatively more than dense ones because more experts are touched.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simulator.engine import IDEAL, list_engines, load_engine
+from simulator.errors import ModelConfigError, ScenarioError, SpecError
+from simulator.hardware import list_hardware, load_hardware
+from simulator.model import list_models, load_model
+from simulator.roofline import BOUNDS, rates, step_times, step_times_reference
+from simulator.step import check_batches, check_count, make_precision, simulate_step
+from simulator.workload import FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals, weight_bytes_per_rank
+
+REPO = Path(__file__).resolve().parents[1]
+HW = list_hardware()
+IDS = list_models()
+FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@functools.lru_cache(maxsize=None)
+def hw(name):
+    return load_hardware(name)
+
+
+@functools.lru_cache(maxsize=None)
+def model(mid):
+    return load_model(mid)
+
+
+@functools.lru_cache(maxsize=None)
+def ops_for(mid, tp=1, ep=1, weights="bf16", logits="all"):
+    return forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep), logits)
+
+
+def tp_choices(mid):
+    m = model(mid)
+    return [t for t in (1, 2, 4, 8) if not m.n_layers or m.n_heads % t == 0]
+
+
+@st.composite
+def scenarios(draw, models=tuple(IDS), hardware=tuple(HW)):
+    """(hardware, model id, tp, ep, weight precision) that the simulator accepts."""
+    mid = draw(st.sampled_from(models))
+    m = model(mid)
+    tp = draw(st.sampled_from(tp_choices(mid)))
+    ep = 1
+    if m.is_moe and tp > 1 and m.n_experts % tp == 0:
+        ep = draw(st.sampled_from([1, tp]))
+    h = draw(st.sampled_from(hardware))
+    weights = draw(st.sampled_from([p for p in ("bf16", "fp8", "fp4") if hw(h).supports(p)]))
+    return h, mid, tp, ep, weights
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _warm_kernel():
+    """Load the numba kernel once with plain (non-broadcast) arrays. The first call in a process is typed by numba's
+    Python-level typeof, which reads `flags.writeable`; on a broadcast view that emits numpy's FutureWarning (an
+    error under this suite's filterwarnings). That bug is pinned, in a fresh process, by
+    test_first_call_with_a_single_point_emits_no_warning; warming here keeps the other tests order-independent."""
+    ops = ops_for("llama-3.1-8b")
+    n = np.ones(2)
+    step_times(ops, rates(hw("h100-sxm"), ops), n, n, n, np.zeros(2))
+
+
+overlaps = st.one_of(st.sampled_from(["max", "sum"]), st.floats(0.0, 1.0))
+sizes = st.lists(st.integers(1, 4096), min_size=1, max_size=6)
+qs = st.lists(st.integers(1, 128), min_size=1, max_size=4)
+ctxs = st.lists(st.integers(0, 200_000), min_size=1, max_size=4)
+
+
+# ---- numba kernel == numpy reference ------------------------------------------------------------------------------
+
+@FAST
+@given(sc=scenarios(), B=sizes, q=qs, L=ctxs, overlap=overlaps,
+       launch=st.one_of(st.just(0.0), st.floats(0.0, 1e-4)), per_point_launch=st.booleans(),
+       hbm_frac=st.one_of(st.none(), st.floats(0.3, 1.0)), gemm_frac=st.one_of(st.none(), st.floats(0.2, 1.0)),
+       logits=st.sampled_from(["all", "last"]))
+def test_numba_kernel_equals_reference(sc, B, q, L, overlap, launch, per_point_launch, hbm_frac, gemm_frac, logits):
+    h, mid, tp, ep, weights = sc
+    ops = ops_for(mid, tp, ep, weights, logits)
+    r = rates(hw(h), ops, hbm_frac, gemm_frac)
+    Bg = np.array(B, dtype=float)[:, None, None]
+    qg = np.array(q, dtype=float)[None, :, None]
+    Lg = np.array(L, dtype=float)[None, None, :]
+    lg = launch * (np.arange(len(B)) % 2)[:, None, None] if per_point_launch else launch
+    got = step_times(ops, r, Bg, qg, Lg, lg, overlap)
+    ref = step_times_reference(ops, r, Bg, qg, Lg, lg, overlap)
+    shape = (len(B), len(q), len(L))
+    assert got.total_s.shape == ref.total_s.shape == shape
+    assert got.by_family_s.shape == shape + (len(FAMILIES),) and got.by_bound_s.shape == shape + (3,)
+    assert np.all(np.isfinite(got.total_s)) and np.all(got.total_s > 0)
+    np.testing.assert_allclose(got.total_s, ref.total_s, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got.by_family_s, ref.by_family_s, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got.by_bound_s, ref.by_bound_s, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got.by_family_s.sum(-1), got.total_s, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mid, B, q", [("mixtral-8x7b", 0.0, 1.0), ("llama-3.1-8b", 0.0, 1.0),
+                                       ("mixtral-8x7b", 2.0, 0.0)])
+def test_kernel_equals_reference_at_zero_tokens(mid, B, q):
+    ops = ops_for(mid)
+    r = rates(hw("h100-sxm"), ops)
+    got = step_times(ops, r, [B, 1.0], [q, 1.0], [10.0, 10.0])
+    ref = step_times_reference(ops, r, [B, 1.0], [q, 1.0], [10.0, 10.0])
+    assert np.all(np.isfinite(got.total_s))
+    np.testing.assert_allclose(got.total_s, ref.total_s, rtol=1e-12)
+
+
+def test_kernel_is_finite_at_zero_tokens_when_every_expert_is_routed():
+    """An MoE whose top_k equals its expert count (valid: model._moe_common allows top_k <= n_experts) priced at a
+    zero-token point (B = 0 or q = 0, accepted by step_times): the kernel's log(1 - k/E) = -inf times T = 0 is NaN."""
+    m = replace(model("mixtral-8x7b"), name="dense-moe", top_k=8)
+    ops = forward_pass(m)
+    r = rates(hw("h100-sxm"), ops)
+    for B, q in ((0.0, 1.0), (1.0, 0.0)):
+        got = step_times(ops, r, [B, 1.0], [q, 1.0], [10.0, 10.0])
+        ref = step_times_reference(ops, r, [B, 1.0], [q, 1.0], [10.0, 10.0])
+        assert np.all(np.isfinite(got.total_s)), got.total_s
+        np.testing.assert_allclose(got.total_s, ref.total_s, rtol=1e-12)
+    # at T >= 1 both agree: every expert is read
+    got = step_times(ops, r, [1.0, 3.0], [1.0, 2.0], [10.0, 10.0])
+    ref = step_times_reference(ops, r, [1.0, 3.0], [1.0, 2.0], [10.0, 10.0])
+    np.testing.assert_allclose(got.total_s, ref.total_s, rtol=1e-12)
+
+
+FIRST_CALL = {
+    "step_times, one point as length-1 arrays": """
+import numpy as np
+from simulator.hardware import load_hardware
+from simulator.model import load_model
+from simulator.roofline import rates, step_times
+from simulator.workload import forward_pass
+ops = forward_pass(load_model("llama-3.1-8b"))
+t = step_times(ops, rates(load_hardware("h100-sxm"), ops), [4.0], [1.0], [100.0]).total_s
+assert np.all(np.isfinite(t))
+""",
+    "simulate_step, one batch size": """
+from simulator.step import simulate_step
+assert simulate_step("h100-sxm", "llama-3.1-8b", [1]).step_s[0] > 0
+""",
+    "simulate_step, four batch sizes": """
+from simulator.step import simulate_step
+assert simulate_step("h100-sxm", "llama-3.1-8b", [1, 8, 32, 128]).step_s[0] > 0
+""",
+}
+
+
+@pytest.mark.parametrize("code", list(FIRST_CALL.values()), ids=list(FIRST_CALL))
+def test_first_call_with_a_single_point_emits_no_warning(code):
+    """Pricing a single point as the first kernel call of a process must not print numpy's "future versions will
+    not create a writeable array from broadcast_array" FutureWarning: roofline._points hands numba a broadcast view
+    (of the scalar q / L / launch) whenever ravel() does not copy, i.e. for one-point grids."""
+    r = subprocess.run([sys.executable, "-W", "error", "-c", code], cwd=REPO, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stderr == "", r.stderr[-1500:]
+
+
+def test_step_times_broadcasts_and_bound():
+    ops = ops_for("llama-3.1-8b")
+    r = rates(hw("h100-sxm"), ops)
+    st_ = step_times(ops, r, np.array([1, 1024])[:, None], 1, np.array([0, 1000, 100_000]))
+    assert st_.total_s.shape == (2, 3) and st_.bound.shape == (2, 3)
+    assert BOUNDS[st_.bound[0, 0]] == "memory"          # decode at batch 1 reads weights
+    big = step_times(ops, r, 1, 8192, 0)                 # an 8k-token prefill is compute bound
+    assert BOUNDS[int(big.bound)] == "compute"
+    s = step_times(ops, r, 4.0, 1.0, 100.0)
+    assert s.total_s.shape == ()
+
+
+# ---- monotonicity ---------------------------------------------------------------------------------------------
+
+@FAST
+@given(sc=scenarios(), B=sizes, q=qs, L=ctxs, overlap=overlaps, launch=st.floats(0.0, 1e-4))
+def test_step_time_non_decreasing_in_B_q_L_on_a_grid(sc, B, q, L, overlap, launch):
+    h, mid, tp, ep, weights = sc
+    ops = ops_for(mid, tp, ep, weights)
+    r = rates(hw(h), ops)
+    Bs, qs_, Ls = (np.array(sorted(set(x)), dtype=float) for x in (B, q, L))
+    t = step_times(ops, r, Bs[:, None, None], qs_[None, :, None], Ls[None, None, :], launch, overlap).total_s
+    for axis in range(3):
+        assert np.all(np.diff(t, axis=axis) >= 0), axis
+
+
+@FAST
+@given(sc=scenarios(hardware=("h100-sxm", "b200", "mi300x", "gb200-nvl72")), B=sizes,
+       q=st.integers(1, 16), dq=st.integers(0, 16), L=st.integers(0, 100_000), dL=st.integers(0, 100_000),
+       engine=st.sampled_from([None, *list_engines()]))
+def test_simulate_step_non_decreasing_with_engines(sc, B, q, dq, L, dL, engine):
+    h, mid, tp, ep, weights = sc
+    Bs = sorted(set(B))
+    kw = dict(tp=tp, ep=ep, precision=weights, engine=engine)
+    base = simulate_step(h, mid, Bs, q, L, **kw).step_s
+    assert np.all(np.diff(base) >= 0)
+    assert np.all(simulate_step(h, mid, Bs, q + dq, L, **kw).step_s >= base)
+    assert np.all(simulate_step(h, mid, Bs, q, L + dL, **kw).step_s >= base)
+
+
+# ---- lower bounds -------------------------------------------------------------------------------------------------
+
+@FAST
+@given(sc=scenarios(), B=st.integers(1, 2048), q=st.integers(1, 64), L=st.integers(0, 100_000),
+       overlap=overlaps)
+def test_step_time_at_least_bytes_over_bandwidth_and_flops_over_peak(sc, B, q, L, overlap):
+    h, mid, tp, ep, weights = sc
+    res = simulate_step(h, mid, [B], q, L, tp=tp, ep=ep, precision=weights, engine=None, overlap=overlap)
+    step = float(res.step_s[0])
+    ops = ops_for(mid, tp, ep, weights)
+    r = rates(hw(h), ops)
+    tot = op_totals(ops, B, q, L)
+    mem_bound = tot["bytes"].sum() / r.bw
+    compute_bound = (tot["flops"] / r.peak).sum()
+    assert step >= mem_bound * (1 - 1e-12)
+    assert step >= compute_bound * (1 - 1e-12)
+    if overlap == "sum":
+        assert step >= (mem_bound + compute_bound) * (1 - 1e-12)
+    # and the weight bytes alone: a dense target reads every weight it holds but the embedding table (gathered)
+    # and the norm vectors / biases (< 0.1 % of the weights, see test_workload)
+    m = model(mid)
+    if not m.is_moe and m.kind == "target":
+        c = m.param_counts()
+        unread_emb = 0.0 if m.tied_embeddings else c["embedding"] * 2.0 / tp
+        w = weight_bytes_per_rank(m, Precision(weights=weights), Parallelism(tp, ep))
+        assert step >= (w - unread_emb) * (1 - 1e-3) / r.bw
+
+
+def test_flops_and_bytes_bounds_on_h100_llama_8b_decode():
+    """A concrete anchor: Llama-3.1-8B decode at batch 1 on H100 is ~(16.06 GB - 1.05 GB embedding) / (3.35 TB/s
+    x 0.87) plus a little KV traffic."""
+    res = simulate_step("h100-sxm", "llama-3.1-8b", [1], 1, 0)
+    weights_read = (2 * 8_030_261_248 - 2 * 128256 * 4096 - 2 * (65 * 4096))
+    assert res.step_s[0] == pytest.approx(weights_read / (3.35e12 * 0.87), rel=1e-3)
+    assert res.bound[0] == "memory"
+
+
+# ---- scaling -------------------------------------------------------------------------------------------------
+
+@FAST
+@given(sc=scenarios(), s=st.floats(0.01, 100.0), B=sizes, q=st.integers(1, 32), L=st.integers(0, 50_000),
+       overlap=overlaps)
+def test_scaling_every_rate_scales_time_inversely(sc, s, B, q, L, overlap):
+    h, mid, tp, ep, weights = sc
+    a = simulate_step(hw(h), mid, B, q, L, tp=tp, ep=ep, precision=weights, engine=None, overlap=overlap)
+    b = simulate_step(hw(h).scaled(s), mid, B, q, L, tp=tp, ep=ep, precision=weights, engine=None, overlap=overlap)
+    np.testing.assert_allclose(b.step_s * s, a.step_s, rtol=1e-12)
+    for fam in FAMILIES:
+        np.testing.assert_allclose(b.breakdown_s[fam] * s, a.breakdown_s[fam], rtol=1e-12, atol=0)
+    assert a.bound == b.bound
+    np.testing.assert_array_equal(a.memory_bytes, b.memory_bytes)
+
+
+def test_scaling_with_overheads_is_not_inverse():
+    """With an engine's fixed host and launch costs the 1/s law does not hold (they do not scale with the chip)."""
+    a = simulate_step("h100-sxm", "llama-3.2-1b", [1], engine="hf")
+    b = simulate_step(hw("h100-sxm").scaled(10.0), "llama-3.2-1b", [1], engine="hf")
+    assert b.step_s[0] * 10 > a.step_s[0] * 1.5
+
+
+# ---- tp, collectives ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mid", IDS)
+def test_tp1_has_no_collective_time(mid):
+    res = simulate_step("h100-sxm", mid, [1, 64], 4, 2048, engine="vllm")
+    assert np.all(res.breakdown_s["collective"] == 0.0)
+    assert "communication" not in res.bound
+
+
+def test_tp_adds_collective_time():
+    res = simulate_step("h100-sxm", "llama-3.1-70b", [1, 64], 1, 1024, tp=8)
+    assert np.all(res.breakdown_s["collective"] > 0)
+    # 2 all-reduces per layer + the embedding's, each at least the published 25 us latency
+    assert res.breakdown_s["collective"][0] >= (2 * 80 + 1) * 25e-6
+
+
+def test_tp_beyond_the_scaleup_domain_uses_scaleout():
+    ops = ops_for("llama-3.1-70b", 16)
+    h = hw("h100-sxm")
+    assert rates(h, ops).link_bw == pytest.approx(h.scaleout_bytes_per_s * h.link_fraction)
+    assert rates(h, ops_for("llama-3.1-70b", 8)).link_bw == pytest.approx(h.scaleup_bytes_per_s * h.link_fraction)
+    assert rates(hw("gb200-nvl72"), ops).link_bw == pytest.approx(900e9 * hw("gb200-nvl72").link_fraction)
+    with pytest.raises(ScenarioError, match=r"^tp = 16 spans more than one 8-GPU scale-up domain of mi300x, "
+                                            r"whose scale-out bandwidth is not published$"):
+        rates(hw("mi300x"), ops)
+
+
+def test_rates():
+    ops = ops_for("mixtral-8x7b", weights="fp8")
+    h = hw("h100-sxm")
+    r = rates(h, ops)
+    for i, dt in enumerate(ops.dtype):
+        assert r.peak[i] == pytest.approx(h.peak_flops_per_s(dt) * h.gemm_fraction(dt))
+    assert r.bw == pytest.approx(3.35e12 * 0.87)
+    assert np.all(r.lat == 0.0)
+    r2 = rates(h, ops, hbm_fraction=0.5, gemm_fraction=0.6)
+    assert r2.bw == pytest.approx(3.35e12 * 0.5)
+    assert r2.peak[ops.dtype.index("fp8")] == pytest.approx(1978.9e12 * 0.6)
+    with pytest.raises(ScenarioError, match=r"has no fp8 tensor cores"):
+        rates(hw("a100-sxm-80gb"), ops)
+
+
+# ---- overlap -------------------------------------------------------------------------------------------------
+
+@FAST
+@given(sc=scenarios(), B=sizes, q=st.integers(1, 32), L=st.integers(0, 50_000), eta=st.floats(0.0, 1.0),
+       eta2=st.floats(0.0, 1.0))
+def test_overlap_efficiency_between_max_and_sum(sc, B, q, L, eta, eta2):
+    """t(eta) = max(tc, tm) + (1 - eta) min(tc, tm): "max" is eta = 1, "sum" eta = 0; max <= t <= sum <= 2 max,
+    and t is non-increasing in eta."""
+    h, mid, tp, ep, weights = sc
+    kw = dict(tp=tp, ep=ep, precision=weights, engine=None)
+    mx = simulate_step(h, mid, B, q, L, overlap="max", **kw).step_s
+    sm = simulate_step(h, mid, B, q, L, overlap="sum", **kw).step_s
+    te = simulate_step(h, mid, B, q, L, overlap=eta, **kw).step_s
+    assert np.all(sm >= mx * (1 - 1e-12)) and np.all(sm <= 2 * mx * (1 + 1e-12))
+    assert np.all(te >= mx * (1 - 1e-12)) and np.all(te <= sm * (1 + 1e-12))
+    np.testing.assert_allclose(simulate_step(h, mid, B, q, L, overlap=1.0, **kw).step_s, mx, rtol=1e-12)
+    np.testing.assert_allclose(simulate_step(h, mid, B, q, L, overlap=0.0, **kw).step_s, sm, rtol=1e-12)
+    lo, hi = sorted((eta, eta2))
+    t_lo = simulate_step(h, mid, B, q, L, overlap=lo, **kw).step_s
+    t_hi = simulate_step(h, mid, B, q, L, overlap=hi, **kw).step_s
+    assert np.all(t_hi <= t_lo * (1 + 1e-12))
+
+
+def test_engine_overlap_efficiency_is_the_default_overlap():
+    from simulator.engine import EngineProfile
+    eng = EngineProfile(name="calibrated", overlap_efficiency=0.25)
+    by_engine = simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine=eng).step_s
+    explicit = simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine=eng, overlap=0.25).step_s
+    np.testing.assert_array_equal(by_engine, explicit)
+    assert np.all(simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine=eng, overlap="max").step_s
+                  <= by_engine)
+    plain = simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine=None).step_s
+    np.testing.assert_array_equal(plain, simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048,
+                                                       engine=None, overlap="max").step_s)
+
+
+# ---- MoE verify cost -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("hardware", ["h100-sxm", "h200-sxm", "b200", "mi300x"])
+def test_moe_verify_costs_more_than_dense_verify(hardware):
+    """Verifying 3 drafts (q = 4) on qwen3-30b-a3b touches ~4x the experts of a decode step, while a dense model of
+    similar active size (llama-3.2-3b, 3.2B) reads the same weights either way."""
+    B = [1, 2, 3, 4]
+    moe = simulate_step(hardware, "qwen3-30b-a3b", B, 4).step_s / simulate_step(hardware, "qwen3-30b-a3b", B, 1).step_s
+    dense = simulate_step(hardware, "llama-3.2-3b", B, 4).step_s / simulate_step(hardware, "llama-3.2-3b", B, 1).step_s
+    assert np.all(moe > dense), (moe, dense)
+    assert np.all(moe > 1.5) and np.all(dense < 1.1)
+
+
+# ---- the step API: results and argument checks ------------------------------------------------------------------
+
+def test_step_result_to_dict_feasible_and_infeasible():
+    ok = simulate_step("h100-sxm", "llama-3.1-8b", [1, 8]).to_dict()
+    assert [p["batch"] for p in ok["points"]] == [1, 8]
+    for p in ok["points"]:
+        assert p["feasible"] and p["message"] == "" and p["step_s"] > 0
+        assert set(p["breakdown_s"]) == set(FAMILIES)
+        assert sum(p["breakdown_s"].values()) == pytest.approx(p["step_s"], rel=1e-12)
+    bad = simulate_step("h100-sxm", "llama-3.1-405b", [1]).to_dict()["points"][0]
+    assert bad["feasible"] is False and bad["step_s"] is None and bad["breakdown_s"] is None and bad["bound"] is None
+    assert bad["message"].startswith("does not fit: needs ") and "h100-sxm gives" in bad["message"]
+
+
+def test_context_beyond_max_position_is_infeasible():
+    res = simulate_step("h100-sxm", "llama-68m", [1], 1, 2048)
+    assert not res.feasible[0]
+    assert "exceeds llama-68m's max_position_embeddings 2048" in res.message[0]
+
+
+def test_engine_memory_fraction_and_host_overhead():
+    ideal = simulate_step("h100-sxm", "llama-3.1-8b", [1], engine=None)
+    v = simulate_step("h100-sxm", "llama-3.1-8b", [1], engine="vllm")
+    eng = load_engine("vllm")
+    assert v.step_s[0] >= ideal.step_s[0]
+    assert v.step_s[0] >= eng.host_step_s
+    assert v.scenario["engine"] == "vllm" and ideal.scenario["engine"] == IDEAL.name
+
+
+@pytest.mark.parametrize("batch, message", [
+    ([], r"batch list is empty"), ([0], r"batch = 0; expected a positive integer"),
+    ([-4], r"batch = -4"), ([1.5], r"batch = 1.5; expected a positive integer"),
+    (["x"], r"batch = 'x'"), ([True], r"batch = True"), ([1, 2, 0], r"batch = 0"),
+    ([float("nan")], r"batch = nan"),
+])
+def test_check_batches_rejects(batch, message):
+    with pytest.raises(ScenarioError, match=message):
+        check_batches(batch)
+    with pytest.raises(ScenarioError, match=message):
+        simulate_step("h100-sxm", "llama-3.1-8b", batch)
+
+
+def test_check_batches_accepts():
+    np.testing.assert_array_equal(check_batches([1, 2.0, np.int64(3)]), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(check_batches(4), [4.0])
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(query_tokens=0), r"query_tokens = 0; expected an integer >= 1"),
+    (dict(query_tokens=1.5), r"query_tokens = 1.5; expected an integer >= 1"),
+    (dict(context=-1), r"context = -1; expected an integer >= 0"),
+    (dict(context=True), r"context = True; expected an integer >= 0"),
+    (dict(tp=3), r"tp = 3 does not divide the 32 attention heads of llama-3.1-8b"),
+    (dict(tp=2, ep=2), r"ep = 2 but llama-3.1-8b has no experts"),
+    (dict(precision="fp4"), r"h100-sxm has no fp4 tensor cores"),
+    (dict(precision="int4"), r"precision weights = 'int4'"),
+    (dict(kv_precision="fp5"), r"precision kv = 'fp5'"),
+    (dict(overlap="min"), r"overlap = 'min'; expected 'max', 'sum' or a number in \[0, 1\]"),
+    (dict(overlap=1.5), r"overlap = 1.5; expected 'max', 'sum' or a number in \[0, 1\]"),
+    (dict(overlap=-0.1), r"overlap = -0.1; expected"),
+    (dict(overlap=True), r"overlap = True; expected"),
+    (dict(logits="first"), r"logits = 'first'"),
+])
+def test_simulate_step_rejects(kw, message):
+    with pytest.raises(ScenarioError, match=message):
+        simulate_step("h100-sxm", "llama-3.1-8b", [1], **kw)
+
+
+def test_simulate_step_unknown_names():
+    with pytest.raises(SpecError, match=r"unknown hardware 'h100-sxn'; did you mean h100-sxm"):
+        simulate_step("h100-sxn", "llama-3.1-8b")
+    with pytest.raises(ModelConfigError, match=r"unknown model 'llama-3.1-8'; did you mean llama-3.1-8b"):
+        simulate_step("h100-sxm", "llama-3.1-8")
+    with pytest.raises(SpecError, match=r"unknown engine 'vlm'; did you mean vllm"):
+        simulate_step("h100-sxm", "llama-3.1-8b", engine="vlm")
+
+
+def test_check_count_and_make_precision():
+    assert check_count(np.int64(3), "x", 1) == 3
+    with pytest.raises(ScenarioError, match=r"x = 0; expected an integer >= 1"):
+        check_count(0, "x", 1)
+    p = make_precision("fp8", "fp8", "fp4")
+    assert (p.weights, p.kv, p.expert_dtype, p.lm_head) == ("fp8", "fp8", "fp4", "bf16")
+    assert make_precision(Precision(weights="fp4"), "fp8").kv == "fp8"
+    with pytest.raises(ScenarioError, match=r"precision kv = 'x'"):
+        make_precision("bf16", "x")
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(B=[-1.0]), r"batch, query tokens and context must be finite and non-negative"),
+    (dict(q=[-1.0]), r"must be finite and non-negative"),
+    (dict(L=[-5.0]), r"must be finite and non-negative"),
+    (dict(B=[np.inf]), r"must be finite and non-negative"),
+    (dict(B=[np.nan]), r"must be finite and non-negative"),
+    (dict(overlap="avg"), r"overlap = 'avg'; expected 'max', 'sum' or a number in \[0, 1\]"),
+    (dict(overlap=2.0), r"overlap = 2.0; expected 'max', 'sum' or a number in \[0, 1\]"),
+    (dict(overlap=float("nan")), r"overlap = nan; expected"),
+])
+def test_step_times_rejects(bad, message):
+    ops = ops_for("llama-3.1-8b")
+    r = rates(hw("h100-sxm"), ops)
+    kw = dict(B=[1.0], q=[1.0], L=[10.0], overlap="max") | bad
+    with pytest.raises(ScenarioError, match=message):
+        step_times(ops, r, kw["B"], kw["q"], kw["L"], 0.0, kw["overlap"])
+
+
+def test_breakdown_families_follow_the_op_table():
+    res = simulate_step("h100-sxm", "mixtral-8x7b", [1, 32], 2, 512)
+    assert np.all(res.breakdown_s["moe"] > 0) and np.all(res.breakdown_s["attention"] > 0)
+    dense = simulate_step("h100-sxm", "llama-3.1-8b", [1, 32], 2, 512)
+    assert np.all(dense.breakdown_s["moe"] == 0)
+    assert FAM["overhead"] == len(FAMILIES) - 1
