@@ -7,6 +7,8 @@ Public API::
     load_engine(name_or_path) -> EngineProfile          engine_profiles/*.toml
     simulate_step(hw, model, batch, query_tokens, context, ...) -> StepResult
     speedup_curve(hw, model, method, ..., acceptance=Acceptance.from_rate(0.7), k="auto") -> SpeedupResult
+    validate(rows_csv=None) -> ValidationReport       predicted vs published measurements
+    calibrate(rows, base_engine, params) -> CalibrationResult   fit an engine profile (least squares)
 
 Symbols (used in code and docs):
     B        batch: sequences decoded together in one step
@@ -21,17 +23,20 @@ All quantities are SI: seconds (_s), bytes (_bytes), FLOP (_flops), FLOP/s, byte
 """
 
 from .acceptance import Acceptance
+from .calibrate import CalibrationResult, calibrate, write_profile
 from .engine import EngineProfile, list_engines, load_engine
 from .errors import ModelConfigError, ScenarioError, SpecError
 from .hardware import Hardware, list_hardware, load_hardware
 from .model import ModelShape, list_models, load_model
 from .speedup import SpeedupResult, speedup_curve
 from .step import StepResult, simulate_step
+from .validate import ValidationReport, load_rows, validate
 from .workload import Parallelism, Precision, forward_pass
 
 __version__ = "0.1.0"
 
-__all__ = ["Acceptance", "EngineProfile", "Hardware", "ModelConfigError", "ModelShape", "Parallelism", "Precision",
+__all__ = ["Acceptance", "CalibrationResult", "EngineProfile", "ValidationReport", "calibrate", "load_rows",
+           "validate", "write_profile", "Hardware", "ModelConfigError", "ModelShape", "Parallelism", "Precision",
            "ScenarioError", "SpecError", "SpeedupResult", "StepResult", "forward_pass", "list_engines",
            "list_hardware", "list_models", "load_engine", "load_hardware", "load_model", "simulate_step",
            "speedup_curve"]
