@@ -129,17 +129,15 @@ def cmd_hardware(a: argparse.Namespace) -> int:
 
 
 def cmd_models(a: argparse.Namespace) -> int:
-    from .model import list_models, load_model, model_record
+    from .model import list_models, load_model_and_record
     names = [a.name] if a.name else list_models()
     out = []
     for n in names:
-        m = load_model(n)
-        c = m.param_counts()
-        rec = model_record(n) if n in list_models() else None
-        out.append((m, c, rec))
+        m, rec = load_model_and_record(n)
+        out.append((m, m.param_counts(), rec))
     if a.format == "json":
-        js = [{"shape": m.to_dict(), "params": c, "record": None if r is None else r.__dict__ if hasattr(r, "__dict__")
-               else {f: getattr(r, f) for f in r.__slots__}} for m, c, r in out]
+        from dataclasses import asdict
+        js = [{"shape": m.to_dict(), "params": c, "record": None if r is None else asdict(r)} for m, c, r in out]
         print(json.dumps(js if not a.name else js[0], indent=2))
         return 0
     hdr = ["id", "type", "kind", "layers", "d_model", "heads", "kv_heads", "experts", "params_B", "active_B"]
