@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any, Callable
 
 from .methods import METHODS
@@ -58,11 +59,13 @@ def cmd_curve(a: argparse.Namespace) -> int:
     r = speedup_curve(a.hardware, a.model, a.method, a.draft, build_acceptance(a), a.k, a.tree_tokens,
                       a.tree_branching, a.batch, a.context, a.tp, a.ep, a.precision, a.draft_precision,
                       a.kv_precision, a.engine, a.draft_kv_window, a.k_max, a.overlap)
+    hz = curve_hazards(a, r)
     d = r.to_dict()
     if a.plot:
         from .plots import save, speedup_vs_batch
-        save(speedup_vs_batch([r]), a.plot)
+        save(speedup_vs_batch([r]), a.plot, close=True)
     if a.format == "json":
+        d["hazards"] = [h.to_dict() for h in hz]
         print(json.dumps(d, indent=2))
         return 0
     hdr = ["batch", "k", "verify_tok", "speedup", "tok/step", "base_ms", "spec_ms", "draft_ms", "verify_ms",
@@ -79,6 +82,8 @@ def cmd_curve(a: argparse.Namespace) -> int:
                      "never" if be is None else f"{be:.3f}", "yes" if f else "no"])
     if a.format == "csv":
         print(_csv(hdr, rows))
+        for h in hz:
+            print(f"warning: [{h.severity}] {h.title} ({h.id}): {' '.join(h.links)}", file=sys.stderr)
         return 0
     s = d["scenario"]
     print(f"{s['model']} on {s['n_gpus']}x {s['hardware']} (tp={s['tp']}), {s['method']} [{s['drafter']}], "
@@ -94,13 +99,12 @@ def cmd_curve(a: argparse.Namespace) -> int:
             print(f"batch {p['batch']}: infeasible: {p['message']}")
     print("prediction from datasheet rooflines and the engine profile; speedup at a fixed batch is both the "
           "latency and the throughput ratio")
+    print_hazards(hz)
     return 0
 
 
-def add_curve(sub: Any, add_common: Callable[[argparse.ArgumentParser, str], None]) -> None:
-    c = sub.add_parser("curve", help="speedup of speculative decoding over batch size (default: h100-sxm, "
-                                     "llama-3.1-8b, eagle3, sglang)")
-    add_common(c, "1,2,4,8,16,32,64,128,256")
+def add_scenario_args(c: argparse.ArgumentParser, engine_default: str = "sglang") -> None:
+    """Model, drafter, acceptance, depth and engine flags shared by `curve` and `advise`."""
     c.add_argument("--model", default="llama-3.1-8b", help="target model id or path to an HF config.json")
     c.add_argument("--method", choices=METHODS, default="eagle3")
     c.add_argument("--draft", default=None, help="draft model / head id or config path (method dependent)")
@@ -112,11 +116,109 @@ def add_curve(sub: Any, add_common: Callable[[argparse.ArgumentParser, str], Non
     g.add_argument("--acceptance-rates", type=_acc_list, default=None,
                    help="per-position conditional rates a1,a2,...")
     c.add_argument("--acceptance-k", type=int, default=None, help="the k at which --acceptance-length was measured")
-    c.add_argument("--k", type=_k, default="auto", help="draft depth, or auto for the best per batch")
     c.add_argument("--k-max", type=int, default=8, help="largest k tried by --k auto")
     c.add_argument("--tree-tokens", type=int, default=None, help="verify a draft tree of T tokens per sequence")
     c.add_argument("--tree-branching", type=int, default=None, help="tree frontier width (top-k per depth)")
     c.add_argument("--draft-kv-window", type=int, default=None, help="drafter KV window W tokens (long context)")
-    c.add_argument("--engine", default="sglang", help="engine profile: ideal, vllm, sglang, trtllm, hf, or a path")
+    c.add_argument("--engine", default=engine_default,
+                   help="engine profile: ideal, vllm, sglang, trtllm, hf, or a path")
+
+
+def _temperature(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"temperature {s!r} is not a number") from None
+    if not v >= 0.0:
+        raise argparse.ArgumentTypeError(f"temperature {v} must be >= 0")
+    return v
+
+
+def _threshold(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"accept threshold {s!r} is not a number") from None
+    if not 0.0 < v <= 1.0:
+        raise argparse.ArgumentTypeError(f"accept threshold {v} must be in (0, 1]")
+    return v
+
+
+def _pos(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"dp {s!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"dp {v} must be >= 1")
+    return v
+
+
+def add_deployment_args(c: argparse.ArgumentParser) -> None:
+    """Deployment options the known-hazards check depends on (hazards/known_hazards.toml)."""
+    d = c.add_argument_group("deployment options (checked against known hazards)")
+    d.add_argument("--prefix-caching", action=argparse.BooleanOptionalAction, default=False,
+                   help="prefix / radix KV caching on (vLLM V1 and SGLang default to on; default here: off)")
+    d.add_argument("--hybrid-model", action="store_true",
+                   help="the target has Mamba / GDN (linear-attention) layers")
+    d.add_argument("--pd-disaggregation", action="store_true", help="prefill and decode on separate instances")
+    d.add_argument("--overlap-scheduler", action="store_true",
+                   help="overlap host work with speculative steps (SGLang SGLANG_ENABLE_SPEC_V2)")
+    d.add_argument("--relaxed-acceptance", action="store_true", help="TensorRT-LLM MTP relaxed acceptance")
+    d.add_argument("--temperature", type=_temperature, default=None, help="sampling temperature")
+    d.add_argument("--accept-threshold", type=_threshold, default=None,
+                   help="SGLang --speculative-accept-threshold-single (1.0 = lossless)")
+    d.add_argument("--dp", type=_pos, default=None, help="data-parallel ranks")
+    d.add_argument("--hazards", action="append", default=[], metavar="FILE.toml",
+                   help="extra known-hazards file (repeatable); same schema as hazards/known_hazards.toml")
+
+
+def deployment_options(a: argparse.Namespace) -> dict[str, Any]:
+    """The hazard-check options the flags give (see simulator.hazards.OPTIONS)."""
+    out: dict[str, Any] = {"prefix_caching": a.prefix_caching, "hybrid_model": a.hybrid_model,
+                           "pd_disaggregation": a.pd_disaggregation, "overlap_scheduler": a.overlap_scheduler,
+                           "relaxed_acceptance": a.relaxed_acceptance}
+    for k in ("temperature", "accept_threshold", "dp"):
+        if getattr(a, k) is not None:
+            out[k] = getattr(a, k)
+    return out
+
+
+def curve_hazards(a: argparse.Namespace, r: Any) -> list[Any]:
+    """Known hazards for a curve: the flags' options plus what the result used (tp, ep, batch, k, tree)."""
+    import numpy as np
+    from .hazards import check
+    from .methods import default_tree_branching
+    ok = r.feasible
+    topk = 1
+    for kk, T in zip(r.k[ok], r.tree_tokens[ok]):
+        if T > kk + 1:
+            topk = max(topk, a.tree_branching or default_tree_branching(int(T), int(kk)))
+    opts = {"tp": a.tp, "ep": a.ep, "max_batch": int(np.max(r.batch)), "context": a.context, "topk": topk,
+            "max_k": int(r.k[ok].max()) if ok.any() else 0,
+            "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0, **deployment_options(a)}
+    return check(r.scenario["engine"], a.method, opts, files=a.hazards)
+
+
+def print_hazards(hazards: list[Any], file: Any = None) -> None:
+    """'warnings:' and one block per hazard with its links (nothing when the list is empty)."""
+    f = file or sys.stdout
+    if not hazards:
+        return
+    print("warnings:", file=f)
+    for h in hazards:
+        print(f"  [{h.severity}] {h.title} ({h.id})", file=f)
+        print(f"    {h.detail}", file=f)
+        for u in h.links:
+            print(f"    {u}", file=f)
+
+
+def add_curve(sub: Any, add_common: Callable[[argparse.ArgumentParser, str], None]) -> None:
+    c = sub.add_parser("curve", help="speedup of speculative decoding over batch size (default: h100-sxm, "
+                                     "llama-3.1-8b, eagle3, sglang)")
+    add_common(c, "1,2,4,8,16,32,64,128,256")
+    add_scenario_args(c)
+    c.add_argument("--k", type=_k, default="auto", help="draft depth, or auto for the best per batch")
     c.add_argument("--plot", default=None, help="write a PNG of speedup vs batch")
+    add_deployment_args(c)
     c.set_defaults(func=cmd_curve)

@@ -20,7 +20,12 @@ assert 'site-packages' in simulator.__file__, simulator.__file__
 hw = [load_hardware(n).name for n in list_hardware()]
 ms = [load_model(n).name for n in list_models()]
 es = [load_engine(n).name for n in list_engines()]
-print(json.dumps({"file": simulator.__file__, "hardware": hw, "models": ms, "engines": es}))
+from simulator.hazards import load_hazards
+from simulator.validate import load_rows
+hz = len(load_hazards())
+rows = len(load_rows())
+print(json.dumps({"file": simulator.__file__, "hardware": hw, "models": ms, "engines": es, "hazards": hz,
+                  "rows": rows}))
 """
 
 
@@ -43,6 +48,10 @@ def test_wheel_loads_every_bundled_spec(tmp_path):
     assert len(got["hardware"]) == len(list((ROOT / "hardware_specs").glob("*.toml")))
     assert "llama-3.1-8b" in got["models"] and "deepseek-v3" in got["models"]
     assert set(got["engines"]) >= {"ideal", "vllm", "sglang", "trtllm", "hf"}
+    assert got["hazards"] > 0 and got["rows"] > 0
     cli = subprocess.run([str(env_dir / "bin" / "specroof"), "curve", "--format", "json", "--batch", "1,64"],
                          check=True, cwd=away, env=env, capture_output=True, text=True)
     assert json.loads(cli.stdout)["points"][0]["feasible"] is True
+    adv = subprocess.run([str(env_dir / "bin" / "specroof"), "advise", "--batch", "1,4"], check=True, cwd=away,
+                         env=env, capture_output=True, text=True)
+    assert "best k per batch" in adv.stdout

@@ -1,0 +1,414 @@
+"""`specroof advise` and simulator/advise.py: the per-batch k schedule built from `speedup_curve` results, the
+switch-off batch, one config per engine in its own format, hazards and assumptions, and clean errors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from simulator import Acceptance, speedup_curve
+from simulator.advise import EMIT_ENGINES, MAX_POINTS, Advice, _ranges, advise, advise_batches
+from simulator.cli import main
+from simulator.errors import ScenarioError, SpecError
+from simulator.methods import default_tree_branching
+
+
+def run(capsys, *args):
+    try:
+        rc = main(list(args))
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def no_nan(name):
+    raise AssertionError(f"JSON contains {name}")
+
+
+def vllm_json(text: str) -> dict:
+    return json.loads(re.search(r"--speculative-config '(.*?)'", text).group(1))
+
+
+def covers(schedule, lo, hi):
+    assert schedule[0].start == lo and schedule[-1].end == hi
+    for a, b in zip(schedule, schedule[1:]):
+        assert b.start == a.end + 1 and (a.k, a.tree_tokens) != (b.k, b.tree_tokens)
+
+
+@pytest.fixture(scope="module")
+def eagle_vllm() -> Advice:
+    """Pays over the whole range 1..256 with several k (the README's default scenario under vLLM)."""
+    return advise("h100-sxm", "llama-3.1-8b", "eagle3", engine="vllm", batch_range=(1, 256), emit=EMIT_ENGINES)
+
+
+@pytest.fixture(scope="module")
+def draft_off() -> Advice:
+    """A separate draft model at alpha 0.7: speculation stops paying inside 1..256."""
+    return advise("h100-sxm", "llama-3.1-8b", "draft", engine="vllm", acceptance=Acceptance.from_rate(0.7),
+                  batch_range=(1, 256), emit=["vllm", "sglang", "trtllm", "hf"])
+
+
+# ---- batches ---------------------------------------------------------------------------------------------------
+
+def test_advise_batches():
+    assert advise_batches(3, 7).tolist() == [3, 4, 5, 6, 7]
+    assert advise_batches(5, 5).tolist() == [5]
+    assert advise_batches(1, 100, max_points=10).tolist() == [1, 2, 4, 8, 16, 32, 64, 100]
+    assert advise_batches(3, 20, max_points=4).tolist() == [3, 4, 8, 16, 20]
+    assert advise_batches(1, MAX_POINTS).size == MAX_POINTS
+
+
+@pytest.mark.parametrize("args, msg", [
+    ((0, 5), "smallest batch = 0"), ((5, 1), "batch range 5..1 is empty"), ((True, 4), "smallest batch = True"),
+    ((1, 4.0), "largest batch = 4.0"), ((1, 8, 1), "max_points = 1"),
+])
+def test_advise_batches_errors(args, msg):
+    with pytest.raises(ScenarioError, match=re.escape(msg)):
+        advise_batches(*args)
+
+
+def test_ranges_helper():
+    assert _ranges([9, 3, 4, 5]) == "3-5, 9" and _ranges([]) == "" and _ranges([2]) == "2"
+
+
+# ---- the schedule -----------------------------------------------------------------------------------------------
+
+def test_schedule_is_the_best_k_where_it_pays(eagle_vllm):
+    a = eagle_vllm
+    r = a.result
+    assert r.batch.tolist() == list(range(1, 257)) and r.scenario["k"] == "auto"
+    on = r.feasible & (r.speedup >= 1)
+    assert np.array_equal(a.scheduled_k, np.where(on, r.k, 0))
+    covers(a.schedule, 1, 256)
+    for rng in a.schedule:
+        idx = (r.batch >= rng.start) & (r.batch <= rng.end)
+        assert set(a.scheduled_k[idx]) == {rng.k}
+        assert rng.speedup_min == pytest.approx(r.speedup[idx].min())
+    assert a.pays and a.off_above is None and r.crossover_batch == 256 and a.dynamic
+    assert a.interior_off == ()
+    # The curve itself, same inputs: advise adds no model of its own.
+    ref = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", engine="vllm", k="auto", batch=[1, 64, 256])
+    assert np.allclose(r.speedup[[0, 63, 255]], ref.speedup)
+
+
+def test_fixed_k_is_the_best_single_depth(eagle_vllm):
+    a = eagle_vllm
+    ks = [rng.k for rng in a.schedule if rng.k]
+    assert min(ks) <= a.fixed_k <= max(ks) and a.fixed_tree_tokens == a.fixed_k + 1
+    rel = a.fixed_speedup / a.result.speedup
+    assert a.fixed_worst_ratio == pytest.approx(np.nanmin(rel)) and 0.5 < a.fixed_worst_ratio <= 1.0
+    for k in {min(ks), max(ks)} - {a.fixed_k}:
+        other = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", engine="vllm", k=k, batch=a.result.batch)
+        assert np.min(other.speedup / a.result.speedup) <= a.fixed_worst_ratio + 1e-12
+
+
+def test_switch_off_above_the_crossover(draft_off):
+    a = draft_off
+    r = a.result
+    assert a.pays and a.off_above == r.crossover_batch and a.off_above < 256
+    covers(a.schedule, 1, 256)
+    last = a.schedule[-1]
+    assert last.k == 0 and last.start == a.off_above + 1 and last.end == 256 and last.speedup_max < 1
+    assert (a.scheduled_k[r.batch > a.off_above] == 0).all()
+
+
+def test_sparse_grid_ends_the_on_range_at_the_crossover():
+    a = advise("h100-sxm", "llama-3.1-8b", "draft", engine="vllm", acceptance=Acceptance.from_rate(0.7),
+               batch_range=(1, 300), max_points=8, emit=["vllm"])
+    assert a.result.batch.tolist() == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300]
+    covers(a.schedule, 1, 300)
+    cb = a.result.crossover_batch
+    ends = {rng.end for rng in a.schedule}
+    assert cb in ends and any(rng.start == cb + 1 and rng.k == 0 for rng in a.schedule)
+    assert any("powers of two" in x for x in a.assumptions)
+
+
+def test_moe_small_batch_is_switched_off_below_the_crossover():
+    a = advise("h100-sxm", "qwen3-30b-a3b", "eagle3", engine="sglang", acceptance=Acceptance.from_rate(0.7),
+               batch_range=(1, 64), emit=["trtllm", "sglang"])
+    r = a.result
+    assert a.pays and r.speedup[0] < 1 and a.scheduled_k[0] == 0 and 1 in a.interior_off
+    assert a.schedule[0].k == 0 and any("below the crossover too" in x for x in a.assumptions)
+    text = a.config("trtllm").text
+    assert f"    {a.schedule[0].end}: 0" in text and "draft_len_schedule:" in text
+    assert any("PR #16888" in n for n in a.config("trtllm").notes)
+    assert any("also predicted to lose at batch(es) 1-" in n for n in a.config("sglang").notes)
+
+
+def test_never_pays():
+    a = advise("h100-sxm", "llama-3.1-8b", "ngram", engine="sglang", acceptance=Acceptance.from_rate(0.02),
+               batch_range=(1, 16), emit=["vllm", "sglang", "trtllm"])
+    assert not a.pays and a.off_above is None and a.fixed_k == 0 and np.isnan(a.fixed_worst_ratio)
+    assert len(a.schedule) == 1 and a.schedule[0].k == 0 and (a.scheduled_k == 0).all()
+    for c in a.configs:
+        assert c.supported and c.text == "" and "predicted not to pay" in c.notes[0]
+    assert any("no engine config" in x for x in a.assumptions)
+    json.loads(json.dumps(a.to_dict()), parse_constant=no_nan)
+
+
+# ---- engine configs ---------------------------------------------------------------------------------------------
+
+def test_vllm_config(eagle_vllm):
+    c = eagle_vllm.config("vllm")
+    assert c.supported and c.kind == "shell" and c.text.startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
+    cfg = vllm_json(c.text)
+    assert cfg["method"] == "eagle3" and cfg["model"] == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+    assert cfg["num_speculative_tokens"] == max(r.k for r in eagle_vllm.schedule)
+    assert cfg["num_speculative_tokens_per_batch_size"] == [[r.start, r.end, r.k] for r in eagle_vllm.schedule]
+    assert "--max-num-seqs 256" in c.text and any("PR #32374" in n for n in c.notes)
+
+
+def test_vllm_config_single_k_has_no_table():
+    a = advise("h100-sxm", "llama-3.1-8b", "eagle3", engine="sglang", batch_range=(1, 4), tp=2, emit="vllm")
+    cfg = vllm_json(a.config("vllm").text)
+    assert "num_speculative_tokens_per_batch_size" not in cfg and not a.dynamic
+    assert "--tensor-parallel-size 2" in a.config("vllm").text
+    assert "vllm-dsd-piecewise-graphs" not in [h.id for h in a.hazards]
+
+
+def test_vllm_config_with_off_range(draft_off):
+    cfg = vllm_json(draft_off.config("vllm").text)
+    assert cfg["method"] == "draft_model" and cfg["model"] == "meta-llama/Llama-3.2-1B-Instruct"
+    table = cfg["num_speculative_tokens_per_batch_size"]
+    assert table[-1] == [draft_off.off_above + 1, 256, 0]
+
+
+def test_sglang_config(eagle_vllm, draft_off):
+    c = eagle_vllm.config("sglang")
+    k = eagle_vllm.fixed_k
+    assert c.text.startswith("python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct")
+    for flag in ("--speculative-algorithm EAGLE3", "--speculative-draft-model-path yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+                 f"--speculative-num-steps {k}", "--speculative-eagle-topk 1",
+                 f"--speculative-num-draft-tokens {k + 1}",
+                 "--cuda-graph-max-bs 256"):
+        assert flag in c.text, flag
+    assert any("PR #22246" in n and "unmerged" in n for n in c.notes)
+    d = draft_off.config("sglang")
+    assert "--speculative-algorithm STANDALONE" in d.text
+    assert any(f"lose above batch {draft_off.off_above}" in n for n in d.notes)
+
+
+def test_trtllm_config(eagle_vllm, draft_off):
+    c = eagle_vllm.config("trtllm")
+    assert c.kind == "yaml" and "decoding_type: Eagle3" in c.text and "draft_len_schedule:" in c.text
+    keys = re.findall(r"^    (\d+): (\d+)$", c.text, flags=re.M)
+    assert [(int(a), int(b)) for a, b in keys] == [(r.end, r.k) for r in eagle_vllm.schedule]
+    d = draft_off.config("trtllm")
+    assert "decoding_type: DraftTarget" in d.text
+    assert "speculative_model_dir: meta-llama/Llama-3.2-1B-Instruct" in d.text
+    keys = [int(a) for a, _ in re.findall(r"^    (\d+): (\d+)$", d.text, flags=re.M)]
+    if len({r.k for r in draft_off.schedule if r.k}) > 1:
+        assert keys[-1] == draft_off.off_above
+    else:
+        assert f"max_concurrency: {draft_off.off_above}" in d.text
+
+
+def test_trtllm_max_concurrency_with_one_k():
+    a = advise("h100-sxm", "llama-3.1-8b", "ngram", engine="trtllm", acceptance=Acceptance.from_rate(0.5),
+               batch_range=(1, 512), max_points=16, k_max=1)
+    assert a.off_above is not None and [r.k for r in a.schedule] == [1, 0]
+    text = a.config("trtllm").text
+    assert f"max_concurrency: {a.off_above}" in text and "draft_len_schedule" not in text
+    assert "decoding_type: NGram" in text and "speculative_model_dir" not in text
+    assert "trtllm-schedule-off-stale-drafter" not in [h.id for h in a.hazards]   # ngram keeps no drafter state
+
+
+def test_trtllm_stale_drafter_hazard_needs_a_switch_off():
+    kw = dict(acceptance=Acceptance.from_rate(0.7), engine="trtllm", max_points=12)
+    off = advise("h100-sxm", "llama-3.1-8b", "draft", batch_range=(1, 512), **kw)
+    assert off.off_above is not None and off.options["batch_off"] is True
+    assert "trtllm-schedule-off-stale-drafter" in [h.id for h in off.hazards]
+    on = advise("h100-sxm", "llama-3.1-8b", "draft", batch_range=(1, 16), **kw)
+    assert on.options["batch_off"] is False
+    assert "trtllm-schedule-off-stale-drafter" not in [h.id for h in on.hazards]
+
+
+def test_hf_config(draft_off):
+    c = draft_off.config("hf")
+    assert c.kind == "python" and 'assistant_model=AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-1B' \
+        in c.text and f"num_assistant_tokens={draft_off.schedule[0].k}" in c.text
+    a = advise("h100-sxm", "llama-3.1-8b", "ngram", engine="hf", acceptance=Acceptance.from_rate(0.6),
+               batch_range=(1, 2))
+    assert [c.engine for c in a.configs] == ["hf"] and "prompt_lookup_num_tokens=" in a.configs[0].text
+    assert "hf-assisted-batch-1-only" in [h.id for h in a.hazards]
+    b = advise("h100-sxm", "llama-3.1-8b", "ngram", engine="hf", acceptance=Acceptance.from_rate(0.6),
+               batch_range=(2, 3))
+    assert b.configs[0].text == "" and "outside this range" in b.configs[0].notes[0]
+
+
+def test_hf_no_pay_at_batch_1():
+    a = advise("h100-sxm", "qwen3-30b-a3b", "draft", draft="qwen3-0.6b", engine="hf",
+               acceptance=Acceptance.from_rate(0.3), batch_range=(1, 2))
+    assert a.schedule[0].k == 0 and a.configs[0].supported
+    assert a.configs[0].text == "" and "not predicted to pay at batch 1" in a.configs[0].notes[0]
+
+
+@pytest.mark.parametrize("engine, method, kw, needle", [
+    ("sglang", "suffix", {"acceptance": Acceptance.from_rate(0.6)}, "PR #13553"),
+    ("sglang", "medusa", {"model": "vicuna-7b"}, "no Medusa"),
+    ("trtllm", "medusa", {"model": "vicuna-7b"}, "legacy TensorRT engine flow"),
+    ("hf", "eagle3", {}, "assistant_model"),
+    ("vllm", "self-sparse", {"acceptance": Acceptance.from_rate(0.8)}, "self-speculation"),
+])
+def test_engines_without_the_method_say_so(engine, method, kw, needle):
+    kw = {"model": "llama-3.1-8b", **kw}
+    a = advise("h100-sxm", method=method, engine="vllm", batch_range=(1, 2), emit=[engine], **kw)
+    c = a.config(engine)
+    assert not c.supported and c.text == "" and needle in c.notes[0]
+
+
+def test_mtp_configs_and_relaxed_acceptance():
+    a = advise("b200", "deepseek-r1", "mtp", engine="trtllm", tp=8, precision="fp8", batch_range=(1, 8),
+               options={"relaxed_acceptance": True}, emit=["trtllm", "sglang", "vllm"])
+    t = a.config("trtllm").text
+    assert "decoding_type: MTP" in t and "num_nextn_predict_layers:" in t and "tensor_parallel_size: 8" in t
+    assert "use_relaxed_acceptance_for_thinking: true" in t and "speculative_model_dir" not in t
+    assert "--speculative-algorithm NEXTN" in a.config("sglang").text
+    assert "--speculative-draft-model-path" not in a.config("sglang").text
+    assert vllm_json(a.config("vllm").text)["method"] == "mtp"
+    assert [h.id for h in a.hazards][:1] == ["trtllm-relaxed-acceptance-lossy"]
+
+
+def test_tree_overlap_and_hazards():
+    a = advise("h100-sxm", "llama-3.1-8b", "eagle3", engine="sglang", tree_tokens=16, batch_range=(1, 4),
+               options={"overlap_scheduler": True, "prefix_caching": True}, emit=["sglang", "vllm", "trtllm"])
+    assert any("speculative_token_tree" in n for n in a.config("vllm").notes)
+    assert any("use_dynamic_tree" in n for n in a.config("trtllm").notes)
+    c = a.config("sglang")
+    assert c.text.startswith("SGLANG_ENABLE_SPEC_V2=True ")
+    assert a.fixed_tree_tokens > a.fixed_k + 1
+    w = default_tree_branching(a.fixed_tree_tokens, a.fixed_k)
+    assert f"--speculative-num-draft-tokens {a.fixed_tree_tokens}" in c.text
+    assert f"--speculative-eagle-topk {w}" in c.text and w > 1
+    assert "sglang-overlap-needs-topk-1" in [h.id for h in a.hazards]
+    assert "sglang-eagle-radix-reuse" in [h.id for h in a.hazards]
+    assert a.options["prefix_caching"] is True and a.options["max_batch"] == 4
+
+
+def test_default_emit_and_placeholders():
+    a = advise("h100-sxm", "qwen3-8b", "eagle3", engine="ideal", acceptance=Acceptance.from_rate(0.7),
+               batch_range=(1, 2))
+    assert [c.engine for c in a.configs] == ["vllm", "sglang", "trtllm"]
+    assert "<path to eagle3-head-for-qwen3-8b>" in a.config("vllm").text
+    assert "Qwen/Qwen3-8B" in a.config("vllm").text
+
+
+def test_to_dict_is_strict_json(draft_off):
+    d = json.loads(json.dumps(draft_off.to_dict()), parse_constant=no_nan)
+    assert d["prediction"] is True and d["off_above"] == draft_off.off_above and len(d["points"]) == 256
+    assert {c["engine"] for c in d["configs"]} == set(EMIT_ENGINES) and d["assumptions"]
+    assert d["points"][0]["scheduled_k"] == draft_off.schedule[0].k
+
+
+def test_assumptions_mark_a_prediction(eagle_vllm):
+    text = " ".join(eagle_vllm.assumptions)
+    assert "prediction, not a measurement" in text and "tau 2.79 at k=3" in text and "1024 tokens" in text
+
+
+def test_infeasible_batches_are_reported():
+    a = advise("h100-sxm", "qwen3-30b-a3b", "eagle3", engine="vllm", acceptance=Acceptance.from_rate(0.7),
+               batch_range=(64, 200), max_points=8)
+    assert not a.result.feasible[-1] and a.schedule[-1].k == 0
+    assert any("does not fit" in x for x in a.assumptions)
+    assert any("do not fit even without speculation" in x for x in a.assumptions)
+
+
+# ---- errors -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw, err, msg", [
+    ({"batch_range": (1,)}, ScenarioError, "batch_range = (1,)"),
+    ({"batch_range": "1-8"}, ScenarioError, "batch_range = '1-8'"),
+    ({"batch_range": (0, 8)}, ScenarioError, "smallest batch = 0"),
+    ({"batch_range": (8, 2)}, ScenarioError, "batch range 8..2 is empty"),
+    ({"emit": ["tgi"]}, ScenarioError, "emit = ['tgi']"),
+    ({"emit": []}, ScenarioError, "emit = []"),
+    ({"emit": "tgi"}, ScenarioError, "emit = ['tgi']"),
+    ({"options": {"prefix_cache": True}}, ScenarioError, "unknown deployment option 'prefix_cache'"),
+    ({"hazard_files": ["/nonexistent.toml"]}, SpecError, "file not found"),
+    ({"method": "ngram"}, ScenarioError, "has no published default acceptance"),
+])
+def test_advise_errors(kw, err, msg):
+    with pytest.raises(err, match=re.escape(msg)):
+        advise(**{"batch_range": (1, 2), **kw})
+
+
+def test_config_lookup_error(eagle_vllm):
+    a = advise(batch_range=(1, 2), emit=["vllm"])
+    with pytest.raises(ScenarioError, match="no config for engine 'sglang'"):
+        a.config("sglang")
+
+
+# ---- CLI ------------------------------------------------------------------------------------------------------
+
+ADV = ["advise", "--engine", "vllm", "--max-batch", "64"]
+
+
+def test_cli_table(capsys):
+    rc, out, err = run(capsys, *ADV)
+    assert rc == 0 and err == ""
+    assert out.startswith("specroof advise: a PREDICTION")
+    for needle in ("best k per batch", "switch speculation off above batch:", "vllm:", "vllm serve ",
+                   "--speculative-config", "assumptions:", "batches 1..64"):
+        assert needle in out, needle
+
+
+def test_cli_table_with_warnings_and_all_engines(capsys):
+    rc, out, _ = run(capsys, "advise", "--method", "draft", "--acceptance-rate", "0.7", "--engine", "vllm",
+                     "--batch", "1,256", "--max-points", "12", "--emit", "all", "--prefix-caching", "--dp", "2")
+    assert rc == 0
+    for needle in ("vllm:", "sglang:", "trtllm:", "hf:", "switch speculation off above batch: ", "warnings:",
+                   "vllm-dsd-off-with-dp", "https://github.com/vllm-project/vllm/pull/32374"):
+        assert needle in out, needle
+    assert re.search(r"^\s*\d+-256\s+0\s+-\s+\d\.\d\d if on$", out, flags=re.M)   # the off range
+
+
+def test_cli_json_and_csv(capsys):
+    rc, out, _ = run(capsys, *ADV, "--format", "json", "--emit", "vllm,trtllm")
+    d = json.loads(out, parse_constant=no_nan)
+    assert rc == 0 and d["batch_range"] == [1, 64] and [c["engine"] for c in d["configs"]] == ["vllm", "trtllm"]
+    rc, out, err = run(capsys, "advise", "--engine", "hf", "--method", "draft", "--acceptance-rate", "0.7",
+                       "--batch", "1,3", "--format", "csv")
+    lines = out.splitlines()
+    assert rc == 0 and lines[0] == "batch,best_k,tree_tokens,speedup,scheduled_k,fixed_k_speedup,feasible"
+    assert len(lines) == 4 and "hf-assisted-batch-1-only" in err
+
+
+def test_cli_plot(capsys, tmp_path):
+    png = tmp_path / "advice.png"
+    rc, _, _ = run(capsys, *ADV, "--max-batch", "16", "--plot", str(png))
+    assert rc == 0 and png.stat().st_size > 1000
+
+
+def test_cli_never_pays_and_unsupported(capsys):
+    rc, out, _ = run(capsys, "advise", "--method", "ngram", "--acceptance-rate", "0.02", "--max-batch", "4")
+    assert rc == 0 and "switch speculation off: everywhere" in out and "one k for" not in out
+    rc, out, _ = run(capsys, "advise", "--method", "suffix", "--acceptance-rate", "0.6", "--max-batch", "2")
+    assert rc == 0 and "sglang: no configuration" in out and "PR #13553" in out
+
+
+def test_cli_tree(capsys):
+    rc, out, _ = run(capsys, "advise", "--tree-tokens", "16", "--max-batch", "2", "--format", "table")
+    assert rc == 0 and "--speculative-eagle-topk" in out
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--emit", "tgi"], "--emit 'tgi'"),
+    (["--max-batch", "0"], "max-batch 0 must be >= 1"),
+    (["--max-batch", "x"], "max-batch 'x' is not an integer"),
+    (["--max-points", "0"], "max-points 0 must be >= 1"),
+    (["--batch", "8", "--max-batch", "4"], "batch range 8..4 is empty"),
+    (["--max-points", "1", "--batch", "1,4"], "max_points = 1"),
+    (["--hazards", "/nonexistent/x.toml"], "file not found"),
+    (["--method", "ngram"], "no published default acceptance"),
+    (["--acceptance-length", "2.5"], "--acceptance-length needs the k it was measured at"),
+    (["--plot", "/nonexistent/dir/a.png", "--max-batch", "2"], "cannot write plot /nonexistent/dir/a.png"),
+])
+def test_cli_errors(capsys, args, needle):
+    rc, out, err = run(capsys, "advise", *args)
+    assert rc == 2 and "Traceback" not in err and "Traceback" not in out
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: ") and needle in last, last

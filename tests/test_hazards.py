@@ -1,0 +1,316 @@
+"""Known-hazards check (simulator/hazards.py, hazards/known_hazards.toml): the bundled list, data-driven matching,
+user files, every loader error (naming file, key and value), and the warnings in `specroof curve`."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from simulator.cli import main
+from simulator.errors import ScenarioError, SpecError
+from simulator.hazards import OPTIONS, SEVERITIES, Hazard, bundled_files, check, load_hazards, resolve_options
+from simulator.methods import METHODS
+
+
+def ids(hs):
+    return [h.id for h in hs]
+
+
+def run(capsys, *args):
+    try:
+        rc = main(list(args))
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def write(tmp_path, body: str, name: str = "h.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+GOOD = """
+schema = 1
+[[hazard]]
+id = "my-hazard"
+title = "A problem"
+severity = "throughput"
+engines = ["vllm"]
+methods = ["eagle3"]
+conditions = { context_gt = 4096 }
+links = ["https://example.com/1"]
+detail = "Long contexts hurt."
+"""
+
+
+# ---- the bundled list ------------------------------------------------------------------------------------------
+
+def test_bundled_list_is_well_formed():
+    hs = load_hazards()
+    assert len(hs) >= 10 and len(set(ids(hs))) == len(hs)
+    assert [p.name for p in bundled_files()] == ["known_hazards.toml"]
+    for h in hs:
+        assert h.severity in SEVERITIES and h.links and h.detail and h.title
+        assert all(u.startswith("https://") for u in h.links)
+        assert all(m == "*" or m in METHODS for m in h.methods)
+        assert all(o in OPTIONS for o, _, _ in h.conditions)
+
+
+@pytest.mark.parametrize("engine, method, opts, want, link", [
+    ("vllm", "mtp", {"prefix_caching": True, "hybrid_model": True}, "vllm-prefix-caching-mtp-hybrid-corruption",
+     "vllm-project/vllm/issues/43559"),
+    ("vllm", "mtp", {"prefix_caching": True, "hybrid_model": True}, "vllm-prefix-caching-mtp-hybrid-corruption",
+     "vllm-project/vllm/issues/53912"),
+    ("vllm", "eagle3", {"prefix_caching": True, "hybrid_model": True}, "vllm-eagle-mtp-prefix-last-block-drop",
+     "vllm-project/vllm/issues/53670"),
+    ("sglang", "dflash", {"pd_disaggregation": True}, "sglang-dflash-pd-disaggregation",
+     "sgl-project/sglang/issues/36140"),
+    ("sglang", "eagle3", {"overlap_scheduler": True, "topk": 4}, "sglang-overlap-needs-topk-1",
+     "sgl-project/sglang/issues/11762"),
+    ("hf", "draft", {"max_batch": 8}, "hf-assisted-batch-1-only", "huggingface/transformers"),
+    ("trtllm", "mtp", {"relaxed_acceptance": True}, "trtllm-relaxed-acceptance-lossy", "NVIDIA/TensorRT-LLM"),
+])
+def test_issue_hazards_match_with_links(engine, method, opts, want, link):
+    hs = check(engine, method, opts)
+    assert want in ids(hs)
+    assert any(link in u for u in next(h for h in hs if h.id == want).links)
+
+
+@pytest.mark.parametrize("engine, method, opts, absent", [
+    ("vllm", "mtp", {"prefix_caching": True}, "vllm-prefix-caching-mtp-hybrid-corruption"),   # not hybrid
+    ("vllm", "mtp", {"hybrid_model": True}, "vllm-prefix-caching-mtp-hybrid-corruption"),     # no prefix caching
+    ("sglang", "mtp", {"prefix_caching": True, "hybrid_model": True},
+     "vllm-prefix-caching-mtp-hybrid-corruption"),                                             # other engine
+    ("sglang", "eagle3", {"pd_disaggregation": True}, "sglang-dflash-pd-disaggregation"),     # other method
+    ("sglang", "eagle3", {"overlap_scheduler": True, "topk": 1}, "sglang-overlap-needs-topk-1"),
+    ("sglang", "eagle3", {"overlap_scheduler": True}, "sglang-overlap-needs-topk-1"),          # topk unknown
+    ("hf", "draft", {"max_batch": 1}, "hf-assisted-batch-1-only"),
+    ("trtllm", "mtp", {}, "trtllm-relaxed-acceptance-lossy"),
+])
+def test_conditions_must_all_hold(engine, method, opts, absent):
+    assert absent not in ids(check(engine, method, opts))
+
+
+def test_plain_defaults_warn_nothing_and_severity_orders_results():
+    assert check("vllm", "eagle3") == [] and check("sglang", "eagle3", {}) == []
+    hs = check("vllm", "mtp", {"prefix_caching": True, "hybrid_model": True, "pd_disaggregation": True})
+    ranks = [SEVERITIES.index(h.severity) for h in hs]
+    assert ranks == sorted(ranks) and hs[0].severity == "corruption" and len(hs) >= 3
+
+
+def test_check_accepts_an_engine_profile():
+    from simulator import load_engine
+    assert "sglang-ngram-disables-overlap" in ids(check(load_engine("sglang"), "ngram"))
+
+
+def test_wildcards_and_comparisons(tmp_path):
+    p = write(tmp_path, """
+        schema = 1
+        [[hazard]]
+        id = "any"
+        title = "t"
+        severity = "lossy"
+        engines = ["*"]
+        methods = ["*"]
+        conditions = { temperature_ge = 0.5, temperature_lt = 1.5, tp_le = 8, dp = 2 }
+        links = ["http://example.com"]
+        detail = "d"
+        """)
+    hs = load_hazards([p], bundled=False)
+    assert ids(check("anything", "suffix", {"temperature": 0.5, "tp": 8, "dp": 2}, hs)) == ["any"]
+    assert check("anything", "suffix", {"temperature": 1.5, "tp": 8, "dp": 2}, hs) == []
+    assert check("anything", "suffix", {"temperature": 0.7, "tp": 16, "dp": 2}, hs) == []
+    assert check("anything", "suffix", {"temperature": 0.7, "tp": 8, "dp": 1}, hs) == []
+    d = hs[0].to_dict()
+    assert d["conditions"] == {"temperature_ge": 0.5, "temperature_lt": 1.5, "tp_le": 8, "dp": 2}
+    assert d["links"] == ["http://example.com"] and json.loads(json.dumps(d)) == d
+
+
+def test_user_file_adds_and_replaces_by_id(tmp_path):
+    p = write(tmp_path, GOOD)
+    assert ids(check("vllm", "eagle3", {"context": 8192}, files=[p])) == ["my-hazard"]
+    assert check("vllm", "eagle3", {"context": 1024}, files=[p]) == []
+    over = write(tmp_path, """
+        schema = 1
+        [[hazard]]
+        id = "hf-assisted-batch-1-only"
+        title = "replaced"
+        severity = "throughput"
+        engines = ["hf"]
+        methods = ["*"]
+        conditions = { max_batch_gt = 64 }
+        links = ["https://example.com/2"]
+        detail = "d"
+        """, "over.toml")
+    hs = load_hazards([over])
+    assert len(hs) == len(load_hazards()) and next(h for h in hs if h.id == "hf-assisted-batch-1-only").title == \
+        "replaced"
+    assert check("hf", "draft", {"max_batch": 8}, hs) == []
+
+
+def test_hazard_is_frozen():
+    h = load_hazards()[0]
+    assert isinstance(h, Hazard)
+    with pytest.raises(AttributeError):
+        h.id = "x"   # type: ignore[misc]
+
+
+# ---- options -------------------------------------------------------------------------------------------------
+
+def test_resolve_options_defaults_and_types():
+    o = resolve_options(None)
+    assert set(o) == set(OPTIONS) and o["prefix_caching"] is False and o["temperature"] is None
+    o = resolve_options({"tp": 4.0, "temperature": 1, "prefix_caching": None, "dp": None})
+    assert o["tp"] == 4 and isinstance(o["tp"], int) and o["temperature"] == 1.0 and o["prefix_caching"] is False
+    assert o["dp"] is None
+
+
+@pytest.mark.parametrize("opts, msg", [
+    ({"prefix_cache": True}, "unknown deployment option 'prefix_cache'; did you mean prefix_caching"),
+    ({"prefix_caching": 1}, "prefix_caching = 1; expected True or False"),
+    ({"temperature": "hot"}, "temperature = 'hot'; expected a number"),
+    ({"temperature": True}, "temperature = True; expected a number"),
+    ({"temperature": float("nan")}, "temperature = nan; expected a number"),
+    ({"tp": 2.5}, "tp = 2.5; expected an integer"),
+])
+def test_bad_options(opts, msg):
+    with pytest.raises(ScenarioError, match=msg.replace("(", r"\(")):
+        check("vllm", "eagle3", opts)
+
+
+def test_bad_engine_and_method():
+    with pytest.raises(ScenarioError, match="engine = 3"):
+        check(3, "eagle3")
+    with pytest.raises(ScenarioError, match="engine = ''"):
+        check("", "eagle3")
+    with pytest.raises(ScenarioError, match="unknown method 'eagle4'"):
+        check("vllm", "eagle4")
+
+
+# ---- loader errors ------------------------------------------------------------------------------------------
+
+FIELDS = dict(id='"x"', title='"t"', severity='"lossy"', engines='["vllm"]', methods='["*"]', conditions="{}",
+              links='["https://e.com"]', detail='"d"')
+
+
+def hazard(**over):
+    f = {**FIELDS, **over}
+    body = "\n".join(f"{k} = {v}" for k, v in f.items() if v is not None)
+    return f"schema = 1\n[[hazard]]\n{body}\n"
+
+
+@pytest.mark.parametrize("body, msg", [
+    ("schema = 1\nhazards = []\n", "unknown key(s) ['hazards']"),
+    ("schema = 2\n", "schema = 2, expected 1"),
+    ("[[hazard]]\nid = 'x'\n", "schema = None, expected 1"),
+    ("schema = 1\nhazard = 3\n", "hazard must be an array of tables"),
+    ("schema = 1\nhazard = [1, 2]\n", "hazard must be an array of tables"),
+    (hazard(url='"u"'), "hazard[0] (x): unknown key(s) ['url']"),
+    (hazard(detail=None), "hazard[0] (x): missing key(s) ['detail']"),
+    (hazard(id='"Bad Id"'), "hazard[0] (Bad Id): id = 'Bad Id', expected lowercase"),
+    (hazard(id="3"), "hazard[0]: id = 3, expected lowercase"),
+    (hazard() + hazard().replace("schema = 1\n", ""), "hazard[1] (x): duplicate id 'x'"),
+    (hazard(title='""'), "title = '', expected a non-empty string"),
+    (hazard(detail="5"), "detail = 5, expected a non-empty string"),
+    (hazard(severity='"bad"'), "severity = 'bad', expected one of corruption, lossy, unsupported, throughput"),
+    (hazard(engines="[]"), "engines = [], expected a non-empty list of strings"),
+    (hazard(engines='"vllm"'), "engines = 'vllm', expected a non-empty list of strings"),
+    (hazard(methods='["egale3"]'), "methods entry 'egale3' is not one of"),
+    (hazard(links='["ftp://x"]'), "link 'ftp://x' is not an http(s) URL"),
+    (hazard(conditions="3"), "conditions = 3, expected a table"),
+    (hazard(conditions="{ prefix_cache = true }"), "unknown condition 'prefix_cache'; did you mean prefix_caching"),
+    (hazard(conditions="{ max_batch_between = 3 }"), "unknown condition 'max_batch_between'"),
+    (hazard(conditions="{ prefix_caching_gt = 1 }"), "prefix_caching_gt compares a true/false option"),
+    (hazard(conditions='{ prefix_caching = "yes" }'), "prefix_caching = 'yes', expected true or false"),
+    (hazard(conditions="{ topk_gt = true }"), "topk_gt = True, expected a number"),
+    (hazard(conditions='{ temperature = "0" }'), "temperature = '0', expected a number"),
+    ("schema = 1\n[[hazard]\n", "malformed TOML"),
+])
+def test_loader_errors_name_file_and_key(tmp_path, body, msg):
+    p = tmp_path / "bad.toml"
+    p.write_text(body)
+    with pytest.raises(SpecError) as e:
+        load_hazards([p])
+    assert str(p) in str(e.value) and msg in str(e.value), str(e.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(SpecError, match="file not found"):
+        load_hazards([tmp_path / "none.toml"])
+
+
+# ---- curve output --------------------------------------------------------------------------------------------
+
+CURVE = ["curve", "--engine", "vllm", "--batch", "1,8"]
+
+
+def test_curve_prints_warnings_with_links(capsys):
+    rc, out, err = run(capsys, *CURVE, "--prefix-caching", "--hybrid-model")
+    assert rc == 0 and err == ""
+    tail = out.split("warnings:", 1)[1]
+    assert "https://github.com/vllm-project/vllm/issues/53670" in tail
+    assert "(vllm-eagle-mtp-prefix-last-block-drop)" in tail and "[throughput]" in tail
+
+
+def test_curve_without_hazards_prints_no_warnings(capsys):
+    rc, out, _ = run(capsys, *CURVE)
+    assert rc == 0 and "warnings:" not in out
+
+
+def test_curve_json_adds_only_hazards(capsys):
+    rc, out, _ = run(capsys, *CURVE, "--format", "json")
+    plain = json.loads(out)
+    rc2, out2, _ = run(capsys, *CURVE, "--format", "json", "--pd-disaggregation", "--method", "dflash",
+                       "--acceptance-rate", "0.6")
+    d = json.loads(out2)
+    assert rc == rc2 == 0 and plain["hazards"] == []
+    assert set(d) == set(plain) == {"scenario", "points", "crossover_batch", "break_even_acceptance",
+                                    "max_batch_base", "max_batch_spec", "notes", "hazards"}
+    assert [h["id"] for h in d["hazards"]] == ["vllm-mtp-pd-draft-kv-not-transferred"]
+    assert d["hazards"][0]["links"][0].startswith("https://")
+
+
+def test_curve_csv_sends_warnings_to_stderr(capsys):
+    rc, out, err = run(capsys, "curve", "--engine", "hf", "--method", "draft", "--acceptance-rate", "0.6",
+                       "--batch", "1,2", "--format", "csv")
+    assert rc == 0 and out.splitlines()[0].startswith("batch,")
+    assert "warning: [unsupported]" in err and "hf-assisted-batch-1-only" in err
+
+
+def test_curve_topk_from_tree_triggers_overlap_hazard(capsys):
+    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--tree-tokens", "16", "--k", "3", "--overlap-scheduler")
+    assert rc == 0 and "sglang-overlap-needs-topk-1" in out
+    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--k", "3", "--overlap-scheduler")
+    assert rc == 0 and "sglang-overlap-needs-topk-1" not in out
+
+
+def test_curve_user_hazards_file(capsys, tmp_path):
+    p = write(tmp_path, GOOD)
+    rc, out, _ = run(capsys, "curve", "--engine", "vllm", "--batch", "1", "--context", "8192", "--hazards", str(p))
+    assert rc == 0 and "(my-hazard)" in out and "https://example.com/1" in out
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--hazards", "/nonexistent/h.toml"], "/nonexistent/h.toml: file not found"),
+    (["--temperature", "-1"], "temperature -1.0 must be >= 0"),
+    (["--temperature", "warm"], "temperature 'warm' is not a number"),
+    (["--accept-threshold", "1.5"], "accept threshold 1.5 must be in (0, 1]"),
+    (["--accept-threshold", "x"], "accept threshold 'x' is not a number"),
+    (["--dp", "0"], "dp 0 must be >= 1"),
+    (["--dp", "two"], "dp 'two' is not an integer"),
+])
+def test_curve_deployment_flag_errors(capsys, args, needle):
+    rc, out, err = run(capsys, *CURVE, *args)
+    assert rc == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("error: ") and needle in err
+
+
+def test_curve_bad_user_file_is_a_clean_error(capsys, tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text(hazard(severity='"meh"'))
+    rc, out, err = run(capsys, *CURVE, "--hazards", str(p))
+    assert rc == 2 and err.startswith("error: ") and "severity = 'meh'" in err and "Traceback" not in err
