@@ -17,7 +17,8 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 # The package's public API: `simulator` and its user-facing modules (calibrate and sweep for notebooks 05 and 06),
 # never the roofline internals (workload, roofline, step, ...); plus the data / plotting libraries.
 ALLOWED_IMPORTS = {"simulator", "simulator.plots", "simulator.advise", "simulator.hazards", "simulator.calibrate",
-                   "simulator.sweep", "numpy", "pandas", "xarray", "matplotlib", "matplotlib.pyplot"}
+                   "simulator.validate", "simulator.sweep", "numpy", "pandas", "xarray", "matplotlib",
+                   "matplotlib.pyplot", "dataclasses"}   # dataclasses: stdlib, to derive a profile variant
 
 
 def code(nb) -> str:
