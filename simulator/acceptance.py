@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
-from scipy.optimize import brentq
 
 from .errors import ScenarioError
 
@@ -113,6 +112,7 @@ class Acceptance:
         if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau <= k + 1):
             raise ScenarioError(f"acceptance length tau = {tau!r}; expected a number in [1, k+1] = [1, {k + 1}] "
                                 f"for k = {k}")
+        from scipy.optimize import brentq   # lazy: keeps `import simulator` fast (warm start of batch jobs)
         if tau == 1.0:
             a = 0.0
         elif tau >= float(expected_tokens_iid(ALPHA_MAX, k)):
@@ -129,6 +129,7 @@ class Acceptance:
         if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau <= top):
             raise ScenarioError(f"tree acceptance length tau = {tau!r}; expected a number in [1, {top:g}] "
                                 f"for a tree of depth {len(w)}")
+        from scipy.optimize import brentq
         f = lambda x: expected_tokens_tree([x] * len(w), w) - tau  # noqa: E731
         a = 0.0 if tau == 1.0 else (ALPHA_MAX if f(ALPHA_MAX) <= 0 else brentq(f, 0.0, ALPHA_MAX, xtol=1e-14))
         return cls("iid", alpha=float(a), source=f"tree tau {tau:g} over widths {w}")

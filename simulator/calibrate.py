@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from .data import data_dir, read_toml
 from .engine import EngineProfile, _from_toml, load_engine
@@ -91,6 +90,7 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
         e = engine_at(x)
         return np.log(np.array([predict_row(r, e, kw) for r, kw in zip(usable, prepared)]) / meas)
 
+    from scipy.optimize import least_squares   # lazy: keeps `import simulator` fast
     x0 = np.array([_start(eng0, p) for p in params])
     lo = np.array([PARAMS[p][2] for p in params])
     hi = np.array([PARAMS[p][3] for p in params])

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .acceptance import ALPHA_MAX, Acceptance, tree_widths
 from .engine import EngineProfile
@@ -171,6 +170,54 @@ def _spec_parts(c: _Ctx, k: int, T: int, width: int, p) -> tuple[np.ndarray, ...
     return draft, verify, spec - draft - verify, spec, vs.bound
 
 
+@dataclass(frozen=True)
+class Deployment:
+    """A resolved scenario: the device as the engine drives it, the target, the drafter, precisions, parallelism,
+    the target's forward-pass ops and the overlap mode. Shared by `speedup_curve` and the sweep."""
+
+    hw: Hardware
+    eng: EngineProfile
+    target: ModelShape
+    drafter: Drafter
+    p: Any
+    dp: Any
+    par: Parallelism
+    tops: Any
+    overlap: str | float
+
+
+def resolve_deployment(hardware: Hardware | str, model: ModelShape | str, method: str,
+                       draft: str | ModelShape | None = None, tp: int = 1, ep: int = 1, precision: str = "bf16",
+                       draft_precision: str | None = None, kv_precision: str | None = None,
+                       expert_precision: str | None = None, engine: EngineProfile | str | None = "sglang",
+                       draft_kv_window: int | None = None, overlap: str | float | None = None) -> Deployment:
+    """Load and check everything a speculative scenario needs; raises the user errors `speedup_curve` raises."""
+    hw0, target, eng = as_hardware(hardware), as_model(model), as_engine(engine)
+    hw = engine_hardware(hw0, eng)
+    par = Parallelism(tp=tp, ep=ep)
+    p = make_precision(precision, kv_precision, expert_precision)
+    dp = make_precision(draft_precision or p.weights, kv_precision)
+    for dt in {p.weights, p.expert_dtype, p.lm_head, dp.weights}:
+        hw.peak_flops_per_s(dt)
+    drafter = make_drafter(method, target, draft, dp, Parallelism(tp=tp, ep=1), draft_kv_window)
+    return Deployment(hw, eng, target, drafter, p, dp, par, forward_pass(target, p, par, "all"),
+                      resolve_overlap(overlap, eng))
+
+
+def base_step(eng: EngineProfile, base_gpu: np.ndarray) -> np.ndarray:
+    """Plain decode step: GPU time plus host work, hidden behind the GPU when the engine overlaps them."""
+    return np.maximum(base_gpu, eng.host_step_s) if eng.overlap else base_gpu + eng.host_step_s
+
+
+def speculative_memory(dep: Deployment, B, T, L):
+    """(MemoryUse of the target with T lookahead tokens, total bytes per GPU incl. the drafter, drafter bytes):
+    target weights + KV for L + T tokens + activations, draft weights, and draft KV (capped at its window)."""
+    mem = memory_use(dep.target, dep.hw, dep.eng, dep.p, dep.par, B, T, L)
+    d = dep.drafter
+    dmem = d.weights_bytes + B * np.minimum(np.asarray(L, dtype=np.float64) + T, d.kv_window) * d.kv_bytes_per_token
+    return mem, mem.total_bytes + dmem, dmem
+
+
 def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str = "llama-3.1-8b",
                   method: str = "eagle3", draft: str | ModelShape | None = None,
                   acceptance: Acceptance | None = None, k: int | str = 3, tree_tokens: int | None = None,
@@ -186,16 +233,9 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
     tree_tokens: verify a tree of this many tokens per sequence (EAGLE/Medusa trees); None: a chain of k + 1.
     acceptance: an Acceptance; default: `default_acceptance(method)` (published values, see there).
     """
-    hw0, target, eng = as_hardware(hardware), as_model(model), as_engine(engine)
-    hw = engine_hardware(hw0, eng)
     B = check_batches(batch)
     if isinstance(context, bool) or not isinstance(context, (int, np.integer)) or context < 0:
         raise ScenarioError(f"context = {context!r}; expected an integer >= 0")
-    par = Parallelism(tp=tp, ep=ep)
-    p = make_precision(precision, kv_precision, expert_precision)
-    dp = make_precision(draft_precision or p.weights, kv_precision)
-    for dt in {p.weights, p.expert_dtype, p.lm_head, dp.weights}:
-        hw.peak_flops_per_s(dt)
     auto = k == "auto"
     if not auto:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
@@ -211,15 +251,15 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
         if not auto and tree_tokens < k + 1:
             raise ScenarioError(f"a tree of {tree_tokens} tokens is smaller than k + 1 = {k + 1}: it cannot hold "
                                 f"a chain of depth {k}")
-    dpar = Parallelism(tp=tp, ep=1)
-    drafter = make_drafter(method, target, draft, dp, dpar, draft_kv_window)
+    dep = resolve_deployment(hardware, model, method, draft, tp, ep, precision, draft_precision, kv_precision,
+                             expert_precision, engine, draft_kv_window, overlap)
+    hw, eng, target, drafter, par, p, dp, overlap = (dep.hw, dep.eng, dep.target, dep.drafter, dep.par, dep.p,
+                                                     dep.dp, dep.overlap)
     acc = _acceptance(method, acceptance, target)
-    overlap = resolve_overlap(overlap, eng)
     # Base: plain decode, q = 1.
-    tops = forward_pass(target, p, par, "all")
-    bst = price_pass(tops, hw, eng, B, 1.0, float(context), "target", overlap)
+    bst = price_pass(dep.tops, hw, eng, B, 1.0, float(context), "target", overlap)
     base_gpu = bst.total_s
-    base = np.maximum(base_gpu, eng.host_step_s) if eng.overlap else base_gpu + eng.host_step_s
+    base = base_step(eng, base_gpu)
     ctx = _Ctx(hw, eng, target, drafter, par, B, float(context), overlap, base, base_gpu)
 
     # Candidates (k, T, width).
@@ -252,12 +292,10 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
         dr, ve, ov, sp, vb = _spec_parts(ctx, kk, T, w, p)
         tok = tokens_for(acc, kk, T, w)
         s = tok * base / sp
-        mem = memory_use(target, hw, eng, p, par, B, T, float(context))
-        dkv = B * np.minimum(context + T, drafter.kv_window) * drafter.kv_bytes_per_token
-        total_mem = mem.total_bytes + drafter.weights_bytes + dkv
+        mem, total_mem, dmem = speculative_memory(dep, B, T, float(context))
         ok = total_mem <= mem.capacity_bytes
         rec = dict(k=np.full(n, kk), T=np.full(n, T), w=np.full(n, w), s=s, tok=np.full(n, tok), dr=dr, ve=ve,
-                   ov=ov, sp=sp, vb=vb, mem=total_mem, ok=ok, dmem=drafter.weights_bytes + dkv, tmem=mem)
+                   ov=ov, sp=sp, vb=vb, mem=total_mem, ok=ok, dmem=dmem, tmem=mem)
         if best is None:
             best = rec
             continue
@@ -284,6 +322,7 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
                 f"{target.max_position}"] * n
 
     # Break-even acceptance for the chosen candidate at each batch.
+    from scipy.optimize import brentq   # lazy: keeps `import simulator` fast
     be = np.full(n, np.nan)
     for i in range(n):
         need = best["sp"][i] / base[i]
@@ -306,10 +345,8 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
     cap = base_mem.capacity_bytes
     mb = memory_use(target, hw, eng, p, par, one, 1, float(context)).total_bytes[0], \
         memory_use(target, hw, eng, p, par, two, 1, float(context)).total_bytes[0]
-    Tm = int(best["T"].max())
-    dk = lambda b: b * min(context + Tm, drafter.kv_window) * drafter.kv_bytes_per_token  # noqa: E731
-    ms = (memory_use(target, hw, eng, p, par, one, Tm, float(context)).total_bytes[0] + drafter.weights_bytes + dk(1),
-          memory_use(target, hw, eng, p, par, two, Tm, float(context)).total_bytes[0] + drafter.weights_bytes + dk(2))
+    Tm = float(best["T"].max())
+    ms = speculative_memory(dep, one, Tm, float(context))[1][0], speculative_memory(dep, two, Tm, float(context))[1][0]
     gpus = tp
     tokens = best["tok"]
     scen = {"hardware": hw.name, "model": target.name, "method": method, "drafter": drafter.description,
