@@ -1,0 +1,107 @@
+"""`specroof sweep`: run a sweep spec into a directory of Parquet shards (locally, one shard of a job array, or on a
+Dask cluster), and `specroof sweep --merge DIR` to check completeness and join. See simulator/sweep.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Callable
+
+
+def _shard(s: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in s.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shard {s!r} is not I/N (e.g. 3/8; I counts from 0)") from None
+    if n < 1 or not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"shard {s!r}: expected 0 <= I < N")
+    return i, n
+
+
+def _pos(name: str):
+    def f(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {s!r} is not an integer") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{name} {v} must be >= 1")
+        return v
+    return f
+
+
+def _need(*modules: str) -> None:
+    """The sweep extra's packages, or a user error naming them (not a traceback)."""
+    import importlib.util
+    from .errors import ScenarioError
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ScenarioError(f"specroof sweep needs {', '.join(missing)}: pip install 'specroof[sweep]'")
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    from .errors import ScenarioError
+    from . import sweep
+    _need("pyarrow", "tqdm", *(("distributed",) if a.workers or a.scheduler else ()))
+    if a.merge is not None:
+        if a.spec is not None or a.out is not None or a.shard or a.shards or a.workers or a.scheduler or a.dry_run:
+            raise ScenarioError("--merge DIR takes no spec and no run options")
+        path = sweep.merge(a.merge)
+        import pyarrow.parquet as pq
+        md = pq.read_metadata(path)
+        d = {"merged": str(path), "rows": md.num_rows, "row_groups": md.num_row_groups}
+        print(json.dumps(d) if a.format == "json" else f"merged {md.num_rows} rows into {path}")
+        return 0
+    if a.spec is None:
+        raise ScenarioError("give a sweep spec (SPEC.toml) and --out DIR, or --merge DIR")
+    spec = sweep.load_spec(a.spec)
+    if a.dry_run:
+        n = a.shard[1] if a.shard else a.shards or spec.default_shards()
+        d = {"dims": dict(zip(spec.dims, spec.shape)), "n_points": spec.n_points, "n_cells": spec.n_cells,
+             "n_shards": n, "spec_hash": spec.spec_hash}
+        if a.format == "json":
+            print(json.dumps(d))
+        else:
+            print(f"{spec.n_points} points ({' x '.join(f'{k} {v}' for k, v in d['dims'].items()) or 'one point'}), "
+                  f"{spec.n_cells} cells, {n} shards, spec hash {spec.spec_hash[:12]}")
+        return 0
+    if a.out is None:
+        raise ScenarioError("--out DIR is required (where the shards, manifest and merged file go)")
+    if a.shard and (a.workers or a.scheduler):
+        raise ScenarioError("--shard I/N runs one shard in this process; drop --workers / --scheduler")
+    if a.shard and a.shards and a.shards != a.shard[1]:
+        raise ScenarioError(f"--shards {a.shards} contradicts --shard {a.shard[0]}/{a.shard[1]}")
+    if a.workers and a.scheduler:
+        raise ScenarioError("give --workers N (a local Dask cluster) or --scheduler ADDRESS, not both")
+    r = sweep.sweep_to_dir(spec, a.out, shard=a.shard, n_shards=a.shards, workers=a.workers,
+                           scheduler=a.scheduler, progress=False if a.no_progress else None)
+    if a.format == "json":
+        print(json.dumps(r))
+        return 0
+    what = f"shard {a.shard[0]}/{a.shard[1]}" if a.shard else f"{r['n_shards']} shards"
+    print(f"sweep {r['spec_hash'][:12]}: {r['n_points']} points in {r['n_cells']} cells, {what}: "
+          f"{r['shards_run']} run, {r['shards_skipped']} already there ({r['seconds']:.2f} s) -> {r['out']}")
+    if r["merged"]:
+        print(f"merged: {r['merged']}")
+    return 0
+
+
+def add_sweep(sub: Any, add_common: Callable[[argparse.ArgumentParser, str], None]) -> None:
+    # The grid comes from the spec file, so the per-scenario flags of add_common do not apply here.
+    s = sub.add_parser("sweep", help="run a parameter sweep spec (TOML) into Parquet shards; --merge joins them",
+                       description="Evaluate every point of a sweep spec (see examples/sweep_standard.toml) into "
+                                   "DIR/shards/shard-I-of-N.parquet, DIR/manifest.json and DIR/sweep.parquet. "
+                                   "Reruns skip finished shards.")
+    s.add_argument("spec", nargs="?", default=None, help="sweep spec, a TOML file")
+    s.add_argument("--out", default=None, help="output directory")
+    s.add_argument("--shard", type=_shard, default=None,
+                   help="evaluate only shard I of N (0 <= I < N; for SLURM / Kubernetes job arrays)")
+    s.add_argument("--shards", type=_pos("shards"), default=None,
+                   help="split the grid into N shards (default: about 2M points each)")
+    s.add_argument("--workers", type=_pos("workers"), default=None, help="run shards on a local Dask cluster")
+    s.add_argument("--scheduler", default=None, help="run shards on the Dask cluster at this address")
+    s.add_argument("--merge", default=None, metavar="DIR", help="check that DIR is complete and join its shards")
+    s.add_argument("--dry-run", action="store_true", help="print the grid's size and shards; do no work")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar (default: on when stderr is a tty)")
+    s.add_argument("--format", choices=("table", "json"), default="table", help="summary format")
+    s.set_defaults(func=cmd_sweep)

@@ -1,0 +1,392 @@
+"""Parameter sweeps (simulator/sweep.py, simulator/_sweep_kernels.py, simulator/cli_sweep.py): a sweep equals the
+same points priced one by one through speedup_curve; the numba combine equals its numpy reference; shards partition
+the grid; kill-and-resume and Dask runs give byte-identical merged files; malformed specs fail before any work."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator import Acceptance, speedup_curve
+from simulator.cli import main
+from simulator.errors import ModelConfigError, ScenarioError, SpecError
+from simulator.methods import METHODS
+from simulator.sweep import (evaluate, load_spec, merge, parse_spec, read_sweep, run_sweep, shard_range, sweep_to_dir,
+                             to_dataset)
+
+REPO = Path(__file__).resolve().parents[1]
+FIELDS = ("speedup", "tokens_per_step", "base_step_s", "spec_step_s", "draft_s", "verify_s", "overhead_s",
+          "memory_bytes")
+PARAM_COLS = ("hardware", "model", "method", "draft", "precision", "draft_precision", "kv_precision", "tp", "ep",
+              "engine", "overlap", "draft_kv_window", "k_max", "k", "acceptance_k", "context", "acceptance_rate",
+              "acceptance_length")
+
+SMALL = {"model": "llama-3.1-8b", "method": "eagle3", "k": [1, 3], "acceptance_rate": [0.6, 0.8],
+         "context": [512, 4096], "batch": [1, 16, 256]}
+
+
+def _overlap(v):
+    """The spec's overlap column as speedup_curve takes it ("default": the engine's calibrated value)."""
+    return None if v == "default" else (v if v in ("max", "sum") else float(v))
+
+
+def _default(v):
+    return None if v == "default" else v
+
+
+def _one_by_one(ds, spec_dict) -> int:
+    """Check every curve of a sweep Dataset against speedup_curve; returns the number of valid curves."""
+    df = ds.to_dataframe().reset_index()
+    auto = spec_dict.get("k") == "auto"
+    keys = [c for c in PARAM_COLS if c in df.columns and not (auto and c == "k")]
+    n_valid = 0
+    for key, g in df.groupby(keys, sort=False):
+        d = dict(zip(keys, key))
+        acc = None
+        if "acceptance_rate" in d:
+            acc = Acceptance.from_rate(float(d["acceptance_rate"]))
+        elif "acceptance_length" in d:
+            acc = Acceptance.from_length(float(d["acceptance_length"]), int(d["acceptance_k"]))
+        try:
+            r = speedup_curve(d["hardware"], d["model"], d["method"], draft=_default(d["draft"]), acceptance=acc,
+                              k="auto" if auto else int(d["k"]), batch=[int(b) for b in g["batch"]],
+                              context=int(d["context"]), tp=int(d["tp"]), ep=int(d["ep"]),
+                              precision=d["precision"], draft_precision=_default(d["draft_precision"]),
+                              kv_precision=_default(d["kv_precision"]), engine=d["engine"],
+                              draft_kv_window=_default(d["draft_kv_window"]), k_max=int(d["k_max"]),
+                              overlap=_overlap(d["overlap"]))
+        except (ScenarioError, SpecError, ModelConfigError) as e:
+            assert not g["feasible"].any(), d
+            assert (g["message"] == str(e)).all(), (d, str(e), g["message"].iloc[0])
+            continue
+        n_valid += 1
+        np.testing.assert_array_equal(g["feasible"].to_numpy(), r.feasible, err_msg=str(d))
+        np.testing.assert_array_equal(g["k"].to_numpy(), r.k, err_msg=str(d))
+        for f in FIELDS:
+            np.testing.assert_allclose(g[f].to_numpy(), getattr(r, f), rtol=1e-12, atol=0, err_msg=f"{f} {d}")
+        assert ((g["message"] == "") == g["feasible"]).all(), d
+    return n_valid
+
+
+# ---- equality with the public one-by-one API ----------------------------------------------------------------
+
+@st.composite
+def small_specs(draw):
+    spec = {}
+    one_or_list = lambda s, n=2: draw(st.one_of(s, st.lists(s, min_size=1, max_size=n, unique=True)))  # noqa: E731
+    spec["hardware"] = one_or_list(st.sampled_from(["h100-sxm", "a100-sxm-80gb", "b200", "mi300x"]))
+    spec["model"] = one_or_list(st.sampled_from(["llama-3.1-8b", "vicuna-7b", "qwen3-30b-a3b", "deepseek-v3",
+                                                 "llama-3.1-70b"]))
+    spec["method"] = one_or_list(st.sampled_from(METHODS), 3)
+    spec["tp"] = one_or_list(st.sampled_from([1, 2, 8]))
+    if draw(st.booleans()):
+        spec["ep"] = one_or_list(st.sampled_from([1, 8]))
+    spec["precision"] = one_or_list(st.sampled_from(["bf16", "fp8", "fp4"]))
+    spec["engine"] = one_or_list(st.sampled_from(["sglang", "vllm", "ideal", "trtllm", "hf"]))
+    if draw(st.booleans()):
+        spec["k"] = "auto"
+        spec["k_max"] = draw(st.integers(1, 6))
+    else:
+        spec["k"] = one_or_list(st.integers(0, 7))
+    acc = draw(st.sampled_from(["rate", "length", "none"]))
+    if acc == "rate":
+        spec["acceptance_rate"] = one_or_list(st.floats(0.0, 0.99).map(lambda x: round(x, 3)), 3)
+    elif acc == "length":
+        spec["acceptance_k"] = draw(st.integers(1, 5))
+        spec["acceptance_length"] = one_or_list(st.floats(1.0, spec["acceptance_k"] + 1.0)
+                                                .map(lambda x: round(x, 3)), 2)
+    spec["context"] = one_or_list(st.sampled_from([0, 700, 4096, 131000, 131072]))
+    spec["batch"] = draw(st.lists(st.integers(1, 4096), min_size=1, max_size=4, unique=True))
+    if draw(st.booleans()):
+        spec["overlap"] = "sum"
+    return spec
+
+
+@settings(max_examples=20)
+@given(small_specs())
+def test_sweep_equals_speedup_curve_point_by_point(spec):
+    ds = run_sweep(spec)
+    _one_by_one(ds, spec)
+
+
+def test_sweep_equals_speedup_curve_on_chosen_grids():
+    # Every method, fixed and auto k, acceptance lengths, zipped drafters, invalid configurations and the
+    # max-position edge, checked against speedup_curve.
+    grids = [
+        {"hardware": ["h100-sxm", "b200"], "model": ["llama-3.1-8b", "deepseek-v3", "vicuna-7b"],
+         "method": list(METHODS), "tp": [1, 8], "k": [0, 4], "acceptance_rate": [0.3, 0.9],
+         "context": [1024, 131068], "batch": [1, 64, 2048]},
+        {"model": ["llama-3.1-8b", "vicuna-7b"], "method": ["eagle3", "medusa", "eagle", "draft"], "k": "auto",
+         "k_max": 6, "context": [0, 4096, 131066], "batch": [1, 32, 512, 4096], "engine": ["sglang", "hf"]},
+        {"model": "llama-3.1-8b", "k": "auto", "acceptance_length": {"start": 1.5, "stop": 3.5, "step": 0.5},
+         "acceptance_k": 3, "context": [0, 131000, 131068], "batch": {"start": 1, "stop": 9}},
+        {"model": "llama-3.1-8b", "k": [2, 4], "context": [100, 5000], "batch": [1, 33],
+         "zip": [{"name": "drafter", "method": ["eagle3", "ngram", "draft"], "acceptance_rate": [0.76, 0.55, 0.6]}]},
+    ]
+    n = sum(_one_by_one(run_sweep(g), g) for g in grids)
+    assert n > 100
+
+
+def test_numba_combine_equals_numpy_reference():
+    for spec in ({"model": ["llama-3.1-8b", "deepseek-v3"], "method": ["eagle3", "mtp", "medusa"],
+                  "k": "auto", "acceptance_rate": {"start": 0.1, "stop": 0.95, "step": 0.05},
+                  "context": [0, 131060, 163830], "batch": {"start": 1, "stop": 600, "step": 7}},
+                 {"model": ["llama-3.1-8b", "vicuna-7b"], "method": ["eagle3", "medusa", "ngram"],
+                  "k": [0, 3, 6], "acceptance_rate": [0.2, 0.7], "context": [0, 2048, 131070],
+                  "batch": {"start": 1, "stop": 300}}):
+        s = load_spec(spec)
+        a, b = evaluate(s), evaluate(s, kernel="reference")
+        assert a.messages == b.messages
+        assert a.fields.keys() == b.fields.keys()
+        for name, (level, arr) in a.fields.items():
+            assert b.fields[name][0] == level
+            np.testing.assert_array_equal(arr, b.fields[name][1], err_msg=name)
+
+
+# ---- the Dataset --------------------------------------------------------------------------------------------
+
+def test_dataset_is_labelled_and_keeps_infeasible_points():
+    spec = {"model": "llama-3.1-70b", "tp": [4, 8], "k": [2, 4], "acceptance_rate": [0.7, 0.8],
+            "context": [8192, 131072], "batch": [1, 64, 4096]}
+    ds = run_sweep(spec)
+    assert ds["speedup"].dims == ("tp", "k", "context", "acceptance_rate", "batch")
+    assert ds["spec_step_s"].dims == ("tp", "k", "context", "batch")          # step times: no acceptance dim
+    assert ds["tokens_per_step"].dims == ("tp", "k", "context", "acceptance_rate")
+    assert ds.attrs["spec_hash"] == load_spec(spec).spec_hash
+    df = ds.to_dataframe()
+    assert len(df) == 2 * 2 * 2 * 2 * 3
+    bad = df[~df["feasible"]]
+    assert len(bad) and (bad["message"] != "").all()
+    assert bad["message"].str.contains("max_position_embeddings").any()        # 128k + k + 1 > 131072
+    assert bad["message"].str.contains("does not fit").any()                    # batch 4096 at 8k context
+    auto = run_sweep({**spec, "k": "auto"})
+    assert auto["k"].dims == auto["speedup"].dims and "k" not in auto.coords
+
+
+def test_scalar_batch_and_no_acceptance_dims():
+    ds = run_sweep({"model": "llama-3.1-8b", "method": ["eagle3", "mtp"], "batch": 8, "k": 2})
+    assert ds["speedup"].dims == ("method",)
+    assert int(ds["batch"]) == 8
+    # (xarray's .sel has its own `method` argument: select the dimension "method" with a dict)
+    assert bool(ds["feasible"].sel({"method": "eagle3"})) and not bool(ds["feasible"].sel({"method": "mtp"}))
+    assert "MTP" in str(ds["message"].sel({"method": "mtp"}).item())
+
+
+def test_ranges_are_inclusive_and_decimal_safe():
+    s = load_spec({"acceptance_rate": {"start": 0.50, "stop": 0.99, "step": 0.01},
+                   "context": {"start": 1024, "stop": 131072, "mul": 2}, "batch": {"start": 1, "stop": 1024}})
+    acc = s.acc_axis.values["acceptance_rate"]
+    assert len(acc) == 50 and acc[0] == 0.5 and acc[-1] == 0.99 and acc[1] == 0.51 and acc[29] == 0.79
+    ctx = s.cell_axes[0].values["context"]
+    assert ctx == tuple(1024 * 2 ** i for i in range(8))
+    assert s.batch == tuple(range(1, 1025))
+    std = load_spec(REPO / "examples" / "sweep_standard.toml")
+    assert std.dims == ("k", "context", "acceptance_rate", "batch") and std.n_points == 8 * 50 * 8 * 1024
+
+
+# ---- malformed specs fail before any work, naming the key ------------------------------------------------------
+
+@pytest.mark.parametrize("spec, key", [
+    ({"hardwre": "h100-sxm"}, "hardwre"),
+    ({"tp": "eight"}, "tp"),
+    ({"tp": [1, 2.5]}, "tp"),
+    ({"acceptance_rate": 1.5}, "acceptance_rate"),
+    ({"acceptance_rate": {"start": 0.9, "stop": 0.5, "step": 0.1}}, "acceptance_rate"),
+    ({"context": {"start": 1024, "stop": 4096, "stpe": 2}}, "context"),
+    ({"batch": []}, "batch"),
+    ({"k": [1, "auto"]}, "k"),
+    ({"k": 2.5}, "k"),
+    ({"hardware": "h900"}, "hardware"),
+    ({"model": ["llama-3.1-8b", "llama-9"]}, "model"),
+    ({"engine": "tgi"}, "engine"),
+    ({"method": "lookahead"}, "method"),
+    ({"precision": "int3"}, "precision"),
+    ({"acceptance_length": 3.0}, "acceptance_length"),
+    ({"acceptance_length": 5.0, "acceptance_k": 3}, "acceptance_length"),
+    ({"acceptance_rate": 0.5, "acceptance_length": 2.0, "acceptance_k": 2}, "acceptance_length"),
+    ({"zip": [{"method": ["eagle3", "ngram"], "acceptance_rate": [0.7]}]}, "zip"),
+    ({"zip": [{"method": ["eagle3"], "batch": [1]}]}, "zip.batch"),
+    ({"method": ["eagle3"], "zip": [{"method": ["eagle3"], "acceptance_rate": [0.7]}]}, "zip.method"),
+    ({"zip": [{"methd": ["eagle3"], "acceptance_rate": [0.7]}]}, "zip.methd"),
+])
+def test_malformed_spec_fails_naming_the_key(spec, key):
+    with pytest.raises(SpecError) as e:
+        parse_spec(spec)
+    assert key in str(e.value)
+
+
+def test_malformed_spec_file_fails_before_any_work(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('model = "llama-3.1-8b"\nk = { start = 1, stop = 4 }\ncontext = { start = 8, stop = 4 }\n')
+    out = tmp_path / "out"
+    rc = main(["sweep", str(bad), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: sweep spec: context") and "empty range" in err
+    assert not out.exists()
+    bad.write_text('model = "llama-3.1-8b"\n[batch]\nstart = 1\n')
+    assert main(["sweep", str(bad), "--out", str(out)]) == 2
+    assert "batch" in capsys.readouterr().err and not out.exists()
+
+
+# ---- shards -------------------------------------------------------------------------------------------------
+
+def test_shards_partition_the_grid():
+    s = load_spec({**SMALL, "method": ["eagle3", "ngram", "mtp"], "acceptance_rate": [0.5, 0.7, 0.9]})
+    whole = evaluate(s)
+    for n in (1, 2, 5, s.n_cells, s.n_cells + 3):
+        ranges = [shard_range(s.n_cells, i, n) for i in range(n)]
+        covered = np.concatenate([np.arange(c0, c1) for c0, c1 in ranges])
+        np.testing.assert_array_equal(covered, np.arange(s.n_cells))     # disjoint, ordered, complete
+        parts = [evaluate(s, c0, c1) for c0, c1 in ranges]
+        for name, (level, arr) in whole.fields.items():
+            joined = np.concatenate([p.fields[name][1] for p in parts])
+            if name == "message":
+                joined = np.concatenate([np.asarray(p.messages, dtype=object)[p.fields[name][1]] for p in parts])
+                arr = np.asarray(whole.messages, dtype=object)[arr]
+            np.testing.assert_array_equal(joined, arr, err_msg=name)
+
+
+def test_parquet_shards_equal_the_in_memory_dataset(tmp_path):
+    import pyarrow.parquet as pq
+    spec = {**SMALL, "method": ["eagle3", "mtp"], "k": "auto", "k_max": 3}
+    r = sweep_to_dir(spec, tmp_path / "d", n_shards=3, progress=False)
+    assert r["shards_run"] == 3 and r["merged"]
+    man = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    from simulator import __version__
+    assert man["spec_hash"] == load_spec(spec).spec_hash and man["specroof_version"] == __version__
+    assert man["n_shards"] == 3 and man["spec"]["axes"]
+    files = sorted((tmp_path / "d" / "shards").glob("*.parquet"))
+    assert [f.name for f in files] == [f"shard-{i}-of-3.parquet" for i in range(3)]
+    t = pq.read_table(tmp_path / "d" / "sweep.parquet").to_pandas()
+    df = run_sweep(spec).to_dataframe().reset_index()
+    assert len(t) == len(df) == load_spec(spec).n_points
+    for col in ("method", "acceptance_rate", "context", "batch", "k", "message"):
+        assert list(t[col].astype(str)) == list(df[col].astype(str)), col
+    for col in FIELDS:
+        np.testing.assert_array_equal(t[col].to_numpy(), df[col].to_numpy(), err_msg=col)
+    np.testing.assert_array_equal(t["feasible"].to_numpy(), df["feasible"].to_numpy())
+    # A rerun does nothing; the dataset reads as one table.
+    again = sweep_to_dir(spec, tmp_path / "d", progress=False)
+    assert again["shards_run"] == 0 and again["shards_skipped"] == 3
+    import pyarrow.dataset as pads
+    assert pads.dataset(tmp_path / "d" / "shards").count_rows() == len(df)
+    # More shards than cells: the extra shards are empty files; the merged table is the same.
+    many = sweep_to_dir(spec, tmp_path / "many", n_shards=load_spec(spec).n_cells + 2, progress=False)
+    assert pq.read_table(many["merged"]).to_pandas().astype(str).equals(t.astype(str))
+    assert read_sweep(tmp_path / "many").num_rows == len(t)
+
+
+def test_single_shard_jobs_then_merge(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text('model = "llama-3.1-8b"\nk = [1, 2, 3]\nacceptance_rate = [0.6, 0.8]\n'
+                    'context = [256, 1024]\nbatch = [1, 8]\n')
+    d = tmp_path / "d"
+    assert main(["sweep", str(spec), "--out", str(d), "--shard", "0/3"]) == 0
+    assert main(["sweep", str(spec), "--out", str(d), "--shard", "2/3", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert main(["sweep", "--merge", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert "incomplete" in err and "1 of 3 shards" in err and "(1)" in err
+    assert main(["sweep", str(spec), "--out", str(d), "--shard", "1/4"]) == 2      # the directory has N = 3
+    assert "3 shards" in capsys.readouterr().err
+    assert main(["sweep", str(spec), "--out", str(d), "--shard", "1/3"]) == 0
+    assert main(["sweep", "--merge", str(d), "--format", "json"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()[-1]
+    assert json.loads(out)["rows"] == 3 * 2 * 2 * 2
+    other = tmp_path / "other.toml"
+    other.write_text('model = "llama-3.1-8b"\nk = [1, 2]\n')
+    assert main(["sweep", str(other), "--out", str(d)]) == 2                          # another spec, same dir
+    assert "another spec" in capsys.readouterr().err
+
+
+def _cli(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "simulator", "sweep", *args], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_kill_and_resume_is_byte_identical(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('model = "llama-3.1-8b"\nk = { start = 1, stop = 8 }\n'
+                    'acceptance_rate = { start = 0.5, stop = 0.95, step = 0.05 }\n'
+                    'context = { start = 256, stop = 6400, step = 256 }\nbatch = { start = 1, stop = 64 }\n')
+    n = 200
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    p = _cli(str(spec), "--out", str(killed), "--shards", str(n))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        if any((killed / "shards").glob("shard-*.parquet")) if (killed / "shards").exists() else False:
+            os.kill(p.pid, signal.SIGKILL)
+            break
+        time.sleep(0.002)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGKILL, err
+    done = list((killed / "shards").glob("shard-*.parquet"))
+    assert 0 < len(done) < n
+    assert not (killed / "sweep.parquet").exists()
+    resumed = _cli(str(spec), "--out", str(killed), "--format", "json")
+    ref = _cli(str(spec), "--out", str(whole), "--shards", str(n), "--format", "json")
+    out_r, err_r = resumed.communicate(timeout=120)
+    out_w, err_w = ref.communicate(timeout=120)
+    assert resumed.returncode == 0 and ref.returncode == 0, (err_r, err_w)
+    r = json.loads(out_r)
+    assert r["shards_skipped"] == len(done) and r["shards_run"] == n - len(done)
+    assert (killed / "sweep.parquet").read_bytes() == (whole / "sweep.parquet").read_bytes()
+    assert not list(killed.rglob(".*.tmp"))
+    import pyarrow.parquet as pq
+    t = pq.read_table(killed / "sweep.parquet", columns=["k", "context", "acceptance_rate", "batch"]).to_pandas()
+    assert len(t) == load_spec(spec).n_points and not t.duplicated().any()
+
+
+# ---- Dask -----------------------------------------------------------------------------------------------------
+
+def test_dask_local_cluster_equals_local_run(tmp_path, capsys):
+    from dask.distributed import Client, LocalCluster
+    spec = {**SMALL, "method": ["eagle3", "ngram", "mtp"], "k": "auto", "k_max": 4}
+    toml = tmp_path / "s.toml"
+    toml.write_text('method = ["eagle3", "ngram", "mtp"]\nk = "auto"\nk_max = 4\nacceptance_rate = [0.6, 0.8]\n'
+                    'context = [512, 4096]\nbatch = [1, 16, 256]\n')
+    local = sweep_to_dir(spec, tmp_path / "local", n_shards=4, progress=False)
+    assert main(["sweep", str(toml), "--out", str(tmp_path / "cli-local"), "--shards", "4"]) == 0
+    # A LocalCluster on loopback: once through the API with a Client, once through the CLI's --scheduler.
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            r = sweep_to_dir(spec, tmp_path / "dask", n_shards=4, client=client, progress=False)
+        assert main(["sweep", str(toml), "--out", str(tmp_path / "cli-dask"), "--shards", "4",
+                     "--scheduler", cluster.scheduler_address]) == 0
+    assert r["shards_run"] == 4
+    assert Path(local["merged"]).read_bytes() == Path(r["merged"]).read_bytes()
+    for i in range(4):
+        name = f"shards/shard-{i}-of-4.parquet"
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes()
+    assert (tmp_path / "cli-local" / "sweep.parquet").read_bytes() == \
+        (tmp_path / "cli-dask" / "sweep.parquet").read_bytes()
+    assert "4 run" in capsys.readouterr().out
+
+
+def test_dry_run_prints_the_grid_and_does_nothing(tmp_path, capsys):
+    assert main(["sweep", str(REPO / "examples" / "sweep_standard.toml"), "--dry-run", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["n_points"] == 3276800 and d["dims"] == {"k": 8, "context": 8, "acceptance_rate": 50, "batch": 1024}
+    assert d["n_shards"] == 2
+    assert main(["sweep", "--merge", str(tmp_path), "--shards", "2"]) == 2
+    assert main(["sweep"]) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_to_dataset_needs_the_whole_grid():
+    s = load_spec(SMALL)
+    with pytest.raises(ScenarioError):
+        to_dataset(evaluate(s, 0, 1))
+    with pytest.raises(ScenarioError):
+        merge("/nonexistent-specroof-dir")
