@@ -18,7 +18,7 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 # never the roofline internals (workload, roofline, step, ...); plus the data / plotting libraries.
 ALLOWED_IMPORTS = {"simulator", "simulator.plots", "simulator.advise", "simulator.hazards", "simulator.calibrate",
                    "simulator.validate", "simulator.sweep", "numpy", "pandas", "xarray", "matplotlib",
-                   "matplotlib.pyplot", "dataclasses"}   # dataclasses: stdlib, to derive a profile variant
+                   "matplotlib.pyplot", "dataclasses", "time"}   # stdlib: derive a profile variant, time a sweep
 
 
 def code(nb) -> str:
