@@ -45,28 +45,39 @@ def _float_list(s: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"{s!r} is not a comma-separated list of numbers") from None
 
 
-def _pos_int(name: str):
+def int_arg(name: str, lo: int):
+    """argparse type: an integer >= lo; the error names the option and the value."""
     def f(s: str) -> int:
         try:
             v = int(s)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {s!r} is not an integer") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} {v} must be >= 1")
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{name} {v} must be >= {lo}")
         return v
     return f
+
+
+def float_arg(name: str, lo: float, hi: float = float("inf"), lo_open: bool = False):
+    """argparse type: a number in [lo, hi] ((lo, hi] with lo_open); the error names the option and the value."""
+    def f(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {s!r} is not a number") from None
+        if not ((v > lo) if lo_open else (v >= lo)) or not v <= hi:
+            rng = f"in ({lo:g}, {hi:g}]" if lo_open else (f"in [{lo:g}, {hi:g}]" if hi != float("inf") else f">= {lo:g}")
+            raise argparse.ArgumentTypeError(f"{name} {v} must be {rng}")
+        return v
+    return f
+
+
+def _pos_int(name: str):
+    return int_arg(name, 1)
 
 
 def _nonneg_int(name: str):
-    def f(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} {s!r} is not an integer") from None
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"{name} {v} must be >= 0")
-        return v
-    return f
+    return int_arg(name, 0)
 
 
 def _overlap(s: str) -> str | float:

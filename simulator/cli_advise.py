@@ -23,15 +23,8 @@ def _engines(s: str) -> list[str]:
 
 
 def _pos(name: str):
-    def f(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} {s!r} is not an integer") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} {v} must be >= 1")
-        return v
-    return f
+    from .cli import int_arg
+    return int_arg(name, 1)
 
 
 def cmd_advise(a: argparse.Namespace) -> int:

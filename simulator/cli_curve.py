@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any, Callable
 
+from .cli import float_arg, int_arg
 from .methods import METHODS
 
 
@@ -124,36 +125,6 @@ def add_scenario_args(c: argparse.ArgumentParser, engine_default: str = "sglang"
                    help="engine profile: ideal, vllm, sglang, trtllm, hf, or a path")
 
 
-def _temperature(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"temperature {s!r} is not a number") from None
-    if not v >= 0.0:
-        raise argparse.ArgumentTypeError(f"temperature {v} must be >= 0")
-    return v
-
-
-def _threshold(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"accept threshold {s!r} is not a number") from None
-    if not 0.0 < v <= 1.0:
-        raise argparse.ArgumentTypeError(f"accept threshold {v} must be in (0, 1]")
-    return v
-
-
-def _pos(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"dp {s!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"dp {v} must be >= 1")
-    return v
-
-
 def add_deployment_args(c: argparse.ArgumentParser) -> None:
     """Deployment options the known-hazards check depends on (hazards/known_hazards.toml)."""
     d = c.add_argument_group("deployment options (checked against known hazards)")
@@ -165,10 +136,10 @@ def add_deployment_args(c: argparse.ArgumentParser) -> None:
     d.add_argument("--overlap-scheduler", action="store_true",
                    help="overlap host work with speculative steps (SGLang SGLANG_ENABLE_SPEC_V2)")
     d.add_argument("--relaxed-acceptance", action="store_true", help="TensorRT-LLM MTP relaxed acceptance")
-    d.add_argument("--temperature", type=_temperature, default=None, help="sampling temperature")
-    d.add_argument("--accept-threshold", type=_threshold, default=None,
+    d.add_argument("--temperature", type=float_arg("temperature", 0.0), default=None, help="sampling temperature")
+    d.add_argument("--accept-threshold", type=float_arg("accept threshold", 0.0, 1.0, lo_open=True), default=None,
                    help="SGLang --speculative-accept-threshold-single (1.0 = lossless)")
-    d.add_argument("--dp", type=_pos, default=None, help="data-parallel ranks")
+    d.add_argument("--dp", type=int_arg("dp", 1), default=None, help="data-parallel ranks")
     d.add_argument("--hazards", action="append", default=[], metavar="FILE.toml",
                    help="extra known-hazards file (repeatable); same schema as hazards/known_hazards.toml")
 

@@ -19,15 +19,8 @@ def _shard(s: str) -> tuple[int, int]:
 
 
 def _pos(name: str):
-    def f(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} {s!r} is not an integer") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} {v} must be >= 1")
-        return v
-    return f
+    from .cli import int_arg
+    return int_arg(name, 1)
 
 
 def _need(*modules: str) -> None:
