@@ -9,8 +9,6 @@ import json
 import sys
 from typing import Any, Sequence
 
-import numpy as np
-
 from .errors import ModelConfigError, ScenarioError, SpecError
 
 _USER_ERRORS = (SpecError, ModelConfigError, ScenarioError)

@@ -105,6 +105,18 @@ def check_keys(doc: dict[str, Any], allowed: dict[str, set[str] | None], path: P
                 raise SpecError(f"{path}: [{k}] unknown key(s) {sorted(bad)}; expected some of {sorted(sub)}")
 
 
+def read_spec(path: Path, allowed: dict[str, set[str] | None]) -> tuple[dict[str, Any], str]:
+    """Read a schema-1 spec TOML (hardware, engine profile): check its keys, schema version and name."""
+    doc = read_toml(path)
+    check_keys(doc, allowed, path)
+    if doc.get("schema") != 1:
+        raise SpecError(f"{path}: schema = {doc.get('schema')!r}, expected 1")
+    name = doc.get("name")
+    if not isinstance(name, str) or not name:
+        raise SpecError(f"{path}: name = {name!r}, expected a non-empty string")
+    return doc, name
+
+
 def suggest(name: str, choices: list[str]) -> str:
     """A ' did you mean ...?' suffix listing close names, or '' when nothing is close."""
     close = difflib.get_close_matches(name, choices, n=4, cutoff=0.5)

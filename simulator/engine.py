@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .data import check_keys, data_dir, figure, read_toml, suggest
+from .data import data_dir, figure, read_spec, suggest
 from .errors import SpecError
 
 _ALLOWED: dict[str, set[str] | None] = {
@@ -107,13 +107,7 @@ REQUIRED = {("host", "step_overhead_s"), ("spec", "bookkeeping_s"), ("launch", "
 
 
 def _from_toml(path: Path) -> EngineProfile:
-    doc = read_toml(path)
-    check_keys(doc, _ALLOWED, path)
-    if doc.get("schema") != 1:
-        raise SpecError(f"{path}: schema = {doc.get('schema')!r}, expected 1")
-    name = doc.get("name")
-    if not isinstance(name, str) or not name:
-        raise SpecError(f"{path}: name = {name!r}, expected a non-empty string")
+    doc, name = read_spec(path, _ALLOWED)
     kw: dict[str, Any] = {"name": name, "display_name": str(doc.get("display_name", name))}
     sources = []
     for (sec, key), (fld, kind, lo, hi) in _MAP.items():

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import units as u
-from .data import check_keys, data_dir, figure, read_toml, suggest
+from .data import data_dir, figure, read_spec, read_toml, suggest
 from .errors import ScenarioError, SpecError
 
 # Fallback achievable fractions, used only when a spec file publishes no measurement (recorded in `assumptions`):
@@ -139,13 +139,7 @@ class Hardware:
 
 
 def _from_toml(path: Path) -> Hardware:
-    doc = read_toml(path)
-    check_keys(doc, _ALLOWED, path)
-    if doc.get("schema") != 1:
-        raise SpecError(f"{path}: schema = {doc.get('schema')!r}, expected 1")
-    name = doc.get("name")
-    if not isinstance(name, str) or not name:
-        raise SpecError(f"{path}: name = {name!r}, expected a non-empty string")
+    doc, name = read_spec(path, _ALLOWED)
     aliases = doc.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise SpecError(f"{path}: aliases = {aliases!r}, expected a list of strings")

@@ -613,7 +613,7 @@ class _Shard:
 
     def _price_group(self, members: list[int], pool: ThreadPoolExecutor | None) -> None:
         from .speedup import _Ctx, _spec_parts, base_step, speculative_memory
-        from .step import memory_use, price_pass
+        from .step import price_pass
         cells, B, NB = self.cells, self.B, self.B.size
         try:
             R = _resolve(cells[members[0]], self.cache, self.spec.acceptance_param is None)

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import ScenarioError
 from .model import ModelShape
-from .units import DTYPE_BYTES, DTYPE_PEAK
+from .units import DTYPE_BYTES
 
 F_ONE, F_B, F_T, F_BL, F_TL, F_CAUSAL, F_U = range(7)
 N_FEAT = 7
@@ -189,7 +189,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     if logits not in ("all", "last"):
         raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
     tp = par.tp
-    d, H, hr = m.d_model, m.n_heads, m.n_heads / tp
+    d, hr = m.d_model, m.n_heads / tp
     wd, ed, ad, kvb = p.weights, p.expert_dtype, p.activations, DTYPE_BYTES[p.kv]
     ab = DTYPE_BYTES[ad]
     g = _Builder()

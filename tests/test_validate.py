@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from simulator.calibrate import calibrate, write_profile
+from simulator.calibrate import calibrate
 from simulator.cli import main
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
