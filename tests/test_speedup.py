@@ -187,3 +187,16 @@ def test_drafter_mismatch_errors():
         speedup_curve("h100-sxm", "mixtral-8x7b", "draft", acceptance=a, k=3, tp=2)
     with pytest.raises(ScenarioError, match="exceeds the 5 Medusa heads"):
         speedup_curve("h100-sxm", "vicuna-7b", "medusa", acceptance=a, k=6)
+
+
+def test_result_dataframe_and_json_views():
+    pd = pytest.importorskip("pandas")
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", k="auto", batch=[1, 64, 100000])
+    df = r.to_dataframe()
+    assert isinstance(df, pd.DataFrame) and list(df["batch"]) == [1, 64, 100000]
+    assert df["feasible"].tolist() == [True, True, False]
+    assert df["speedup"].iloc[:2].tolist() == pytest.approx(r.speedup[:2].tolist())
+    assert df["speedup"].iloc[2] is None or pd.isna(df["speedup"].iloc[2])   # infeasible: no number
+    d = r.to_dict()
+    assert set(d) >= {"scenario", "points", "crossover_batch", "break_even_acceptance"}
+    assert all(np.isfinite(r.speedup[:2]))
