@@ -24,6 +24,7 @@ PARAMS: dict[str, tuple[str, str, float, float, float]] = {
     "host_step_s": ("host", "step_overhead_s", 0.0, 0.02, 5e-4),
     "spec_bookkeeping_s": ("spec", "bookkeeping_s", 0.0, 0.02, 5e-4),
     "spec_bookkeeping_per_token_s": ("spec", "bookkeeping_per_token_s", 0.0, 5e-5, 1e-7),
+    "draft_step_overhead_s": ("spec", "draft_step_overhead_s", 0.0, 0.01, 2e-4),
     "kernel_launch_s": ("launch", "kernel_launch_s", 0.0, 1e-4, 1e-5),
     "hbm_fraction": ("efficiency", "hbm_fraction", 0.3, 1.0, 0.85),
     "gemm_fraction": ("efficiency", "gemm_fraction", 0.1, 1.0, 0.75),

@@ -12,7 +12,8 @@ from .errors import SpecError
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
     "host": {"step_overhead_s", "overlap_scheduler", "overlap_with_spec"},
-    "spec": {"bookkeeping_s", "bookkeeping_per_token_s", "ngram_host_s", "ngram_host_per_seq_s"},
+    "spec": {"bookkeeping_s", "bookkeeping_per_token_s", "draft_step_overhead_s", "ngram_host_s",
+             "ngram_host_per_seq_s"},
     "launch": {"kernel_launch_s"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction"},
@@ -33,6 +34,7 @@ class EngineProfile:
     overlap_with_spec : bool        the same while speculating
     spec_bookkeeping_s : float      per speculative step (rejection sampling, tree build, draft-extend prep)
     spec_bookkeeping_per_token_s : float  per verified token
+    draft_step_overhead_s : float   host/scheduling work per draft forward pass (the drafter's Python loop)
     ngram_host_s, ngram_host_per_seq_s : float   n-gram / suffix proposer host cost per step, and per sequence
     kernel_launch_s : float         per kernel when a pass runs eager
     graphs_target, graphs_draft, graphs_verify : bool   CUDA graphs captured for that pass
@@ -49,6 +51,7 @@ class EngineProfile:
     overlap_with_spec: bool = True
     spec_bookkeeping_s: float = 0.0
     spec_bookkeeping_per_token_s: float = 0.0
+    draft_step_overhead_s: float = 0.0
     ngram_host_s: float = 0.0
     ngram_host_per_seq_s: float = 0.0
     kernel_launch_s: float = 0.0
@@ -87,6 +90,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "overlap_with_spec"): ("overlap_with_spec", bool, None, None),
     ("spec", "bookkeeping_s"): ("spec_bookkeeping_s", float, 0.0, 0.1),
     ("spec", "bookkeeping_per_token_s"): ("spec_bookkeeping_per_token_s", float, 0.0, 1e-3),
+    ("spec", "draft_step_overhead_s"): ("draft_step_overhead_s", float, 0.0, 0.02),
     ("spec", "ngram_host_s"): ("ngram_host_s", float, 0.0, 0.1),
     ("spec", "ngram_host_per_seq_s"): ("ngram_host_per_seq_s", float, 0.0, 0.01),
     ("launch", "kernel_launch_s"): ("kernel_launch_s", float, 0.0, 1e-3),

@@ -154,7 +154,7 @@ def _spec_parts(c: _Ctx, k: int, T: int, width: int, p) -> tuple[np.ndarray, ...
         st = price_pass(dp.ops, c.hw, c.eng, B, dp.q, min(L, dp.window), "draft", c.overlap)
         over = st.by_family_s[..., -1]
         draft += dp.count * (st.total_s - over)
-        launch += dp.count * over
+        launch += dp.count * (over + c.eng.draft_step_overhead_s)
     vops = forward_pass(c.target, p, c.par, "all")
     vs = price_pass(vops, c.hw, c.eng, B, float(T), L, "verify", c.overlap)
     vover = vs.by_family_s[..., -1]

@@ -22,7 +22,7 @@ from .methods import default_tree_branching
 
 REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "batch", "metric", "measured")
 OPTIONAL = ("source_url", "locator", "published_row", "tp", "ep", "precision", "expert_precision", "kv_precision",
-            "draft", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k", "notes")
+            "draft", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "notes")
 METRICS = ("speedup", "base_step_s", "spec_step_s", "tokens_per_s_per_user", "tokens_per_s_per_gpu")
 
 
@@ -104,6 +104,13 @@ def predict_row(r: dict[str, str], engine: EngineProfile | None = None,
     """Simulate one row; raises SpecError/ModelConfigError/ScenarioError when it cannot be simulated."""
     from .speedup import speedup_curve
     eng = engine or load_engine(r["engine"])
+    ov = (r.get("overlap_scheduler") or "").strip().lower()
+    if ov:
+        # The measured deployment's scheduler mode (e.g. vLLM before async scheduling became the default): a fact
+        # of the run, like tp or precision, not a fitted knob.
+        if ov not in ("true", "false"):
+            raise ScenarioError(f"row {r['row_id']}: overlap_scheduler = {ov!r}; expected true or false")
+        eng = replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
     res = speedup_curve(engine=eng, **(prepared or prepare_row(r)))
     if not res.feasible[0]:
         raise ScenarioError(f"infeasible: {res.message[0]}")

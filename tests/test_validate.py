@@ -140,3 +140,18 @@ def test_validate_cli(tmp_path, capsys):
     assert d["summary"]["overall"]["n"] >= 30
     assert (tmp_path / "v.md").exists() and (tmp_path / "v.csv").exists()
     assert REQUIRED[0] == "row_id" and "speedup" in METRICS
+
+
+def test_row_scheduler_mode_and_draft_step_overhead():
+    from dataclasses import replace
+    rows = [r for r in load_rows() if r["source"].startswith("vLLM issue #20780")]
+    base = next(r for r in rows if r["metric"] == "base_step_s")
+    eng = load_engine("vllm")
+    synced = predict_row(base, eng)                                   # the row says: no async scheduling
+    overlapped = predict_row(dict(base, overlap_scheduler=""), eng)   # the profile's default (async on)
+    assert synced == pytest.approx(overlapped + eng.host_step_s, rel=1e-9)
+    with pytest.raises(ScenarioError, match="overlap_scheduler = 'maybe'"):
+        predict_row(dict(base, overlap_scheduler="maybe"), eng)
+    spec = next(r for r in rows if r["metric"] == "spec_step_s" and r["k"] == "4")
+    more = replace(eng, draft_step_overhead_s=eng.draft_step_overhead_s + 1e-3)
+    assert predict_row(spec, more) == pytest.approx(predict_row(spec, eng) + 4e-3, rel=1e-9)   # 4 draft passes

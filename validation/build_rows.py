@@ -10,7 +10,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 COLS = ["row_id", "source", "source_url", "locator", "published_row", "hardware", "tp", "ep", "engine", "model",
         "precision", "expert_precision", "kv_precision", "method", "draft", "batch", "context", "k", "tree_tokens",
-        "tree_branching", "tau", "tau_k", "metric", "measured", "notes"]
+        "tree_branching", "tau", "tau_k", "overlap_scheduler", "metric", "measured", "notes"]
 
 
 def main() -> None:
@@ -21,7 +21,8 @@ def main() -> None:
         r = pub[rid]
         row = dict(row_id=f"S{len(out) + 1:03d}", source=src, source_url=r["source_url"], locator=r["source_locator"],
                    published_row=rid, tp=1, ep=1, precision="bf16", expert_precision="", kv_precision="bf16",
-                   draft="", tree_tokens="", tree_branching="", tau="", tau_k="", metric="speedup",
+                   draft="", tree_tokens="", tree_branching="", tau="", tau_k="", overlap_scheduler="",
+                   metric="speedup",
                    measured=r["speedup"], notes="")
         row.update(kw)
         out.append(row)
@@ -72,6 +73,24 @@ def main() -> None:
             model=models[r["target_model"]], precision="fp16", kv_precision="fp16", batch=1, context=512,
             tau=r["tau_mean_accept_len"].split()[0], tau_k=kw["k"], **kw,
             notes=c["n"] + "; A100 80GB form factor not stated (SXM assumed); context 512 (estimate)")
+    # 5. vLLM V1 on one H100, Llama-3.1-8B, batch 1, EAGLE-3 chain K = 2..7 (vLLM issue #20780, as collected in the
+    #    project's engine reference): vanilla TPOT 7.07 ms; acceptance length per K; step time per K = TPOT x AL
+    #    (derived there). These rows are not in published_measurements.csv; their source is the issue itself.
+    url = "https://github.com/vllm-project/vllm/issues/20780"
+    base = dict(source="vLLM issue #20780 (H100, bs 1)", source_url=url, published_row="", tp=1, ep=1,
+                precision="bf16", expert_precision="", kv_precision="bf16", draft="", tree_tokens="",
+                tree_branching="", hardware="h100-sxm", engine="vllm", model="llama-3.1-8b", method="eagle3",
+                batch=1, context=512, overlap_scheduler="false")
+    out.append(dict(base, row_id=f"S{len(out) + 1:03d}", locator="issue body: vanilla TPOT", k=1, tau="", tau_k="",
+                    metric="base_step_s", measured=7.07e-3,
+                    notes="plain decode TPOT (no speculation); context 512 (estimate); k unused for this metric; "
+                          "vLLM V1 of mid-2025 ran without async scheduling (default only since PR #27614)"))
+    for K, al, step in ((2, 2.36, 10.2), (3, 2.79, 11.4), (4, 3.08, 12.5), (5, 3.32, 13.7), (6, 3.46, 14.5),
+                        (7, 3.54, 15.2)):
+        out.append(dict(base, row_id=f"S{len(out) + 1:03d}", locator=f"issue body: EAGLE-3 K={K}", k=K, tau=al,
+                        tau_k=K, metric="spec_step_s", measured=step * 1e-3,
+                        notes="speculative step time = TPOT x acceptance length (derived from the issue's figures); "
+                              "no async scheduling (see the base row)"))
     with open(HERE / "rows.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=COLS)
         w.writeheader()

@@ -8,7 +8,10 @@ sglang: fitted on the SGLang H100 rows (EAGLE-3 paper Tables 3 and 4, rows S001-
         sum with the bookkeeping is identified from speedups).
 hf:     fitted on the Spec-Bench A100 rows (S026-S037): host overhead per generate() step and the speculative
         bookkeeping of the reference implementations.
-trtllm and vllm are not calibrated: trtllm already lands within 6 % of its rows with sourced values; no vLLM rows.
+vllm:   fitted on the vLLM #20780 rows (S038-S044, H100, batch 1, run without async scheduling): host work per step
+        (hidden behind the GPU when async scheduling is on, the current default), speculative bookkeeping per step
+        and host work per draft pass. Its GEMM fraction and overlap are not fitted (no vLLM rows above batch 1).
+trtllm is not calibrated: it already lands within 6 % of its rows with sourced values.
 """
 
 import sys
@@ -23,6 +26,8 @@ from simulator.validate import load_rows  # noqa: E402
 FITS = {
     "sglang": ("SGLang", ("spec_bookkeeping_s", "gemm_fraction", "overlap_efficiency"), "SGLang H100 rows S001-S020"),
     "hf": ("Spec-Bench", ("host_step_s", "spec_bookkeeping_s"), "Spec-Bench A100 rows S026-S037"),
+    "vllm": ("vLLM issue #20780", ("host_step_s", "spec_bookkeeping_s", "draft_step_overhead_s"),
+             "vLLM #20780 H100 batch-1 rows S038-S044"),
 }
 
 
