@@ -9,9 +9,11 @@ Spec-Bench "#Mean Accepted Tokens", the "Acceptance Rate" column of TensorRT-LLM
              (conditional rates; vLLM per-position acceptance metrics). Beyond the last given position the last rate
              repeats; that is the documented rule for a longer k.
 - tau:       alpha solved from E(alpha, k0) = tau (scipy brentq); other k use that alpha (i.i.d. extrapolation).
-- trees:     depth j keeps w_j candidates; the step survives depth j if any candidate matches:
-             a_j(w) = 1 - (1 - alpha)^w (independent candidates; an upper bound when top-w candidates are correlated,
-             cf. Sequoia's positional acceptance vector, Chen et al. 2024 §3.1).
+- trees:     a backbone chain (the top-1 draft at each depth) with w_j - 1 sibling candidates at depth j, all children
+             of the backbone node above. Depth j is reached only through the backbone (probability prod_{i<j} a_i),
+             and one of its w_j candidates is accepted with 1 - (1 - a_j)^{w_j} (independent candidates):
+             E = 1 + sum_j prod_{i<j} a_i * (1 - (1 - a_j)^{w_j}). A chain is w_j = 1. It is conservative next to
+             dynamic trees that also expand siblings (EAGLE-2, Li et al. 2024b; Sequoia, Chen et al. 2024 §3.1).
 """
 
 from __future__ import annotations
@@ -71,12 +73,13 @@ def tree_widths(tree_tokens: int, depth: int, branching: int) -> list[int]:
 
 
 def expected_tokens_tree(rate_at_depth, widths) -> float:
-    """1 + sum_i prod_{j<=i} (1 - (1 - a_j)^{w_j}) for per-depth rates a_j and widths w_j."""
+    """1 + sum_j prod_{i<j} a_i * (1 - (1 - a_j)^{w_j}) for per-depth rates a_j and widths w_j (backbone tree)."""
     a = np.asarray(rate_at_depth, dtype=np.float64)
     w = np.asarray(widths, dtype=np.float64)
     if w.size == 0:
         return 1.0
-    return float(1.0 + np.cumprod(1.0 - (1.0 - a) ** w).sum())
+    reach = np.concatenate([[1.0], np.cumprod(a)[:-1]])
+    return float(1.0 + (reach * (1.0 - (1.0 - a) ** w)).sum())
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,10 @@ HEAD_KIND = {"eagle": "eagle-head", "eagle3": "eagle3-head", "medusa": "medusa-h
 # EAGLE-3's reduced draft vocabulary when a head is synthesized (draft_vocab_size in the EAGLE-3 training config,
 # SafeAILab/EAGLE eagle/traineagle3/config.json; models/yuhuili__EAGLE3-LLaMA3.1-Instruct-8B.json).
 EAGLE3_DRAFT_VOCAB = 32000
-# Medusa: 5 heads of 1 ResBlock (FasterDecoding/Medusa medusa_model.py forces medusa_num_heads = 5).
+# Medusa: 5 heads of 1 ResBlock (FasterDecoding/Medusa medusa_model.py forces medusa_num_heads = 5), verifying its
+# default sparse tree of 63 candidates plus the root (mc_sim_7b_63 in medusa/model/medusa_choices.py).
 MEDUSA_HEADS = 5
+MEDUSA_TREE_TOKENS = 64
 # DFlash drafter depth when no drafter config is given: an estimate (a "lightweight" few-layer block-diffusion
 # drafter conditioned on target features; z-lab/dflash README, arXiv 2602.06036). Pass --draft to override.
 DFLASH_LAYERS_ESTIMATE = 5
@@ -75,6 +77,7 @@ class Drafter:
     n_heads_max: int
     description: str
     _ops_all: OpSet | None = None
+    _ops_step: OpSet | None = None   # later draft steps, when they differ (EAGLE-3: no 3d -> d input FC)
 
     @property
     def gpu_free(self) -> bool:
@@ -92,7 +95,8 @@ class Drafter:
             return [DraftPass(ops, float(k), self.kv_window, 1.0, f"dflash block of {k}")]
         out = [DraftPass(ops, float(k + 1), self.kv_window, 1.0, "catch-up (k+1 tokens)")]
         if k > 1:
-            out.append(DraftPass(ops, float(width), self.kv_window, float(k - 1), f"draft step (q={width})"))
+            out.append(DraftPass(self._ops_step or ops, float(width), self.kv_window, float(k - 1),
+                                 f"draft step (q={width})"))
         return out
 
 
@@ -224,10 +228,15 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
     if shape.n_layers:
         kv_tok = shape.n_layers * kv_elems_per_token_layer_rank(shape, par.tp) * DTYPE_BYTES[p.kv]
     ops = forward_pass(shape, p, par, "all")
+    step_ops = None
+    if shape.kind == "eagle3-head":
+        # EAGLE-3 fuses the target's three feature layers (FC 3d -> d) only where target features exist: the
+        # catch-up pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
+        step_ops = forward_pass(replace(shape, fc_in_factor=0), p, par, "all")
     if method == "dflash":
         desc += "; one forward pass drafts the whole block (q = k)"
     return Drafter(method, shape, p, par, wbytes, kv_tok, win,
-                   shape.n_medusa_heads if method == "medusa" else 10**6, desc, ops)
+                   shape.n_medusa_heads if method == "medusa" else 10**6, desc, ops, step_ops)
 
 
 def default_tree_branching(tree_tokens: int, depth: int) -> int:

@@ -250,9 +250,16 @@ def _dense(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw["o_bias"] = bias
     kw["qk_norm"] = mt == "qwen3"                   # Qwen3Attention: RMSNorm on q and k per head
     sw = cfg.get("sliding_window")
-    if sw and (mt == "mistral" or cfg.get("use_sliding_window", False)):
-        max_window = cfg.get("max_window_layers", kw["n_layers"]) if mt.startswith("qwen") else kw["n_layers"]
-        kw["n_window_layers"] = int(min(max_window, kw["n_layers"]))
+    n = kw["n_layers"]
+    types = cfg.get("layer_types")
+    if sw and isinstance(types, list) and types:
+        kw["n_window_layers"] = sum(1 for t in types if t == "sliding_attention")
+    elif sw and mt == "mistral":
+        kw["n_window_layers"] = n
+    elif sw and cfg.get("use_sliding_window", False):
+        # Qwen2/Qwen3 attention: layer i slides when use_sliding_window and i >= max_window_layers (HF modeling).
+        kw["n_window_layers"] = max(0, n - int(cfg.get("max_window_layers", n)))
+    if kw.get("n_window_layers"):
         kw["window"] = int(sw)
     return ModelShape(**kw)
 

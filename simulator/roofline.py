@@ -42,7 +42,8 @@ def _op_time(cf, cb, cc, i, B, q, L, window, logq, moe_e, peak, bw, link_bw, lat
     f2 = T
     f3 = B * Lw
     f4 = T * Lw
-    f5 = B * q * (q + 1.0) * 0.5
+    qw = q if q < window else window   # each new token sees at most `window` of the new tokens before it
+    f5 = B * (qw * (qw + 1.0) * 0.5 + (q - qw) * qw)
     f6 = 0.0
     if moe_e > 0.0 and T > 0.0:   # T = 0 with k = E would give 0 * -inf
         f6 = -np.expm1(T * logq)

@@ -19,7 +19,7 @@ from .acceptance import ALPHA_MAX, Acceptance, tree_widths
 from .engine import EngineProfile
 from .errors import ScenarioError
 from .hardware import Hardware
-from .methods import TREE_METHODS, Drafter, default_tree_branching, make_drafter
+from .methods import MEDUSA_TREE_TOKENS, TREE_METHODS, Drafter, default_tree_branching, make_drafter
 from .model import ModelShape
 from .step import (resolve_overlap, as_engine, as_hardware, as_model, check_batches, engine_hardware, make_precision, memory_use,
                    price_pass)
@@ -218,6 +218,23 @@ def speculative_memory(dep: Deployment, B, T, L):
     return mem, mem.total_bytes + dmem, dmem
 
 
+def verify_shape(method: str, k: int, tree_tokens: int | None = None, tree_branching: int | None = None):
+    """(tokens verified per sequence T, tree frontier width) for depth k: a chain of k + 1, or a tree (Medusa's
+    default 64-token tree unless one is given)."""
+    if tree_tokens is None and method == "medusa":
+        tree_tokens = MEDUSA_TREE_TOKENS
+    if tree_tokens is None:
+        return k + 1, 1
+    return tree_tokens, tree_branching or default_tree_branching(tree_tokens, k)
+
+
+def expected_tokens_for(acc: Acceptance, k: int, T: int, width: int) -> float:
+    """Tokens per step for depth k verifying T tokens: the chain formula when T = k + 1, else the tree's."""
+    if T == k + 1:
+        return acc.expected_tokens(k)
+    return acc.expected_tokens_tree(tree_widths(T, k, width))
+
+
 def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str = "llama-3.1-8b",
                   method: str = "eagle3", draft: str | ModelShape | None = None,
                   acceptance: Acceptance | None = None, k: int | str = 3, tree_tokens: int | None = None,
@@ -229,13 +246,17 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
                   expert_precision: str | None = None) -> SpeedupResult:
     """Predict the speedup of speculative decoding at each batch size (see the module docstring).
 
-    k: draft depth, or "auto" for the best depth (and tree size up to `tree_tokens`) per batch.
-    tree_tokens: verify a tree of this many tokens per sequence (EAGLE/Medusa trees); None: a chain of k + 1.
+    k: draft depth, or "auto" for the best depth (and, when `tree_tokens` is given, tree size up to it) per batch.
+    tree_tokens: verify a tree of this many tokens per sequence (EAGLE/Medusa trees); None: a chain of k + 1
+        (Medusa: its default 64-token tree).
     acceptance: an Acceptance; default: `default_acceptance(method)` (published values, see there).
     """
     B = check_batches(batch)
     if isinstance(context, bool) or not isinstance(context, (int, np.integer)) or context < 0:
         raise ScenarioError(f"context = {context!r}; expected an integer >= 0")
+    fixed_tree = method == "medusa" and tree_tokens is None
+    if fixed_tree:
+        tree_tokens = MEDUSA_TREE_TOKENS   # Medusa verifies its default 64-token tree unless told otherwise
     auto = k == "auto"
     if not auto:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
@@ -276,15 +297,12 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
             cands.append((kk, kk + 1, 1))
         else:
             sizes = [kk + 1] + [t for t in (2 ** j for j in range(1, 12)) if kk + 1 < t <= tree_tokens] \
-                if auto else [tree_tokens]
+                if auto and not fixed_tree else [tree_tokens]
             for T in sorted(set(sizes)):
                 w = tree_branching or default_tree_branching(T, kk)
                 cands.append((kk, T, w))
 
-    def tokens_for(a: Acceptance, kk: int, T: int, w: int) -> float:
-        if T == kk + 1:
-            return a.expected_tokens(kk)
-        return a.expected_tokens_tree(tree_widths(T, kk, w))
+    tokens_for = expected_tokens_for
 
     n = B.size
     best = None

@@ -565,12 +565,17 @@ def _acceptances(spec: SweepSpec, d: dict[str, Any], cache: _Cache) -> list[Acce
     return out
 
 
-def _tokens(accs: list[Acceptance], ks: tuple[int, ...], cache: _Cache) -> np.ndarray:
-    """(NA, C) expected tokens per step, Acceptance.expected_tokens(k); i.i.d. rates in one vectorized call."""
-    key = (tuple(accs), ks)
+def _tokens(accs: list[Acceptance], ks: tuple[int, ...], cache: _Cache, method: str = "") -> np.ndarray:
+    """(NA, C) expected tokens per step (speedup.expected_tokens_for); i.i.d. chains in one vectorized call."""
+    from .speedup import expected_tokens_for, verify_shape
+    key = (tuple(accs), ks, method)
     t = cache.tokens.get(key)
     if t is None:
-        if all(a.kind == "iid" for a in accs):
+        shapes = [verify_shape(method, k) for k in ks]
+        if any(T != k + 1 for k, (T, _) in zip(ks, shapes)):
+            t = np.array([[expected_tokens_for(a, k, T, w) for k, (T, w) in zip(ks, shapes)] for a in accs],
+                         dtype=np.float64)
+        elif all(a.kind == "iid" for a in accs):
             t = expected_tokens_iid(np.array([a.alpha for a in accs])[:, None], np.array(ks, dtype=float)[None, :])
             t = np.ascontiguousarray(t, dtype=np.float64)
         else:
@@ -612,7 +617,7 @@ class _Shard:
             self._price_group(members, pool)
 
     def _price_group(self, members: list[int], pool: ThreadPoolExecutor | None) -> None:
-        from .speedup import _Ctx, _spec_parts, base_step, speculative_memory
+        from .speedup import _Ctx, _spec_parts, base_step, speculative_memory, verify_shape
         from .step import price_pass
         cells, B, NB = self.cells, self.B, self.B.size
         try:
@@ -657,7 +662,7 @@ class _Shard:
 
             def one(job: tuple[int, int]) -> None:
                 jl, jk = job
-                res = _spec_parts(ctxs[jl], Ks[jk], Ks[jk] + 1, 1, R.p)
+                res = _spec_parts(ctxs[jl], Ks[jk], *verify_shape(drafter.method, Ks[jk]), R.p)
                 for f in range(4):
                     parts[f, jl, jk] = res[f]
             jobs = [(jl, jk) for jl in range(Ls.size) for jk in range(len(Ks))]
@@ -668,7 +673,7 @@ class _Shard:
                 list(pool.map(one, jobs))
             # Memory with speculation, speedup_curve's: target weights, KV with the k + 1 lookahead, activations,
             # draft weights and draft KV; all contexts and depths in one call.
-            T = np.array(Ks, dtype=np.float64) + 1.0
+            T = np.array([verify_shape(drafter.method, k)[0] for k in Ks], dtype=np.float64)
             mem, total_mem, _ = speculative_memory(R.dep, B[None, None, :], T[None, :, None], Ls[:, None, None])
             fits = total_mem <= mem.capacity_bytes
         except USER_ERRORS as e:
@@ -709,13 +714,15 @@ class _Shard:
             parts[:, i, :nc] = gparts[:, jl, jks]
             mem[i, :nc] = gmem[jl, jks]
             ok[i, :nc] = gfits[jl, jks]
-            T[i, :nc] = np.array(ks) + 1
+            from .speedup import verify_shape
+            Tk = [verify_shape(R.drafter.method, k)[0] for k in ks]
+            T[i, :nc] = Tk
             n_cand[i] = nc
-            tokens[i, :, :nc] = _tokens(self.accs[i], ks, self.cache)
+            tokens[i, :, :nc] = _tokens(self.accs[i], ks, self.cache, R.drafter.method)
             L = self.cells[i]["context"]
-            for c, k in enumerate(ks):
-                if R.target.max_position and L + k + 1 > R.target.max_position:
-                    pos_code[i, c] = self.msgs.code(f"context {L} + {k + 1} tokens exceeds {R.target.name}'s "
+            for c, t in enumerate(Tk):
+                if R.target.max_position and L + t > R.target.max_position:
+                    pos_code[i, c] = self.msgs.code(f"context {L} + {t} tokens exceeds {R.target.name}'s "
                                                     f"max_position_embeddings {R.target.max_position}")
         fields: dict[str, tuple[str, np.ndarray]] = {}
         speedup = np.empty((n, NA, NB))

@@ -9,7 +9,7 @@ of T tokens) at any batch B and cached context L. Features, per point and per op
     F_T      T = B*q                            tokens in the pass
     F_BL     B*Lw,  Lw = min(L, window)          cached keys read (KV cache read once per sequence for all q queries)
     F_TL     T*Lw                               query-key pairs against the cache
-    F_CAUSAL B*q*(q+1)/2                        causal query-key pairs among the q new tokens
+    F_CAUSAL B*q*(q+1)/2                        causal query-key pairs among the q new tokens (capped at the window)
     F_U      1 - (1 - k/E)^T                    fraction of routed experts touched by T tokens (uniform routing)
 
 `flops = cf @ f`, `hbm_bytes = cb @ f`, `wire_bytes = cc @ f` (bytes one rank puts on the scale-up link).
@@ -257,7 +257,9 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
         # ---- collectives (Megatron-LM: one all-reduce after attention, one after the FFN, per layer) ------------
         if tp > 1:
             ring = 2.0 * (tp - 1) / tp                    # ring all-reduce: each rank sends 2(n-1)/n of the buffer
-            n_ar = L + m.n_dense_layers + (m.n_moe_layers if par.ep == 1 else 0)
+            # Under EP the MoE layer keeps its all-reduce: attention is tensor-parallel, so every rank needs every
+            # token's output back, and TP-split shared experts need their partial sums reduced.
+            n_ar = L + m.n_dense_layers + m.n_moe_layers
             g.op("allreduce", "collective", n_ar, kernels=1, c={F_T: ring * d * ab}, coll=COLL_ALLREDUCE)
             if par.ep > 1 and m.is_moe:
                 # Expert parallelism: dispatch and combine all-to-all; each rank routes its T/ep tokens' k copies,
@@ -292,9 +294,16 @@ def features(B: np.ndarray, q: np.ndarray, L: np.ndarray, window: float, moe_e: 
     out[..., F_T] = T
     out[..., F_BL] = B * Lw
     out[..., F_TL] = T * Lw
-    out[..., F_CAUSAL] = B * q * (q + 1.0) / 2.0
+    out[..., F_CAUSAL] = causal_pairs(B, q, window)
     out[..., F_U] = experts_touched_fraction(T, moe_e, moe_k) if moe_e > 0 else 0.0
     return out
+
+
+def causal_pairs(B, q, window: float):
+    """Query-key pairs among q new tokens per sequence under causal masking, each seeing at most `window` keys."""
+    B, q = np.asarray(B, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    qw = np.minimum(q, float(window))
+    return B * (qw * (qw + 1.0) / 2.0 + (q - qw) * qw)
 
 
 def experts_touched_fraction(n_tokens: np.ndarray | float, n_experts: float, top_k: float) -> np.ndarray:

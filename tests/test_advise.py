@@ -163,7 +163,9 @@ def test_vllm_config(eagle_vllm):
 
 
 def test_vllm_config_single_k_has_no_table():
-    a = advise("h100-sxm", "llama-3.1-8b", "eagle3", engine="sglang", batch_range=(1, 4), tp=2, emit="vllm")
+    # a range over which the best k does not change (asserted): one k, no per-batch table
+    a = advise("h100-sxm", "llama-3.1-8b", "eagle3", engine="sglang", batch_range=(2, 4), tp=2, emit="vllm")
+    assert len({r.k for r in a.schedule}) == 1, a.schedule
     cfg = vllm_json(a.config("vllm").text)
     assert "num_speculative_tokens_per_batch_size" not in cfg and not a.dynamic
     assert "--tensor-parallel-size 2" in a.config("vllm").text

@@ -200,3 +200,27 @@ def test_result_dataframe_and_json_views():
     d = r.to_dict()
     assert set(d) >= {"scenario", "points", "crossover_batch", "break_even_acceptance"}
     assert all(np.isfinite(r.speedup[:2]))
+
+
+def test_review_fixes_tree_window_fc():
+    from simulator.acceptance import expected_tokens_tree, tree_widths
+    from simulator.model import shape_from_config, read_config
+    from simulator.workload import causal_pairs
+    # Backbone tree: reaching depth j needs the top-1 path; a 64-token Medusa tree calibrated at tau 2.32 must not
+    # yield more tokens from a reshaped tree of the same size at the same alpha than a generous bound allows.
+    a = Acceptance.from_tree_length(2.32, tree_widths(64, 5, 13))
+    assert a.expected_tokens_tree(tree_widths(64, 3, 21)) < 2.32 * 1.1
+    assert expected_tokens_tree([0.5] * 3, [1, 1, 1]) == pytest.approx(1 + 0.5 + 0.25 + 0.125)
+    # causal pairs among new tokens are capped at the sliding window
+    assert float(causal_pairs(1, 8192, 128)) == 128 * 129 / 2 + (8192 - 128) * 128
+    assert float(causal_pairs(2, 4, 1e300)) == 2 * 10
+    # Qwen2 sliding layers are those with index >= max_window_layers (HF Qwen2Attention)
+    cfg = read_config(__import__("simulator").data.data_dir("models") / "Qwen__Qwen2.5-7B-Instruct.json")
+    cfg = dict(cfg, use_sliding_window=True, max_window_layers=21, sliding_window=4096)
+    assert shape_from_config(cfg).n_window_layers == cfg["num_hidden_layers"] - 21
+    # EAGLE-3's 3d -> d FC runs in the catch-up pass only
+    d = make_drafter("eagle3", load_model("llama-3.1-8b"))
+    passes = d.passes(4)
+    assert "fc" in passes[0].ops.names and "fc" not in passes[1].ops.names
+    e1 = make_drafter("eagle", load_model("llama-3.1-8b")).passes(4)
+    assert "fc" in e1[1].ops.names            # EAGLE-1 feeds [feature; embedding] through its FC every step

@@ -206,7 +206,9 @@ def test_tp_collectives(mid, tp, ep):
     names = [n for n, c in zip(ops.names, ops.coll) if c > 0]
     assert set(names) <= {"allreduce", "alltoall", "embed_allreduce", "logits_gather"}
     i = ops.names.index("allreduce")
-    expected_ar = m.n_layers + m.n_dense_layers + (m.n_moe_layers if ep == 1 else 0)
+    # every FFN (dense or MoE) keeps its all-reduce: under EP, tensor-parallel attention needs every token's MoE
+    # output on every rank and TP-split shared experts need their partial sums reduced (review finding)
+    expected_ar = m.n_layers + m.n_dense_layers + m.n_moe_layers
     assert ops.repeat[i] == expected_ar
     ring = 2 * (tp - 1) / tp
     assert ops.cc[i, F_T] == pytest.approx(ring * m.d_model * 2)
