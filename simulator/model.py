@@ -337,7 +337,10 @@ def _llama4(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     step = _get(text, "interleave_moe_layer_step", src, 1)
     moe_layers = text.get("moe_layers") or list(range(step - 1, n, step))   # Llama4TextConfig default
     kw["n_moe_layers"] = len(moe_layers)
-    # Llama4TextConfig: no_rope_layers default [int((i + 1) % 4 != 0)]; RoPE layers use chunked attention.
+    # Llama4TextConfig: no_rope_layers default [int((i + 1) % 4 != 0)]; RoPE layers use chunked attention. A chunked
+    # layer attends to the (L mod chunk) + 1 tokens of its own chunk; it is priced as a window of `chunk` tokens,
+    # min(L, chunk): exact below one chunk, the worst case (about 2x the average) beyond, so that step time stays
+    # monotone in L.
     nrl = text.get("no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(n)]
     chunk = text.get("attention_chunk_size")
     if chunk:

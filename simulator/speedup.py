@@ -223,7 +223,7 @@ def verify_shape(method: str, k: int, tree_tokens: int | None = None, tree_branc
     default 64-token tree unless one is given)."""
     if tree_tokens is None and method == "medusa":
         tree_tokens = MEDUSA_TREE_TOKENS
-    if tree_tokens is None:
+    if tree_tokens is None or k == 0:
         return k + 1, 1
     return tree_tokens, tree_branching or default_tree_branching(tree_tokens, k)
 
@@ -269,7 +269,7 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
                                 f"{', '.join(sorted(TREE_METHODS))}")
         if isinstance(tree_tokens, bool) or not isinstance(tree_tokens, (int, np.integer)) or tree_tokens < 2:
             raise ScenarioError(f"tree tokens = {tree_tokens!r}; expected an integer >= 2")
-        if not auto and tree_tokens < k + 1:
+        if not auto and 0 < k and tree_tokens < k + 1:
             raise ScenarioError(f"a tree of {tree_tokens} tokens is smaller than k + 1 = {k + 1}: it cannot hold "
                                 f"a chain of depth {k}")
     dep = resolve_deployment(hardware, model, method, draft, tp, ep, precision, draft_precision, kv_precision,
@@ -293,14 +293,22 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
         ks = [int(k)]
     cands: list[tuple[int, int, int]] = []
     for kk in ks:
-        if tree_tokens is None:
+        if tree_tokens is None or kk == 0:   # k = 0: no drafts, a plain one-token step whatever the tree
             cands.append((kk, kk + 1, 1))
         else:
             sizes = [kk + 1] + [t for t in (2 ** j for j in range(1, 12)) if kk + 1 < t <= tree_tokens] \
                 if auto and not fixed_tree else [tree_tokens]
             for T in sorted(set(sizes)):
-                w = tree_branching or default_tree_branching(T, kk)
+                w = 1 if T == kk + 1 else (tree_branching or default_tree_branching(T, kk))
+                if T - 1 > kk * w:   # depth kk with at most w candidates per depth cannot hold T - 1 nodes
+                    if not auto:
+                        raise ScenarioError(f"a tree of {T} tokens needs more than depth {kk} x branching {w} = "
+                                            f"{kk * w} draft nodes; raise k or --tree-branching")
+                    continue
                 cands.append((kk, T, w))
+    if not cands:
+        raise ScenarioError(f"no tree of at most {tree_tokens} tokens fits depth <= {kmax_eff} with branching "
+                            f"{tree_branching}")
 
     tokens_for = expected_tokens_for
 

@@ -345,8 +345,9 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
     if m.is_moe:
         router = m.n_moe_layers * m.router_params()
         moe = (c["moe"] - router) / tp * eb + router * 2.0
-    total = (attn + c["dense_ffn"] / tp + c["fc"] / tp + c["medusa"] / tp) * wb + c["norms"] * 2.0 \
-        + (c["embedding"] + c["lm_head"]) / tp * lb + moe
+    medusa_heads = m.n_medusa_heads * m.d_model * m.vocab_size   # Medusa LM heads, stored like the LM head
+    total = (attn + c["dense_ffn"] / tp + c["fc"] / tp + (c["medusa"] - medusa_heads) / tp) * wb \
+        + c["norms"] * 2.0 + (c["embedding"] + c["lm_head"] + medusa_heads) / tp * lb + moe
     if include_mtp and m.n_mtp_layers:
         total += c["mtp"] / tp * eb
     return float(total)

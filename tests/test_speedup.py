@@ -224,3 +224,13 @@ def test_review_fixes_tree_window_fc():
     assert "fc" in passes[0].ops.names and "fc" not in passes[1].ops.names
     e1 = make_drafter("eagle", load_model("llama-3.1-8b")).passes(4)
     assert "fc" in e1[1].ops.names            # EAGLE-1 feeds [feature; embedding] through its FC every step
+
+
+def test_tree_that_cannot_be_built_is_an_error():
+    a = Acceptance.from_rate(0.6)
+    with pytest.raises(ScenarioError, match="needs more than depth 2 x branching 3"):
+        speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=a, k=2, tree_tokens=16, tree_branching=3)
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=a, k="auto", tree_tokens=16,
+                      tree_branching=3, batch=[1, 64])
+    assert np.all(r.tree_tokens - 1 <= r.k * 3)
+    assert np.all(r.feasible)
