@@ -11,18 +11,10 @@ import pytest
 
 from simulator import Acceptance, speedup_curve
 from simulator.advise import EMIT_ENGINES, MAX_POINTS, Advice, _ranges, advise, advise_batches
-from simulator.cli import main
 from simulator.errors import ScenarioError, SpecError
 from simulator.methods import default_tree_branching
 
-
-def run(capsys, *args):
-    try:
-        rc = main(list(args))
-    except SystemExit as e:
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
+from .helpers import run
 
 
 def no_nan(name):

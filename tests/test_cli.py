@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.cli import main
+from .helpers import run
 from simulator.hardware import list_hardware
 from simulator.model import list_models
 from simulator.workload import FAMILIES
@@ -31,13 +31,6 @@ def _warm_kernel():
     simulate_step("h100-sxm", "llama-3.1-8b", [1, 2])
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        rc = main(list(args))
-    except SystemExit as e:        # argparse's own errors exit through _Parser.error
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _no_nan(name):

@@ -8,23 +8,15 @@ import textwrap
 
 import pytest
 
-from simulator.cli import main
 from simulator.errors import ScenarioError, SpecError
 from simulator.hazards import OPTIONS, SEVERITIES, Hazard, bundled_files, check, load_hazards, resolve_options
 from simulator.methods import METHODS
 
+from .helpers import run
+
 
 def ids(hs):
     return [h.id for h in hs]
-
-
-def run(capsys, *args):
-    try:
-        rc = main(list(args))
-    except SystemExit as e:
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def write(tmp_path, body: str, name: str = "h.toml"):

@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from simulator.engine import IDEAL, list_engines, load_engine
 from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.hardware import list_hardware, load_hardware
-from simulator.model import list_models, load_model
+from simulator.model import list_models
 from simulator.roofline import BOUNDS, rates, step_times, step_times_reference
 from simulator.step import check_batches, check_count, make_precision, simulate_step
+from .helpers import model, ops_for
 from simulator.workload import FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals, weight_bytes_per_rank
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,14 +38,6 @@ def hw(name):
     return load_hardware(name)
 
 
-@functools.lru_cache(maxsize=None)
-def model(mid):
-    return load_model(mid)
-
-
-@functools.lru_cache(maxsize=None)
-def ops_for(mid, tp=1, ep=1, weights="bf16", logits="all"):
-    return forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep), logits)
 
 
 def tp_choices(mid):

@@ -3,7 +3,6 @@ collectives, memory, and every argument check."""
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from pathlib import Path
@@ -21,18 +20,12 @@ from simulator.workload import (F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM,
                                 kv_bytes_per_rank, kv_elems_per_token_layer_rank, kv_heads_per_rank, op_totals,
                                 weight_bytes_per_rank)
 
+from .helpers import model, ops_for
+
 REPO = Path(__file__).resolve().parents[1]
 IDS = list_models()
 
 
-@functools.lru_cache(maxsize=None)
-def model(mid):
-    return load_model(mid)
-
-
-@functools.lru_cache(maxsize=None)
-def ops_for(mid, tp=1, ep=1, weights="bf16", logits="all"):
-    return forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep), logits)
 
 
 def raw_cfg(mid):

@@ -1,0 +1,31 @@
+"""Small helpers shared by the test modules (one copy each)."""
+
+from __future__ import annotations
+
+import functools
+
+from simulator.cli import main
+from simulator.model import load_model
+from simulator.workload import Parallelism, Precision, forward_pass
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    """Run the CLI in-process: (exit code, stdout, stderr); argparse's SystemExit becomes the code."""
+    try:
+        rc = main(list(args))
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@functools.lru_cache(maxsize=None)
+def model(mid):
+    """A bundled model, loaded once per test session."""
+    return load_model(mid)
+
+
+@functools.lru_cache(maxsize=None)
+def ops_for(mid, tp=1, ep=1, weights="bf16", logits="all"):
+    """Forward-pass ops of a bundled model, built once per test session."""
+    return forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep), logits)
