@@ -8,7 +8,6 @@ with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -475,9 +474,3 @@ def load_model(name_or_path: str | Path) -> ModelShape:
     """Load a bundled model by id, or any supported HF config.json by path."""
     return load_model_and_record(name_or_path)[0]
 
-
-def check_finite(x: float, what: str) -> float:
-    """Internal guard: a NaN or inf reaching output is a bug, never a result."""
-    if not math.isfinite(x):
-        raise ArithmeticError(f"non-finite {what}: {x}")
-    return x

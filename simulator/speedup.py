@@ -127,10 +127,6 @@ class SpeedupResult:
         return pd.DataFrame(self.to_dict()["points"])
 
 
-def _acceptance(method: str, acceptance: Acceptance | None, target: ModelShape) -> Acceptance:
-    return acceptance if acceptance is not None else default_acceptance(method)
-
-
 @dataclass(frozen=True)
 class _Ctx:
     hw: Hardware
@@ -276,7 +272,7 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
                              expert_precision, engine, draft_kv_window, overlap)
     hw, eng, target, drafter, par, p, dp, overlap = (dep.hw, dep.eng, dep.target, dep.drafter, dep.par, dep.p,
                                                      dep.dp, dep.overlap)
-    acc = _acceptance(method, acceptance, target)
+    acc = acceptance if acceptance is not None else default_acceptance(method)
     # Base: plain decode, q = 1.
     bst = price_pass(dep.tops, hw, eng, B, 1.0, float(context), "target", overlap)
     base_gpu = bst.total_s
@@ -310,13 +306,12 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
         raise ScenarioError(f"no tree of at most {tree_tokens} tokens fits depth <= {kmax_eff} with branching "
                             f"{tree_branching}")
 
-    tokens_for = expected_tokens_for
 
     n = B.size
     best = None
     for kk, T, w in cands:
         dr, ve, ov, sp, vb = _spec_parts(ctx, kk, T, w, p)
-        tok = tokens_for(acc, kk, T, w)
+        tok = expected_tokens_for(acc, kk, T, w)
         s = tok * base / sp
         mem, total_mem, dmem = speculative_memory(dep, B, T, float(context))
         ok = total_mem <= mem.capacity_bytes
@@ -353,7 +348,7 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
     for i in range(n):
         need = best["sp"][i] / base[i]
         kk, T, w = int(best["k"][i]), int(best["T"][i]), int(best["w"][i])
-        f = lambda a: tokens_for(acc.with_alpha(a), kk, T, w) - need  # noqa: E731
+        f = lambda a: expected_tokens_for(acc.with_alpha(a), kk, T, w) - need  # noqa: E731
         if f(0.0) >= 0:
             be[i] = 0.0
         elif f(ALPHA_MAX) > 0:

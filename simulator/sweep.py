@@ -113,9 +113,12 @@ def _check_value(key: str, v: Any) -> Any:
     if key == "overlap":
         if v in ("default", "max", "sum"):
             return v
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
-            raise _err(key, f"{v!r}; expected \"default\" (the engine's), \"max\", \"sum\" or a number in [0, 1]")
-        return repr(float(v))
+        from .roofline import overlap_eta
+        try:
+            return repr(overlap_eta(v))
+        except ScenarioError:
+            raise _err(key, f"{v!r}; expected \"default\" (the engine's), \"max\", \"sum\" or a number in [0, 1]") \
+                from None
     if key == "k":
         if v == "auto":
             return v

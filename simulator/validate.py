@@ -189,8 +189,3 @@ def validate(path: str | Path | None = None, engines: dict[str, EngineProfile] |
     if allerr:
         summary["overall"] = _summary(allerr)
     return ValidationReport(out, summary)
-
-
-def with_values(eng: EngineProfile, values: dict[str, float]) -> EngineProfile:
-    """A copy of `eng` with some fields replaced (used by calibration)."""
-    return replace(eng, **values)

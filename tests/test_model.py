@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from simulator.data import read_toml
 from simulator.errors import ModelConfigError
-from simulator.model import (SUPPORTED_MODEL_TYPES, ModelShape, check_finite, list_models, load_model, model_record,
+from simulator.model import (SUPPORTED_MODEL_TYPES, ModelShape, list_models, load_model, model_record,
                              read_config, shape_from_config)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -424,9 +424,3 @@ def test_registry_from_override_folder(tmp_path, monkeypatch):
     rec = model_record("tiny")
     assert rec.kind == "target" and rec.params_total is None and not rec.constructed
 
-
-def test_check_finite():
-    assert check_finite(1.5, "x") == 1.5
-    for bad in (math.nan, math.inf, -math.inf):
-        with pytest.raises(ArithmeticError, match=r"non-finite step time: "):
-            check_finite(bad, "step time")
