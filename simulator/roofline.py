@@ -16,6 +16,7 @@ This module and acceptance.py are the only numba importers.
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 
 import numba as nb
@@ -83,10 +84,21 @@ def _step_grid_body(B, q, L, launch_s, cf, cb, cc, window, logq, moe_e, peak, re
         out_total[p] = tot
 
 
+def _named(f: types.FunctionType, name: str) -> types.FunctionType:
+    """A copy of function f under another name. numba's on-disk cache is keyed by qualified name and line, so two
+    compilations of one function share one cache file and a new process loads whichever was written last for both
+    (the grid then ran serially); a named copy gives each compilation its own file."""
+    g = types.FunctionType(f.__code__.replace(co_name=name, co_qualname=name), f.__globals__, name, f.__defaults__,
+                           f.__closure__)
+    g.__qualname__ = name
+    g.__doc__ = f.__doc__
+    return g
+
+
 # One body, two compilations: threads (prange) for grids, serial for the few-point calls of a single curve, where
 # starting the thread pool costs more than the work.
-_step_grid = nb.njit(parallel=True, **_JIT)(_step_grid_body)
-_step_grid_serial = nb.njit(**_JIT)(_step_grid_body)
+_step_grid = nb.njit(parallel=True, **_JIT)(_named(_step_grid_body, "_step_grid"))
+_step_grid_serial = nb.njit(**_JIT)(_named(_step_grid_body, "_step_grid_serial"))
 _PARALLEL_MIN_POINTS = 4096
 
 

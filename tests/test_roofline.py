@@ -8,6 +8,7 @@ MoE verify passes cost relatively more than dense ones because more experts are 
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -129,6 +130,60 @@ def test_kernel_is_finite_at_zero_tokens_when_every_expert_is_routed():
     got = step_times(ops, r, [1.0, 3.0], [1.0, 2.0], [10.0, 10.0])
     ref = step_times_reference(ops, r, [1.0, 3.0], [1.0, 2.0], [10.0, 10.0])
     np.testing.assert_allclose(got.total_s, ref.total_s, rtol=1e-12)
+
+
+def test_parallel_grid_kernel_equals_reference_and_the_serial_kernel(monkeypatch):
+    """Grids of at least _PARALLEL_MIN_POINTS points take the prange kernel (the hypothesis grids above are smaller
+    and take the serial one): same numbers as the numpy reference, and bit-identical to the serial kernel."""
+    import simulator.roofline as roofline
+    ops = ops_for("mixtral-8x7b", 2, 1, "bf16")                   # MoE routing and collectives
+    r = rates(hw("h100-sxm"), ops)
+    B = np.arange(1.0, 1025.0)[:, None]
+    L = np.array([0.0, 1024.0, 8192.0, 131072.0])[None, :]          # 4096 points
+    assert B.size * L.size >= roofline._PARALLEL_MIN_POINTS
+    got = step_times(ops, r, B, 3.0, L, 1e-6, 0.5)
+    ref = step_times_reference(ops, r, B, 3.0, L, 1e-6, 0.5)
+    for a, b in ((got.total_s, ref.total_s), (got.by_family_s, ref.by_family_s), (got.by_bound_s, ref.by_bound_s)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+    monkeypatch.setattr(roofline, "_PARALLEL_MIN_POINTS", 10**12)
+    ser = step_times(ops, r, B, 3.0, L, 1e-6, 0.5)
+    np.testing.assert_array_equal(ser.total_s, got.total_s)
+    np.testing.assert_array_equal(ser.by_family_s, got.by_family_s)
+
+
+def test_every_cached_kernel_has_its_own_cache_key():
+    """numba keys its on-disk cache by module, qualified name and first line: two dispatchers over one Python function
+    share a cache file, and a new process loads whichever compilation was written last for both."""
+    import simulator._sweep_kernels as sk
+    import simulator.acceptance as acc
+    import simulator.roofline as roofline
+    keys = [(d.py_func.__module__, d.py_func.__qualname__, d.py_func.__code__.co_firstlineno)
+            for m in (roofline, sk, acc) for d in vars(m).values() if hasattr(d, "py_func") and hasattr(d, "stats")]
+    assert len(keys) >= 8 and len(set(keys)) == len(keys), keys
+
+
+def test_grid_kernel_cache_file_holds_the_parallel_compilation(tmp_path):
+    """Regression: the prange grid kernel and the serial kernel were two compilations of one function, so they shared
+    one cache file and, in a new process, grids ran on one thread (or single curves started the thread pool). After a
+    cold run each has its own file, and only the grid kernel's holds a parfor gufunc."""
+    code = """
+import numpy as np
+from simulator.hardware import load_hardware
+from simulator.model import load_model
+from simulator.roofline import rates, step_times
+from simulator.workload import forward_pass
+ops = forward_pass(load_model("llama-3.1-8b"))
+r = rates(load_hardware("h100-sxm"), ops)
+step_times(ops, r, np.arange(1.0, 5000.0), 1.0, 100.0)
+step_times(ops, r, np.arange(1.0, 3.0), 1.0, 100.0)
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stderr[-1500:]
+    grid = list(tmp_path.rglob("roofline._step_grid-*.nbc"))
+    serial = list(tmp_path.rglob("roofline._step_grid_serial-*.nbc"))
+    assert len(grid) == 1 and len(serial) == 1, sorted(p.name for p in tmp_path.rglob("*.nbc"))
+    assert b"parfor" in grid[0].read_bytes() and b"parfor" not in serial[0].read_bytes()
 
 
 FIRST_CALL = {
