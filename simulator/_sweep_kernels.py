@@ -20,23 +20,26 @@ This module, roofline.py and acceptance.py import numba.
 
 from __future__ import annotations
 
+import functools
+
 import numba as nb
 import numpy as np
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 
-_LAYER: list[str] = []
-
-
 def pool_threads() -> int:
     """Python threads that may launch numba kernels at the same time: numba's thread count when its threading layer
     is thread safe (omp, tbb), else 1 (the workqueue layer aborts on concurrent launches)."""
-    if not _LAYER:
-        out = np.empty((1, 1, 1))
-        speedup_fixed(np.ones((1, 1)), np.ones((1, 1, 1)), np.ones((1, 1, 1)), out)   # starts the thread pool
-        _LAYER.append(nb.threading_layer())
-    return int(nb.get_num_threads()) if _LAYER[0] in ("omp", "tbb") else 1
+    return int(nb.get_num_threads()) if _threading_layer() in ("omp", "tbb") else 1
+
+
+@functools.cache
+def _threading_layer() -> str:
+    """The layer numba picked, known once a parallel kernel has run (numba fixes it for the process)."""
+    out = np.empty((1, 1, 1))
+    speedup_fixed(np.ones((1, 1)), np.ones((1, 1, 1)), np.ones((1, 1, 1)), out)   # starts the thread pool
+    return str(nb.threading_layer())
 
 
 @nb.njit(parallel=True, **_JIT)

@@ -24,7 +24,7 @@ from .model import ModelShape
 from .step import (resolve_overlap, as_engine, as_hardware, as_model, check_batches, engine_hardware, make_precision, memory_use,
                    price_pass)
 from .roofline import BOUNDS
-from .workload import INF_WINDOW, Parallelism, forward_pass
+from .workload import INF_WINDOW, OpSet, Parallelism, forward_pass
 
 
 
@@ -134,25 +134,24 @@ class _Ctx:
     target: ModelShape
     drafter: Drafter
     par: Parallelism
+    tops: OpSet
     B: np.ndarray
-    L: float
+    L: float | np.ndarray
     overlap: str | float
-    base_s: np.ndarray
-    base_gpu: np.ndarray
 
 
-def _spec_parts(c: _Ctx, k: int, T: int, width: int, p) -> tuple[np.ndarray, ...]:
-    """(draft_s, verify_s, overhead_s, spec_s) arrays over batch for depth k and T verified tokens."""
+def _spec_parts(c: _Ctx, k: int, T: int, width: int) -> tuple[np.ndarray, ...]:
+    """(draft_s, verify_s, overhead_s, spec_s, verify bound) over the broadcast of batch B and context L (the sweep
+    passes a column of contexts) for depth k and T verified tokens."""
     B, L = c.B, c.L
-    draft = np.zeros_like(B)
-    launch = np.zeros_like(B)
+    draft = np.zeros(np.broadcast_shapes(np.shape(B), np.shape(L)))
+    launch = np.zeros_like(draft)
     for dp in c.drafter.passes(k, width):
-        st = price_pass(dp.ops, c.hw, c.eng, B, dp.q, min(L, dp.window), "draft", c.overlap)
+        st = price_pass(dp.ops, c.hw, c.eng, B, dp.q, np.minimum(L, dp.window), "draft", c.overlap)
         over = st.by_family_s[..., -1]
         draft += dp.count * (st.total_s - over)
         launch += dp.count * (over + c.eng.draft_step_overhead_s)
-    vops = forward_pass(c.target, p, c.par, "all")
-    vs = price_pass(vops, c.hw, c.eng, B, float(T), L, "verify", c.overlap)
+    vs = price_pass(c.tops, c.hw, c.eng, B, float(T), L, "verify", c.overlap)
     vover = vs.by_family_s[..., -1]
     verify = vs.total_s - vover
     launch += vover
@@ -277,7 +276,7 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
     bst = price_pass(dep.tops, hw, eng, B, 1.0, float(context), "target", overlap)
     base_gpu = bst.total_s
     base = base_step(eng, base_gpu)
-    ctx = _Ctx(hw, eng, target, drafter, par, B, float(context), overlap, base, base_gpu)
+    ctx = _Ctx(hw, eng, target, drafter, par, dep.tops, B, float(context), overlap)
 
     # Candidates (k, T, width).
     kmax_eff = min(k_max, drafter.n_heads_max)
@@ -310,7 +309,7 @@ def speedup_curve(hardware: Hardware | str = "h100-sxm", model: ModelShape | str
     n = B.size
     best = None
     for kk, T, w in cands:
-        dr, ve, ov, sp, vb = _spec_parts(ctx, kk, T, w, p)
+        dr, ve, ov, sp, vb = _spec_parts(ctx, kk, T, w)
         tok = expected_tokens_for(acc, kk, T, w)
         s = tok * base / sp
         mem, total_mem, dmem = speculative_memory(dep, B, T, float(context))

@@ -657,23 +657,21 @@ class _Shard:
             bst = price_pass(R.tops, hw, eng, B[None, :], 1.0, Ls[:, None], "target", R.overlap)
             base_gpu = bst.total_s
             base = base_step(eng, base_gpu)
-            # Speculative step per (context, k): speedup_curve's own _spec_parts. The roofline kernels release the
-            # GIL, so the calls run on a few threads.
+            # Speculative step per k over all contexts at once: speedup_curve's own _spec_parts with a column of
+            # contexts. The roofline kernels release the GIL, so the depths run on a few threads.
             parts = np.empty((4, Ls.size, len(Ks), NB))
-            ctxs = [_Ctx(hw=hw, eng=eng, target=R.target, drafter=drafter, par=R.par, B=B, L=float(L),
-                         overlap=R.overlap, base_s=base[jl], base_gpu=base_gpu[jl]) for jl, L in enumerate(Ls)]
+            ctx = _Ctx(hw=hw, eng=eng, target=R.target, drafter=drafter, par=R.par, tops=R.tops, B=B,
+                       L=Ls[:, None], overlap=R.overlap)
 
-            def one(job: tuple[int, int]) -> None:
-                jl, jk = job
-                res = _spec_parts(ctxs[jl], Ks[jk], *verify_shape(drafter.method, Ks[jk]), R.p)
+            def one(jk: int) -> None:
+                res = _spec_parts(ctx, Ks[jk], *verify_shape(drafter.method, Ks[jk]))
                 for f in range(4):
-                    parts[f, jl, jk] = res[f]
-            jobs = [(jl, jk) for jl in range(Ls.size) for jk in range(len(Ks))]
-            if pool is None or len(jobs) < 4:
-                for job in jobs:
-                    one(job)
+                    parts[f, :, jk] = res[f]
+            if pool is None or len(Ks) < 2:
+                for jk in range(len(Ks)):
+                    one(jk)
             else:
-                list(pool.map(one, jobs))
+                list(pool.map(one, range(len(Ks))))
             # Memory with speculation, speedup_curve's: target weights, KV with the k + 1 lookahead, activations,
             # draft weights and draft KV; all contexts and depths in one call.
             T = np.array([verify_shape(drafter.method, k)[0] for k in Ks], dtype=np.float64)
@@ -807,6 +805,7 @@ _ATTRS = {
 
 def to_dataset(res: ShardResult):
     """A labelled xarray Dataset of a whole-grid ShardResult (dimensions: the swept parameters)."""
+    import pandas as pd
     import xarray as xr
     spec = res.spec
     if (res.c0, res.c1) != (0, spec.n_cells):
@@ -815,11 +814,14 @@ def to_dataset(res: ShardResult):
     cshape = list(spec.cell_shape)
     adims = [spec.acc_axis.name] if spec.acc_axis else []
     ashape = [spec.n_acc] if spec.acc_axis else []
-    bdims = ["batch"]
-    NB = len(spec.batch)
+    # A single batch value given as a scalar is a scalar coordinate, not a dimension of length 1.
+    bdims, bshape = (["batch"], [len(spec.batch)]) if spec.batch_listed else ([], [])
     dims_of = {"point": cdims + adims + bdims, "cell_batch": cdims + bdims, "cell_acc": cdims + adims}
-    shape_of = {"point": cshape + ashape + [NB], "cell_batch": cshape + [NB], "cell_acc": cshape + ashape}
+    shape_of = {"point": cshape + ashape + bshape, "cell_batch": cshape + bshape, "cell_acc": cshape + ashape}
     msg_table = np.array(res.messages, dtype=object)
+    # Every Variable is built ready-made (fastpath) from plain numpy arrays, and every dimension coordinate from a
+    # pandas Index: xarray's own conversion probes each array for dask and so imports dask (about 0.05 s of a
+    # 1 s start) when it is installed.
     data = {}
     for name in _FIELD_ORDER:
         if name not in res.fields:
@@ -827,12 +829,12 @@ def to_dataset(res: ShardResult):
         level, arr = res.fields[name]
         arr = arr.reshape(shape_of[level])
         if name == "message":
-            arr = msg_table[arr]
-        # fastpath: these are plain numpy arrays already (skips xarray's object-array conversion via pandas)
+            arr = msg_table[arr.ravel()].reshape(arr.shape)    # an array even at 0-d (msg_table[0-d] is a str)
         data[name] = xr.Variable(dims_of[level], arr, attrs={"description": _ATTRS[name]}, fastpath=True)
-    # Coordinates as ready-made Variables too: xarray's own conversion probes for dask and imports dask.array
-    # (a fifth of a second) when dask is installed.
-    def var(dims: tuple[str, ...], values: Any) -> Any:
+
+    def var(dims: tuple[str, ...], values: np.ndarray) -> Any:
+        if len(dims) == 1 and values.ndim == 1:
+            values = pd.Index(values, dtype=values.dtype, name=dims[0])
         return xr.Variable(dims, values, fastpath=True)
     coords: dict[str, Any] = {}
     for a in spec.axes:
@@ -841,14 +843,13 @@ def to_dataset(res: ShardResult):
         else:
             coords[a.name] = var((a.name,), np.arange(a.n))
             for p in a.params:
-                coords[p] = var((a.name,), _coord_array(a.values[p]))
-    coords["batch"] = var(("batch",), np.asarray(spec.batch, dtype=np.int64))
+                coords[p] = xr.Variable((a.name,), _coord_array(a.values[p]), fastpath=True)
+    batch = np.asarray(spec.batch, dtype=np.int64)
+    coords["batch"] = var(("batch",), batch) if spec.batch_listed else var((), np.asarray(batch[0]))
     for p, v in spec.scalars.items():
         if not (p == "k" and spec.auto):       # with k = "auto" the chosen k is a data variable
             coords[p] = var((), np.asarray(v, dtype=object if isinstance(v, str) else None))
     ds = xr.Dataset(data, coords=coords)
-    if not spec.batch_listed:
-        ds = ds.isel(batch=0)
     from . import __version__
     ds.attrs.update({"spec_hash": spec.spec_hash, "specroof_version": __version__,
                      "description": spec.description or "specroof sweep"})
