@@ -15,7 +15,7 @@ Shapes: base (n_cell, NB); spec, ok (n_cell, C, NB); tokens (n_cell, NA, C); T, 
 row_tmax, invalid, mem_code, inv_code (n_cell,). Outputs are (n_cell, NA, NB). Message codes index the shard's table
 of messages (0 = feasible): mem_code when the chosen candidate does not fit, pos_code[cell, c] when the curve's largest
 chosen verify size (candidate c) passes max_position_embeddings, inv_code for an invalid configuration.
-This module, roofline.py and acceptance.py import numba.
+This module, roofline.py and acceptance.py import numba; _jit.py holds their one jit policy.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import functools
 import numba as nb
 import numpy as np
 
-_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+from ._jit import JIT
 
 
 def pool_threads() -> int:
@@ -42,7 +42,7 @@ def _threading_layer() -> str:
     return str(nb.threading_layer())
 
 
-@nb.njit(parallel=True, **_JIT)
+@nb.njit(parallel=True, **JIT)
 def speedup_fixed(base, tokens, spec, out):
     """One candidate per cell (a fixed k): out[cell, a, b] = tokens[cell, a, 0] * base[cell, b] / spec[cell, 0, b]."""
     n_cell, n_acc, n_b = out.shape
@@ -54,7 +54,7 @@ def speedup_fixed(base, tokens, spec, out):
             out[cell, a, b] = t * base[cell, b] / spec[cell, 0, b]
 
 
-@nb.njit(parallel=True, **_JIT)
+@nb.njit(parallel=True, **JIT)
 def speedup_choose(base, tokens, spec, ok, T, n_cand, row_tmax, invalid, mem_code, pos_code, inv_code,
                    out_s, out_c, out_ok, out_code):
     """k = "auto": the best candidate per point (speedup_curve's rule), its speedup, feasibility and message code."""
@@ -95,7 +95,7 @@ def speedup_choose(base, tokens, spec, ok, T, n_cand, row_tmax, invalid, mem_cod
                 out_code[cell, a, b] = pos_code[cell, c_max]
 
 
-@nb.njit(parallel=True, **_JIT)
+@nb.njit(parallel=True, **JIT)
 def gather(choice, src, out):
     """out[cell, a, b] = src[cell, choice[cell, a, b], b] (a chosen candidate's per-batch field)."""
     n_cell, n_acc, n_b = out.shape
@@ -106,7 +106,7 @@ def gather(choice, src, out):
             out[cell, a, b] = src[cell, choice[cell, a, b], b]
 
 
-@nb.njit(parallel=True, **_JIT)
+@nb.njit(parallel=True, **JIT)
 def gather_acc(choice, src, out):
     """out[cell, a, b] = src[cell, a, choice[cell, a, b]] (a chosen candidate's per-acceptance field: tokens)."""
     n_cell, n_acc, n_b = out.shape

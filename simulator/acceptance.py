@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from ._jit import JIT
 from .errors import ScenarioError
 
 ALPHA_MAX = 1.0 - 1e-12
@@ -161,7 +162,7 @@ class Acceptance:
         return Acceptance("iid", alpha=alpha)
 
 
-@nb.njit(cache=True)
+@nb.njit(**JIT)
 def _mc_accept(u, rates, out):
     """Monte Carlo tokens per step: trial t accepts positions while u[t, j] < rates[j]; +1 bonus token.
 

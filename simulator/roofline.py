@@ -11,7 +11,7 @@ Collectives: t = latency + wire_bytes / (per-direction link bandwidth * link_fra
 folded the algorithm's factor into wire_bytes (ring all-reduce 2(n-1)/n; Patarasuk & Yuan 2009).
 Launch overhead (CUDA graphs off): kernels * launch_s per op repetition.
 
-This module and acceptance.py are the only numba importers.
+This module, _sweep_kernels.py and acceptance.py are the only numba importers; _jit.py holds their one jit policy.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from ._jit import JIT
 from .errors import ScenarioError
 from .hardware import Hardware
 from .workload import (F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM, FAMILIES, N_FEAT, OpSet)
@@ -30,10 +31,9 @@ BOUNDS: tuple[str, ...] = ("memory", "compute", "communication")
 _NF = len(FAMILIES)
 _FAM_COLL = FAM["collective"]
 _FAM_OVER = FAM["overhead"]
-_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def _op_time(cf, cb, cc, i, B, q, L, window, logq, moe_e, peak, bw, link_bw, lat, is_coll, eta):
     """Time of one repetition of op i at one point, and its bound class (0 mem, 1 compute, 2 comm)."""
     T = B * q
@@ -97,8 +97,8 @@ def _named(f: types.FunctionType, name: str) -> types.FunctionType:
 
 # One body, two compilations: threads (prange) for grids, serial for the few-point calls of a single curve, where
 # starting the thread pool costs more than the work.
-_step_grid = nb.njit(parallel=True, **_JIT)(_named(_step_grid_body, "_step_grid"))
-_step_grid_serial = nb.njit(**_JIT)(_named(_step_grid_body, "_step_grid_serial"))
+_step_grid = nb.njit(parallel=True, **JIT)(_named(_step_grid_body, "_step_grid"))
+_step_grid_serial = nb.njit(**JIT)(_named(_step_grid_body, "_step_grid_serial"))
 _PARALLEL_MIN_POINTS = 4096
 
 

@@ -162,6 +162,25 @@ def test_every_cached_kernel_has_its_own_cache_key():
     assert len(keys) >= 8 and len(set(keys)) == len(keys), keys
 
 
+def test_numba_only_in_the_kernel_modules_under_one_policy():
+    """numba is imported by the three kernel modules only, and every njit there takes simulator._jit.JIT."""
+    import ast
+    users, calls = set(), []
+    for path in sorted((REPO / "simulator").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                if any(n == "numba" or n.startswith("numba.") for n in names):
+                    users.add(path.name)
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "njit":
+                calls.append((path.name, node.lineno, [ast.unparse(k) for k in node.keywords]))
+    assert users == {"roofline.py", "_sweep_kernels.py", "acceptance.py"}
+    assert len(calls) >= 8
+    for name, line, kws in calls:
+        assert "**JIT" in kws, (name, line, kws)
+
+
 def test_grid_kernel_cache_file_holds_the_parallel_compilation(tmp_path):
     """Regression: the prange grid kernel and the serial kernel were two compilations of one function, so they shared
     one cache file and, in a new process, grids ran on one thread (or single curves started the thread pool). After a
