@@ -23,13 +23,17 @@ roofline of every draft and verify pass from datasheet figures (`hardware_specs/
 Every number below is a **prediction**. The scenario: Llama-3.1-8B-Instruct with its EAGLE-3 head under vLLM, with
 the published acceptance (mean acceptance length 2.79 at k = 3, vLLM issue #20780), on one H100 SXM, one B300 and
 one GB200 NVL72 GPU."""),
+    ("md", """Every input of a prediction is one `Scenario` (hardware, model, drafter, engine, precisions, parallelism,
+acceptance, k, context, batches), checked when it is made; `predict(scenario)` prices it. `speedup_curve(...)` is
+the same with the Scenario's fields as keywords."""),
     ("code", """import numpy as np
 import simulator
-from simulator import Acceptance, speedup_curve
+from simulator import Acceptance, Scenario, predict, speedup_curve
 from simulator import plots
 
 BATCH = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", engine="vllm", k="auto", batch=BATCH)
+s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm", k="auto", batch=BATCH)
+r = predict(s)
 r.to_dataframe()[["batch", "k", "speedup", "tokens_per_step", "verify_bound", "tokens_per_s_per_gpu", "feasible"]]"""),
     ("md", """`k="auto"` picks the best draft depth at each batch. The speedup at a fixed batch is both the per-token
 latency ratio and the throughput ratio. The **crossover** is the largest batch where speculation still pays
@@ -42,7 +46,7 @@ plots.speedup_vs_batch([r]);"""),
 The same deployment on three devices. A faster memory system shortens the plain decode step, and more FLOP/s moves
 the point where the verify pass of k + 1 tokens per sequence turns compute-bound."""),
     ("code", """DEVICES = ["h100-sxm", "b300", "gb200-nvl72"]
-by_hw = [speedup_curve(hw, "llama-3.1-8b", "eagle3", engine="vllm", k="auto", batch=BATCH) for hw in DEVICES]
+by_hw = [predict(s.replace(hardware=hw)) for hw in DEVICES]
 for hw, res in zip(DEVICES, by_hw):
     print(f"{hw:12s} crossover {res.crossover_batch}, speedup at batch 1 {res.speedup[0]:.2f}, "
           f"largest batch that fits {res.max_batch_base}")
@@ -64,7 +68,7 @@ off, and the engine's own configuration (here vLLM's `--speculative-config` with
 `num_speculative_tokens_per_batch_size` table). `specroof advise` on the command line prints the same."""),
     ("code", """from simulator.advise import advise
 
-adv = advise("h100-sxm", "llama-3.1-8b", "eagle3", engine="vllm", batch_range=(1, 256))
+adv = advise(s, batch_range=(1, 256))
 for rng in adv.schedule:
     print(f"batches {rng.start:>3}-{rng.end:<3} k = {rng.k}")
 print("switch off above:", adv.off_above)
@@ -213,7 +217,7 @@ NB05 = [
 
 The shipped engine profiles carry sourced or calibrated overheads, but your stack (driver, engine version, CPU,
 attention backend) is yours. Measure a few batch sizes with and without speculation, write them in the
-`validation/rows.csv` schema, and fit the profile's free parameters with `simulator.calibrate`
+`validation/rows.csv` schema, and fit the profile's free parameters with `simulator.calibration`
 (scipy `least_squares` on log(predicted / measured), inside physical bounds).
 
 Here the "cluster" is played by published numbers: the SGLang EAGLE-3 table of the EAGLE-3 paper (one H100,
@@ -236,7 +240,7 @@ res = calibrate(fit, base, ("spec_bookkeeping_s", "gemm_fraction", "overlap_effi
 for p, v in res.values.items():
     print(f"{p:22s} {v:.4g} +- {res.stderr[p]:.2g}")
 print(f"RMS log residual {res.rms_before:.3f} -> {res.rms_after:.3f}")"""),
-    ("code", """from simulator.validate import predict_row
+    ("code", """from simulator.validation import predict_row
 for r in held:
     before, after = predict_row(r, base), predict_row(r, res.engine)
     print(f"batch {r['batch']:>3}: measured {float(r['measured']):.2f}, before {before:.2f}, after {after:.2f}")"""),

@@ -5,8 +5,10 @@ Public API::
     load_hardware(name_or_path) -> Hardware            hardware_specs/*.toml, SI units
     load_model(id_or_path) -> ModelShape               models/*.json (HF config.json)
     load_engine(name_or_path) -> EngineProfile          engine_profiles/*.toml
+    Scenario(hardware=..., model=..., method=..., ...)  every input of a prediction, checked; .resolve() loads it
+    predict(scenario) -> SpeedupResult                 speedup, best k and break-even per batch
+    speedup_curve(**scenario_fields) -> SpeedupResult  predict(Scenario(**fields))
     simulate_step(hw, model, batch, query_tokens, context, ...) -> StepResult
-    speedup_curve(hw, model, method, ..., acceptance=Acceptance.from_rate(0.7), k="auto") -> SpeedupResult
     validate(rows_csv=None) -> ValidationReport       predicted vs published measurements
     calibrate(rows, base_engine, params) -> CalibrationResult   fit an engine profile (least squares)
 
@@ -22,21 +24,31 @@ Symbols (used in code and docs):
 All quantities are SI: seconds (_s), bytes (_bytes), FLOP (_flops), FLOP/s, bytes/s.
 """
 
-from .acceptance import Acceptance
-from .calibrate import CalibrationResult, calibrate, write_profile
-from .engine import EngineProfile, list_engines, load_engine
-from .errors import ModelConfigError, ScenarioError, SpecError
-from .hardware import Hardware, list_hardware, load_hardware
-from .model import ModelShape, list_models, load_model
-from .speedup import SpeedupResult, speedup_curve
-from .step import StepResult, simulate_step
-from .validate import ValidationReport, load_rows, validate
-from .workload import Parallelism, Precision, forward_pass
+from importlib import import_module
+from typing import Any
 
-__version__ = "0.1.0"
+from .version import __version__
 
-__all__ = ["Acceptance", "CalibrationResult", "EngineProfile", "ValidationReport", "calibrate", "load_rows",
-           "validate", "write_profile", "Hardware", "ModelConfigError", "ModelShape", "Parallelism", "Precision",
-           "ScenarioError", "SpecError", "SpeedupResult", "StepResult", "forward_pass", "list_engines",
-           "list_hardware", "list_models", "load_engine", "load_hardware", "load_model", "simulate_step",
-           "speedup_curve"]
+# Public name -> the module that defines it. Loaded on first use (PEP 562), so that `import simulator` and the CLI's
+# --help do not import numba, scipy or the data files.
+_EXPORTS: dict[str, str] = {
+    "Acceptance": "acceptance", "CalibrationResult": "calibration", "calibrate": "calibration",
+    "write_profile": "calibration", "EngineProfile": "engine", "list_engines": "engine", "load_engine": "engine",
+    "ModelConfigError": "errors", "OutputError": "errors", "ScenarioError": "errors", "SpecError": "errors",
+    "SpecroofError": "errors", "Hardware": "hardware", "list_hardware": "hardware", "load_hardware": "hardware",
+    "ModelShape": "model", "list_models": "model", "load_model": "model", "Deployment": "scenario",
+    "Scenario": "scenario", "SpeedupResult": "speedup", "predict": "speedup", "speedup_curve": "speedup",
+    "StepResult": "step", "simulate_step": "step", "ValidationReport": "validation", "load_rows": "validation",
+    "validate": "validation", "Parallelism": "workload", "Precision": "workload", "forward_pass": "workload",
+}
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'simulator' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

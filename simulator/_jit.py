@@ -1,4 +1,4 @@
-"""The one numba policy of specroof's kernels (roofline.py, _sweep_kernels.py and acceptance.py use it; this module
+"""The one numba policy of specroof's kernels (roofline.py, sweep/kernels.py and montecarlo.py use it; this module
 does not import numba).
 
     cache        compiled machine code is kept on disk (NUMBA_CACHE_DIR or __pycache__), so a new process loads it

@@ -18,12 +18,12 @@ Spec-Bench "#Mean Accepted Tokens", the "Acceptance Rate" column of TensorRT-LLM
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
-import numba as nb
 import numpy as np
 
-from ._jit import JIT
 from .errors import ScenarioError
 
 ALPHA_MAX = 1.0 - 1e-12
@@ -71,6 +71,41 @@ def tree_widths(tree_tokens: int, depth: int, branching: int) -> list[int]:
         w[j] += add
         extra -= add
     return w
+
+
+def default_tree_branching(tree_tokens: int, depth: int) -> int:
+    """Frontier width when a tree size is given without a branching: nodes spread evenly over the depths."""
+    return max(1, math.ceil((tree_tokens - 1) / max(depth, 1)))
+
+
+class Verify(NamedTuple):
+    """The verify shape of one speculative step: draft depth k, tokens verified per sequence T (k + 1 for a chain,
+    the tree size for a tree) and the tree's frontier width w (1 for a chain)."""
+
+    k: int
+    T: int
+    w: int
+
+    @property
+    def is_chain(self) -> bool:
+        return self.T == self.k + 1
+
+    @property
+    def widths(self) -> list[int]:
+        return tree_widths(self.T, self.k, self.w)
+
+
+def verify_shape(k: int, tree_tokens: int | None = None, tree_branching: int | None = None) -> Verify:
+    """The one rule for a verify shape: a chain of k + 1 without a tree (or at k = 0, a plain one-token step), else
+    the tree of `tree_tokens` with `tree_branching` candidates per depth (default: spread evenly over the depths)."""
+    if tree_tokens is None or k == 0:
+        return Verify(k, k + 1, 1)
+    return Verify(k, tree_tokens, tree_branching or default_tree_branching(tree_tokens, k))
+
+
+def tree_holds(v: Verify) -> bool:
+    """A tree of T tokens needs T - 1 draft nodes; depth k with at most w candidates per depth holds k * w."""
+    return v.T - 1 <= v.k * v.w
 
 
 def expected_tokens_tree(rate_at_depth, widths) -> float:
@@ -138,6 +173,13 @@ class Acceptance:
         a = 0.0 if tau == 1.0 else (ALPHA_MAX if f(ALPHA_MAX) <= 0 else brentq(f, 0.0, ALPHA_MAX, xtol=1e-14))
         return cls("iid", alpha=float(a), source=f"tree tau {tau:g} over widths {w}")
 
+    @classmethod
+    def from_measurement(cls, tau: float, k: int, tree_tokens: int | None = None,
+                         tree_branching: int | None = None) -> "Acceptance":
+        """A mean acceptance length measured at depth k: on a chain of k + 1, or on the tree the run verified."""
+        v = verify_shape(_check_k(k), tree_tokens, tree_branching)
+        return cls.from_length(tau, k) if v.is_chain else cls.from_tree_length(tau, v.widths)
+
     def rate(self, position: int) -> float:
         """Conditional rate at 1-based `position`."""
         if self.kind == "positional":
@@ -154,34 +196,15 @@ class Acceptance:
     def expected_tokens_tree(self, widths) -> float:
         return expected_tokens_tree([self.rate(j + 1) for j in range(len(widths))], widths)
 
+    def tokens(self, v: Verify) -> float:
+        """Tokens per step for a verify shape: the chain formula when T = k + 1, else the tree's."""
+        if v.is_chain:
+            return self.expected_tokens(v.k)
+        return self.expected_tokens_tree(v.widths)
+
     def with_alpha(self, alpha: float) -> "Acceptance":
         """Same shape, scaled so the first-position rate is `alpha` (used for break-even searches)."""
         if self.kind == "positional" and self.rates[0] > 0:
             s = alpha / self.rates[0]
             return Acceptance("positional", alpha=alpha, rates=tuple(min(ALPHA_MAX, r * s) for r in self.rates))
         return Acceptance("iid", alpha=alpha)
-
-
-@nb.njit(**JIT)
-def _mc_accept(u, rates, out):
-    """Monte Carlo tokens per step: trial t accepts positions while u[t, j] < rates[j]; +1 bonus token.
-
-    `u` are pre-drawn uniforms (n_trials, k) from the caller's generator, so the kernel is deterministic."""
-    n, k = u.shape
-    for t in range(n):
-        acc = 0
-        for j in range(k):
-            if u[t, j] < rates[j]:
-                acc += 1
-            else:
-                break
-        out[t] = acc + 1.0
-
-
-def monte_carlo_tokens(rates, n_trials: int, seed: int = 0) -> np.ndarray:
-    """Per-trial tokens per step for a chain with per-position conditional `rates` (numba kernel)."""
-    r = np.ascontiguousarray(rates, dtype=np.float64)
-    u = np.random.default_rng(seed).random((n_trials, r.size))
-    out = np.empty(n_trials)
-    _mc_accept(u, r, out)
-    return out

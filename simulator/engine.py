@@ -110,7 +110,8 @@ REQUIRED = {("host", "step_overhead_s"), ("spec", "bookkeeping_s"), ("launch", "
             ("memory", "gpu_memory_fraction")}
 
 
-def _from_toml(path: Path) -> EngineProfile:
+def read_profile(path: Path) -> EngineProfile:
+    """Read one engine profile TOML (the schema in engine_profiles/README.md)."""
     doc, name = read_spec(path, _ALLOWED)
     kw: dict[str, Any] = {"name": name, "display_name": str(doc.get("display_name", name))}
     sources = []
@@ -135,12 +136,10 @@ def load_engine(name_or_path: str | Path) -> EngineProfile:
     """Load a bundled profile by name or a user's TOML by path."""
     s = str(name_or_path)
     if s.endswith(".toml") or "/" in s or "\\" in s:
-        return _from_toml(Path(s))
+        return read_profile(Path(s))
     names = list_engines()
     if s not in names:
         raise SpecError(f"unknown engine {s!r}{suggest(s, names)}; bundled: {', '.join(names)} "
                         "(or pass a path to a .toml profile)")
-    return _from_toml(data_dir("engine_profiles") / f"{s}.toml")
+    return read_profile(data_dir("engine_profiles") / f"{s}.toml")
 
-
-IDEAL = EngineProfile(name="ideal-builtin")

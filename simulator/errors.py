@@ -1,15 +1,24 @@
-"""User-facing error types. All are ValueError subclasses; the CLI turns them into `error: ...` and exit code 2."""
+"""User-facing error types, all under one `SpecroofError` (a ValueError): the CLI prints any of them as one
+`error: ...` line on stderr and exits with code 2. Internal invariants use `assert`, never these."""
 
 from __future__ import annotations
 
 
-class SpecError(ValueError):
-    """A hardware spec, engine profile or other data file is missing, malformed or out of range."""
+class SpecroofError(ValueError):
+    """Base of every error a user can cause: bad input, bad file, unwritable output."""
 
 
-class ModelConfigError(ValueError):
-    """A model config (HF config.json) cannot be read into a ModelShape."""
+class SpecError(SpecroofError):
+    """A hardware spec, engine profile, sweep spec or other data file is missing, malformed or out of range."""
 
 
-class ScenarioError(ValueError):
-    """An argument combination is invalid (batch <= 0, tp not dividing heads, unsupported precision, ...)."""
+class ModelConfigError(SpecroofError):
+    """A model config (HF config.json) cannot be read into a ModelShape, or cannot be the model asked for."""
+
+
+class ScenarioError(SpecroofError):
+    """An input or a combination of inputs is invalid (batch <= 0, tp not dividing heads, unsupported precision)."""
+
+
+class OutputError(SpecroofError):
+    """An output path cannot be written (missing folder, read-only, a file where a folder is expected, full disk)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .data import data_dir, read_toml, suggest
+from .drafters import METHODS
 from .errors import ScenarioError, SpecError
 
 SEVERITIES: tuple[str, ...] = ("corruption", "lossy", "unsupported", "throughput")
@@ -91,11 +92,6 @@ class Hazard:
                 "methods": list(self.methods), "conditions": cond, "links": list(self.links), "detail": self.detail}
 
 
-def _methods() -> tuple[str, ...]:
-    from .methods import METHODS
-    return METHODS
-
-
 def _parse_condition(key: str, value: Any, where: str) -> tuple[str, str, Any]:
     opt, op = key, "eq"
     if key not in OPTIONS:
@@ -162,7 +158,7 @@ def _parse_file(path: Path) -> list[Hazard]:
         if sev not in SEVERITIES:
             raise SpecError(f"{where}: severity = {sev!r}, expected one of {', '.join(SEVERITIES)}")
         engines = _str_list(h, "engines", where)
-        methods = _str_list(h, "methods", where, _methods())
+        methods = _str_list(h, "methods", where, METHODS)
         links = _str_list(h, "links", where)
         for u in links:
             if not _URL.match(u):
@@ -224,8 +220,8 @@ def check(engine: Any, method: str, options: Mapping[str, Any] | None = None,
     name = getattr(engine, "name", engine)
     if not isinstance(name, str) or not name:
         raise ScenarioError(f"engine = {engine!r}; expected a profile name or an EngineProfile")
-    if method not in _methods():
-        raise ScenarioError(f"unknown method {method!r}; expected one of {', '.join(_methods())}")
+    if method not in METHODS:
+        raise ScenarioError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
     opts = resolve_options(options)
     hs = load_hazards(files) if hazards is None else tuple(hazards)
     hit = [h for h in hs if h.matches(name, method, opts)]

@@ -16,11 +16,13 @@ Figure for multi-panel plots). Only infeasible points are hidden; nothing here c
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from .errors import ScenarioError
+from .files import write_atomic
 
 
 def _plt():
@@ -273,18 +275,22 @@ def advice(adv: Any, title: str | None = None):
     return fig
 
 
-def save(ax_or_fig, path: str, close: bool = False) -> None:
-    """Write an Axes' figure (or a Figure) to `path` (format from the suffix); close it when `close`."""
+def save(ax_or_fig, path: str | Path, close: bool = False) -> Path:
+    """Write an Axes' figure (or a Figure) to `path`, atomically; the format is the suffix (.png when there is none).
+    Returns the path written. Close the figure when `close`."""
     fig = getattr(ax_or_fig, "figure", None) if not hasattr(ax_or_fig, "savefig") else ax_or_fig
     if fig is None:
         raise ScenarioError(f"cannot save a {type(ax_or_fig).__name__}; expected a matplotlib Axes or Figure")
-    fig.tight_layout()
+    p = Path(path)
+    if not p.suffix:
+        p = p.with_suffix(".png")
+    kind = p.suffix[1:].lower()
     try:
-        fig.savefig(path, dpi=120)
-    except OSError as e:
-        raise ScenarioError(f"cannot write plot {path}: {e.strerror or e}") from None
-    except ValueError as e:          # unknown format suffix
-        raise ScenarioError(f"cannot write plot {path}: {e}") from None
+        if kind not in fig.canvas.get_supported_filetypes():
+            raise ScenarioError(f"plot {p}: unknown image format .{kind}; expected one of "
+                                f"{', '.join(sorted(fig.canvas.get_supported_filetypes()))}")
+        fig.tight_layout()
+        return write_atomic(p, lambda tmp: fig.savefig(tmp, dpi=120, format=kind), "plot")
     finally:
         if close:
             _plt().close(fig)

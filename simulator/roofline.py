@@ -11,7 +11,7 @@ Collectives: t = latency + wire_bytes / (per-direction link bandwidth * link_fra
 folded the algorithm's factor into wire_bytes (ring all-reduce 2(n-1)/n; Patarasuk & Yuan 2009).
 Launch overhead (CUDA graphs off): kernels * launch_s per op repetition.
 
-This module, _sweep_kernels.py and acceptance.py are the only numba importers; _jit.py holds their one jit policy.
+This module, sweep/kernels.py and montecarlo.py are the only numba importers; _jit.py holds their one jit policy.
 """
 
 from __future__ import annotations

@@ -2,107 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .engine import IDEAL, EngineProfile, load_engine
 from .errors import ScenarioError
-from .hardware import Hardware, load_hardware
-from .model import ModelShape, load_model
-from .roofline import BOUNDS, overlap_eta, rates, step_times
-from .workload import (FAMILIES, OpSet, Parallelism, Precision, activation_bytes_per_rank, forward_pass,
-                       kv_bytes_per_rank, weight_bytes_per_rank)
-
-
-def as_hardware(h: Hardware | str) -> Hardware:
-    return h if isinstance(h, Hardware) else load_hardware(h)
-
-
-def as_model(m: ModelShape | str) -> ModelShape:
-    return m if isinstance(m, ModelShape) else load_model(m)
-
-
-def as_engine(e: EngineProfile | str | None) -> EngineProfile:
-    if e is None:
-        return IDEAL
-    return e if isinstance(e, EngineProfile) else load_engine(e)
-
-
-def engine_hardware(hw: Hardware, eng: EngineProfile) -> Hardware:
-    """The device as the engine drives it: the engine's all-reduce latency when its profile has one."""
-    return hw if eng.allreduce_latency_s is None else replace(hw, allreduce_latency_s=eng.allreduce_latency_s)
-
-
-def check_batches(batch: Any) -> np.ndarray:
-    """Batch sizes as a float array; each must be a positive integer."""
-    vals = np.atleast_1d(np.asarray(batch, dtype=object))
-    if vals.size == 0:
-        raise ScenarioError("batch list is empty")
-    for b in vals.ravel():
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) and not (
-                isinstance(b, (float, np.floating)) and float(b).is_integer()):
-            raise ScenarioError(f"batch = {b!r}; expected a positive integer")
-        if int(b) <= 0:
-            raise ScenarioError(f"batch = {b!r}; expected a positive integer")
-    return vals.astype(np.float64)
-
-
-def check_count(v: Any, name: str, lo: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
-        raise ScenarioError(f"{name} = {v!r}; expected an integer >= {lo}")
-    return int(v)
-
-
-def make_precision(precision: str | Precision = "bf16", kv_precision: str | None = None,
-                   expert_precision: str | None = None) -> Precision:
-    """`--precision` sets attention/FFN/expert weights; the embedding and LM head stay bf16 (FP8 and NVFP4
-    checkpoints keep them in bf16, e.g. DeepSeek-R1 on TensorRT-LLM, tech blog 1 precision table)."""
-    if isinstance(precision, Precision):
-        p = precision
-    else:
-        p = Precision(weights=precision, experts=expert_precision)
-    if kv_precision:
-        p = replace(p, kv=kv_precision)
-    p.check()
-    return p
-
-
-@dataclass(frozen=True)
-class MemoryUse:
-    """Per-GPU memory in bytes at each batch: weights, KV cache, activations, and the engine's capacity."""
-
-    weights_bytes: float
-    kv_bytes: np.ndarray
-    activation_bytes: np.ndarray
-    capacity_bytes: float
-
-    @property
-    def total_bytes(self) -> np.ndarray:
-        return self.weights_bytes + self.kv_bytes + self.activation_bytes
-
-    def messages(self, hw_name: str, extra: str = "") -> tuple[np.ndarray, list[str]]:
-        ok = self.total_bytes <= self.capacity_bytes
-        msgs = []
-        for i, t in enumerate(np.atleast_1d(self.total_bytes)):
-            if ok.flat[i]:
-                msgs.append("")
-            else:
-                msgs.append(f"does not fit: needs {t / 1e9:.1f} GB per GPU (weights {self.weights_bytes / 1e9:.1f}"
-                            f" + KV {self.kv_bytes.flat[i] / 1e9:.1f} + activations "
-                            f"{self.activation_bytes.flat[i] / 1e9:.1f}{extra}), {hw_name} gives "
-                            f"{self.capacity_bytes / 1e9:.1f} GB")
-        return np.atleast_1d(ok), msgs
-
-
-def memory_use(m: ModelShape, hw: Hardware, eng: EngineProfile, p: Precision, par: Parallelism,
-               B: np.ndarray, q: float, L: float, logits: str = "all") -> MemoryUse:
-    return MemoryUse(
-        weights_bytes=weight_bytes_per_rank(m, p, par),
-        kv_bytes=kv_bytes_per_rank(m, B, q, L, p, par),
-        activation_bytes=activation_bytes_per_rank(m, B, q, p, par, logits),
-        capacity_bytes=hw.hbm_capacity_bytes * eng.gpu_memory_fraction)
+from .pricing import context_message, host_rule, memory, price_pass
+from .roofline import BOUNDS
+from .scenario import Scenario
+from .workload import FAMILIES, forward_pass
 
 
 @dataclass(frozen=True)
@@ -143,56 +52,41 @@ class StepResult:
         return {"scenario": self.scenario, "points": pts}
 
 
-def resolve_overlap(overlap: str | float | None, eng: EngineProfile) -> str | float:
-    """The overlap mode to price with: the caller's, else the engine's calibrated efficiency, else "max"."""
-    if overlap is not None:
-        overlap_eta(overlap)   # validates
-        return overlap
-    return eng.overlap_efficiency if eng.overlap_efficiency is not None else "max"
-
-
-def price_pass(ops: OpSet, hw: Hardware, eng: EngineProfile, B, q, L, pass_kind: str,
-               overlap: str | float | None = None):
-    """GPU time of one pass (with eager-launch overhead where the engine has no graph at this batch)."""
-    r = rates(hw, ops, eng.hbm_fraction, eng.gemm_fraction)
-    return step_times(ops, r, B, q, L, eng.launch_s(pass_kind, B), resolve_overlap(overlap, eng))
-
-
-def simulate_step(hardware: Hardware | str, model: ModelShape | str, batch: Any = (1, 8, 32, 128),
-                  query_tokens: int = 1, context: int = 1024, tp: int = 1, ep: int = 1,
-                  precision: str | Precision = "bf16", kv_precision: str | None = None,
-                  engine: EngineProfile | str | None = None, overlap: str | float | None = None,
-                  logits: str = "all") -> StepResult:
+def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, query_tokens: int = 1,
+                  context: int | None = None, *, logits: str = "all", scenario: Scenario | None = None,
+                  **kw: Any) -> StepResult:
     """Price one forward pass of `query_tokens` new tokens per sequence over `context` cached tokens.
 
     q = 1 is a decode step, q = k + 1 (or a tree of T tokens) a verify step, q = prompt length with
     logits="last" a prefill. The step adds the engine's host overhead (hidden behind the GPU when it overlaps).
+    The deployment is a Scenario (its speculative fields are ignored): `scenario`, with the given fields replaced,
+    or `Scenario(hardware=..., model=..., batch=..., context=..., **kw)` over the Scenario defaults.
     """
-    hw0, m, eng = as_hardware(hardware), as_model(model), as_engine(engine)
-    hw = engine_hardware(hw0, eng)
-    B = check_batches(batch)
-    q = check_count(query_tokens, "query_tokens", 1)
-    L = check_count(context, "context", 0)
-    par = Parallelism(tp=tp, ep=ep)
-    p = make_precision(precision, kv_precision)
-    for dt in {p.weights, p.expert_dtype, p.lm_head}:
-        hw.peak_flops_per_s(dt)   # raises for a precision the chip lacks
-    overlap = resolve_overlap(overlap, eng)
-    ops = forward_pass(m, p, par, logits)
-    st = price_pass(ops, hw, eng, B, float(q), float(L), "target", overlap)
-    gpu = st.total_s
-    host = eng.host_step_s
-    total = np.maximum(gpu, host) if eng.overlap else gpu + host
+    given = {k: v for k, v in dict(hardware=hardware, model=model, batch=batch, context=context).items()
+             if v is not None}
+    s = (scenario or Scenario()).replace(method=None, **given, **kw)
+    if isinstance(query_tokens, bool) or not isinstance(query_tokens, (int, np.integer)) or query_tokens < 1:
+        raise ScenarioError(f"query_tokens = {query_tokens!r}; expected an integer >= 1")
+    if logits not in ("all", "last"):
+        raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
+    dep = s.resolve()
+    q, L = int(query_tokens), float(s.context)
+    B = np.asarray(s.batch, dtype=np.float64)
+    ops = dep.tops if logits == "all" else forward_pass(dep.target, dep.p, dep.par, logits)
+    st = price_pass(dep, ops, B, float(q), L, "target")
+    total = host_rule(dep.eng, st.total_s, dep.eng.overlap)
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}
-    fam["overhead"] = fam["overhead"] + (total - gpu)
-    mem = memory_use(m, hw, eng, p, par, B, q, L, logits)
-    ok, msgs = mem.messages(hw.name)
-    if m.max_position and L + q > m.max_position:
+    fam["overhead"] = fam["overhead"] + (total - st.total_s)
+    mem = memory(dep, B, q, L, logits)
+    ok = mem.fits.copy()
+    msgs = [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(B.size)]
+    pos = context_message(dep, s.context, q, "new tokens")
+    if pos:
         ok[:] = False
-        msgs = [f"context {L} + {q} new tokens exceeds {m.name}'s max_position_embeddings {m.max_position}"] * len(B)
-    scen = {"hardware": hw.name, "model": m.name, "tp": tp, "ep": ep, "precision": p.weights,
+        msgs = [pos] * B.size
+    p = dep.p
+    scen = {"hardware": dep.hw.name, "model": dep.target.name, "tp": s.tp, "ep": s.ep, "precision": p.weights,
             "expert_precision": p.expert_dtype, "lm_head_precision": p.lm_head, "kv_precision": p.kv,
-            "query_tokens": q, "context": L, "engine": eng.name, "overlap": overlap, "logits": logits,
-            "n_gpus": tp}
-    bound = tuple(BOUNDS[i] for i in st.bound)
-    return StepResult(scen, B, total, fam, bound, mem.total_bytes, ok, tuple(msgs))
+            "query_tokens": q, "context": s.context, "engine": dep.eng.name, "overlap": dep.overlap,
+            "logits": logits, "n_gpus": dep.n_gpus}
+    return StepResult(scen, B, total, fam, tuple(BOUNDS[i] for i in st.bound), mem.total_bytes, ok, tuple(msgs))

@@ -1,4 +1,4 @@
-"""The `specroof` / `python -m simulator` command line (simulator/cli.py): happy paths and output schemas, and clear
+"""The `specroof` / `python -m simulator` command line (simulator/cli/): happy paths and output schemas, and clear
 errors (stderr `error: ...`, exit code 2, never a traceback) for bad input."""
 
 from __future__ import annotations
@@ -138,9 +138,9 @@ def test_step_defaults(capsys):
     assert rc == 0 and err == ""
     lines = out.splitlines()
     assert lines[0].startswith("llama-3.1-8b on 1x h100-sxm (tp=1, ep=1), weights bf16")
-    assert "engine ideal" in lines[0]
-    rows = [ln.split() for ln in lines[3:]]
-    assert [r[0] for r in rows] == ["1", "8", "32", "128"]
+    assert "engine sglang" in lines[0]      # the one default engine (Scenario), as curve and advise use
+    rows = [ln.split() for ln in lines[3:-1]]
+    assert [r[0] for r in rows] == ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
     assert all(r[2] in ("memory", "compute", "communication") and r[-1] == "yes" for r in rows)
     assert "infeasible" not in out
 
@@ -157,7 +157,7 @@ def test_step_json_schema(capsys):
     s = d["scenario"]
     assert (s["hardware"], s["model"], s["tp"], s["ep"], s["context"], s["query_tokens"]) == \
         ("h100-sxm", "llama-3.1-70b", 8, 1, 1024, 1)
-    assert s["precision"] == "bf16" and s["engine"] == "ideal"
+    assert s["precision"] == "bf16" and s["engine"] == "sglang"
     assert [p["batch"] for p in d["points"]] == [1, 8, 32, 128]
     prev = 0.0
     for p in d["points"]:
@@ -192,7 +192,7 @@ def test_step_infeasible_point(capsys):
     for p in loads(out)["points"]:
         assert p["feasible"] is False
         assert p["step_s"] is None and p["bound"] is None and p["breakdown_s"] is None
-        assert "does not fit" in p["message"] and "h100-sxm gives" in p["message"]
+        assert "does not fit" in p["message"] and "h100-sxm x 0.85 gives" in p["message"]
         assert p["memory_bytes"] > 80 * 2**30
 
 
@@ -243,8 +243,8 @@ LIB_ERRORS = [
     (["step", "--hardware", "gb300"], ["ambiguous: it fits b300, gb300-nvl72"]),
     (["step", "--tp", "3"], ["tp = 3 does not divide the 32 attention heads of llama-3.1-8b"]),
     (["step", "--precision", "fp4", "--hardware", "h100-sxm"], ["h100-sxm has no fp4 tensor cores", "fp8"]),
-    (["step", "--precision", "int4"], ["precision weights = 'int4'"]),
-    (["step", "--kv-precision", "fp5"], ["precision kv = 'fp5'"]),
+    (["step", "--precision", "int4"], ["precision = 'int4'"]),
+    (["step", "--kv-precision", "fp5"], ["kv_precision = 'fp5'"]),
     (["step", "--model", "mixtral-8x7b", "--tp", "2", "--ep", "4"], ["ep = 4 must be 1 or equal tp = 2"]),
     (["step", "--model", "mixtral-8x7b", "--ep", "2"], ["ep = 2 must be 1 or equal tp = 1"]),
     (["step", "--tp", "2", "--ep", "2"], ["ep = 2 but llama-3.1-8b has no experts"]),
@@ -267,8 +267,8 @@ def test_library_errors(capsys, args, needles):
 
 # argument-parser errors: a usage line, then "error: ..."
 ARG_ERRORS = [
-    (["step", "--batch", "0"], ["argument --batch: batch 0 must be a positive integer"]),
-    (["step", "--batch", "-3"], ["batch -3 must be a positive integer"]),
+    (["step", "--batch", "0"], ["argument --batch: batch 0 must be >= 1"]),
+    (["step", "--batch", "-3"], ["batch -3 must be >= 1"]),
     (["step", "--batch", "1.5"], ["argument --batch: batch '1.5' is not an integer"]),
     (["step", "--batch", "x"], ["argument --batch: batch 'x' is not an integer"]),
     (["step", "--batch", "1,,2"], ["batch '' is not an integer"]),
@@ -280,7 +280,7 @@ ARG_ERRORS = [
     (["step", "--format", "xml"], ["argument --format: invalid choice: 'xml'"]),
     (["step", "--overlap", "min"], ["argument --overlap: overlap 'min': expected max, sum or a number in [0, 1]"]),
     (["step", "--overlap", "1.5"], ["argument --overlap: overlap 1.5 outside [0, 1]"]),
-    ([], ["the following arguments are required: cmd"]),
+    ([], ["the following arguments are required: COMMAND"]),
     (["frobnicate"], ["invalid choice: 'frobnicate'"]),
 ]
 
@@ -377,7 +377,7 @@ def test_module_entry_point_happy():
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["step", "--batch", "0"], "error: argument --batch: batch 0 must be a positive integer"),
+    (["step", "--batch", "0"], "error: argument --batch: batch 0 must be >= 1"),
     (["step", "--batch", "1.5"], "error: argument --batch: batch '1.5' is not an integer"),
     (["step", "--tp", "3"], "error: tp = 3 does not divide the 32 attention heads of llama-3.1-8b"),
     (["step", "--hardware", "h100-sxn"], "error: unknown hardware 'h100-sxn'; did you mean h100-sxm"),

@@ -10,7 +10,7 @@ import pytest
 
 from simulator.errors import ScenarioError, SpecError
 from simulator.hazards import OPTIONS, SEVERITIES, Hazard, bundled_files, check, load_hazards, resolve_options
-from simulator.methods import METHODS
+from simulator.drafters import METHODS
 
 from .helpers import run
 

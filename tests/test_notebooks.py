@@ -16,8 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 # The package's public API: `simulator` and its user-facing modules (calibrate and sweep for notebooks 05 and 06),
 # never the roofline internals (workload, roofline, step, ...); plus the data / plotting libraries.
-ALLOWED_IMPORTS = {"simulator", "simulator.plots", "simulator.advise", "simulator.hazards", "simulator.calibrate",
-                   "simulator.validate", "simulator.sweep", "numpy", "pandas", "xarray", "matplotlib",
+ALLOWED_IMPORTS = {"simulator", "simulator.plots", "simulator.advise", "simulator.hazards", "simulator.calibration",
+                   "simulator.validation", "simulator.sweep", "numpy", "pandas", "xarray", "matplotlib",
                    "matplotlib.pyplot", "dataclasses", "time"}   # stdlib: derive a profile variant, time a sweep
 
 

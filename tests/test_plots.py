@@ -11,7 +11,7 @@ import pytest
 from simulator import Acceptance, speedup_curve
 from simulator import plots
 from simulator.advise import advise
-from simulator.errors import ScenarioError
+from simulator.errors import OutputError, ScenarioError
 
 BATCH = [1, 4, 16, 64, 256, 1024]
 
@@ -83,7 +83,7 @@ def test_hardware_comparison_and_advice(results, tmp_path):
     fig = plots.hardware_comparison(list(results.values()))
     assert len(fig.axes) == 3 and fig.axes[0].get_title() == "h100-sxm"
     png(fig, tmp_path, "hw.png")
-    adv = advise("h100-sxm", "llama-3.1-8b", "draft", engine="vllm", acceptance=Acceptance.from_rate(0.7),
+    adv = advise(hardware="h100-sxm", model="llama-3.1-8b", method="draft", engine="vllm", acceptance=Acceptance.from_rate(0.7),
                  batch_range=(1, 256), max_points=12)
     fig = plots.advice(adv)
     assert len(fig.axes) == 2 and any(f"off above {adv.off_above}" == t.get_text() for t in fig.axes[0].texts)
@@ -116,10 +116,11 @@ def test_bad_input(results, call, msg):
 
 def test_save_errors(results, tmp_path):
     ax = plots.best_k([results["b300"]])
-    with pytest.raises(ScenarioError, match="cannot write plot"):
+    with pytest.raises(OutputError, match="plot .*p.png: folder .*no/dir does not exist"):
         plots.save(ax, str(tmp_path / "no" / "dir" / "p.png"))
-    with pytest.raises(ScenarioError, match="cannot write plot .*p.notaformat"):
+    with pytest.raises(ScenarioError, match="plot .*p.notaformat: unknown image format .notaformat"):
         plots.save(ax, str(tmp_path / "p.notaformat"))
+    assert plots.save(ax, tmp_path / "noext").name == "noext.png"     # the path written is returned
 
 
 def test_missing_matplotlib_is_a_clean_error(monkeypatch, results):

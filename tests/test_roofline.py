@@ -19,18 +19,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulator.engine import IDEAL, list_engines, load_engine
+from simulator.engine import list_engines, load_engine
 from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.hardware import list_hardware, load_hardware
-from simulator.model import list_models
+from simulator.model import list_models, model_record
 from simulator.roofline import BOUNDS, rates, step_times, step_times_reference
-from simulator.step import check_batches, check_count, make_precision, simulate_step
+from simulator.scenario import Scenario, make_precision
+from simulator.step import simulate_step
 from .helpers import model, ops_for
-from simulator.workload import FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals, weight_bytes_per_rank
+from simulator.memory import weight_bytes_per_rank
+from simulator.workload import FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals
 
 REPO = Path(__file__).resolve().parents[1]
 HW = list_hardware()
-IDS = list_models()
+IDS = [m for m in list_models() if model_record(m).kind == "target"]   # heads are not servable models
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -154,11 +156,11 @@ def test_parallel_grid_kernel_equals_reference_and_the_serial_kernel(monkeypatch
 def test_every_cached_kernel_has_its_own_cache_key():
     """numba keys its on-disk cache by module, qualified name and first line: two dispatchers over one Python function
     share a cache file, and a new process loads whichever compilation was written last for both."""
-    import simulator._sweep_kernels as sk
-    import simulator.acceptance as acc
+    import simulator.montecarlo as mc
     import simulator.roofline as roofline
+    import simulator.sweep.kernels as sk
     keys = [(d.py_func.__module__, d.py_func.__qualname__, d.py_func.__code__.co_firstlineno)
-            for m in (roofline, sk, acc) for d in vars(m).values() if hasattr(d, "py_func") and hasattr(d, "stats")]
+            for m in (roofline, sk, mc) for d in vars(m).values() if hasattr(d, "py_func") and hasattr(d, "stats")]
     assert len(keys) >= 8 and len(set(keys)) == len(keys), keys
 
 
@@ -166,16 +168,16 @@ def test_numba_only_in_the_kernel_modules_under_one_policy():
     """numba is imported by the three kernel modules only, and every njit there takes simulator._jit.JIT."""
     import ast
     users, calls = set(), []
-    for path in sorted((REPO / "simulator").glob("*.py")):
+    for path in sorted((REPO / "simulator").rglob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 if any(n == "numba" or n.startswith("numba.") for n in names):
-                    users.add(path.name)
+                    users.add(str(path.relative_to(REPO / "simulator")))
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "njit":
                 calls.append((path.name, node.lineno, [ast.unparse(k) for k in node.keywords]))
-    assert users == {"roofline.py", "_sweep_kernels.py", "acceptance.py"}
+    assert users == {"roofline.py", "sweep/kernels.py", "montecarlo.py"}
     assert len(calls) >= 8
     for name, line, kws in calls:
         assert "**JIT" in kws, (name, line, kws)
@@ -266,7 +268,7 @@ def test_step_time_non_decreasing_in_B_q_L_on_a_grid(sc, B, q, L, overlap, launc
 @FAST
 @given(sc=scenarios(hardware=("h100-sxm", "b200", "mi300x", "gb200-nvl72")), B=sizes,
        q=st.integers(1, 16), dq=st.integers(0, 16), L=st.integers(0, 100_000), dL=st.integers(0, 100_000),
-       engine=st.sampled_from([None, *list_engines()]))
+       engine=st.sampled_from(list_engines()))
 def test_simulate_step_non_decreasing_with_engines(sc, B, q, dq, L, dL, engine):
     h, mid, tp, ep, weights = sc
     Bs = sorted(set(B))
@@ -284,7 +286,7 @@ def test_simulate_step_non_decreasing_with_engines(sc, B, q, dq, L, dL, engine):
        overlap=overlaps)
 def test_step_time_at_least_bytes_over_bandwidth_and_flops_over_peak(sc, B, q, L, overlap):
     h, mid, tp, ep, weights = sc
-    res = simulate_step(h, mid, [B], q, L, tp=tp, ep=ep, precision=weights, engine=None, overlap=overlap)
+    res = simulate_step(h, mid, [B], q, L, tp=tp, ep=ep, precision=weights, engine="ideal", overlap=overlap)
     step = float(res.step_s[0])
     ops = ops_for(mid, tp, ep, weights)
     r = rates(hw(h), ops)
@@ -308,7 +310,7 @@ def test_step_time_at_least_bytes_over_bandwidth_and_flops_over_peak(sc, B, q, L
 def test_flops_and_bytes_bounds_on_h100_llama_8b_decode():
     """A concrete anchor: Llama-3.1-8B decode at batch 1 on H100 is ~(16.06 GB - 1.05 GB embedding) / (3.35 TB/s
     x 0.87) plus a little KV traffic."""
-    res = simulate_step("h100-sxm", "llama-3.1-8b", [1], 1, 0)
+    res = simulate_step("h100-sxm", "llama-3.1-8b", [1], 1, 0, engine="ideal")
     weights_read = (2 * 8_030_261_248 - 2 * 128256 * 4096 - 2 * (65 * 4096))
     assert res.step_s[0] == pytest.approx(weights_read / (3.35e12 * 0.87), rel=1e-3)
     assert res.bound[0] == "memory"
@@ -321,8 +323,8 @@ def test_flops_and_bytes_bounds_on_h100_llama_8b_decode():
        overlap=overlaps)
 def test_scaling_every_rate_scales_time_inversely(sc, s, B, q, L, overlap):
     h, mid, tp, ep, weights = sc
-    a = simulate_step(hw(h), mid, B, q, L, tp=tp, ep=ep, precision=weights, engine=None, overlap=overlap)
-    b = simulate_step(hw(h).scaled(s), mid, B, q, L, tp=tp, ep=ep, precision=weights, engine=None, overlap=overlap)
+    a = simulate_step(hw(h), mid, B, q, L, tp=tp, ep=ep, precision=weights, engine="ideal", overlap=overlap)
+    b = simulate_step(hw(h).scaled(s), mid, B, q, L, tp=tp, ep=ep, precision=weights, engine="ideal", overlap=overlap)
     np.testing.assert_allclose(b.step_s * s, a.step_s, rtol=1e-12)
     for fam in FAMILIES:
         np.testing.assert_allclose(b.breakdown_s[fam] * s, a.breakdown_s[fam], rtol=1e-12, atol=0)
@@ -388,7 +390,7 @@ def test_overlap_efficiency_between_max_and_sum(sc, B, q, L, eta, eta2):
     """t(eta) = max(tc, tm) + (1 - eta) min(tc, tm): "max" is eta = 1, "sum" eta = 0; max <= t <= sum <= 2 max,
     and t is non-increasing in eta."""
     h, mid, tp, ep, weights = sc
-    kw = dict(tp=tp, ep=ep, precision=weights, engine=None)
+    kw = dict(tp=tp, ep=ep, precision=weights, engine="ideal")
     mx = simulate_step(h, mid, B, q, L, overlap="max", **kw).step_s
     sm = simulate_step(h, mid, B, q, L, overlap="sum", **kw).step_s
     te = simulate_step(h, mid, B, q, L, overlap=eta, **kw).step_s
@@ -410,9 +412,9 @@ def test_engine_overlap_efficiency_is_the_default_overlap():
     np.testing.assert_array_equal(by_engine, explicit)
     assert np.all(simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine=eng, overlap="max").step_s
                   <= by_engine)
-    plain = simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine=None).step_s
+    plain = simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine="ideal").step_s
     np.testing.assert_array_equal(plain, simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048,
-                                                       engine=None, overlap="max").step_s)
+                                                       engine="ideal", overlap="max").step_s)
 
 
 # ---- MoE verify cost -----------------------------------------------------------------------------------------
@@ -439,7 +441,7 @@ def test_step_result_to_dict_feasible_and_infeasible():
         assert sum(p["breakdown_s"].values()) == pytest.approx(p["step_s"], rel=1e-12)
     bad = simulate_step("h100-sxm", "llama-3.1-405b", [1]).to_dict()["points"][0]
     assert bad["feasible"] is False and bad["step_s"] is None and bad["breakdown_s"] is None and bad["bound"] is None
-    assert bad["message"].startswith("does not fit: needs ") and "h100-sxm gives" in bad["message"]
+    assert bad["message"].startswith("does not fit: needs ") and "h100-sxm x 0.85 gives" in bad["message"]
 
 
 def test_context_beyond_max_position_is_infeasible():
@@ -449,30 +451,32 @@ def test_context_beyond_max_position_is_infeasible():
 
 
 def test_engine_memory_fraction_and_host_overhead():
-    ideal = simulate_step("h100-sxm", "llama-3.1-8b", [1], engine=None)
+    ideal = simulate_step("h100-sxm", "llama-3.1-8b", [1], engine="ideal")
     v = simulate_step("h100-sxm", "llama-3.1-8b", [1], engine="vllm")
     eng = load_engine("vllm")
     assert v.step_s[0] >= ideal.step_s[0]
     assert v.step_s[0] >= eng.host_step_s
-    assert v.scenario["engine"] == "vllm" and ideal.scenario["engine"] == IDEAL.name
+    assert v.scenario["engine"] == "vllm" and ideal.scenario["engine"] == "ideal"
 
 
 @pytest.mark.parametrize("batch, message", [
-    ([], r"batch list is empty"), ([0], r"batch = 0; expected a positive integer"),
+    ([], r"batch: the list is empty"), ([0], r"batch = 0; expected a positive integer"),
     ([-4], r"batch = -4"), ([1.5], r"batch = 1.5; expected a positive integer"),
     (["x"], r"batch = 'x'"), ([True], r"batch = True"), ([1, 2, 0], r"batch = 0"),
     ([float("nan")], r"batch = nan"),
 ])
-def test_check_batches_rejects(batch, message):
+def test_scenario_batch_rejects(batch, message):
     with pytest.raises(ScenarioError, match=message):
-        check_batches(batch)
+        Scenario(batch=batch)
     with pytest.raises(ScenarioError, match=message):
         simulate_step("h100-sxm", "llama-3.1-8b", batch)
 
 
-def test_check_batches_accepts():
-    np.testing.assert_array_equal(check_batches([1, 2.0, np.int64(3)]), [1.0, 2.0, 3.0])
-    np.testing.assert_array_equal(check_batches(4), [4.0])
+def test_scenario_batch_accepts():
+    assert Scenario(batch=[1, 2.0, np.int64(3)]).batch == (1, 2, 3)
+    assert Scenario(batch=4).batch == (4,)
+    with pytest.raises(ScenarioError, match=r"expected one batch size or a flat list"):
+        Scenario(batch=[[1, 2], [3, 4]])
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -483,8 +487,8 @@ def test_check_batches_accepts():
     (dict(tp=3), r"tp = 3 does not divide the 32 attention heads of llama-3.1-8b"),
     (dict(tp=2, ep=2), r"ep = 2 but llama-3.1-8b has no experts"),
     (dict(precision="fp4"), r"h100-sxm has no fp4 tensor cores"),
-    (dict(precision="int4"), r"precision weights = 'int4'"),
-    (dict(kv_precision="fp5"), r"precision kv = 'fp5'"),
+    (dict(precision="int4"), r"precision = 'int4'"),
+    (dict(kv_precision="fp5"), r"kv_precision = 'fp5'"),
     (dict(overlap="min"), r"overlap = 'min'; expected 'max', 'sum' or a number in \[0, 1\]"),
     (dict(overlap=1.5), r"overlap = 1.5; expected 'max', 'sum' or a number in \[0, 1\]"),
     (dict(overlap=-0.1), r"overlap = -0.1; expected"),
@@ -505,13 +509,12 @@ def test_simulate_step_unknown_names():
         simulate_step("h100-sxm", "llama-3.1-8b", engine="vlm")
 
 
-def test_check_count_and_make_precision():
-    assert check_count(np.int64(3), "x", 1) == 3
-    with pytest.raises(ScenarioError, match=r"x = 0; expected an integer >= 1"):
-        check_count(0, "x", 1)
+def test_scenario_counts_and_make_precision():
+    assert Scenario(tp=np.int64(3)).tp == 3
+    with pytest.raises(ScenarioError, match=r"tp = 0; expected an integer >= 1"):
+        Scenario(tp=0)
     p = make_precision("fp8", "fp8", "fp4")
     assert (p.weights, p.kv, p.expert_dtype, p.lm_head) == ("fp8", "fp8", "fp4", "bf16")
-    assert make_precision(Precision(weights="fp4"), "fp8").kv == "fp8"
     with pytest.raises(ScenarioError, match=r"precision kv = 'x'"):
         make_precision("bf16", "x")
 

@@ -6,9 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.acceptance import Acceptance
-from simulator.engine import IDEAL
 from simulator.errors import ScenarioError
-from simulator.methods import METHODS, make_drafter
+from simulator.drafters import METHODS, make_drafter
 from simulator.model import load_model
 from simulator.speedup import speedup_curve
 from simulator.workload import Parallelism, Precision
@@ -38,7 +37,7 @@ def test_k0_or_zero_acceptance_never_pays(method):
 def test_free_drafter_gives_tokens_per_step():
     # n-gram has no GPU work; with no overheads and a memory-bound verify, speedup -> tokens per step.
     r = speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", acceptance=Acceptance.from_rate(0.6), k=3,
-                      batch=[1, 2, 4], engine=IDEAL)
+                      batch=[1, 2, 4], engine="ideal")
     assert np.allclose(r.speedup, r.tokens_per_step, rtol=0.01)
     assert np.all(r.speedup <= r.tokens_per_step)
 
@@ -56,7 +55,7 @@ def test_speedup_non_decreasing_in_acceptance(a, b, method):
 
 def test_dense_speedup_non_increasing_past_compute_ridge():
     r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_rate(0.8), k=3,
-                      batch=[128, 192, 256, 320, 384, 512], engine=IDEAL)
+                      batch=[128, 192, 256, 320, 384, 512], engine="ideal")
     assert r.verify_bound[0] == "compute"          # past the ridge: the verify pass is compute-bound
     assert np.all(np.diff(r.speedup) <= 1e-12), r.speedup
 
@@ -65,8 +64,8 @@ def test_moe_verify_grows_faster_than_dense():
     # Qwen3-30B-A3B (3.3B active) vs Llama-3.2-3B (3.2B): verify(k=4)/verify(k=1) at small batch.
     def ratio(model):
         a = Acceptance.from_rate(0.7)
-        r4 = speedup_curve("h100-sxm", model, "ngram", acceptance=a, k=4, batch=[1, 2, 4], engine=IDEAL)
-        r1 = speedup_curve("h100-sxm", model, "ngram", acceptance=a, k=1, batch=[1, 2, 4], engine=IDEAL)
+        r4 = speedup_curve("h100-sxm", model, "ngram", acceptance=a, k=4, batch=[1, 2, 4], engine="ideal")
+        r1 = speedup_curve("h100-sxm", model, "ngram", acceptance=a, k=1, batch=[1, 2, 4], engine="ideal")
         return r4.verify_s / r1.verify_s
     assert np.all(ratio("qwen3-30b-a3b") > ratio("llama-3.2-3b") * 1.2)
 
@@ -94,7 +93,7 @@ def test_medusa_64_token_tree_drops_below_1_before_batch_64():
 def test_ngram_adds_no_memory():
     tgt = load_model("llama-3.1-8b")
     d = make_drafter("ngram", tgt)
-    assert d.weights_bytes == 0.0 and d.kv_bytes_per_token == 0.0 and d.passes(5) == []
+    assert d.weights_bytes == 0.0 and d.kv_bytes(64, 4, 4096) == 0.0 and d.passes(5) == []
     r = speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", acceptance=Acceptance.from_rate(0.5), k=1, batch=[1])
     e = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", acceptance=Acceptance.from_rate(0.5), k=1, batch=[1])
     assert r.memory_bytes[0] < e.memory_bytes[0]
@@ -104,8 +103,8 @@ def test_fp8_target_bf16_draft_priced_per_tensor():
     tgt = load_model("llama-3.1-70b")
     d16 = make_drafter("draft", tgt, "llama-3.2-1b", Precision("bf16"), Parallelism(8))
     d8 = make_drafter("draft", tgt, "llama-3.2-1b", Precision("fp8"), Parallelism(8))
-    assert set(d16._ops_all.dtype) == {"bf16"}
-    assert "fp8" in set(d8._ops_all.dtype)
+    assert set(d16.ops_all.dtype) == {"bf16"}
+    assert "fp8" in set(d8.ops_all.dtype)
     assert d16.weights_bytes > 1.5 * d8.weights_bytes
     a = Acceptance.from_rate(0.7)
     r_mixed = speedup_curve("h100-sxm", "llama-3.1-70b", "draft", acceptance=a, k=3, tp=8, precision="fp8",
@@ -150,7 +149,7 @@ def test_memory_max_batch_and_infeasible_points():
 def test_long_context_self_sparse_beats_full_draft():
     a = Acceptance.from_rate(0.8)
     r = speedup_curve("h100-sxm", "llama-3.1-8b", "self-sparse", acceptance=a, k=3, batch=[32], context=32768,
-                      engine=IDEAL, draft_kv_window=512)
+                      engine="ideal", draft_kv_window=512)
     assert r.scenario["draft_kv_window"] == 512
     assert r.draft_s[0] < 3 * r.base_step_s[0]
 

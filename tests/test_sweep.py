@@ -1,4 +1,4 @@
-"""Parameter sweeps (simulator/sweep.py, simulator/_sweep_kernels.py, simulator/cli_sweep.py): a sweep equals the
+"""Parameter sweeps (simulator/sweep/, simulator/cli/sweep.py): a sweep equals the
 same points priced one by one through speedup_curve; the numba combine equals its numpy reference; shards partition
 the grid; kill-and-resume and Dask runs give byte-identical merged files; malformed specs fail before any work."""
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from simulator import Acceptance, speedup_curve
 from simulator.cli import main
 from simulator.errors import ModelConfigError, ScenarioError, SpecError
-from simulator.methods import METHODS
+from simulator.drafters import METHODS
 from simulator.sweep import (evaluate, load_spec, merge, parse_spec, read_sweep, run_sweep, shard_range, sweep_to_dir,
                              to_dataset)
 

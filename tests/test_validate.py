@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from simulator.calibrate import calibrate
+from simulator.calibration import calibrate
 from simulator.cli import main
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
-from simulator.validate import METRICS, REQUIRED, default_rows_path, load_rows, predict_row, validate
+from simulator.validation import METRICS, REQUIRED, default_rows_path, load_rows, predict_row, validate
 
 ROWS = default_rows_path()
 

@@ -21,7 +21,7 @@ hw = [load_hardware(n).name for n in list_hardware()]
 ms = [load_model(n).name for n in list_models()]
 es = [load_engine(n).name for n in list_engines()]
 from simulator.hazards import load_hazards
-from simulator.validate import load_rows
+from simulator.validation import load_rows
 hz = len(load_hazards())
 rows = len(load_rows())
 print(json.dumps({"file": simulator.__file__, "hardware": hw, "models": ms, "engines": es, "hazards": hz,

@@ -16,9 +16,9 @@ from simulator.errors import ScenarioError
 from simulator.model import list_models, load_model, model_record
 from simulator.units import DTYPE_BYTES
 from simulator.workload import (F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM, N_FEAT, Parallelism, Precision,
-                                activation_bytes_per_rank, experts_touched_fraction, features, forward_pass,
-                                kv_bytes_per_rank, kv_elems_per_token_layer_rank, kv_heads_per_rank, op_totals,
-                                weight_bytes_per_rank)
+                                experts_touched_fraction, features, forward_pass, kv_elems_per_token_layer_rank,
+                                kv_heads_per_rank, op_totals)
+from simulator.memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
 
 from .helpers import model, ops_for
 

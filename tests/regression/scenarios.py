@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden.json"
 
 CURVES: list[tuple[str, dict[str, Any]]] = [
-    ("default", {}),
+    ("default", dict(k=3)),          # k was speedup_curve's default before the Scenario made it "auto"
     ("eagle3_tau_auto", dict(acceptance=("length", 3.2, 4), k="auto")),
     ("dsr1_mtp_b200", dict(hardware="b200", model="deepseek-r1", method="mtp", tp=8, precision="bf16",
                            expert_precision="fp4", engine="trtllm", k="auto", context=2048,
@@ -55,7 +55,8 @@ CURVES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 STEPS: list[tuple[str, dict[str, Any]]] = [
-    ("step_70b_tp8", dict(hardware="h100-sxm", model="llama-3.1-70b", batch=[1, 8, 32, 128], tp=8, context=1024)),
+    ("step_70b_tp8", dict(hardware="h100-sxm", model="llama-3.1-70b", batch=[1, 8, 32, 128], tp=8, context=1024,
+                          engine="ideal")),   # ideal was simulate_step's default engine
     ("step_prefill", dict(hardware="h200-sxm", model="llama-3.1-8b", batch=[1, 4], query_tokens=2048, context=0,
                           logits="last", engine="vllm")),
     ("step_dsr1_verify", dict(hardware="b200", model="deepseek-r1", batch=[1, 64], query_tokens=4, tp=8,

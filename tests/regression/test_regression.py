@@ -15,10 +15,13 @@ RTOL = 1e-12
 
 
 def _same(a: Any, b: Any, path: str) -> None:
+    """Every number of the golden value `b` in `a`. Fields added since (a dict key golden lacks) are allowed;
+    message texts are not compared (the redesign gave "does not fit" one text)."""
     if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {sorted(a)} != {sorted(b)}"
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
+        assert isinstance(b, dict) and set(b) <= set(a), f"{path}: keys {sorted(b)} not in {sorted(a)}"
+        for k in b:
+            if k != "message":
+                _same(a[k], b[k], f"{path}.{k}")
     elif isinstance(a, list):
         assert isinstance(b, list) and len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"
         for i, (x, y) in enumerate(zip(a, b)):

@@ -1,12 +1,12 @@
 """Numba kernels that combine priced passes into speedups over a whole sweep shard, plus their numpy reference.
 
-Nothing here prices a pass or derives a FLOP: `simulator.sweep` prices every (configuration, k, context) cell through
-`simulator.speedup._spec_parts` / `simulator.step.price_pass` / `memory_use`, once over the batch axis, and these
-kernels only run what `speedup_curve` does per batch after that, for every acceptance value at once:
+Nothing here prices a pass or derives a FLOP: `simulator.sweep.evaluate` prices every (configuration, candidate,
+context) cell through `simulator.pricing`, once over the batch axis, and these kernels only run what
+`simulator.speedup.predict` does per batch after that, for every acceptance value at once:
 
     speedup[cell, a, b] = tokens[cell, a, c] * base[cell, b] / spec[cell, c, b]      (same operation order)
     chosen c: candidates in order, c replaces the best one when (ok and the best is not) or (ok equals the best's ok
-              and its speedup is strictly larger)                                       (speedup_curve's `better`)
+              and its speedup is strictly larger)                                       (pricing.better)
     a row (cell, a) is infeasible everywhere when its largest chosen verify size T exceeds `row_tmax[cell]`
               (context + T > max_position_embeddings, checked on the whole curve as speedup_curve does)
     invalid cells (a configuration `speedup_curve` rejects) are NaN and infeasible.
@@ -15,7 +15,7 @@ Shapes: base (n_cell, NB); spec, ok (n_cell, C, NB); tokens (n_cell, NA, C); T, 
 row_tmax, invalid, mem_code, inv_code (n_cell,). Outputs are (n_cell, NA, NB). Message codes index the shard's table
 of messages (0 = feasible): mem_code when the chosen candidate does not fit, pos_code[cell, c] when the curve's largest
 chosen verify size (candidate c) passes max_position_embeddings, inv_code for an invalid configuration.
-This module, roofline.py and acceptance.py import numba; _jit.py holds their one jit policy.
+This module, roofline.py and montecarlo.py import numba; _jit.py holds their one jit policy.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import functools
 import numba as nb
 import numpy as np
 
-from ._jit import JIT
+from .._jit import JIT
 
 
 def pool_threads() -> int:

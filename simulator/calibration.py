@@ -14,9 +14,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .data import data_dir, read_toml
-from .engine import EngineProfile, _from_toml, load_engine
-from .errors import ModelConfigError, ScenarioError, SpecError
-from .validate import load_rows, predict_row, prepare_row
+from .engine import EngineProfile, load_engine, read_profile
+from .errors import ScenarioError, SpecroofError
+from .validation import load_rows, predict_row, row_scenario
 
 # Free parameters: EngineProfile field -> (TOML section, key, lower, upper bound, starting value if the profile has
 # none). Bounds are physical: host work of 0-20 ms per step, 0-100 us per eager launch, fractions of peak in (0, 1].
@@ -76,11 +76,11 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
     usable, prepared = [], []
     for r in rs:
         try:
-            kw = prepare_row(r)
+            kw = row_scenario(r)
             predict_row(r, eng0, kw)
             usable.append(r)
             prepared.append(kw)
-        except (SpecError, ModelConfigError, ScenarioError):
+        except SpecroofError:
             continue
     if len(usable) < len(params):
         raise ScenarioError(f"{len(usable)} usable rows cannot determine {len(params)} parameters; add measurements "
@@ -158,5 +158,5 @@ def write_profile(result: CalibrationResult, base: str | Path, out: str | Path, 
                     f"{bp.stem}); 1-sigma {result.stderr[p]:.3g}; RMS log residual {result.rms_before:.3f} -> "
                     f"{result.rms_after:.3f}"}
     outp.write_text(_dump(doc), encoding="utf-8")
-    _from_toml(outp)   # the written profile must load
+    read_profile(outp)   # the written profile must load
     return outp

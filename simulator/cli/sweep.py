@@ -1,11 +1,15 @@
 """`specroof sweep`: run a sweep spec into a directory of Parquet shards (locally, one shard of a job array, or on a
-Dask cluster), and `specroof sweep --merge DIR` to check completeness and join. See simulator/sweep.py."""
+Dask cluster), and `specroof sweep --merge DIR` to check completeness and join. See simulator/sweep/."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
-from typing import Any, Callable
+from typing import Any
+
+from ..errors import ScenarioError
+from .args import int_arg
 
 
 def _shard(s: str) -> tuple[int, int]:
@@ -18,23 +22,15 @@ def _shard(s: str) -> tuple[int, int]:
     return i, n
 
 
-def _pos(name: str):
-    from .cli import int_arg
-    return int_arg(name, 1)
-
-
 def _need(*modules: str) -> None:
     """The sweep extra's packages, or a user error naming them (not a traceback)."""
-    import importlib.util
-    from .errors import ScenarioError
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         raise ScenarioError(f"specroof sweep needs {', '.join(missing)}: pip install 'specroof[sweep]'")
 
 
-def cmd_sweep(a: argparse.Namespace) -> int:
-    from .errors import ScenarioError
-    from . import sweep
+def run(a: argparse.Namespace) -> int:
+    from .. import sweep           # lazy: keeps --help free of numba
     _need("pyarrow", "tqdm", *(("distributed",) if a.workers or a.scheduler else ()))
     if a.merge is not None:
         if a.spec is not None or a.out is not None or a.shard or a.shards or a.workers or a.scheduler or a.dry_run:
@@ -79,8 +75,8 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     return 0
 
 
-def add_sweep(sub: Any, add_common: Callable[[argparse.ArgumentParser, str], None]) -> None:
-    # The grid comes from the spec file, so the per-scenario flags of add_common do not apply here.
+def add(sub: Any, name: str) -> None:
+    # The grid comes from the spec file, so the per-scenario flags do not apply here.
     s = sub.add_parser("sweep", help="run a parameter sweep spec (TOML) into Parquet shards; --merge joins them",
                        description="Evaluate every point of a sweep spec (see examples/sweep_standard.toml) into "
                                    "DIR/shards/shard-I-of-N.parquet, DIR/manifest.json and DIR/sweep.parquet. "
@@ -89,12 +85,12 @@ def add_sweep(sub: Any, add_common: Callable[[argparse.ArgumentParser, str], Non
     s.add_argument("--out", default=None, help="output directory")
     s.add_argument("--shard", type=_shard, default=None,
                    help="evaluate only shard I of N (0 <= I < N; for SLURM / Kubernetes job arrays)")
-    s.add_argument("--shards", type=_pos("shards"), default=None,
+    s.add_argument("--shards", type=int_arg("shards", 1), default=None,
                    help="split the grid into N shards (default: about 2M points each)")
-    s.add_argument("--workers", type=_pos("workers"), default=None, help="run shards on a local Dask cluster")
+    s.add_argument("--workers", type=int_arg("workers", 1), default=None, help="run shards on a local Dask cluster")
     s.add_argument("--scheduler", default=None, help="run shards on the Dask cluster at this address")
     s.add_argument("--merge", default=None, metavar="DIR", help="check that DIR is complete and join its shards")
     s.add_argument("--dry-run", action="store_true", help="print the grid's size and shards; do no work")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (default: on when stderr is a tty)")
     s.add_argument("--format", choices=("table", "json"), default="table", help="summary format")
-    s.set_defaults(func=cmd_sweep)
+    s.set_defaults(func=run)

@@ -1,6 +1,6 @@
 """Reproduce the calibrated values shipped in engine_profiles/ (the documented calibration).
 
-    python validation/calibrate_shipped.py            # prints the fits; --write updates engine_profiles/*.toml
+    python tools/calibrate_shipped.py            # prints the fits; --write updates engine_profiles/*.toml
 
 sglang: fitted on the SGLang H100 rows (EAGLE-3 paper Tables 3 and 4, rows S001-S020): speculative bookkeeping per
         step and per verified token (v0.4.4's EAGLE worker loops over requests in Python), the math/memory overlap
@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 from dataclasses import replace  # noqa: E402
 
-from simulator.calibrate import PARAMS, calibrate, write_profile  # noqa: E402
+from simulator.calibration import PARAMS, calibrate, write_profile  # noqa: E402
 from simulator.engine import load_engine  # noqa: E402
-from simulator.validate import load_rows  # noqa: E402
+from simulator.validation import load_rows  # noqa: E402
 
 FITS = {
     "sglang": ("SGLang", ("spec_bookkeeping_s", "spec_bookkeeping_per_token_s", "overlap_efficiency",

@@ -1,5 +1,5 @@
 """Map the published measurements (published_measurements.csv, copied from the project's shared validation set) to
-specroof scenario rows (rows.csv). Run once by hand: `python validation/build_rows.py`; its output is committed.
+specroof scenario rows (rows.csv). Run once by hand: `python tools/build_rows.py`; its output is committed.
 
 Every mapping decision that is not in the source row is written into the row's `notes` column.
 """
@@ -7,7 +7,7 @@ Every mapping decision that is not in the source row is written into the row's `
 import csv
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "validation"   # the shipped data folder (scripts live in tools/)
 COLS = ["row_id", "source", "source_url", "locator", "published_row", "hardware", "tp", "ep", "engine", "model",
         "precision", "expert_precision", "kv_precision", "method", "draft", "batch", "context", "k", "tree_tokens",
         "tree_branching", "tau", "tau_k", "overlap_scheduler", "metric", "measured", "notes"]

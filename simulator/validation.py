@@ -14,11 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from .acceptance import Acceptance, tree_widths
+from .acceptance import Acceptance
 from .data import data_dir
 from .engine import EngineProfile, load_engine
-from .errors import ModelConfigError, ScenarioError, SpecError
-from .methods import default_tree_branching
+from .errors import ScenarioError, SpecError, SpecroofError
+from .hardware import load_hardware
+from .model import load_model
+from .scenario import Scenario
+from .speedup import predict
 
 REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "batch", "metric", "measured")
 OPTIONAL = ("source_url", "locator", "published_row", "tp", "ep", "precision", "expert_precision", "kv_precision",
@@ -66,9 +69,12 @@ def _int(r: dict[str, str], key: str, default: int | None = None) -> int | None:
     if not v:
         return default
     try:
-        return int(float(v))
+        f = float(v)
     except ValueError:
-        raise ScenarioError(f"row {r['row_id']}: {key} = {v!r} is not an integer") from None
+        f = float("nan")
+    if not f.is_integer():
+        raise ScenarioError(f"row {r['row_id']}: {key} = {v!r} is not an integer")
+    return int(f)
 
 
 def row_acceptance(r: dict[str, str]) -> Acceptance | None:
@@ -78,40 +84,41 @@ def row_acceptance(r: dict[str, str]) -> Acceptance | None:
         return None
     k = _int(r, "k")
     kt = _int(r, "tau_k", k)
-    T = _int(r, "tree_tokens")
-    if T:
-        w = _int(r, "tree_branching") or default_tree_branching(T, kt)
-        return Acceptance.from_tree_length(float(tau), tree_widths(T, kt, w))
-    return Acceptance.from_length(float(tau), kt)
+    if kt is None:
+        raise ScenarioError(f"row {r['row_id']}: tau = {tau} needs the k it was measured at (k or tau_k)")
+    return Acceptance.from_measurement(float(tau), kt, _int(r, "tree_tokens"), _int(r, "tree_branching"))
 
 
-def prepare_row(r: dict[str, str]) -> dict[str, Any]:
-    """The row as speedup_curve keyword arguments, with hardware, model and draft loaded once."""
-    from .hardware import load_hardware
-    from .model import load_model
-    draft = (r.get("draft") or "").strip()
-    return dict(
-        hardware=load_hardware(r["hardware"]), model=load_model(r["model"]), method=r["method"],
-        draft=load_model(draft) if draft else None, acceptance=row_acceptance(r),
-        k=_int(r, "k", 3), tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"),
-        batch=[_int(r, "batch")], context=_int(r, "context", 1024), tp=_int(r, "tp", 1), ep=_int(r, "ep", 1),
-        precision=(r.get("precision") or "bf16"), kv_precision=(r.get("kv_precision") or None),
-        expert_precision=(r.get("expert_precision") or None))
-
-
-def predict_row(r: dict[str, str], engine: EngineProfile | None = None,
-                prepared: dict[str, Any] | None = None) -> float:
-    """Simulate one row; raises SpecError/ModelConfigError/ScenarioError when it cannot be simulated."""
-    from .speedup import speedup_curve
-    eng = engine or load_engine(r["engine"])
+def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
+    """The profile with the row's scheduler mode (e.g. vLLM before async scheduling became the default): a fact of
+    the measured run, like tp or precision, not a fitted knob."""
     ov = (r.get("overlap_scheduler") or "").strip().lower()
-    if ov:
-        # The measured deployment's scheduler mode (e.g. vLLM before async scheduling became the default): a fact
-        # of the run, like tp or precision, not a fitted knob.
-        if ov not in ("true", "false"):
-            raise ScenarioError(f"row {r['row_id']}: overlap_scheduler = {ov!r}; expected true or false")
-        eng = replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
-    res = speedup_curve(engine=eng, **(prepared or prepare_row(r)))
+    if not ov:
+        return eng
+    if ov not in ("true", "false"):
+        raise ScenarioError(f"row {r['row_id']}: overlap_scheduler = {ov!r}; expected true or false")
+    return replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
+
+
+def row_scenario(r: dict[str, str]) -> Scenario:
+    """The row as a Scenario (one batch), with its hardware, model and engine loaded once."""
+    text = lambda key, default=None: (r.get(key) or "").strip() or default  # noqa: E731
+    return Scenario(hardware=load_hardware(text("hardware", "")), model=load_model(text("model", "")),
+                    method=text("method"), draft=text("draft"), engine=_row_engine(r, load_engine(text("engine", ""))),
+                    acceptance=row_acceptance(r), k=_int(r, "k", 3), tree_tokens=_int(r, "tree_tokens"),
+                    tree_branching=_int(r, "tree_branching"), batch=(_int(r, "batch"),),
+                    context=_int(r, "context", 1024), tp=_int(r, "tp", 1), ep=_int(r, "ep", 1),
+                    precision=text("precision", "bf16"), kv_precision=text("kv_precision"),
+                    expert_precision=text("expert_precision"))
+
+
+def predict_row(r: dict[str, str], engine: EngineProfile | None = None, scenario: Scenario | None = None) -> float:
+    """Simulate one row; raises a SpecroofError when it cannot be simulated. `scenario`: the row's, prepared once by
+    `row_scenario`; `engine` replaces the row's profile (the row's scheduler mode still applies)."""
+    s = scenario if scenario is not None else row_scenario(r)
+    if engine is not None:
+        s = s.replace(engine=_row_engine(r, engine))
+    res = predict(s)
     if not res.feasible[0]:
         raise ScenarioError(f"infeasible: {res.message[0]}")
     m = r["metric"]
@@ -177,7 +184,7 @@ def validate(path: str | Path | None = None, engines: dict[str, EngineProfile] |
             eng = (engines or {}).get(r["engine"])
             rec["predicted"] = predict_row(r, eng)
             rec["error"] = rec["predicted"] / rec["measured"] - 1.0
-        except (SpecError, ModelConfigError, ScenarioError) as e:
+        except SpecroofError as e:
             rec["skipped"] = str(e)
         out.append(rec)
     by: dict[str, list[float]] = {}

@@ -1,0 +1,187 @@
+"""Argument handling shared by every subcommand: the parser class (one-line errors), value types, the Scenario flags
+(generated from the Scenario field table, so a new field is a new flag with no edit here) and the hazard options.
+
+Nothing here imports numba: `specroof --help` and argument errors stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+from ..errors import ScenarioError
+from ..hazards import OPTIONS
+from ..scenario import Scenario, scenario_fields
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: `error: ...` with a hint, on stderr, exit 2 (no 20-line usage dump)."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        kw.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(*args, **kw)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+
+
+def int_arg(name: str, lo: int) -> Callable[[str], int]:
+    """argparse type: an integer >= lo; the error names the option and the value."""
+    def f(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {s!r} is not an integer") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{name} {v} must be >= {lo}")
+        return v
+    return f
+
+
+def float_arg(name: str, lo: float, hi: float = float("inf"), lo_open: bool = False,
+              hi_open: bool = False) -> Callable[[str], float]:
+    """argparse type: a number in [lo, hi] (open ends on request); the error names the option and the value."""
+    def f(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {s!r} is not a number") from None
+        ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+        if not ok and hi == float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} {v} must be {'>' if lo_open else '>='} {lo:g}")
+        if not ok:
+            raise argparse.ArgumentTypeError(f"{name} {v} must be in {'(' if lo_open else '['}{lo:g}, {hi:g}"
+                                             f"{')' if hi_open else ']'}")
+        return v
+    return f
+
+
+def batch_arg(s: str) -> tuple[int, ...]:
+    """Batch sizes: a list `1,8,64` or an inclusive range `1..256` (every power of two in it and both ends). The same
+    syntax for every subcommand."""
+    s = s.strip()
+    if ".." in s:
+        lo_s, _, hi_s = s.partition("..")
+        lo, hi = int_arg("batch", 1)(lo_s.strip()), int_arg("batch", 1)(hi_s.strip())
+        if hi < lo:
+            raise argparse.ArgumentTypeError(f"batch range {s!r} is empty (largest < smallest)")
+        pw = [1 << j for j in range(hi.bit_length() + 1) if lo <= (1 << j) <= hi]
+        return tuple(sorted({lo, hi, *pw}))
+    if not s:
+        raise argparse.ArgumentTypeError("empty batch list (expected e.g. 1,8,64 or 1..256)")
+    return tuple(int_arg("batch", 1)(t.strip()) for t in s.split(","))
+
+
+def k_arg(s: str) -> int | str:
+    return "auto" if s.strip().lower() == "auto" else int_arg("k", 0)(s)
+
+
+def overlap_arg(s: str) -> str | float:
+    if s in ("max", "sum"):
+        return s
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"overlap {s!r}: expected max, sum or a number in [0, 1]") from None
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"overlap {v} outside [0, 1]")
+    return v
+
+
+def rates_arg(s: str) -> list[float]:
+    out = [float_arg("acceptance rate", 0.0, 1.0, hi_open=True)(t) for t in s.split(",") if t.strip()]
+    if not out:
+        raise argparse.ArgumentTypeError("empty list of rates")
+    return out
+
+
+def _kind_type(kind: str, flag: str) -> Callable[[str], Any] | None:
+    return {"int>=1": int_arg(flag, 1), "int>=0": int_arg(flag, 0), "int>=1?": int_arg(flag, 1),
+            "int>=2?": int_arg(flag, 2), "k": k_arg, "batch": batch_arg, "overlap": overlap_arg}.get(kind)
+
+
+def add_scenario_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = (), **defaults: Any) -> None:
+    """One flag per Scenario field marked `cli` (name, kind, help and default from the field table)."""
+    for f in scenario_fields("cli"):
+        if f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        default = defaults.get(f.name, f.default)
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        p.add_argument(flag, type=_kind_type(f.metadata["kind"], f.name), default=default, dest=f.name,
+                       help=f"{f.metadata['help']} (default: {shown})".replace("%", "%%"))
+
+
+def add_acceptance_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("acceptance (default: the method's published value)")
+    x = g.add_mutually_exclusive_group()
+    x.add_argument("--acceptance-rate", type=float_arg("acceptance rate", 0.0, 1.0, hi_open=True), default=None,
+                   help="i.i.d. per-token acceptance alpha in [0, 1)")
+    x.add_argument("--acceptance-length", type=float_arg("acceptance length", 1.0), default=None,
+                   help="mean acceptance length tau (tokens per step, bonus included) measured at --acceptance-k")
+    x.add_argument("--acceptance-rates", type=rates_arg, default=None, help="per-position conditional rates a1,a2,...")
+    g.add_argument("--acceptance-k", type=int_arg("acceptance-k", 1), default=None,
+                   help="the k at which --acceptance-length was measured (default: --k when numeric)")
+
+
+# Ranges of the numeric hazard options: temperature >= 0, SGLang's accept threshold in (0, 1].
+_OPTION_TYPES: dict[str, Callable[[str], Any]] = {"accept_threshold": float_arg("accept threshold", 0.0, 1.0, True)}
+
+
+def add_option_args(p: argparse.ArgumentParser) -> None:
+    """Deployment options: they change no number, only which known hazards are reported."""
+    d = p.add_argument_group("deployment options (checked against known hazards only: they change no number)")
+    for name, (kind, _, meaning) in OPTIONS.items():
+        if name in ("dynamic_k", "batch_off", "topk", "tp", "ep", "max_batch", "max_k", "verify_tokens", "context"):
+            continue       # filled in from the prediction
+        flag = "--" + name.replace("_", "-")
+        if kind is bool:
+            d.add_argument(flag, action=argparse.BooleanOptionalAction, default=False, dest=f"opt_{name}",
+                           help=meaning)
+        else:
+            typ = _OPTION_TYPES.get(name) or (int_arg(name, 1) if kind is int else float_arg(name, 0.0))
+            d.add_argument(flag, type=typ, default=None, dest=f"opt_{name}", help=meaning)
+    d.add_argument("--hazards", action="append", default=[], metavar="FILE.toml",
+                   help="extra known-hazards file (repeatable); same schema as hazards/known_hazards.toml")
+
+
+def acceptance_from(a: argparse.Namespace) -> Any:
+    """The Acceptance the flags describe, or None for the method's published default."""
+    from ..acceptance import Acceptance   # acceptance imports scipy lazily; no numba
+    if a.acceptance_rate is not None:
+        return Acceptance.from_rate(a.acceptance_rate)
+    if a.acceptance_rates is not None:
+        return Acceptance.from_rates(a.acceptance_rates)
+    if a.acceptance_length is not None:
+        k0 = a.acceptance_k if a.acceptance_k is not None else (a.k if a.k != "auto" else None)
+        if k0 is None:
+            raise ScenarioError("--acceptance-length needs the k it was measured at: pass --acceptance-k K "
+                                "(or a numeric --k)")
+        return Acceptance.from_measurement(a.acceptance_length, k0, a.tree_tokens, a.tree_branching)
+    if a.acceptance_k is not None:
+        raise ScenarioError("--acceptance-k applies only with --acceptance-length")
+    return None
+
+
+def options_from(a: argparse.Namespace) -> dict[str, Any]:
+    return {k[4:]: v for k, v in vars(a).items() if k.startswith("opt_") and v is not None}
+
+
+def scenario_from(a: argparse.Namespace, **over: Any) -> Scenario:
+    """The Scenario the flags give (checked: a bad value raises ScenarioError naming the field)."""
+    kw = {f.name: getattr(a, f.name) for f in scenario_fields("cli") if hasattr(a, f.name)}
+    if hasattr(a, "acceptance_rate"):
+        kw["acceptance"] = acceptance_from(a)
+    if any(k.startswith("opt_") for k in vars(a)):
+        kw["options"] = options_from(a)
+    kw.update(over)
+    return Scenario(**kw)
+
+
+def add_format(p: argparse.ArgumentParser, choices: tuple[str, ...] = ("table", "json", "csv")) -> None:
+    p.add_argument("--format", choices=choices, default="table", help="output format")
+
+
+def stderr(msg: str) -> None:
+    print(msg, file=sys.stderr)

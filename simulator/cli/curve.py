@@ -1,0 +1,99 @@
+"""`specroof curve`: the speedup curve over batch size (the main job)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import numpy as np
+
+from . import fmt
+from .args import add_acceptance_args, add_format, add_option_args, add_scenario_args, options_from, scenario_from
+
+
+def add(sub: Any, name: str) -> None:
+    p = sub.add_parser("curve", help="speedup of speculative decoding over batch size (a prediction)")
+    add_scenario_args(p)
+    add_acceptance_args(p)
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="write a PNG of speedup vs batch")
+    add_format(p)
+    add_option_args(p)
+    p.set_defaults(func=run)
+
+
+def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
+    """Known hazards for a result: the flags' options plus what the prediction used (tp, ep, batch, k, tree)."""
+    from ..acceptance import verify_shape
+    from ..hazards import check
+    ok = r.feasible
+    topk = max([verify_shape(int(k), int(T), a.tree_branching).w for k, T in zip(r.k[ok], r.tree_tokens[ok])
+                if T > k + 1], default=1)
+    opts = {"tp": a.tp, "ep": a.ep, "max_batch": int(np.max(r.batch)), "context": a.context, "topk": topk,
+            "max_k": int(r.k[ok].max()) if ok.any() else 0,
+            "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0, **options_from(a)}
+    return check(r.scenario["engine"], r.scenario["method"], opts, files=a.hazards)
+
+
+def _rows(d: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for i, p in enumerate(d["points"]):
+        be, f = d["break_even_acceptance"][i], p["feasible"]
+        rows.append([p["batch"], p["k"] if f else "-", p["tree_tokens"] if f else "-", fmt.num(p["speedup"]),
+                     fmt.num(p["tokens_per_step"]), fmt.ms(p["base_step_s"]), fmt.ms(p["spec_step_s"]),
+                     fmt.ms(p["draft_s"]), fmt.ms(p["verify_s"]), fmt.ms(p["overhead_s"]), p["verify_bound"] or "-",
+                     fmt.num(p["tokens_per_s_per_gpu"], ".1f"), fmt.num(p["tokens_per_s_per_user"], ".1f"),
+                     "-" if not f else ("never" if be is None else f"{be:.3f}"), "yes" if f else "no"])
+    return rows
+
+
+HEADERS = ["batch", "k", "verify_tok", "speedup", "tok/step", "base_ms", "spec_ms", "draft_ms", "verify_ms",
+           "overhead_ms", "verify_bound", "tok/s/gpu", "tok/s/user", "break_even_alpha", "feasible"]
+
+
+def crossover_text(d: dict[str, Any]) -> str:
+    """Where speculation stops paying, saying when that is only the end of the evaluated batches."""
+    cb, pts = d["crossover_batch"], d["points"]
+    last = pts[-1]["batch"]
+    if cb is None:
+        return "crossover: speculation does not pay at any evaluated batch"
+    if cb == last:
+        return f"crossover: speculation pays at every evaluated batch up to {last}, the last one evaluated " \
+               "(larger batches were not evaluated)"
+    return f"crossover: speculation pays up to batch {cb} and not at the next evaluated batch"
+
+
+def run(a: argparse.Namespace) -> int:
+    from ..speedup import predict          # lazy: keeps --help free of numba
+    s = scenario_from(a)
+    if a.plot:
+        from ..files import check_output
+        check_output(a.plot, "--plot")     # fail before the work, not after it
+    r = predict(s)
+    hz = hazards_for(a, r)
+    d = r.to_dict()
+    if a.plot:
+        from ..plots import save, speedup_vs_batch
+        print(f"wrote {save(speedup_vs_batch([r]), a.plot, close=True)}", file=sys.stderr)
+    if a.format == "json":
+        d["hazards"] = [h.to_dict() for h in hz]
+        print(fmt.dumps(d))
+        return 0
+    if a.format == "csv":
+        print(fmt.csv_text(HEADERS, _rows(d)))
+        fmt.hazard_lines(hz)
+        return 0
+    sc = d["scenario"]
+    print(f"{sc['model']} on {sc['n_gpus']}x {sc['hardware']} (tp={sc['tp']}), {sc['method']} [{sc['drafter']}], "
+          f"engine {sc['engine']}, weights {sc['precision']}, context {sc['context']}, acceptance "
+          f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
+    print(fmt.table(HEADERS, _rows(d)))
+    print(crossover_text(d))
+    print(f"largest batch that fits: {d['max_batch_base']} without speculation, {d['max_batch_spec']} with")
+    for p in d["points"]:
+        if not p["feasible"]:
+            print(f"batch {p['batch']}: infeasible: {p['message']}")
+    print("a prediction from datasheet rooflines and the engine profile; speedup at a fixed batch is both the "
+          "latency and the throughput ratio")
+    fmt.print_hazards(hz)
+    return 0

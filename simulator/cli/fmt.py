@@ -1,0 +1,67 @@
+"""Formatting for the terminal: tables, CSV, JSON, times and memory. Formatting lives here and nowhere else; every
+number reaching it is SI (seconds, bytes)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from typing import Any, Sequence
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
+    w = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.rjust(w[i]) for i, c in enumerate(r)) for r in cells]
+    lines.insert(1, "  ".join("-" * x for x in w))
+    return "\n".join(lines)
+
+
+def csv_text(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buf = io.StringIO()
+    wr = csv.writer(buf, lineterminator="\n")
+    wr.writerow(headers)
+    wr.writerows(rows)
+    return buf.getvalue().rstrip("\n")
+
+
+def rows_out(fmt: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    return csv_text(headers, rows) if fmt == "csv" else table(headers, rows)
+
+
+def dumps(d: Any) -> str:
+    return json.dumps(d, indent=2)
+
+
+def ms(x: float | None) -> str:
+    """Seconds as milliseconds, '-' for none."""
+    return "-" if x is None else f"{x * 1e3:.3f}"
+
+
+def gb(x: float | None) -> str:
+    """Bytes as GB (1e9 B): the one memory unit of the CLI."""
+    return "-" if x is None else f"{x / 1e9:.1f}"
+
+
+def num(x: float | None, spec: str = ".3f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def print_hazards(hazards: list[Any], file: Any = None) -> None:
+    """'warnings:' and one block per hazard with its links (nothing when the list is empty)."""
+    f = file or sys.stdout
+    if not hazards:
+        return
+    print("warnings:", file=f)
+    for h in hazards:
+        print(f"  [{h.severity}] {h.title} ({h.id})", file=f)
+        print(f"    {h.detail}", file=f)
+        for u in h.links:
+            print(f"    {u}", file=f)
+
+
+def hazard_lines(hazards: list[Any]) -> None:
+    """One stderr line per hazard (for csv / json output, where stdout is data)."""
+    for h in hazards:
+        print(f"warning: [{h.severity}] {h.title} ({h.id}): {' '.join(h.links)}", file=sys.stderr)

@@ -1,0 +1,270 @@
+"""Drafters: what each speculative method runs per step, priced with the same forward-pass op builder.
+
+Every autoregressive drafter (draft model, EAGLE, EAGLE-3, MTP, self-sparse) runs, per step, one catch-up pass over
+the k + 1 tokens the last verify may have accepted (the draft must ingest them: vLLM/SGLang "draft extend", padded to
+a static k + 1 for CUDA graphs) which also yields the first draft token, then k - 1 passes of q = w tokens per
+sequence (w = 1 for a chain, the top-w frontier for a tree). Medusa runs its heads once (q = 1); DFlash drafts a
+block of k tokens in one pass (q = k); n-gram / suffix lookups cost host time only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .acceptance import Acceptance, tree_widths
+from .errors import ScenarioError
+from .memory import kv_bytes_per_rank, weight_bytes_per_rank
+from .model import ModelShape, load_model, load_model_and_record
+from .workload import INF_WINDOW, OpSet, Parallelism, Precision, forward_pass
+
+METHODS: tuple[str, ...] = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash", "self-sparse")
+TREE_METHODS = frozenset({"eagle", "eagle3", "medusa", "draft", "mtp"})
+HEAD_KIND = {"eagle": "eagle-head", "eagle3": "eagle3-head", "medusa": "medusa-head"}
+GPU_FREE = frozenset({"ngram", "suffix"})
+
+# EAGLE-3's reduced draft vocabulary when a head is synthesized (draft_vocab_size in the EAGLE-3 training config,
+# SafeAILab/EAGLE eagle/traineagle3/config.json; models/yuhuili__EAGLE3-LLaMA3.1-Instruct-8B.json).
+EAGLE3_DRAFT_VOCAB = 32000
+# Medusa: 5 heads of 1 ResBlock (FasterDecoding/Medusa medusa_model.py forces medusa_num_heads = 5), verifying its
+# default sparse tree of 63 candidates plus the root (mc_sim_7b_63 in medusa/model/medusa_choices.py), which has
+# 13 candidates at its widest depth.
+MEDUSA_HEADS = 5
+MEDUSA_TREE_TOKENS = 64
+MEDUSA_TREE_BRANCHING = 13
+# DFlash drafter depth when no drafter config is given: an estimate (a "lightweight" few-layer block-diffusion
+# drafter conditioned on target features; z-lab/dflash README, arXiv 2602.06036). Pass --draft to override.
+DFLASH_LAYERS_ESTIMATE = 5
+# Self-speculation KV budget when --draft-kv-window is not given: MagicDec's StreamingLLM draft budget
+# (Chen et al. 2024, "MagicDec", §5 uses 256-512 token budgets); an estimate of the common setting.
+SELF_SPARSE_WINDOW = 512
+# Default separate draft models per target family (same tokenizer): Llama-3.2-1B drafts Llama-3.x (vLLM
+# draft_model examples); llama-68m drafts Vicuna/Llama-2 (Spec-Bench SpS, Miao et al. SpecInfer).
+DEFAULT_DRAFT = {"llama-3.1-8b": "llama-3.2-1b", "llama-3.1-70b": "llama-3.2-1b", "llama-3.3-70b": "llama-3.2-1b",
+                 "llama-3.1-405b": "llama-3.2-1b", "vicuna-7b": "llama-68m", "vicuna-13b": "llama-68m",
+                 "vicuna-33b": "llama-68m", "llama-2-7b": "llama-68m", "llama-2-70b": "llama-68m",
+                 "qwen3-8b": "qwen3-0.6b", "qwen3-32b": "qwen3-0.6b"}
+DEFAULT_HEAD = {("eagle3", "llama-3.1-8b"): "eagle3-llama3.1-8b", ("eagle", "llama-3.1-8b"): "eagle-llama3-8b",
+                ("medusa", "vicuna-7b"): "medusa-vicuna-7b", ("medusa", "vicuna-13b"): "medusa-vicuna-13b",
+                ("medusa", "vicuna-33b"): "medusa-vicuna-33b"}
+
+
+def default_acceptance(method: str) -> Acceptance:
+    """Published acceptance for methods that have one; others must be given (no invented defaults).
+
+    eagle3: mean acceptance length 2.79 at K = 3, Llama-3.1-8B-Instruct on H100 (vLLM issue #20780).
+    eagle:  per-position rates 0.71, 0.68, 0.66, 0.66, 0.65 (EAGLE, Li et al. 2024, Table 2 n-alpha, Vicuna-7B).
+    medusa: tau 2.32 for Medusa's 64-token tree of depth 5 on Vicuna-7B (Spec-Bench leaderboard, A100).
+    mtp:    tau 2.82 at nextn = 3, DeepSeek-R1 on 8x B200 (TensorRT-LLM tech blog 1 MTP table).
+    """
+    if method == "eagle3":
+        return Acceptance.from_length(2.79, 3)
+    if method == "eagle":
+        return Acceptance.from_rates([0.71, 0.68, 0.66, 0.66, 0.65])
+    if method == "medusa":
+        return Acceptance.from_tree_length(2.32, tree_widths(MEDUSA_TREE_TOKENS, MEDUSA_HEADS, MEDUSA_TREE_BRANCHING))
+    if method == "mtp":
+        return Acceptance.from_length(2.82, 3)
+    raise ScenarioError(f"method {method} has no published default acceptance here; pass --acceptance-rate, "
+                        "--acceptance-length (with --acceptance-k) or --acceptance-rates")
+
+
+@dataclass(frozen=True)
+class DraftPass:
+    """One kind of draft forward pass: ops, tokens per sequence, KV window it reads, times per step."""
+
+    ops: OpSet
+    q: float
+    window: float
+    count: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """A priced drafter for one target.
+
+    method : str; shape : ModelShape or None (no GPU work); precision, par : how the drafter runs;
+    weights_bytes : per-GPU draft weights, bytes; kv_window : tokens of context the drafter keeps (inf: all);
+    n_heads_max : Medusa heads (depth limit); description : what was assumed (e.g. a synthesized head);
+    ops_all : its forward pass; ops_step : later draft steps, when they differ (EAGLE-3: no 3d -> d input FC).
+    """
+
+    method: str
+    shape: ModelShape | None
+    precision: Precision
+    par: Parallelism
+    weights_bytes: float
+    kv_window: float
+    n_heads_max: int
+    description: str
+    ops_all: OpSet | None = None
+    ops_step: OpSet | None = None
+
+    @property
+    def gpu_free(self) -> bool:
+        return self.shape is None
+
+    def kv_bytes(self, B, q, L):
+        """Draft KV per GPU for B sequences of L + q tokens: `kv_bytes_per_rank` of its shape, capped at its window."""
+        if self.shape is None:
+            return 0.0 * (B * (q + L))
+        return kv_bytes_per_rank(self.shape, B, q, L, self.precision, self.par, cap=self.kv_window)
+
+    def passes(self, k: int, width: int = 1) -> list[DraftPass]:
+        """Draft passes per speculative step for depth k and tree frontier width `width`."""
+        if self.shape is None or k == 0:
+            return []
+        ops = self.ops_all
+        assert ops is not None
+        if self.method == "medusa":
+            return [DraftPass(ops, 1.0, INF_WINDOW, 1.0, "medusa heads")]
+        if self.method == "dflash":
+            return [DraftPass(ops, float(k), self.kv_window, 1.0, f"dflash block of {k}")]
+        out = [DraftPass(ops, float(k + 1), self.kv_window, 1.0, "catch-up (k+1 tokens)")]
+        if k > 1:
+            out.append(DraftPass(self.ops_step or ops, float(width), self.kv_window, float(k - 1),
+                                 f"draft step (q={width})"))
+        return out
+
+
+def _synth_head(target: ModelShape, kind: str) -> ModelShape:
+    """An EAGLE / EAGLE-3 head with the target's hidden size: one Llama decoder layer (GQA, SwiGLU)."""
+    h = target.n_heads
+    d_head = target.d_model // h
+    hkv = min(target.n_kv_heads, 8) if not target.is_mla else 8
+    while h % hkv:
+        hkv -= 1
+    return ModelShape(
+        name=f"{kind}-for-{target.name}", model_type="llama", n_layers=1, d_model=target.d_model, n_heads=h,
+        n_kv_heads=hkv, d_head=d_head, d_ff=target.d_ff or 4 * target.d_model, gated_mlp=True,
+        vocab_size=target.vocab_size, tied_embeddings=False, kind=kind,
+        fc_in_factor=2 if kind == "eagle-head" else 3, attn_in_factor=1 if kind == "eagle-head" else 2,
+        draft_vocab_size=0 if kind == "eagle-head" else min(EAGLE3_DRAFT_VOCAB, target.vocab_size),
+        shares_embedding=True, shares_lm_head=kind == "eagle-head")
+
+
+def _synth_medusa(target: ModelShape) -> ModelShape:
+    return ModelShape(name=f"medusa-for-{target.name}", model_type="medusa", n_layers=0, d_model=target.d_model,
+                      n_heads=1, n_kv_heads=1, d_head=target.d_model, d_ff=0, gated_mlp=False,
+                      vocab_size=target.vocab_size, tied_embeddings=False, n_medusa_heads=MEDUSA_HEADS,
+                      n_medusa_layers=1, shares_embedding=True, kind="medusa-head")
+
+
+def _mtp_module(target: ModelShape) -> ModelShape:
+    """DeepSeek-V3 MTP module (tech report §2.2, Fig. 3): eh_proj (2d -> d) over [hidden; embedding], one full
+    transformer block (MLA + MoE), the shared embedding and output head."""
+    return replace(target, name=f"{target.name}-mtp", n_layers=1, n_moe_layers=1 if target.is_moe else 0,
+                   n_window_layers=0, n_mtp_layers=0, fc_in_factor=2, shares_embedding=True, shares_lm_head=True,
+                   kind="mtp-module")
+
+
+def _load_draft(name: str) -> tuple[ModelShape, str | None]:
+    shape, rec = load_model_and_record(name)
+    return shape, (rec.target or None) if rec is not None else None
+
+
+def _self_shape(method: str, target: ModelShape, draft: object, window: int | None) -> tuple[ModelShape, str, float]:
+    """MTP modules or the target itself (self-sparse): (shape, description, KV window)."""
+    if draft is not None:
+        raise ScenarioError(f"method {method} drafts with the target itself; drop --draft")
+    if method == "mtp":
+        if target.n_mtp_layers == 0:
+            raise ScenarioError(f"{target.name} ships no MTP modules (num_nextn_predict_layers = 0); "
+                                "method mtp needs a DeepSeek-V3-style model")
+        return (_mtp_module(target), f"mtp: the model's {target.n_mtp_layers} MTP module(s), run k times "
+                "autoregressively (the module is reused beyond its depth)", float(window or INF_WINDOW))
+    win = float(window or SELF_SPARSE_WINDOW)
+    return target, f"self-sparse: the target drafts with a {int(win)}-token StreamingLLM KV window (MagicDec)", win
+
+
+def _head_shape(method: str, target: ModelShape, draft: str | ModelShape | None) -> tuple[ModelShape, str]:
+    """An EAGLE / EAGLE-3 / Medusa head: given, bundled for the target, or synthesized with the target's shapes."""
+    want = HEAD_KIND[method]
+    trained_for = None
+    if draft is not None:
+        shape, trained_for = (draft, None) if isinstance(draft, ModelShape) else _load_draft(str(draft))
+        desc = f"{method}: head {shape.name}"
+    elif (hid := DEFAULT_HEAD.get((method, target.name))) is not None:
+        shape, trained_for = _load_draft(hid)
+        desc = f"{method}: bundled head {hid}"
+    elif method == "medusa":
+        shape = _synth_medusa(target)
+        desc = f"medusa: synthesized {MEDUSA_HEADS} heads x 1 ResBlock with the target's shapes"
+    else:
+        shape = _synth_head(target, want)
+        desc = f"{method}: synthesized head (1 decoder layer with {target.name}'s hidden size" + \
+            (f", draft vocab {shape.draft_vocab_size})" if method == "eagle3" else ")")
+    if shape.kind != want:
+        raise ScenarioError(f"draft {shape.name} is a {shape.kind}, but method {method} needs a {want}")
+    for what, mine, theirs in (("hidden size", shape.d_model, target.d_model),
+                               ("vocabulary", shape.vocab_size, target.vocab_size)):
+        if mine != theirs:
+            raise ScenarioError(f"{method} head {shape.name} has {what} {mine}, but target {target.name} has "
+                                f"{theirs}: the head was trained for another model")
+    if trained_for and trained_for != target.name:
+        raise ScenarioError(f"{method} head {shape.name} was trained for {trained_for}, not {target.name}")
+    return shape, desc
+
+
+def _model_shape(method: str, target: ModelShape, draft: str | ModelShape | None) -> tuple[ModelShape, str]:
+    """A standalone draft model (method draft) or a DFlash block drafter."""
+    if draft is not None:
+        shape = draft if isinstance(draft, ModelShape) else load_model(str(draft))
+        desc = f"{method}: {shape.name}"
+    elif method == "dflash":
+        shape = replace(target, name=f"dflash-for-{target.name}", n_layers=DFLASH_LAYERS_ESTIMATE, n_moe_layers=0,
+                        n_experts=0, top_k=0, n_window_layers=0, n_mtp_layers=0,
+                        d_ff=target.d_ff or 4 * target.d_model, fc_in_factor=2, shares_embedding=True,
+                        shares_lm_head=True, kind="target")
+        desc = (f"dflash: synthesized {DFLASH_LAYERS_ESTIMATE}-layer block drafter with {target.name}'s layer "
+                "shapes (estimate; pass --draft for a real drafter config)")
+    else:
+        did = DEFAULT_DRAFT.get(target.name)
+        if not did:
+            raise ScenarioError(f"method draft needs --draft for {target.name} (no bundled default draft model "
+                                "with its tokenizer)")
+        shape, _ = _load_draft(did)
+        desc = f"draft: {did} (default draft for {target.name})"
+    if shape.kind != "target":
+        raise ScenarioError(f"draft {shape.name} is a {shape.kind}; method {method} needs a standalone model")
+    if shape.vocab_size != target.vocab_size:
+        raise ScenarioError(f"draft {shape.name} has vocabulary {shape.vocab_size}, target {target.name} has "
+                            f"{target.vocab_size}: draft and target must share a tokenizer")
+    if method == "dflash":
+        desc += "; one forward pass drafts the whole block (q = k)"
+    return shape, desc
+
+
+def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
+                 precision: Precision | None = None, par: Parallelism | None = None,
+                 draft_kv_window: int | None = None) -> Drafter:
+    """Resolve and check the drafter for `method` against `target`; errors for a head trained for another model."""
+    if method not in METHODS:
+        raise ScenarioError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    p = precision or Precision()
+    par = par or Parallelism()
+    if draft_kv_window is not None and (isinstance(draft_kv_window, bool) or draft_kv_window < 1):
+        raise ScenarioError(f"draft KV window = {draft_kv_window!r}; expected a positive integer")
+    win = float(draft_kv_window) if draft_kv_window else INF_WINDOW
+    if method in GPU_FREE:
+        if draft is not None:
+            raise ScenarioError(f"method {method} uses no draft model; drop --draft")
+        return Drafter(method, None, p, par, 0.0, INF_WINDOW, 10**6, f"{method}: host-side lookup, no GPU work, "
+                       "no memory")
+    if method in ("mtp", "self-sparse"):
+        shape, desc, win = _self_shape(method, target, draft, draft_kv_window)
+    elif method in HEAD_KIND:
+        shape, desc = _head_shape(method, target, draft)
+    else:
+        shape, desc = _model_shape(method, target, draft)
+    if method == "mtp":
+        wbytes = weight_bytes_per_rank(target, p, par, include_mtp=True) - weight_bytes_per_rank(target, p, par)
+    elif method == "self-sparse":
+        wbytes = 0.0
+    else:
+        wbytes = weight_bytes_per_rank(shape, p, par)
+    # EAGLE-3 fuses the target's three feature layers (FC 3d -> d) only where target features exist: the catch-up
+    # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
+    step_ops = forward_pass(replace(shape, fc_in_factor=0), p, par, "all") if shape.kind == "eagle3-head" else None
+    return Drafter(method, shape, p, par, wbytes, win, shape.n_medusa_heads if method == "medusa" else 10**6, desc,
+                   forward_pass(shape, p, par, "all"), step_ops)

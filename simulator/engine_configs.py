@@ -1,0 +1,302 @@
+"""Engine configuration writers: the lines to paste into vLLM, SGLang, TensorRT-LLM and HF generate() for a k
+schedule over batch ranges (the schedule itself comes from `advise`). Text only: no pricing here."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from .model import list_models, model_record
+
+EMIT_ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "hf")
+
+# specroof method -> the engine's own name (vLLM --speculative-config "method", SGLang --speculative-algorithm,
+# TensorRT-LLM speculative_config.decoding_type, HF generate() keyword). engines.md §1.1, §2.1, §3.1, §4.
+ENGINE_METHOD: dict[str, dict[str, str]] = {
+    "vllm": {"eagle3": "eagle3", "eagle": "eagle", "mtp": "mtp", "ngram": "ngram", "draft": "draft_model",
+             "dflash": "dflash", "suffix": "suffix", "medusa": "medusa"},
+    "sglang": {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN", "ngram": "NGRAM", "draft": "STANDALONE",
+               "dflash": "DFLASH"},
+    "trtllm": {"eagle3": "Eagle3", "eagle": "Eagle", "mtp": "MTP", "ngram": "NGram", "draft": "DraftTarget",
+               "dflash": "DFlash", "suffix": "SA"},
+    "hf": {"draft": "assistant_model", "ngram": "prompt_lookup_num_tokens"},
+}
+# Why an engine has no config for a method (shown instead of a config).
+ENGINE_MISSING: dict[tuple[str, str], str] = {
+    ("sglang", "suffix"): "SGLang has no suffix decoding in its stable releases (PR #13553 was closed); NGRAM is "
+                          "its model-free drafter",
+    ("sglang", "medusa"): "SGLang has no Medusa drafter",
+    ("trtllm", "medusa"): "TensorRT-LLM runs Medusa only in the legacy TensorRT engine flow (trtllm-build with a "
+                          "static medusa_choices tree, greedy only), not through speculative_config",
+    ("hf", "*"): "HF assisted generation takes a separate draft model (assistant_model) or prompt lookup "
+                 "(prompt_lookup_num_tokens) only",
+    ("*", "self-sparse"): "no engine ships MagicDec-style self-speculation with a sparse draft KV window",
+}
+_NEEDS_DRAFT_PATH = {"draft", "eagle", "eagle3", "medusa", "dflash"}
+
+
+@dataclass(frozen=True, slots=True)
+class KRange:
+    """Batches start..end (inclusive) run draft depth k (0: speculation off) verifying tree_tokens per sequence
+    (0 when off; k + 1 for a chain). speedup_min / speedup_max: the predicted speedup of the best k over the
+    evaluated batches in the range (below 1 in an off range: what speculation would have cost)."""
+
+    start: int
+    end: int
+    k: int
+    tree_tokens: int
+    speedup_min: float
+    speedup_max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "k": self.k, "tree_tokens": self.tree_tokens,
+                "speedup_min": num_or_none(self.speedup_min), "speedup_max": num_or_none(self.speedup_max)}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """What to paste into one engine. supported False: `notes` say why there is no config; text "" with
+    supported True: speculation is predicted not to pay, run without it."""
+
+    engine: str
+    supported: bool
+    kind: str          # "shell" | "yaml" | "python" | ""
+    text: str
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"engine": self.engine, "supported": self.supported, "kind": self.kind, "text": self.text,
+                "notes": list(self.notes)}
+
+
+def num_or_none(x: float) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def repo_of(name: str | None) -> str:
+    """The HF repo of a bundled model id, else a placeholder to fill in."""
+    if not name:
+        return ""
+    if name in list_models():
+        repo = model_record(name).hf_repo
+        if repo:
+            return repo
+    return f"<path to {name}>"
+
+
+def _missing(engine: str, method: str) -> str | None:
+    for key in ((engine, method), (engine, "*"), ("*", method)):
+        if key in ENGINE_MISSING:
+            if key == (engine, "*") and method in ENGINE_METHOD.get(engine, {}):
+                continue
+            return ENGINE_MISSING[key]
+    if method not in ENGINE_METHOD.get(engine, {}):
+        return f"{engine} has no {method} drafter"
+    return None
+
+
+@dataclass(frozen=True)
+class ConfigPlan:
+    """What the config writers need, all read from the advice arrays."""
+
+    method: str
+    target: str
+    draft: str
+    tp: int
+    ep: int
+    lo: int
+    hi: int
+    schedule: tuple[KRange, ...]
+    off_above: int | None
+    pays: bool
+    fixed_k: int
+    fixed_T: int
+    fixed_ratio: float
+    topk: int
+    options: Mapping[str, Any]
+    interior_off: tuple[int, ...] = ()
+    fixed_topk: int = 1
+
+    @property
+    def on_ranges(self) -> list[KRange]:
+        return [r for r in self.schedule if r.k > 0]
+
+    @property
+    def kmax(self) -> int:
+        return max((r.k for r in self.schedule), default=0)
+
+    @property
+    def tree(self) -> bool:
+        return any(r.tree_tokens > r.k + 1 for r in self.on_ranges) or self.fixed_T > self.fixed_k + 1
+
+
+def _no_spec(engine: str, p: ConfigPlan) -> EngineConfig:
+    return EngineConfig(engine, True, "", "", (f"speculation is predicted not to pay at any batch in "
+                                               f"{p.lo}..{p.hi}: serve without it",))
+
+
+def _vllm(p: ConfigPlan) -> EngineConfig:
+    if not p.pays:
+        return _no_spec("vllm", p)
+    cfg: dict[str, Any] = {"method": ENGINE_METHOD["vllm"][p.method]}
+    if p.method in _NEEDS_DRAFT_PATH:
+        cfg["model"] = p.draft
+    cfg["num_speculative_tokens"] = p.kmax
+    notes = []
+    if len({r.k for r in p.schedule}) > 1:
+        cfg["num_speculative_tokens_per_batch_size"] = [[r.start, r.end, r.k] for r in p.schedule]
+        notes.append("num_speculative_tokens_per_batch_size is vLLM's dynamic speculative decoding (PR #32374): "
+                     "[start_bs, end_bs, K] inclusive, K = 0 switches speculation off; num_speculative_tokens is "
+                     "the startup maximum")
+        notes.append(f"without the table, num_speculative_tokens = {p.fixed_k} alone stays within "
+                     f"{p.fixed_ratio:.0%} of the per-batch best where speculation is on (but never switches off)")
+    if p.tree:
+        notes.append("the prediction verifies a tree; vLLM takes a tree through speculative_token_tree, which this "
+                     "config does not write: the table above is the chain depth")
+    if p.tp > 1 and p.method in _NEEDS_DRAFT_PATH:
+        notes.append("draft_tensor_parallel_size defaults to the target's TP (1 is also allowed for small drafters)")
+    args = [f"vllm serve {p.target}", f"--speculative-config '{json.dumps(cfg)}'"]
+    if p.tp > 1:
+        args.append(f"--tensor-parallel-size {p.tp}")
+    if p.ep > 1:
+        args.append("--enable-expert-parallel")
+    args.append(f"--max-num-seqs {p.hi}")
+    notes.append(f"--max-num-seqs {p.hi} keeps the batch inside the range the prediction covers")
+    return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
+
+
+def _fixed_note(p: ConfigPlan, engine: str) -> str:
+    on_hi = p.off_above if p.off_above is not None else p.hi
+    return (f"{engine} takes one k for every batch: k = {p.fixed_k} fits at every batch where speculation is on "
+            f"({p.lo}..{on_hi}) and stays closest to the per-batch best there (worst case {p.fixed_ratio:.0%} of "
+            "the best speedup)")
+
+
+def _sglang(p: ConfigPlan) -> EngineConfig:
+    if not p.pays:
+        return _no_spec("sglang", p)
+    alg = ENGINE_METHOD["sglang"][p.method]
+    k, T = p.fixed_k, p.fixed_T
+    args = [f"python -m sglang.launch_server --model-path {p.target}", f"--speculative-algorithm {alg}"]
+    if p.method in _NEEDS_DRAFT_PATH:
+        args.append(f"--speculative-draft-model-path {p.draft}")
+    if p.method in ("ngram", "dflash"):
+        args.append(f"--speculative-num-draft-tokens {k + 1}")
+    else:
+        topk = p.fixed_topk if T > k + 1 else 1
+        args += [f"--speculative-num-steps {k}", f"--speculative-eagle-topk {topk}",
+                 f"--speculative-num-draft-tokens {T}"]
+    if p.tp > 1:
+        args.append(f"--tp {p.tp}")
+    if p.ep > 1:
+        args.append(f"--ep-size {p.ep}")
+    args += [f"--cuda-graph-max-bs {p.hi}", f"--max-running-requests {p.hi}"]
+    prefix = "SGLANG_ENABLE_SPEC_V2=True " if p.options.get("overlap_scheduler") else ""
+    notes = [_fixed_note(p, "SGLang"),
+             "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
+             "PR #22246) is unmerged",
+             f"--cuda-graph-max-bs {p.hi} keeps every batch of the range CUDA-graphed (above it decode runs eager, "
+             "PR #33900)"]
+    if p.interior_off:
+        notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
+                     "keeps it on")
+    if p.off_above is not None:
+        notes.append(f"speculation is predicted to lose above batch {p.off_above} and SGLang cannot switch it off "
+                     f"by batch: cap --max-running-requests {p.off_above} for latency-bound serving, or serve "
+                     f"without speculation when the load stays above {p.off_above}")
+    if p.method == "dflash":
+        notes.append("--speculative-num-draft-tokens is DFLASH's verify block size (draft block + 1)")
+    if p.method == "ngram":
+        notes.append("NGRAM's --speculative-num-draft-tokens is the verified tokens per request (k + 1 for a chain)")
+    return EngineConfig("sglang", True, "shell", prefix + " \\\n  ".join(args), tuple(notes))
+
+
+def _trtllm(p: ConfigPlan) -> EngineConfig:
+    if not p.pays:
+        return _no_spec("trtllm", p)
+    lines = [f"# trtllm-serve {p.target} --extra_llm_api_options spec.yaml", f"max_batch_size: {p.hi}"]
+    if p.tp > 1:
+        lines.append(f"tensor_parallel_size: {p.tp}")
+    if p.ep > 1:
+        lines.append(f"moe_expert_parallel_size: {p.ep}")
+    lines += ["cuda_graph_config:", f"  max_batch_size: {p.hi}", "speculative_config:",
+              f"  decoding_type: {ENGINE_METHOD['trtllm'][p.method]}"]
+    if p.method == "mtp":
+        lines.append(f"  num_nextn_predict_layers: {p.kmax}")
+        if p.options.get("relaxed_acceptance"):
+            lines.append("  use_relaxed_acceptance_for_thinking: true")
+    else:
+        lines.append(f"  max_draft_len: {p.kmax}")
+    if p.method in _NEEDS_DRAFT_PATH:
+        lines.append(f"  speculative_model_dir: {p.draft}")
+    notes = []
+    last_on = max(r.end for r in p.on_ranges)
+    upto = [r for r in p.schedule if r.end <= last_on]
+    if len({r.k for r in upto}) > 1:
+        lines.append("  draft_len_schedule:")
+        lines += [f"    {r.end}: {r.k}" for r in upto]
+        notes.append("draft_len_schedule {batch: k}: k applies up to that batch; batches above the last key run "
+                     "k = 0 (PR #10860)")
+        if any(r.k == 0 for r in upto):
+            notes.append("the 0 entries switch speculation off below the crossover; if your TensorRT-LLM version "
+                         "floors schedule values at 1 (PR #16888), those batches run k = 1")
+        if p.off_above is None:
+            notes.append(f"the last key is {p.hi}, the top of the range: larger batches would run without "
+                         "speculation, max_batch_size keeps them out")
+    elif p.off_above is not None:
+        lines.append(f"  max_concurrency: {p.off_above}")
+        notes.append(f"max_concurrency {p.off_above}: speculation off above {p.off_above} active requests "
+                     "(PR #6676)")
+    if p.tree:
+        notes.append("the prediction verifies a tree; TensorRT-LLM's EAGLE-3 dynamic tree (use_dynamic_tree, "
+                     "max_total_draft_tokens) is not written here")
+    if p.method == "eagle":
+        notes.append("decoding_type Eagle in the PyTorch backend expects an EAGLE-3-style checkpoint in recent "
+                     "releases; EAGLE-1 heads run in the legacy engine flow")
+    return EngineConfig("trtllm", True, "yaml", "\n".join(lines), tuple(notes))
+
+
+def _hf(p: ConfigPlan) -> EngineConfig:
+    if p.lo > 1:
+        return EngineConfig("hf", True, "", "", ("HF assisted generation runs at batch 1 only, outside this range",))
+    k1 = p.schedule[0].k
+    if k1 == 0:
+        return EngineConfig("hf", True, "", "", ("speculation is not predicted to pay at batch 1: call generate() "
+                                                 "without an assistant",))
+    if p.method == "draft":
+        text = (f"model.generate(**inputs, assistant_model=AutoModelForCausalLM.from_pretrained(\"{p.draft}\"),\n"
+                f"               num_assistant_tokens={k1}, num_assistant_tokens_schedule=\"constant\",\n"
+                f"               assistant_confidence_threshold=0.0)")
+    else:
+        text = f"model.generate(**inputs, prompt_lookup_num_tokens={k1})"
+    return EngineConfig("hf", True, "python", text, ("batch size 1 only (assisted generation rejects batches); "
+                                                     f"k = {k1} is the best depth at batch 1",))
+
+
+_WRITERS = {"vllm": _vllm, "sglang": _sglang, "trtllm": _trtllm, "hf": _hf}
+
+
+def engine_configs(p: ConfigPlan, engines: Iterable[str]) -> tuple[EngineConfig, ...]:
+    out = []
+    for e in engines:
+        why = _missing(e, p.method)
+        out.append(EngineConfig(e, False, "", "", (why,)) if why else _WRITERS[e](p))
+    return tuple(out)
+
+
+def ranges_text(xs: Iterable[int]) -> str:
+    """'3-5, 9' from [3, 4, 5, 9]."""
+    xs = sorted(xs)
+    parts: list[str] = []
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        parts.append(f"{xs[i]}" if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ", ".join(parts)

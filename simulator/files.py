@@ -1,0 +1,55 @@
+"""Writing files safely: every output is written to a temporary name beside it and renamed (atomic on POSIX), and an
+output path is checked before a long computation, so a bad path fails in one line and a crash leaves no half file."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Callable
+
+from .errors import OutputError
+
+
+def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
+    """The path, once its folder exists and is writable and the path is not a folder; else OutputError."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise OutputError(f"{what} {p}: is a folder; expected a file path")
+    if not parent.exists():
+        raise OutputError(f"{what} {p}: folder {parent} does not exist")
+    if not parent.is_dir():
+        raise OutputError(f"{what} {p}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{what} {p}: folder {parent} is not writable")
+    return p
+
+
+def tmp_name(path: Path) -> Path:
+    """A temporary name beside `path`, unique to this process and call (concurrent writers never share one)."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+
+
+def write_atomic(path: str | os.PathLike[str], write: Callable[[Path], object], what: str = "output") -> Path:
+    """Call write(tmp) to fill a temporary file, fsync it and rename it onto `path`; OSError -> OutputError."""
+    p = check_output(path, what)
+    tmp = tmp_name(p)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except OSError as e:
+        raise OutputError(f"{what} {p}: cannot write ({e.strerror or e})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return p
+
+
+def write_text(path: str | os.PathLike[str], text: str, what: str = "output") -> Path:
+    return write_atomic(path, lambda t: t.write_text(text, encoding="utf-8"), what)
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes, what: str = "output") -> Path:
+    return write_atomic(path, lambda t: t.write_bytes(data), what)

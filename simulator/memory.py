@@ -1,0 +1,66 @@
+"""Memory one rank holds: weights by their sharding, the KV cache, and transient activations, in bytes.
+
+Pure Python/numpy over the same `ModelShape`, `Precision` and `Parallelism` as the op builder (`workload.py`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model import ModelShape
+from .units import DTYPE_BYTES
+from .workload import INF_WINDOW, Parallelism, Precision, kv_elems_per_token_layer_rank, kv_heads_per_rank
+
+
+def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
+                          include_mtp: bool = False) -> float:
+    """Weights one rank holds: TP-split projections, FFNs and vocab; replicated norms, router and MLA down-projections."""
+    p = precision or Precision()
+    tp = (par or Parallelism()).tp
+    c = m.param_counts()
+    wb, eb, lb = DTYPE_BYTES[p.weights], DTYPE_BYTES[p.expert_dtype], DTYPE_BYTES[p.lm_head]
+    attn = c["attention"] / tp
+    if m.is_mla:   # q_a / kv_a are replicated
+        rep = m.d_model * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) * m.n_layers
+        attn = (c["attention"] - rep) / tp + rep
+    elif tp > m.n_kv_heads:  # replicated KV heads
+        attn += m.n_layers * m.attn_in_factor * m.d_model * 2 * m.d_head * (kv_heads_per_rank(m, tp) - m.n_kv_heads / tp)
+    moe = 0.0
+    if m.is_moe:
+        router = m.n_moe_layers * m.router_params()
+        moe = (c["moe"] - router) / tp * eb + router * 2.0
+    medusa_heads = m.n_medusa_heads * m.d_model * m.vocab_size   # Medusa LM heads, stored like the LM head
+    total = (attn + c["dense_ffn"] / tp + c["fc"] / tp + (c["medusa"] - medusa_heads) / tp) * wb \
+        + c["norms"] * 2.0 + (c["embedding"] + c["lm_head"] + medusa_heads) / tp * lb + moe
+    if include_mtp and m.n_mtp_layers:
+        total += c["mtp"] / tp * eb
+    return float(total)
+
+
+def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray, precision: Precision | None = None,
+                      par: Parallelism | None = None, cap: float = INF_WINDOW) -> np.ndarray:
+    """KV cache for B sequences of L + q tokens, at most `cap` of them kept (a drafter's KV window); the model's own
+    windowed layers keep at most `window` tokens."""
+    p = precision or Precision()
+    tp = (par or Parallelism()).tp
+    B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
+    ctx = L + q if cap >= INF_WINDOW else np.minimum(L + q, cap)
+    per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv]
+    full = (m.n_layers - m.n_window_layers) * ctx
+    win = m.n_window_layers * np.minimum(ctx, m.window or np.inf)
+    return B * (full + win) * per_tok_layer
+
+
+def activation_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, precision: Precision | None = None,
+                              par: Parallelism | None = None, logits: str = "all") -> np.ndarray:
+    """Peak transient activations of one pass: residual + widest intermediate per token, plus fp32 logits.
+
+    An estimate (vLLM profiles this at start-up); small next to weights and KV except at prefill-sized T.
+    """
+    p = precision or Precision()
+    tp = (par or Parallelism()).tp
+    B, q = np.asarray(B, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    T = B * q
+    widest = max(m.d_ff, m.top_k * m.d_ff_expert, (m.n_heads + 2 * m.n_kv_heads) * m.d_head) / tp
+    tl = T if logits == "all" else B
+    return T * (4 * m.d_model + 2 * widest) * DTYPE_BYTES[p.activations] + tl * m.lm_vocab / tp * 4.0

@@ -1,0 +1,185 @@
+"""The pricing service: a pass, the memory a rank holds, the plain decode step, the speculative step, the verify
+shapes to try and the rule that picks the best of them. `step`, `speedup`, the sweep and `advise` all price here.
+
+At batch B and context L (MagicDec, Chen et al. 2024, eq. 1; Leviathan et al. 2023, Thm 3.8 with a priced draft):
+    base step  T_base  = T_target(B, q=1, L) + host work (hidden behind the GPU when the engine overlaps them)
+    spec step  T_spec  = sum of draft passes + T_target(B, q=T, L) + eager launches + host work + bookkeeping
+    speedup            = E[tokens per step] * T_base / T_spec
+with T = k + 1 for a chain or the tree size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .acceptance import ALPHA_MAX, Acceptance, Verify, tree_holds, verify_shape
+from .engine import EngineProfile
+from .errors import ScenarioError
+from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
+from .roofline import StepTimes, rates, step_times
+from .scenario import Deployment
+from .workload import OpSet
+
+GB = 1e9
+
+
+# ---- passes and steps -----------------------------------------------------------------------------------------
+
+def price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTimes:
+    """GPU time of one pass ('target', 'draft' or 'verify'), with eager-launch cost where the engine has no graph."""
+    eng = dep.eng
+    r = rates(dep.hw, ops, eng.hbm_fraction, eng.gemm_fraction)
+    return step_times(ops, r, B, q, L, eng.launch_s(pass_kind, B), dep.overlap)
+
+
+def host_rule(eng: EngineProfile, gpu, overlapped: bool):
+    """A step's time from its GPU time and the engine's host work per step: max when they overlap, else the sum."""
+    return np.maximum(gpu, eng.host_step_s) if overlapped else gpu + eng.host_step_s
+
+
+def base_step(dep: Deployment, B, L) -> tuple[np.ndarray, StepTimes]:
+    """Plain decode step (q = 1) at each point, and its GPU breakdown."""
+    st = price_pass(dep, dep.tops, B, 1.0, L, "target")
+    return host_rule(dep.eng, st.total_s, dep.eng.overlap), st
+
+
+@dataclass(frozen=True)
+class SpecStep:
+    """One speculative step at each point: draft passes, the verify pass, overheads (eager launches, host work,
+    bookkeeping) and the total, s; `bound` indexes roofline.BOUNDS for the verify pass."""
+
+    draft_s: np.ndarray
+    verify_s: np.ndarray
+    overhead_s: np.ndarray
+    step_s: np.ndarray
+    bound: np.ndarray
+
+
+def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
+    """Price a speculative step of shape `v` over the broadcast of batch B and context L (the sweep passes a column
+    of contexts)."""
+    e, d = dep.eng, dep.drafter
+    draft = np.zeros(np.broadcast_shapes(np.shape(B), np.shape(L)))
+    launch = np.zeros_like(draft)
+    for dp in d.passes(v.k, v.w):
+        st = price_pass(dep, dp.ops, B, dp.q, np.minimum(L, dp.window), "draft")
+        over = st.by_family_s[..., -1]
+        draft += dp.count * (st.total_s - over)
+        launch += dp.count * (over + e.draft_step_overhead_s)
+    vs = price_pass(dep, dep.tops, B, float(v.T), L, "verify")
+    vover = vs.by_family_s[..., -1]
+    verify = vs.total_s - vover
+    launch += vover
+    gpu = draft + verify + launch
+    host = e.host_step_s
+    if d.gpu_free:
+        host = host + e.ngram_host_s + e.ngram_host_per_seq_s * B
+    spec = (np.maximum(gpu, host) if e.overlap_with_spec else gpu + host) \
+        + e.spec_bookkeeping_s + e.spec_bookkeeping_per_token_s * B * v.T
+    return SpecStep(draft, verify, spec - draft - verify, spec, vs.bound)
+
+
+# ---- memory -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MemoryUse:
+    """Per-GPU memory at each point, bytes: target weights, KV cache, activations, the drafter (weights and KV), and
+    the engine's share of usable HBM."""
+
+    weights_bytes: float
+    kv_bytes: np.ndarray
+    activation_bytes: np.ndarray
+    capacity_bytes: float
+    draft_bytes: np.ndarray | float = 0.0
+
+    @property
+    def total_bytes(self) -> np.ndarray:
+        return self.weights_bytes + self.kv_bytes + self.activation_bytes + self.draft_bytes
+
+    @property
+    def fits(self) -> np.ndarray:
+        return np.atleast_1d(self.total_bytes <= self.capacity_bytes)
+
+    def message(self, i: int, hw_name: str, fraction: float) -> str:
+        """Why point i does not fit ('' when it does): the one 'does not fit' text."""
+        if self.fits.flat[i]:
+            return ""
+        at = lambda x: float(np.broadcast_to(x, self.fits.shape).flat[i])  # noqa: E731
+        draft = f" + draft {at(self.draft_bytes) / GB:.2f}" if np.any(np.asarray(self.draft_bytes)) else ""
+        return (f"does not fit: needs {at(self.total_bytes) / GB:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
+                f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + activations {at(self.activation_bytes) / GB:.1f}), "
+                f"{hw_name} x {fraction:g} gives {self.capacity_bytes / GB:.1f} GB")
+
+
+def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False) -> MemoryUse:
+    """Memory per GPU for B sequences of L cached and q new tokens; with `drafter`, the draft weights and KV too."""
+    m, p, par = dep.target, dep.p, dep.par
+    dbytes = 0.0
+    if drafter:
+        dbytes = dep.drafter.weights_bytes + dep.drafter.kv_bytes(B, q, L)
+    return MemoryUse(weight_bytes_per_rank(m, p, par), kv_bytes_per_rank(m, B, q, L, p, par),
+                     activation_bytes_per_rank(m, B, q, p, par, logits),
+                     dep.hw.hbm_capacity_bytes * dep.eng.gpu_memory_fraction, dbytes)
+
+
+def max_batch(dep: Deployment, q: float, L: float, drafter: bool) -> int:
+    """Largest batch that fits: memory is affine in B at fixed q and L."""
+    one, two = (memory(dep, np.array([b]), q, L, drafter=drafter) for b in (1.0, 2.0))
+    per = float(two.total_bytes[0] - one.total_bytes[0])
+    fixed = float(one.total_bytes[0]) - per
+    return int(max(0, np.floor((one.capacity_bytes - fixed) / per))) if per > 0 else 0
+
+
+def context_message(dep: Deployment, L: int, q: int, what: str = "tokens") -> str:
+    """'' when L + q fits the target's position limit, else why not (the one max_position check)."""
+    m = dep.target
+    if m.max_position and L + q > m.max_position:
+        return f"context {L} + {q} {what} exceeds {m.name}'s max_position_embeddings {m.max_position}"
+    return ""
+
+
+# ---- verify shapes and the best-candidate rule -------------------------------------------------------------------
+
+def candidates(dep: Deployment) -> list[Verify]:
+    """The verify shapes a scenario tries, in order: its k, or every depth up to k_max with k = "auto"; with a tree
+    budget and k = "auto" also chains and power-of-two trees up to the budget that depth x branching can hold."""
+    s = dep.scenario
+    ks = list(range(1, dep.kmax + 1)) if s.auto else [int(s.k)]
+    out: list[Verify] = []
+    for k in ks:
+        if s.tree is None or k == 0:   # k = 0: no drafts, a plain one-token step whatever the tree
+            out.append(Verify(k, k + 1, 1))
+            continue
+        sizes = [k + 1] + [t for t in (2 ** j for j in range(1, 12)) if k + 1 < t <= s.tree] \
+            if s.auto and not s.fixed_tree else [s.tree]
+        for T in sorted(set(sizes)):
+            v = Verify(k, T, 1) if T == k + 1 else verify_shape(k, T, s.tree_branching)
+            if not tree_holds(v):
+                if not s.auto:
+                    raise ScenarioError(f"a tree of {T} tokens needs more than depth {k} x branching {v.w} = "
+                                        f"{k * v.w} draft nodes; raise k or tree_branching")
+                continue
+            out.append(v)
+    if not out:
+        raise ScenarioError(f"no tree of at most {s.tree} tokens fits depth <= {dep.kmax} with branching "
+                            f"{s.tree_branching}")
+    return out
+
+
+def better(s, ok, best_s, best_ok):
+    """The best-candidate rule: a candidate replaces the best so far when it fits and the best does not, or when both
+    fit (or both do not) and its speedup is strictly larger. The sweep's numba kernel applies the same rule."""
+    return (ok & ~best_ok) | ((ok == best_ok) & (s > best_s))
+
+
+def break_even_alpha(acc: Acceptance, v: Verify, need: float) -> float:
+    """The acceptance rate at which tokens per step reach `need` = T_spec / T_base (0: pays at any; nan: never)."""
+    from scipy.optimize import brentq   # lazy: keeps `import simulator` fast (scipy costs ~0.2 s)
+    f = lambda a: acc.with_alpha(a).tokens(v) - need  # noqa: E731
+    if f(0.0) >= 0:
+        return 0.0
+    if f(ALPHA_MAX) > 0:
+        return float(brentq(f, 0.0, ALPHA_MAX, xtol=1e-10))
+    return float("nan")

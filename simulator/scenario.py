@@ -1,0 +1,325 @@
+"""Every input of a prediction in one frozen `Scenario`: each field carries its default, its check and its help text
+(the CLI flags, the sweep's parameters and `speedup_curve`'s keywords are all read from this one table), and
+`Scenario.resolve()` loads and checks what it names into a priced `Deployment`.
+
+Adding a scenario parameter is one field here (with its `kind`, which gives the check and the CLI parser) plus its
+use downstream; the CLI gets a flag, sweeps a parameter and the Python API a keyword without further edits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .acceptance import Acceptance, Verify, verify_shape
+from .drafters import MEDUSA_TREE_TOKENS, METHODS, TREE_METHODS, Drafter, default_acceptance, make_drafter
+from .engine import EngineProfile, load_engine
+from .errors import ScenarioError
+from .hardware import Hardware, load_hardware
+from .hazards import resolve_options
+from .model import ModelShape, load_model
+from .units import DTYPE_BYTES
+from .workload import OpSet, Parallelism, Precision, forward_pass
+
+DEFAULT_BATCH = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+# ---- kinds: one check (Python values) and one parser (command-line strings) per kind of value ------------------
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def _int_at_least(lo: int, optional: bool = False) -> Callable[[str, Any], Any]:
+    def check(name: str, v: Any) -> Any:
+        if v is None and optional:
+            return None
+        if not _is_int(v) or int(v) < lo:
+            raise ScenarioError(f"{name} = {v!r}; expected an integer >= {lo}" + (" or None" if optional else ""))
+        return int(v)
+    return check
+
+
+def _name(types: tuple[type, ...], optional: bool = False) -> Callable[[str, Any], Any]:
+    def check(name: str, v: Any) -> Any:
+        if v is None and optional:
+            return None
+        if isinstance(v, types) or (isinstance(v, str) and v.strip()):
+            return v.strip() if isinstance(v, str) else v
+        raise ScenarioError(f"{name} = {v!r}; expected a bundled name or a file path")
+    return check
+
+
+def _precision(optional: bool) -> Callable[[str, Any], Any]:
+    def check(name: str, v: Any) -> Any:
+        if v is None and optional:
+            return None
+        key = v.strip().lower() if isinstance(v, str) else v
+        if key not in DTYPE_BYTES:
+            raise ScenarioError(f"{name} = {v!r}; expected one of {', '.join(DTYPE_BYTES)}")
+        return key
+    return check
+
+
+def _method(name: str, v: Any) -> str | None:
+    if v is None:
+        return None     # no speculation: the target alone (simulate_step, serving with speculation off)
+    key = v.strip().lower() if isinstance(v, str) else v
+    if key not in METHODS:
+        raise ScenarioError(f"{name} = {v!r}; expected one of {', '.join(METHODS)}")
+    return key
+
+
+def _k(name: str, v: Any) -> int | str:
+    if isinstance(v, str) and v.strip().lower() == "auto":
+        return "auto"
+    if not _is_int(v) or int(v) < 0:
+        raise ScenarioError(f"{name} = {v!r}; expected an integer >= 0 or 'auto'")
+    return int(v)
+
+
+def _batch(name: str, v: Any) -> tuple[int, ...]:
+    vals = np.asarray(v, dtype=object) if not isinstance(v, (str, bytes)) else np.asarray([v], dtype=object)
+    if vals.ndim > 1:
+        raise ScenarioError(f"{name} = {v!r}; expected one batch size or a flat list of them")
+    vals = np.atleast_1d(vals)
+    if vals.size == 0:
+        raise ScenarioError(f"{name}: the list is empty; expected at least one batch size")
+    out = []
+    for b in vals:
+        ok = _is_int(b) or (isinstance(b, (float, np.floating)) and float(b).is_integer())
+        if not ok or int(b) <= 0:
+            raise ScenarioError(f"{name} = {b!r}; expected a positive integer")
+        out.append(int(b))
+    return tuple(out)
+
+
+def _overlap(name: str, v: Any) -> str | float | None:
+    if v is None or v in ("max", "sum"):
+        return v
+    if not _is_num(v) or not 0.0 <= float(v) <= 1.0:
+        raise ScenarioError(f"{name} = {v!r}; expected 'max', 'sum' or a number in [0, 1]")
+    return float(v)
+
+
+def _acceptance(name: str, v: Any) -> Acceptance | None:
+    if v is None or isinstance(v, Acceptance):
+        return v
+    raise ScenarioError(f"{name} = {v!r}; expected an Acceptance (Acceptance.from_rate(0.7), .from_length(tau, k), "
+                        ".from_rates([...])) or None for the method's published default")
+
+
+def _options(name: str, v: Any) -> tuple[tuple[str, Any], ...]:
+    if isinstance(v, tuple) and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+        v = dict(v)
+    if not isinstance(v, Mapping):
+        raise ScenarioError(f"{name} = {v!r}; expected a mapping of deployment options")
+    resolve_options(v)
+    return tuple(sorted(v.items()))
+
+
+CHECKS: dict[str, Callable[[str, Any], Any]] = {
+    "hardware": _name((Hardware,)), "model": _name((ModelShape,)), "draft": _name((ModelShape,), optional=True),
+    "engine": _name((EngineProfile,)), "method": _method, "precision": _precision(False),
+    "precision?": _precision(True), "int>=1": _int_at_least(1), "int>=0": _int_at_least(0),
+    "int>=1?": _int_at_least(1, optional=True), "int>=2?": _int_at_least(2, optional=True), "k": _k,
+    "batch": _batch, "overlap": _overlap, "acceptance": _acceptance, "options": _options,
+}
+
+
+def _f(default: Any, kind: str, help: str, *, cli: bool = True, sweep: bool = True) -> Any:
+    """A Scenario field: its default, its kind (CHECKS) and help text, and whether the CLI and sweeps expose it."""
+    return field(default=default, metadata={"kind": kind, "help": help, "cli": cli, "sweep": sweep})
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Every input of one prediction (defaults: Llama-3.1-8B with an EAGLE-3 head on one H100 SXM under SGLang).
+
+    Names may be bundled ids (case-insensitive) or paths; the loaded objects are accepted too. Each field is checked
+    when the Scenario is made (`ScenarioError` names the field, the value and what is allowed); what needs the
+    loaded files (tp dividing the heads, a precision the chip lacks) is checked by `resolve()`.
+    """
+
+    hardware: str | Hardware = _f("h100-sxm", "hardware", "device name, alias or path to a .toml spec")
+    model: str | ModelShape = _f("llama-3.1-8b", "model", "target model id or path to an HF config.json")
+    method: str | None = _f("eagle3", "method", f"speculative method: {', '.join(METHODS)}")
+    draft: str | ModelShape | None = _f(None, "draft", "draft model / head id or config path (default: the "
+                                        "method's bundled or synthesized drafter)")
+    engine: str | EngineProfile = _f("sglang", "engine", "engine profile name (ideal, vllm, sglang, trtllm, hf) or "
+                                     "path; sglang is the default because its profile is the one validated on "
+                                     "published batch sweeps")
+    precision: str = _f("bf16", "precision", f"weight format of the target: {', '.join(DTYPE_BYTES)}")
+    expert_precision: str | None = _f(None, "precision?", "weight format of MoE experts (default: --precision)")
+    draft_precision: str | None = _f(None, "precision?", "weight format of the drafter (default: --precision)")
+    kv_precision: str | None = _f(None, "precision?", "KV-cache format (default bf16)")
+    tp: int = _f(1, "int>=1", "tensor-parallel GPUs")
+    ep: int = _f(1, "int>=1", "expert-parallel GPUs: 1 or equal to tp")
+    acceptance: Acceptance | None = _f(None, "acceptance", "acceptance model (default: the method's published one)",
+                                       cli=False, sweep=False)
+    k: int | str = _f("auto", "k", "draft depth, or auto for the best per batch (0: speculation off)")
+    k_max: int = _f(8, "int>=1", "largest k tried by k auto")
+    tree_tokens: int | None = _f(None, "int>=2?", "verify a draft tree of T tokens per sequence (default: a chain "
+                                 "of k + 1; Medusa: its 64-token tree)")
+    tree_branching: int | None = _f(None, "int>=1?", "tree frontier width, top-k per depth (default: the nodes "
+                                    "spread evenly over the depths)")
+    context: int = _f(1024, "int>=0", "tokens already in the KV cache per sequence")
+    batch: tuple[int, ...] = _f(DEFAULT_BATCH, "batch", "batch sizes: a list 1,8,64 or a range 1..256 (every power "
+                                "of two in it and both ends)", sweep=False)
+    overlap: str | float | None = _f(None, "overlap", "max: math and memory overlap (roofline), sum: no overlap, or "
+                                     "an efficiency in [0, 1]; default: the engine profile's value, else max")
+    draft_kv_window: int | None = _f(None, "int>=1?", "drafter KV window W tokens (long-context self-speculation)")
+    options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
+                                              cli=False, sweep=False)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = CHECKS[f.metadata["kind"]](f.name, getattr(self, f.name))
+            object.__setattr__(self, f.name, v)     # normalized (lower-case names, tuples): still frozen after
+        self._check_tree()
+
+    def _check_tree(self) -> None:
+        if self.tree_tokens is None:
+            return
+        if self.method not in TREE_METHODS:
+            raise ScenarioError(f"method {self.method} verifies a chain; tree_tokens applies to "
+                                f"{', '.join(sorted(TREE_METHODS))}")
+        if self.k != "auto" and 0 < self.k and self.tree_tokens < self.k + 1:
+            raise ScenarioError(f"a tree of {self.tree_tokens} tokens is smaller than k + 1 = {self.k + 1}: it "
+                                f"cannot hold a chain of depth {self.k}")
+
+    def replace(self, **changes: Any) -> "Scenario":
+        """A copy with some fields changed (checked again)."""
+        return replace(self, **changes)
+
+    @property
+    def auto(self) -> bool:
+        return self.k == "auto"
+
+    @property
+    def fixed_tree(self) -> bool:
+        """Medusa verifies its default tree unless a tree size is given."""
+        return self.method == "medusa" and self.tree_tokens is None
+
+    @property
+    def tree(self) -> int | None:
+        """Tokens verified per sequence by a tree (None: a chain)."""
+        return MEDUSA_TREE_TOKENS if self.fixed_tree else self.tree_tokens
+
+    def verify(self, k: int) -> Verify:
+        """The verify shape at depth k (acceptance.verify_shape over this scenario's tree)."""
+        return verify_shape(k, self.tree, self.tree_branching)
+
+    def resolve(self, loaded: dict[tuple[str, str], Any] | None = None) -> "Deployment":
+        """Load and check everything the scenario names; `loaded` caches files read by name across calls."""
+        return _resolve(self, loaded)
+
+
+def scenario_fields(where: str) -> list[Any]:
+    """The Scenario fields exposed to "cli" or "sweep", in declaration order."""
+    return [f for f in fields(Scenario) if f.metadata[where]]
+
+
+def field_kind(name: str) -> str:
+    return {f.name: f.metadata["kind"] for f in fields(Scenario)}[name]
+
+
+def check_value(name: str, v: Any) -> Any:
+    """One field's check (the sweep spec and the rows CSV use it value by value)."""
+    return CHECKS[field_kind(name)](name, v)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A resolved scenario: the device as the engine drives it, the target, the drafter, precisions, parallelism,
+    the target's forward-pass ops and the overlap mode. The one input of `pricing`."""
+
+    scenario: Scenario
+    hw: Hardware
+    eng: EngineProfile
+    target: ModelShape
+    drafter: Drafter | None
+    p: Precision
+    dp: Precision
+    par: Parallelism
+    tops: OpSet
+    overlap: str | float
+
+    @property
+    def acceptance(self) -> Acceptance:
+        """The scenario's acceptance, or the method's published one."""
+        a = self.scenario.acceptance
+        return a if a is not None else default_acceptance(self.scenario.method)
+
+    @property
+    def kmax(self) -> int:
+        """Largest depth tried: k_max, capped by the drafter (Medusa's heads); 0 without speculation."""
+        return min(self.scenario.k_max, self.drafter.n_heads_max) if self.drafter is not None else 0
+
+    @property
+    def n_gpus(self) -> int:
+        return self.par.tp
+
+
+def _load(kind: str, v: Any, loaded: dict[tuple[str, str], Any] | None) -> Any:
+    if not isinstance(v, str):
+        return v
+    key = (kind, v)
+    if loaded is not None and key in loaded:
+        return loaded[key]
+    obj = {"hardware": load_hardware, "model": load_model, "engine": load_engine}[kind](v)
+    if loaded is not None:
+        loaded[key] = obj
+    return obj
+
+
+def make_precision(weights: str, kv: str | None = None, experts: str | None = None) -> Precision:
+    """Weights set attention/FFN/expert formats; the embedding and LM head stay bf16 (FP8 and NVFP4 checkpoints keep
+    them in bf16, e.g. DeepSeek-R1 on TensorRT-LLM, tech blog 1 precision table)."""
+    p = Precision(weights=weights, experts=experts)
+    if kv:
+        p = replace(p, kv=kv)
+    p.check()
+    return p
+
+
+def engine_hardware(hw: Hardware, eng: EngineProfile) -> Hardware:
+    """The device as the engine drives it: the engine's all-reduce latency when its profile has one."""
+    return hw if eng.allreduce_latency_s is None else replace(hw, allreduce_latency_s=eng.allreduce_latency_s)
+
+
+def resolve_overlap(overlap: str | float | None, eng: EngineProfile) -> str | float:
+    """The overlap mode to price with: the scenario's, else the engine's calibrated efficiency, else "max"."""
+    if overlap is not None:
+        return overlap
+    return eng.overlap_efficiency if eng.overlap_efficiency is not None else "max"
+
+
+def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
+    eng = _load("engine", s.engine, loaded)
+    hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
+    target = _load("model", s.model, loaded)
+    if target.kind != "target":
+        raise ScenarioError(f"model {target.name} is a {target.kind} (a drafter), not a model that can be served: "
+                            "pass it as draft with its target as model")
+    par = Parallelism(tp=s.tp, ep=s.ep)
+    p = make_precision(s.precision, s.kv_precision, s.expert_precision)
+    dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
+    for dt in {p.weights, p.expert_dtype, p.lm_head, dp.weights}:
+        hw.peak_flops_per_s(dt)
+    drafter = None if s.method is None else \
+        make_drafter(s.method, target, s.draft, dp, Parallelism(tp=s.tp, ep=1), s.draft_kv_window)
+    if drafter is not None and s.k != "auto" and s.k > drafter.n_heads_max:
+        raise ScenarioError(f"k = {s.k} exceeds the {drafter.n_heads_max} Medusa heads of {drafter.shape.name}")
+    return Deployment(s, hw, eng, target, drafter, p, dp, par, forward_pass(target, p, par, "all"),
+                      resolve_overlap(s.overlap, eng))
+
+
+__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "check_value", "engine_hardware", "make_precision",
+           "resolve_overlap", "scenario_fields"]

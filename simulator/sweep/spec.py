@@ -1,0 +1,407 @@
+"""The sweep spec language: the Cartesian product of Scenario parameters, ranges, zipped groups, checked before work.
+
+A spec (TOML file or dict; see examples/sweep_standard.toml) gives each parameter as a scalar, a list, or an
+inclusive range table `{start, stop, step}` (arithmetic, decimal-safe for rates) or `{start, stop, mul}` (geometric);
+`[[zip]]` groups pair parameters element by element (e.g. a method with its acceptance). The parameters are the
+Scenario's (every field it marks `sweep`, with its defaults and checks) plus the acceptance inputs:
+
+    acceptance_rate, or acceptance_length with the acceptance_k it was measured at (neither: the method's
+    published default)
+
+`"default"` stands for None (the library default) in every parameter whose Scenario field may be None.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from decimal import ROUND_FLOOR, Decimal
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..data import read_toml, suggest
+from ..engine import load_engine
+from ..hardware import load_hardware
+from ..model import load_model
+from ..errors import SpecError, SpecroofError
+from ..scenario import Scenario, check_value, field_kind, scenario_fields
+
+_CELL = ("k", "acceptance_k", "context")
+ACCEPTANCE = ("acceptance_rate", "acceptance_length")
+# Parameters that change how a pass is priced (a "configuration"); k and context vary inside one.
+CONFIG_PARAMS: tuple[str, ...] = tuple(f.name for f in scenario_fields("sweep") if f.name not in _CELL)
+# Parameters in grid order (outermost first); acceptance_rate / acceptance_length and batch always come last.
+PARAMS: tuple[str, ...] = CONFIG_PARAMS + _CELL + ACCEPTANCE + ("batch",)
+_OPTIONAL_KINDS = {"draft", "precision?", "int>=1?", "int>=2?", "overlap"}
+DEFAULTS: dict[str, Any] = {f.name: ("default" if f.default is None else f.default)
+                            for f in scenario_fields("sweep")} | {"batch": list(Scenario().batch)}
+STRING_PARAMS = tuple(p for p in CONFIG_PARAMS if field_kind(p) in ("hardware", "model", "method", "draft", "engine",
+                                                                    "precision", "precision?", "overlap"))
+META_KEYS = ("description", "zip")
+MAX_AXIS = 1 << 24                 # values per range (a guard against typos like stop = 1e12)
+SHARD_POINTS = 1 << 21             # default points per shard when none is given (bounds memory per shard)
+FORMAT = "specroof-sweep/2"
+
+
+def err(key: str, msg: str) -> SpecError:
+    return SpecError(f"sweep spec: {key}: {msg}")
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def is_num(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def _check_value(key: str, v: Any) -> Any:
+    """One value of parameter `key`, type- and range-checked by the Scenario's own check; normalized."""
+    if key in ACCEPTANCE:
+        lo_ok = is_num(v) and (0.0 <= float(v) < 1.0 if key == "acceptance_rate" else float(v) >= 1.0)
+        if not lo_ok:
+            raise err(key, f"{v!r}; expected " + ("a number in [0, 1)" if key == "acceptance_rate"
+                                                  else "a number >= 1 (tokens per step, bonus included)"))
+        return float(v)
+    if key in ("acceptance_k", "batch"):
+        if not is_int(v) or v < 1:
+            raise err(key, f"{v!r}; expected an integer >= 1")
+        return int(v)
+    if v == "default" and field_kind(key) in _OPTIONAL_KINDS:
+        return v
+    if key in ("hardware", "model", "engine", "draft") and not isinstance(v, str):
+        raise err(key, f"{v!r} is not a name (expected a string)")
+    try:
+        out = check_value(key, v)
+    except SpecroofError as e:
+        raise err(key, str(e)) from None
+    if key == "method" and out is None:
+        raise err(key, "a sweep needs a method")
+    return repr(out) if key == "overlap" and isinstance(out, float) else out
+
+
+def _dec(key: str, name: str, v: Any) -> Decimal:
+    if not is_num(v) or not math.isfinite(float(v)):
+        raise err(key, f"range {name} = {v!r} is not a number")
+    return Decimal(repr(float(v))) if isinstance(v, (float, np.floating)) else Decimal(int(v))
+
+
+def _geometric(key: str, start: Decimal, stop: Decimal, mul: Decimal, raw: Any) -> list[Decimal]:
+    if mul <= 1:
+        raise err(key, f"range mul = {raw['mul']!r}; expected a number > 1")
+    if start <= 0:
+        raise err(key, f"geometric range needs start > 0, got {raw['start']!r}")
+    out, v = [], start
+    while v <= stop:
+        out.append(v)
+        if len(out) > MAX_AXIS:
+            raise err(key, f"range has more than {MAX_AXIS} values")
+        v = v * mul
+    return out
+
+
+def _expand_range(key: str, r: dict[str, Any]) -> list[Any]:
+    """Inclusive range {start, stop, step} or {start, stop, mul}; decimal arithmetic, so 0.5..0.99 step 0.01 gives
+    exactly the 50 floats 0.5, 0.51, ..., 0.99."""
+    bad = set(r) - {"start", "stop", "step", "mul"}
+    if bad:
+        raise err(key, f"unknown range key(s) {sorted(bad)}; expected start, stop and step or mul")
+    for need in ("start", "stop"):
+        if need not in r:
+            raise err(key, f"range needs {need!r}")
+    if "step" in r and "mul" in r:
+        raise err(key, "range takes step or mul, not both")
+    ints = key not in ACCEPTANCE
+    for name in ("start", "stop", "step"):
+        if name in r and ints and not is_int(r[name]):
+            raise err(key, f"range {name} = {r[name]!r}; expected an integer")
+    start, stop = _dec(key, "start", r["start"]), _dec(key, "stop", r["stop"])
+    if stop < start:
+        raise err(key, f"empty range: stop {r['stop']!r} < start {r['start']!r}")
+    if "mul" in r:
+        out = _geometric(key, start, stop, _dec(key, "mul", r["mul"]), r)
+    else:
+        step = _dec(key, "step", r.get("step", 1))
+        if step <= 0:
+            raise err(key, f"range step = {r.get('step')!r}; expected a number > 0")
+        n = int(((stop - start) / step).to_integral_value(rounding=ROUND_FLOOR)) + 1
+        if n > MAX_AXIS:
+            raise err(key, f"range has {n} values (more than {MAX_AXIS})")
+        out = [start + i * step for i in range(n)]
+    if ints:
+        if any(v != v.to_integral_value() for v in out):
+            raise err(key, "range gives non-integer values")
+        return [int(v) for v in out]
+    return [float(v) for v in out]
+
+
+def _values(key: str, raw: Any, unique: bool = True) -> tuple[list[Any], bool]:
+    """(values, given as a list or range) for a parameter's raw spec entry; `unique`: no value twice."""
+    if isinstance(raw, dict):
+        vals, listed = _expand_range(key, raw), True
+    elif isinstance(raw, (list, tuple)):
+        vals, listed = list(raw), True
+        if not vals:
+            raise err(key, "empty list")
+    else:
+        vals, listed = [raw], False
+    vals = [_check_value(key, v) for v in vals]
+    if unique and len(set(map(repr, vals))) != len(vals):
+        raise err(key, "repeated values")
+    return vals, listed
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One grid dimension: a parameter, or a zip group of parameters that vary together."""
+
+    name: str
+    params: tuple[str, ...]
+    values: dict[str, tuple]
+
+    @property
+    def n(self) -> int:
+        return len(next(iter(self.values.values())))
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep: scalars (every parameter not swept), axes in grid order and the grid's shape.
+
+    cell_axes : the axes before acceptance and batch; acc_axis : the acceptance axis (None when the rate or length is a
+    scalar, zipped, or the method's default); batch : the batch sizes; auto : k = "auto".
+    """
+
+    scalars: dict[str, Any]
+    cell_axes: tuple[Axis, ...]
+    acc_axis: Axis | None
+    batch: tuple[int, ...]
+    batch_listed: bool
+    description: str = ""
+    normalized: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def auto(self) -> bool:
+        return self.scalars.get("k") == "auto"
+
+    @property
+    def acceptance_param(self) -> str | None:
+        for p in ACCEPTANCE:
+            if p in self.scalars or any(p in a.params for a in self.axes):
+                return p
+        return None
+
+    @property
+    def axes(self) -> tuple[Axis, ...]:
+        return self.cell_axes + ((self.acc_axis,) if self.acc_axis else ())
+
+    @property
+    def cell_shape(self) -> tuple[int, ...]:
+        return tuple(a.n for a in self.cell_axes)
+
+    @property
+    def n_cells(self) -> int:
+        return int(np.prod(self.cell_shape, dtype=np.int64))
+
+    @property
+    def n_acc(self) -> int:
+        return self.acc_axis.n if self.acc_axis else 1
+
+    @property
+    def points_per_cell(self) -> int:
+        return self.n_acc * len(self.batch)
+
+    @property
+    def n_points(self) -> int:
+        return self.n_cells * self.points_per_cell
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.axes) + (("batch",) if self.batch_listed else ())
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(a.n for a in self.axes) + ((len(self.batch),) if self.batch_listed else ())
+
+    @property
+    def spec_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.normalized, sort_keys=True, separators=(",", ":"))
+                              .encode()).hexdigest()
+
+    def default_shards(self) -> int:
+        return max(1, min(self.n_cells, -(-self.n_points // SHARD_POINTS)))
+
+    def cell_values(self, c0: int, c1: int) -> list[dict[str, Any]]:
+        """Parameter values of cells c0..c1-1 (flat C-order index over the cell axes), scalars included."""
+        cells = np.arange(c0, c1, dtype=np.int64)
+        shape = self.cell_shape
+        idx = np.unravel_index(cells, shape) if shape else ()
+        out = []
+        cols = [(a, ix.tolist()) for a, ix in zip(self.cell_axes, idx)]
+        for i in range(c1 - c0):
+            d = dict(self.scalars)
+            for a, ix in cols:
+                for p in a.params:
+                    d[p] = a.values[p][ix[i]]
+            out.append(d)
+        return out
+
+
+def _names_exist(key: str, vals: Iterable[str]) -> None:
+    """Unknown hardware / model / engine / draft names fail before any work, naming the key."""
+    load = {"hardware": load_hardware, "engine": load_engine, "model": load_model, "draft": load_model}[key]
+    for v in vals:
+        if key == "draft" and v == "default":
+            continue
+        try:
+            load(v)
+        except SpecroofError as e:
+            raise err(key, str(e)) from None
+
+
+def _check_top_keys(doc: Any, source: str) -> str:
+    if not isinstance(doc, dict):
+        raise SpecError(f"sweep spec{source}: expected a table of parameters, got {type(doc).__name__}")
+    for k in doc:
+        if k not in PARAMS and k not in META_KEYS:
+            raise SpecError(f"sweep spec: unknown key {k!r}{suggest(k, list(PARAMS))}; expected some of "
+                            f"{', '.join(PARAMS + META_KEYS)}")
+    desc = doc.get("description", "")
+    if not isinstance(desc, str):
+        raise err("description", f"{desc!r} is not a string")
+    return desc
+
+
+def _zip_axis(zi: int, z: dict[str, Any], doc: dict[str, Any], seen: dict[str, str]) -> tuple[int, Axis]:
+    name = z.get("name", f"zip{zi}")
+    if not isinstance(name, str) or not name or name in PARAMS:
+        raise err("zip.name", f"{name!r}; expected a new dimension name (not a parameter)")
+    members = [k for k in z if k != "name"]
+    for k in members:
+        if k not in PARAMS:
+            raise err(f"zip.{k}", f"unknown parameter{suggest(k, list(PARAMS))}")
+        if k == "batch":
+            raise err("zip.batch", "batch cannot be zipped (it is the innermost dimension)")
+        if k in doc or k in seen:
+            raise err(f"zip.{k}", "given twice (top level or another zip group)")
+        seen[k] = name
+    if len(members) < 2:
+        raise err(f"zip {name!r}", "a zip group pairs at least two parameters")
+    vals = {}
+    for k in members:
+        v, listed = _values(k, z[k], unique=False)
+        if not listed:
+            raise err(f"zip.{k}", f"{z[k]!r} is a scalar; a zip group needs lists of equal length")
+        vals[k] = v
+    lens = {k: len(v) for k, v in vals.items()}
+    if len(set(lens.values())) != 1:
+        raise err(f"zip {name!r}", f"lists of different lengths {lens}")
+    rows = list(zip(*(map(repr, vals[k]) for k in members)))
+    if len(set(rows)) != len(rows):
+        raise err(f"zip {name!r}", "repeated combinations")
+    order = sorted(members, key=PARAMS.index)
+    return PARAMS.index(order[0]), Axis(name, tuple(order), {k: tuple(vals[k]) for k in order})
+
+
+def _zip_axes(doc: dict[str, Any]) -> list[tuple[int, Axis]]:
+    zips = doc.get("zip", [])
+    if isinstance(zips, dict):
+        zips = [zips]
+    if not isinstance(zips, list) or not all(isinstance(z, dict) for z in zips):
+        raise err("zip", "expected [[zip]] tables of equal-length lists")
+    seen: dict[str, str] = {}
+    zaxes = [_zip_axis(zi, z, doc, seen) for zi, z in enumerate(zips)]
+    names = [a.name for _, a in zaxes]
+    if len(set(names)) != len(names):
+        raise err("zip.name", f"repeated names {names}")
+    return zaxes
+
+
+def _values_of(key: str, scalars: dict[str, Any], single: dict[str, list[Any]], zaxes: list[tuple[int, Axis]]
+               ) -> list[Any]:
+    """Every value a parameter takes in the grid (scalar, list or zip group)."""
+    if key in single:
+        return list(single[key])
+    z = next((list(a.values[key]) for _, a in zaxes if key in a.params), None)
+    return z if z is not None else ([scalars[key]] if key in scalars else [])
+
+
+def _check_acceptance(every: dict[str, Any], scalars: dict[str, Any], single: dict[str, list[Any]],
+                      zaxes: list[tuple[int, Axis]]) -> None:
+    if sum(p in every for p in ACCEPTANCE) > 1:
+        raise err("acceptance_length", "give acceptance_rate or acceptance_length, not both")
+    if ("acceptance_length" in every) != ("acceptance_k" in every):
+        raise err("acceptance_length" if "acceptance_length" in every else "acceptance_k",
+                  "needs acceptance_k, the k it was measured at" if "acceptance_length" in every
+                  else "applies only with acceptance_length")
+    if "acceptance_length" not in every:
+        return
+    zipped = next((a for _, a in zaxes if "acceptance_length" in a.params), None)
+    if zipped is not None and "acceptance_k" in zipped.params:
+        pairs = list(zip(zipped.values["acceptance_length"], zipped.values["acceptance_k"]))
+    else:
+        taus = _values_of("acceptance_length", scalars, single, zaxes)
+        pairs = [(max(taus), min(_values_of("acceptance_k", scalars, single, zaxes)))]
+    for tau, k0 in pairs:
+        if tau > k0 + 1:
+            raise err("acceptance_length", f"tau = {tau:g} exceeds acceptance_k + 1 = {k0 + 1} (a chain of "
+                      f"{k0} drafts yields at most {k0 + 1} tokens per step)")
+
+
+def _normalized(scalars: dict[str, Any], axes: tuple[Axis, ...], acc_axis: Axis | None, batch: list[int],
+                batch_listed: bool) -> dict[str, Any]:
+    return {"format": FORMAT, "scalars": dict(sorted(scalars.items())),
+            "axes": [{"name": a.name, "values": {k: list(a.values[k]) for k in a.params}} for a in axes]
+            + ([{"name": acc_axis.name, "values": {acc_axis.name: list(acc_axis.values[acc_axis.name])}}]
+               if acc_axis else []), "batch": list(batch), "batch_listed": batch_listed}
+
+
+def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
+    """Validate a sweep spec (the parsed TOML) into a SweepSpec; errors name the offending key. No work is done."""
+    desc = _check_top_keys(doc, source)
+    scalars: dict[str, Any] = {}
+    single: dict[str, list[Any]] = {}
+    for k in PARAMS:
+        if k in doc:
+            vals, listed = _values(k, doc[k])
+            (single.__setitem__(k, vals) if listed else scalars.__setitem__(k, vals[0]))
+    zaxes = _zip_axes(doc)
+    every = {**scalars, **single, **{k: None for _, a in zaxes for k in a.params}}
+    _check_acceptance(every, scalars, single, zaxes)
+    if "auto" in _values_of("k", {}, single, zaxes):
+        raise err("k", "\"auto\" is a scalar setting (k = \"auto\"); a list of k takes integers")
+    for key in ("hardware", "model", "engine", "draft"):
+        _names_exist(key, _values_of(key, scalars, single, zaxes))
+    if "batch" in single:
+        batch, batch_listed = single.pop("batch"), True
+    else:
+        batch = [scalars.pop("batch")] if "batch" in scalars else list(DEFAULTS["batch"])
+        batch_listed = "batch" not in doc
+    for k, v in DEFAULTS.items():
+        if k != "batch" and k not in every:
+            scalars[k] = v
+    items = sorted([(PARAMS.index(k), Axis(k, (k,), {k: tuple(v)})) for k, v in single.items()
+                    if k not in ACCEPTANCE] + zaxes, key=lambda t: t[0])
+    acc_axis = next((Axis(k, (k,), {k: tuple(single[k])}) for k in ACCEPTANCE if k in single), None)
+    axes = tuple(a for _, a in items)
+    spec = SweepSpec(scalars=scalars, cell_axes=axes, acc_axis=acc_axis, batch=tuple(batch),
+                     batch_listed=batch_listed, description=desc,
+                     normalized=_normalized(scalars, axes, acc_axis, batch, batch_listed))
+    if spec.n_points > 1 << 62:
+        raise SpecError(f"sweep spec: the grid has {spec.n_points:.3g} points; too many")
+    return spec
+
+
+def load_spec(source: "SweepSpec | dict[str, Any] | str | os.PathLike[str]") -> SweepSpec:
+    """A SweepSpec from a TOML path, a dict (the parsed TOML) or a SweepSpec."""
+    if isinstance(source, SweepSpec):
+        return source
+    if isinstance(source, dict):
+        return parse_spec(source)
+    path = Path(source)
+    return parse_spec(read_toml(path), f" {path}")

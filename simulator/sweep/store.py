@@ -1,0 +1,345 @@
+"""Sweeps on disk: one Parquet file per shard, a manifest, resume, merge, and Dask.
+
+`sweep_to_dir(spec, DIR)` writes DIR/manifest.json (spec, hash, version, shard count), one Parquet file per shard
+DIR/shards/shard-I-of-N.parquet (one row per point) and, when all shards are there, DIR/sweep.parquet. Shards are
+contiguous blocks of cells (I counts from 0), so `--shard I/N` job arrays cover the grid exactly once; every file is
+written to a temporary name and renamed, and a rerun skips shards whose file exists and validates.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..version import __version__
+from ..errors import ScenarioError, SpecError
+from .dataset import FIELD_ORDER
+from .evaluate import ShardResult, evaluate
+from .spec import ACCEPTANCE, FORMAT, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec
+
+ROW_GROUP_ROWS = 1 << 19           # rows per Parquet row group (bounds the flattened columns in memory)
+
+
+def shard_range(n_cells: int, i: int, n: int) -> tuple[int, int]:
+    """Cells [c0, c1) of shard i of n: contiguous, disjoint, covering 0..n_cells-1 (some empty when n > n_cells)."""
+    if not (is_int(n) and n >= 1 and is_int(i) and 0 <= i < n):
+        raise ScenarioError(f"shard {i}/{n}: expected 0 <= I < N")
+    return n_cells * i // n, n_cells * (i + 1) // n
+
+
+def _column_types(spec: SweepSpec) -> list[tuple[str, Any]]:
+    import pyarrow as pa
+    dic = pa.dictionary(pa.int32(), pa.string())
+    cols: list[tuple[str, Any]] = []
+    for p in PARAMS:
+        if p in ACCEPTANCE or p == "batch":
+            continue
+        if p in spec.scalars or any(p in a.params for a in spec.cell_axes):
+            if p == "k" and spec.auto:
+                continue
+            if p in STRING_PARAMS:
+                cols.append((p, dic))
+            else:
+                cols.append((p, pa.int64()))
+    acc = spec.acceptance_param
+    if acc:
+        cols.append((acc, pa.float64()))
+    cols.append(("batch", pa.int64()))
+    if spec.auto:
+        cols.append(("k", pa.int64()))
+    for name in FIELD_ORDER:
+        if name == "k":
+            continue
+        cols.append((name, pa.bool_() if name == "feasible" else dic if name == "message"
+                     else pa.int64() if name == "verify_tokens" else pa.float64()))
+    return cols
+
+
+def schema(spec: SweepSpec, metadata: dict[str, str] | None = None):
+    """Arrow schema of the shard and merged files (one row per point)."""
+    import pyarrow as pa
+    md = {"specroof.spec_hash": spec.spec_hash}
+    md.update(metadata or {})
+    return pa.schema([pa.field(n, t) for n, t in _column_types(spec)], metadata=md)
+
+
+def _param_column(spec: SweepSpec, p: str, cells: list[dict[str, Any]], reps: int):
+    import pyarrow as pa
+    vals = [d[p] for d in cells]
+    if p in STRING_PARAMS:
+        dictionary = sorted({str(v) for v in vals})
+        pos = {v: j for j, v in enumerate(dictionary)}
+        idx = np.repeat(np.array([pos[str(v)] for v in vals], dtype=np.int32), reps)
+        return pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(dictionary, type=pa.string()))
+    mask = np.repeat(np.array([v == "default" for v in vals], dtype=bool), reps)
+    arr = np.repeat(np.array([0 if v == "default" else v for v in vals], dtype=np.int64), reps)
+    return pa.array(arr, mask=mask if mask.any() else None)
+
+
+def _tables(res: ShardResult, md: dict[str, str]):
+    """Arrow tables of a shard, one per row group of whole cells, one row per point (C-order: cell, acc, batch)."""
+    import pyarrow as pa
+    spec = res.spec
+    NA, NB = spec.n_acc, len(spec.batch)
+    per_cell = NA * NB
+    n = res.c1 - res.c0
+    step = max(1, ROW_GROUP_ROWS // per_cell)
+    sch = schema(spec, md)
+    types = dict(_column_types(spec))
+    cells_all = spec.cell_values(res.c0, res.c1)
+    msg_dict = pa.array(res.messages, type=pa.string())
+    acc = spec.acceptance_param
+    for s0 in range(0, n, step) if n else []:
+        s1 = min(n, s0 + step)
+        m = s1 - s0
+        cells = cells_all[s0:s1]
+        cols = {}
+        for name, t in types.items():
+            if name in res.fields or name == "k" and spec.auto:
+                level, arr = res.fields[name]
+                if level == "point":
+                    flat = arr[s0:s1].reshape(-1)
+                elif level == "cell_batch":
+                    flat = np.broadcast_to(arr[s0:s1, None, :], (m, NA, NB)).reshape(-1)
+                elif level == "cell":
+                    flat = np.broadcast_to(arr[s0:s1, None, None], (m, NA, NB)).reshape(-1)
+                else:
+                    flat = np.broadcast_to(arr[s0:s1, :, None], (m, NA, NB)).reshape(-1)
+                if name == "message":
+                    cols[name] = pa.DictionaryArray.from_arrays(pa.array(flat.astype(np.int32)), msg_dict)
+                else:
+                    cols[name] = pa.array(flat.astype(np.int64) if name in ("k", "verify_tokens") else flat)
+            elif name == "batch":
+                cols[name] = pa.array(np.tile(np.asarray(spec.batch, dtype=np.int64), m * NA))
+            elif name == acc:
+                if spec.acc_axis is not None:
+                    v = np.asarray(spec.acc_axis.values[acc], dtype=np.float64)
+                    cols[name] = pa.array(np.tile(np.repeat(v, NB), m))
+                else:
+                    cols[name] = pa.array(np.repeat(np.array([d[acc] for d in cells], dtype=np.float64), per_cell))
+            else:
+                cols[name] = _param_column(spec, name, cells, per_cell)
+        yield pa.Table.from_arrays([cols[f.name] for f in sch], schema=sch)
+
+
+def write_shard(spec: SweepSpec, i: int, n: int, sink: Any, kernel: str = "numba") -> int:
+    """Evaluate shard i of n and write it as Parquet to `sink` (a path or a writable binary file); returns rows."""
+    import pyarrow.parquet as pq
+    c0, c1 = shard_range(spec.n_cells, i, n)
+    res = evaluate(spec, c0, c1, kernel)
+    md = {"specroof.shard": f"{i}/{n}"}
+    rows = 0
+    with pq.ParquetWriter(sink, schema(spec, md), compression="zstd") as w:
+        for t in _tables(res, md):
+            w.write_table(t, row_group_size=t.num_rows)
+            rows += t.num_rows
+    return rows
+
+
+def shard_bytes(spec: SweepSpec, i: int, n: int) -> tuple[int, bytes]:
+    """Shard i of n as the bytes of its Parquet file (what a Dask worker returns)."""
+    buf = io.BytesIO()
+    write_shard(spec, i, n, buf)
+    return i, buf.getvalue()
+
+
+def _tmp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+
+
+def _atomic_bytes(path: Path, data: bytes) -> None:
+    tmp = _tmp(path)
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _atomic_with(path: Path, write: Callable[[Path], Any]) -> Any:
+    tmp = _tmp(path)
+    try:
+        r = write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return r
+
+
+def shard_path(out: Path, i: int, n: int) -> Path:
+    return Path(out) / "shards" / f"shard-{i}-of-{n}.parquet"
+
+
+def _manifest(spec: SweepSpec, n: int) -> dict[str, Any]:
+    return {"format": FORMAT, "specroof_version": __version__, "spec_hash": spec.spec_hash, "n_shards": n,
+            "n_cells": spec.n_cells, "n_points": spec.n_points, "points_per_cell": spec.points_per_cell,
+            "dims": list(spec.dims), "shape": list(spec.shape), "description": spec.description,
+            "spec": spec.normalized}
+
+
+def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[str, Any]:
+    """Write DIR/manifest.json (atomically) or check the one there against this spec and shard count."""
+    path = Path(out) / "manifest.json"
+    if path.exists():
+        try:
+            man = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise SpecError(f"{path}: unreadable manifest ({e})") from None
+        if spec is None:
+            return man
+        if man.get("spec_hash") != spec.spec_hash:
+            raise ScenarioError(f"{out} holds a sweep of another spec (hash {str(man.get('spec_hash'))[:12]}, this "
+                                f"one {spec.spec_hash[:12]}); use a new --out directory")
+        if man.get("specroof_version") != __version__:
+            raise ScenarioError(f"{out} was written by specroof {man.get('specroof_version')}; this is {__version__}"
+                                "; use a new --out directory")
+        if n is not None and man.get("n_shards") != n:
+            raise ScenarioError(f"{out} was split into {man.get('n_shards')} shards; pass --shard I/"
+                                f"{man.get('n_shards')} (or a new --out directory)")
+        return man
+    if spec is None:
+        raise ScenarioError(f"{out}: no manifest.json; not a sweep directory (run `specroof sweep SPEC --out DIR`)")
+    man = _manifest(spec, n or spec.default_shards())
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / "shards").mkdir(exist_ok=True)
+    _atomic_bytes(path, (json.dumps(man, indent=1, sort_keys=True) + "\n").encode())
+    return man
+
+
+def _shard_valid(path: Path, spec_hash: str, rows: int) -> bool:
+    import pyarrow.parquet as pq
+    try:
+        md = pq.read_metadata(path)
+    except Exception:   # noqa: BLE001 - missing, truncated or not Parquet: recompute
+        return False
+    meta = md.metadata or {}
+    return md.num_rows == rows and meta.get(b"specroof.spec_hash") == spec_hash.encode()
+
+
+def _shard_rows(man: dict[str, Any], i: int) -> int:
+    c0, c1 = shard_range(man["n_cells"], i, man["n_shards"])
+    return (c1 - c0) * man["points_per_cell"]
+
+
+def _progress(total: int, enabled: bool | None, desc: str):
+    from tqdm import tqdm
+    on = sys.stderr.isatty() if enabled is None else enabled
+    return tqdm(total=total, file=sys.stderr, disable=not on, unit="shard", desc=desc, leave=False)
+
+
+def sweep_to_dir(spec: "SweepSpec | dict[str, Any] | str | os.PathLike[str]", out: "str | os.PathLike[str]",
+                 shard: tuple[int, int] | None = None, n_shards: int | None = None, workers: int | None = None,
+                 scheduler: str | None = None, client: Any = None, progress: bool | None = None,
+                 merge_when_done: bool = True) -> dict[str, Any]:
+    """Run a sweep into DIR: the shards not yet there (all, or only `shard` = (I, N)), then merge if complete.
+
+    workers: run the shards on a local Dask cluster of that many processes; scheduler: on the Dask cluster at that
+    address; client: on an existing dask.distributed Client. Returns a summary dict.
+    """
+    s = load_spec(spec)
+    out = Path(out)
+    n = shard[1] if shard else n_shards
+    if n is not None and (not is_int(n) or n < 1):
+        raise ScenarioError(f"shards = {n!r}; expected an integer >= 1")
+    if shard:
+        shard_range(s.n_cells, shard[0], shard[1])
+    man = _check_manifest(out, s, n)
+    n = man["n_shards"]
+    wanted = [shard[0]] if shard else list(range(n))
+    todo = [i for i in wanted if not _shard_valid(shard_path(out, i, n), s.spec_hash, _shard_rows(man, i))]
+    t0 = time.perf_counter()
+    if todo:
+        if client is not None or workers is not None or scheduler is not None:
+            _run_dask(s, out, todo, n, workers, scheduler, client, progress)
+        else:
+            with _progress(len(todo), progress, "sweep") as bar:
+                for i in todo:
+                    _atomic_with(shard_path(out, i, n), lambda tmp, i=i: write_shard(s, i, n, str(tmp)))
+                    bar.update(1)
+    summary = {"out": str(out), "n_points": s.n_points, "n_cells": s.n_cells, "n_shards": n,
+               "shards_run": len(todo), "shards_skipped": len(wanted) - len(todo),
+               "seconds": time.perf_counter() - t0, "spec_hash": s.spec_hash, "merged": None}
+    if merge_when_done and not shard:
+        summary["merged"] = str(merge(out))
+    return summary
+
+
+def _run_dask(spec: SweepSpec, out: Path, todo: list[int], n: int, workers: int | None, scheduler: str | None,
+              client: Any, progress: bool | None) -> None:
+    from dask.distributed import Client, LocalCluster, as_completed
+    own = []
+    if client is None:
+        if scheduler is not None:
+            client = Client(scheduler)
+        else:
+            if not is_int(workers) or workers < 1:
+                raise ScenarioError(f"workers = {workers!r}; expected an integer >= 1")
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None)
+            own.append(cluster)
+            client = Client(cluster)
+        own.insert(0, client)
+    try:
+        futs = client.map(shard_bytes, [spec] * len(todo), todo, [n] * len(todo), pure=False)
+        with _progress(len(todo), progress, "sweep") as bar:
+            for fut in as_completed(futs):
+                i, data = fut.result()
+                _atomic_bytes(shard_path(out, i, n), data)
+                fut.release()
+                bar.update(1)
+    finally:
+        for o in own:
+            o.close()
+
+
+def merge(out: "str | os.PathLike[str]") -> Path:
+    """Check that every shard of DIR is there and valid, and join them (in shard order) into DIR/sweep.parquet."""
+    import pyarrow.parquet as pq
+    out = Path(out)
+    man = _check_manifest(out, None, None)
+    n, h = man["n_shards"], man["spec_hash"]
+    missing = [i for i in range(n) if not _shard_valid(shard_path(out, i, n), h, _shard_rows(man, i))]
+    if missing:
+        shown = ", ".join(map(str, missing[:20])) + (", ..." if len(missing) > 20 else "")
+        raise ScenarioError(f"{out}: incomplete sweep: {len(missing)} of {n} shards missing or invalid ({shown}); "
+                            f"run `specroof sweep SPEC --out {out}` (or --shard I/{n} for each) first")
+    dest = out / "sweep.parquet"
+    if _shard_valid(dest, h, man["n_points"]):
+        return dest
+    md = {"specroof.spec_hash": h, "specroof.version": man["specroof_version"],
+          "specroof.manifest": json.dumps(man, sort_keys=True, separators=(",", ":"))}
+
+    def write(tmp: Path) -> None:
+        first = pq.ParquetFile(shard_path(out, 0, n))
+        sch = first.schema_arrow.with_metadata(md)
+        with pq.ParquetWriter(str(tmp), sch, compression="zstd") as w:
+            for i in range(n):
+                pf = pq.ParquetFile(shard_path(out, i, n))
+                for g in range(pf.num_row_groups):
+                    t = pf.read_row_group(g)
+                    w.write_table(t.replace_schema_metadata(md), row_group_size=max(1, t.num_rows))
+    _atomic_with(dest, write)
+    for stale in list(out.glob(".*.tmp")) + list((out / "shards").glob(".*.tmp")):
+        stale.unlink(missing_ok=True)
+    return dest
+
+
+def read_sweep(out: "str | os.PathLike[str]"):
+    """The merged results of DIR as a pyarrow Table (merging first if needed)."""
+    import pyarrow.parquet as pq
+    return pq.read_table(merge(out))
+
+
+__all__ = ["Axis", "SweepSpec", "ShardResult", "evaluate", "load_spec", "merge", "parse_spec", "read_sweep",
+           "run_sweep", "schema", "shard_bytes", "shard_range", "sweep_to_dir", "to_dataset", "write_shard"]
