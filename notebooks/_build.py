@@ -283,7 +283,8 @@ t = time.perf_counter()
 ds = sweep.run_sweep(spec)
 print(f"{ds.speedup.size:,} points in {time.perf_counter() - t:.2f} s")
 ds"""),
-    ("md", """Best depth per point: the maximum over k. Where even the best k is below 1, speculation should be off."""),
+    ("md",
+     """Best depth per point: the maximum over k. Where even the best k is below 1, speculation should be off."""),
     ("code", """best = ds.speedup.where(ds.feasible).max("k")
 best_k = ds.speedup.where(ds.feasible).fillna(0).argmax("k") + 1
 h100 = best.sel(hardware="h100-sxm", context=4096)
@@ -303,7 +304,8 @@ for ax, hw in zip(axs, ["h100-sxm", "b200"]):
     ax.set_xlabel("batch")
 axs[0].set_ylabel("acceptance rate")
 fig.colorbar(m, ax=axs);"""),
-    ("md", """Long context moves the crossover: at 32k tokens the plain decode step is dominated by reading the KV cache,
+    ("md",
+     """Long context moves the crossover: at 32k tokens the plain decode step is dominated by reading the KV cache,
 which the verify pass reads once for all k + 1 tokens, so speculation keeps paying to larger batches."""),
     ("code", """fig, ax = plt.subplots(figsize=(7, 4))
 for L in [1024, 4096, 16384, 32768]:

@@ -41,7 +41,11 @@ _EXPORTS: dict[str, str] = {
     "StepResult": "step", "simulate_step": "step", "ValidationReport": "validation", "load_rows": "validation",
     "validate": "validation", "Parallelism": "workload", "Precision": "workload", "forward_pass": "workload",
 }
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = ["Acceptance", "CalibrationResult", "Deployment", "EngineProfile", "Hardware", "ModelConfigError",
+           "ModelShape", "OutputError", "Parallelism", "Precision", "Scenario", "ScenarioError", "SpecError",
+           "SpecroofError", "SpeedupResult", "StepResult", "ValidationReport", "calibrate", "forward_pass",
+           "list_engines", "list_hardware", "list_models", "load_engine", "load_hardware", "load_model", "load_rows",
+           "predict", "simulate_step", "speedup_curve", "validate", "write_profile", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

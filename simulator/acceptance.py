@@ -132,18 +132,18 @@ class Acceptance:
     source: str = ""
 
     @classmethod
-    def from_rate(cls, alpha: float) -> "Acceptance":
+    def from_rate(cls, alpha: float) -> Acceptance:
         return cls("iid", alpha=_check_alpha(alpha), source=f"alpha {alpha:g}")
 
     @classmethod
-    def from_rates(cls, rates) -> "Acceptance":
+    def from_rates(cls, rates) -> Acceptance:
         rs = tuple(float(_check_alpha(r, "per-position acceptance rate")) for r in rates)
         if not rs:
             raise ScenarioError("per-position acceptance rates: expected at least one rate")
         return cls("positional", rates=rs, alpha=rs[0], source="rates " + ",".join(f"{r:g}" for r in rs))
 
     @classmethod
-    def from_length(cls, tau: float, k: int) -> "Acceptance":
+    def from_length(cls, tau: float, k: int) -> Acceptance:
         """Invert tau = E(alpha, k) (i.i.d.) for alpha; tau = k + 1 maps to the alpha -> 1 limit."""
         k = _check_k(k)
         if k == 0:
@@ -151,7 +151,7 @@ class Acceptance:
         if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau <= k + 1):
             raise ScenarioError(f"acceptance length tau = {tau!r}; expected a number in [1, k+1] = [1, {k + 1}] "
                                 f"for k = {k}")
-        from scipy.optimize import brentq   # lazy: keeps `import simulator` fast (warm start of batch jobs)
+        from scipy.optimize import brentq  # lazy: keeps `import simulator` fast (warm start of batch jobs)
         if tau == 1.0:
             a = 0.0
         elif tau >= float(expected_tokens_iid(ALPHA_MAX, k)):
@@ -161,7 +161,7 @@ class Acceptance:
         return cls("iid", alpha=float(a), source=f"tau {tau:g} at k={k}")
 
     @classmethod
-    def from_tree_length(cls, tau: float, widths) -> "Acceptance":
+    def from_tree_length(cls, tau: float, widths) -> Acceptance:
         """Invert a tree's mean acceptance length for the i.i.d. alpha (per-depth a_j = 1 - (1 - alpha)^{w_j})."""
         w = list(widths)
         top = 1.0 + len(w)
@@ -175,7 +175,7 @@ class Acceptance:
 
     @classmethod
     def from_measurement(cls, tau: float, k: int, tree_tokens: int | None = None,
-                         tree_branching: int | None = None) -> "Acceptance":
+                         tree_branching: int | None = None) -> Acceptance:
         """A mean acceptance length measured at depth k: on a chain of k + 1, or on the tree the run verified."""
         v = verify_shape(_check_k(k), tree_tokens, tree_branching)
         return cls.from_length(tau, k) if v.is_chain else cls.from_tree_length(tau, v.widths)
@@ -202,7 +202,7 @@ class Acceptance:
             return self.expected_tokens(v.k)
         return self.expected_tokens_tree(v.widths)
 
-    def with_alpha(self, alpha: float) -> "Acceptance":
+    def with_alpha(self, alpha: float) -> Acceptance:
         """Same shape, scaled so the first-position rate is `alpha` (used for break-even searches)."""
         if self.kind == "positional" and self.rates[0] > 0:
             s = alpha / self.rates[0]

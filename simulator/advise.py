@@ -17,14 +17,23 @@ Everything here reads `speedup_curve` results (public API); no FLOP or time mode
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 from .acceptance import verify_shape
-from .engine_configs import (EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, engine_configs, num_or_none, ranges_text,
-                             repo_of)
+from .engine_configs import (
+    EMIT_ENGINES,
+    ConfigPlan,
+    EngineConfig,
+    KRange,
+    engine_configs,
+    num_or_none,
+    ranges_text,
+    repo_of,
+)
 from .errors import ScenarioError
 from .hazards import Hazard, check, load_hazards, resolve_options
 from .scenario import Scenario

@@ -7,9 +7,10 @@ variance (Bates & Watts 1988, §2.3); it is reported, not hidden, when parameter
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -94,7 +95,7 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
         e = engine_at(x)
         return np.log(np.array([predict_row(r, e, kw) for r, kw in zip(usable, prepared)]) / meas)
 
-    from scipy.optimize import least_squares   # lazy: keeps `import simulator` fast
+    from scipy.optimize import least_squares  # lazy: keeps `import simulator` fast
     x0 = np.array([_start(eng0, p) for p in params])
     lo = np.array([PARAMS[p][2] for p in params])
     hi = np.array([PARAMS[p][3] for p in params])

@@ -4,8 +4,9 @@ schedule over batch ranges (the schedule itself comes from `advise`). Text only:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 

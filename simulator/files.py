@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .errors import OutputError
 

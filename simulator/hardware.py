@@ -117,7 +117,7 @@ class Hardware:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Hardware":
+    def from_dict(cls, d: dict[str, Any]) -> Hardware:
         """Inverse of `to_dict` (SI units); unknown keys are an error."""
         names = {f.name for f in fields(cls)}
         bad = set(d) - names
@@ -128,7 +128,7 @@ class Hardware:
         kw["sources"] = tuple(kw.get("sources", ()))
         return cls(**kw)
 
-    def scaled(self, s: float) -> "Hardware":
+    def scaled(self, s: float) -> Hardware:
         """Copy with every rate (FLOP/s, bytes/s) multiplied by `s` and latencies divided by `s`."""
         d = self.to_dict()
         for k in list(d):

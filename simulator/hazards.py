@@ -12,9 +12,10 @@ An option that is unknown for a call (None) never satisfies a condition.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .data import data_dir, read_toml, suggest
 from .drafters import METHODS

@@ -14,7 +14,8 @@ from .workload import INF_WINDOW, Parallelism, Precision, kv_elems_per_token_lay
 
 def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
                           include_mtp: bool = False) -> float:
-    """Weights one rank holds: TP-split projections, FFNs and vocab; replicated norms, router and MLA down-projections."""
+    """Weights one rank holds: TP-split projections, FFNs and vocab; replicated norms, router and MLA
+    down-projections."""
     p = precision or Precision()
     tp = (par or Parallelism()).tp
     c = m.param_counts()
@@ -24,7 +25,8 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
         rep = m.d_model * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) * m.n_layers
         attn = (c["attention"] - rep) / tp + rep
     elif tp > m.n_kv_heads:  # replicated KV heads
-        attn += m.n_layers * m.attn_in_factor * m.d_model * 2 * m.d_head * (kv_heads_per_rank(m, tp) - m.n_kv_heads / tp)
+        attn += m.n_layers * m.attn_in_factor * m.d_model * 2 * m.d_head * (kv_heads_per_rank(m,
+                                                                            tp) - m.n_kv_heads / tp)
     moe = 0.0
     if m.is_moe:
         router = m.n_moe_layers * m.router_params()

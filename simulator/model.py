@@ -8,9 +8,10 @@ with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .data import data_dir, read_toml, suggest
 from .errors import ModelConfigError
@@ -200,7 +201,7 @@ class ModelShape:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ModelShape":
+    def from_dict(cls, d: dict[str, Any]) -> ModelShape:
         return cls(**d)
 
 
@@ -382,7 +383,8 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
         raise ModelConfigError(f"{source}: expected a JSON object, got {type(cfg).__name__}")
     mt = cfg.get("model_type")
     if mt not in _READERS:
-        raise ModelConfigError(f"{source}: unsupported model_type {mt!r}; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+        raise ModelConfigError(f"{source}: unsupported model_type {mt!r}; supported: "
+                               f"{', '.join(SUPPORTED_MODEL_TYPES)}")
     shape = _READERS[mt](cfg, source, name)
     kind = kind or (shape.kind if mt == "medusa" else _head_kind(cfg))
     if kind == "eagle-head":

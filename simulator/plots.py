@@ -16,8 +16,9 @@ Figure for multi-panel plots). Only infeasible points are hidden; nothing here c
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -176,7 +176,7 @@ def better(s, ok, best_s, best_ok):
 
 def break_even_alpha(acc: Acceptance, v: Verify, need: float) -> float:
     """The acceptance rate at which tokens per step reach `need` = T_spec / T_base (0: pays at any; nan: never)."""
-    from scipy.optimize import brentq   # lazy: keeps `import simulator` fast (scipy costs ~0.2 s)
+    from scipy.optimize import brentq  # lazy: keeps `import simulator` fast (scipy costs ~0.2 s)
     f = lambda a: acc.with_alpha(a).tokens(v) - need  # noqa: E731
     if f(0.0) >= 0:
         return 0.0

@@ -25,7 +25,7 @@ import numpy as np
 from ._jit import JIT
 from .errors import ScenarioError
 from .hardware import Hardware
-from .workload import (F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM, FAMILIES, N_FEAT, OpSet)
+from .workload import F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM, FAMILIES, N_FEAT, OpSet
 
 BOUNDS: tuple[str, ...] = ("memory", "compute", "communication")
 _NF = len(FAMILIES)

@@ -8,8 +8,9 @@ use downstream; the CLI gets a flag, sweeps a parameter and the Python API a key
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -194,7 +195,7 @@ class Scenario:
             raise ScenarioError(f"a tree of {self.tree_tokens} tokens is smaller than k + 1 = {self.k + 1}: it "
                                 f"cannot hold a chain of depth {self.k}")
 
-    def replace(self, **changes: Any) -> "Scenario":
+    def replace(self, **changes: Any) -> Scenario:
         """A copy with some fields changed (checked again)."""
         return replace(self, **changes)
 
@@ -216,7 +217,7 @@ class Scenario:
         """The verify shape at depth k (acceptance.verify_shape over this scenario's tree)."""
         return verify_shape(k, self.tree, self.tree_branching)
 
-    def resolve(self, loaded: dict[tuple[str, str], Any] | None = None) -> "Deployment":
+    def resolve(self, loaded: dict[tuple[str, str], Any] | None = None) -> Deployment:
         """Load and check everything the scenario names; `loaded` caches files read by name across calls."""
         return _resolve(self, loaded)
 

@@ -15,8 +15,17 @@ import numpy as np
 
 from .acceptance import Acceptance, Verify
 from .errors import ScenarioError
-from .pricing import (MemoryUse, base_step, better, break_even_alpha, candidates, context_message, max_batch, memory,
-                      spec_step)
+from .pricing import (
+    MemoryUse,
+    base_step,
+    better,
+    break_even_alpha,
+    candidates,
+    context_message,
+    max_batch,
+    memory,
+    spec_step,
+)
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario
 from .workload import INF_WINDOW
@@ -97,7 +106,7 @@ class SpeedupResult:
 
     def to_dataframe(self):
         """pandas DataFrame, one row per batch (needs pandas)."""
-        import pandas as pd   # lazy: pandas is an optional extra
+        import pandas as pd  # lazy: pandas is an optional extra
         return pd.DataFrame(self.to_dict()["points"])
 
 
@@ -112,7 +121,7 @@ class _Best:
     mem: MemoryUse
     ok: np.ndarray
 
-    def take(self, other: "_Best", mask: np.ndarray) -> None:
+    def take(self, other: _Best, mask: np.ndarray) -> None:
         self.v = [o if m else b for b, o, m in zip(self.v, other.v, mask)]
         for name in ("s", "tokens", "ok"):
             setattr(self, name, np.where(mask, getattr(other, name), getattr(self, name)))

@@ -143,14 +143,14 @@ class ValidationReport:
         for k, v in self.summary.items():
             out.append(f"| {k} | {v['n']} | {v['median_abs_error']:.1%} | {v['p90_abs_error']:.1%} | "
                        f"{v['max_abs_error']:.1%} |")
-        out += ["", "| row | published | source | metric | measured | predicted | error |", "|---|---|---|---|---|---|---|"]
+        out += ["", "| row | published | source | metric | measured | predicted | error |",
+                "|---|---|---|---|---|---|---|"]
         for r in self.rows:
+            head = f"| {r['row_id']} | {r['published_row']} | {r['source']} | {r['metric']} |"
             if r["skipped"]:
-                out.append(f"| {r['row_id']} | {r['published_row']} | {r['source']} | {r['metric']} | {r['measured']} | "
-                           f"skipped: {r['skipped']} | |")
+                out.append(f"{head} {r['measured']} | skipped: {r['skipped']} | |")
             else:
-                out.append(f"| {r['row_id']} | {r['published_row']} | {r['source']} | {r['metric']} | {r['measured']:.3g} | "
-                           f"{r['predicted']:.3g} | {r['error']:+.1%} |")
+                out.append(f"{head} {r['measured']:.3g} | {r['predicted']:.3g} | {r['error']:+.1%} |")
         return "\n".join(out) + "\n"
 
     def write(self, prefix: str | Path) -> tuple[Path, Path]:

@@ -112,7 +112,7 @@ class OpSet:
     def __len__(self) -> int:
         return len(self.names)
 
-    def concat(self, other: "OpSet", repeat: float = 1.0, prefix: str = "") -> "OpSet":
+    def concat(self, other: OpSet, repeat: float = 1.0, prefix: str = "") -> OpSet:
         """Ops of `self` followed by `other` run `repeat` times (e.g. k sequential draft steps)."""
         return OpSet(
             names=self.names + tuple(prefix + n for n in other.names),
@@ -170,7 +170,8 @@ def kv_heads_per_rank(m: ModelShape, tp: int) -> float:
 
 
 def kv_elems_per_token_layer_rank(m: ModelShape, tp: int) -> float:
-    """KV elements per token per layer on one rank. MLA's latent is shared by all heads, so every rank keeps all of it."""
+    """KV elements per token per layer on one rank. MLA's latent is shared by all heads, so every rank keeps all of
+    it."""
     if m.is_mla:
         return float(m.kv_elems_per_token_layer)
     return 2.0 * kv_heads_per_rank(m, tp) * m.d_head

@@ -19,13 +19,13 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return rc, out, err
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def model(mid):
     """A bundled model, loaded once per test session."""
     return load_model(mid)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ops_for(mid, tp=1, ep=1, weights="bf16", logits="all"):
     """Forward-pass ops of a bundled model, built once per test session."""
     return forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep), logits)

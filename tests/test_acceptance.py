@@ -5,10 +5,16 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from simulator.acceptance import (ALPHA_MAX, Acceptance, expected_tokens_iid, expected_tokens_positional,
-                                  expected_tokens_tree, tree_widths)
-from simulator.montecarlo import _mc_accept, monte_carlo_tokens
+from simulator.acceptance import (
+    ALPHA_MAX,
+    Acceptance,
+    expected_tokens_iid,
+    expected_tokens_positional,
+    expected_tokens_tree,
+    tree_widths,
+)
 from simulator.errors import ScenarioError
+from simulator.montecarlo import _mc_accept, monte_carlo_tokens
 
 from .strategies import alphas
 

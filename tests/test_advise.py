@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from simulator import Acceptance, speedup_curve
+from simulator.acceptance import default_tree_branching
 from simulator.advise import EMIT_ENGINES, MAX_POINTS, Advice, advise, advise_batches
 from simulator.engine_configs import ranges_text as _ranges
 from simulator.errors import ScenarioError, SpecError
-from simulator.acceptance import default_tree_branching
 
 from .helpers import run
 
@@ -35,13 +35,15 @@ def covers(schedule, lo, hi):
 @pytest.fixture(scope="module")
 def eagle_vllm() -> Advice:
     """Pays over the whole range 1..256 with several k (the README's default scenario under vLLM)."""
-    return advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm", batch_range=(1, 256), emit=EMIT_ENGINES)
+    return advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm", batch_range=(1, 256),
+                  emit=EMIT_ENGINES)
 
 
 @pytest.fixture(scope="module")
 def draft_off() -> Advice:
     """A separate draft model at alpha 0.7: speculation stops paying inside 1..256."""
-    return advise(hardware="h100-sxm", model="llama-3.1-8b", method="draft", engine="vllm", acceptance=Acceptance.from_rate(0.7),
+    return advise(hardware="h100-sxm", model="llama-3.1-8b", method="draft", engine="vllm",
+                  acceptance=Acceptance.from_rate(0.7),
                   batch_range=(1, 256), emit=["vllm", "sglang", "trtllm", "hf"])
 
 
@@ -110,7 +112,8 @@ def test_switch_off_above_the_crossover(draft_off):
 
 
 def test_sparse_grid_ends_the_on_range_at_the_crossover():
-    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="draft", engine="vllm", acceptance=Acceptance.from_rate(0.7),
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="draft", engine="vllm",
+               acceptance=Acceptance.from_rate(0.7),
                batch_range=(1, 300), max_points=8, emit=["vllm"])
     assert a.result.batch.tolist() == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300]
     covers(a.schedule, 1, 300)
@@ -121,7 +124,8 @@ def test_sparse_grid_ends_the_on_range_at_the_crossover():
 
 
 def test_moe_small_batch_is_switched_off_below_the_crossover():
-    a = advise(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", engine="sglang", acceptance=Acceptance.from_rate(0.7),
+    a = advise(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", engine="sglang",
+               acceptance=Acceptance.from_rate(0.7),
                batch_range=(1, 64), emit=["trtllm", "sglang"])
     r = a.result
     assert a.pays and r.speedup[0] < 1 and a.scheduled_k[0] == 0 and 1 in a.interior_off
@@ -133,7 +137,8 @@ def test_moe_small_batch_is_switched_off_below_the_crossover():
 
 
 def test_never_pays():
-    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="sglang", acceptance=Acceptance.from_rate(0.02),
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="sglang",
+               acceptance=Acceptance.from_rate(0.02),
                batch_range=(1, 16), emit=["vllm", "sglang", "trtllm"])
     assert not a.pays and a.off_above is None and a.fixed_k == 0 and np.isnan(a.fixed_worst_ratio)
     assert len(a.schedule) == 1 and a.schedule[0].k == 0 and (a.scheduled_k == 0).all()
@@ -157,7 +162,8 @@ def test_vllm_config(eagle_vllm):
 
 def test_vllm_config_single_k_has_no_table():
     # a range over which the best k does not change (asserted): one k, no per-batch table
-    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", batch_range=(2, 4), tp=2, emit="vllm")
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", batch_range=(2, 4),
+               tp=2, emit="vllm")
     assert len({r.k for r in a.schedule}) == 1, a.schedule
     cfg = vllm_json(a.config("vllm").text)
     assert "num_speculative_tokens_per_batch_size" not in cfg and not a.dynamic
@@ -203,7 +209,8 @@ def test_trtllm_config(eagle_vllm, draft_off):
 
 
 def test_trtllm_max_concurrency_with_one_k():
-    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="trtllm", acceptance=Acceptance.from_rate(0.5),
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="trtllm",
+               acceptance=Acceptance.from_rate(0.5),
                batch_range=(1, 512), max_points=16, k_max=1)
     assert a.off_above is not None and [r.k for r in a.schedule] == [1, 0]
     text = a.config("trtllm").text
@@ -226,11 +233,13 @@ def test_hf_config(draft_off):
     c = draft_off.config("hf")
     assert c.kind == "python" and 'assistant_model=AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-1B' \
         in c.text and f"num_assistant_tokens={draft_off.schedule[0].k}" in c.text
-    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="hf", acceptance=Acceptance.from_rate(0.6),
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="hf",
+               acceptance=Acceptance.from_rate(0.6),
                batch_range=(1, 2))
     assert [c.engine for c in a.configs] == ["hf"] and "prompt_lookup_num_tokens=" in a.configs[0].text
     assert "hf-assisted-batch-1-only" in [h.id for h in a.hazards]
-    b = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="hf", acceptance=Acceptance.from_rate(0.6),
+    b = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="hf",
+               acceptance=Acceptance.from_rate(0.6),
                batch_range=(2, 3))
     assert b.configs[0].text == "" and "outside this range" in b.configs[0].notes[0]
 
@@ -257,7 +266,8 @@ def test_engines_without_the_method_say_so(engine, method, kw, needle):
 
 
 def test_mtp_configs_and_relaxed_acceptance():
-    a = advise(hardware="b200", model="deepseek-r1", method="mtp", engine="trtllm", tp=8, precision="fp8", batch_range=(1, 8),
+    a = advise(hardware="b200", model="deepseek-r1", method="mtp", engine="trtllm", tp=8, precision="fp8",
+               batch_range=(1, 8),
                options={"relaxed_acceptance": True}, emit=["trtllm", "sglang", "vllm"])
     t = a.config("trtllm").text
     assert "decoding_type: MTP" in t and "num_nextn_predict_layers:" in t and "tensor_parallel_size: 8" in t
@@ -269,7 +279,8 @@ def test_mtp_configs_and_relaxed_acceptance():
 
 
 def test_tree_overlap_and_hazards():
-    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", tree_tokens=16, batch_range=(1, 4),
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", tree_tokens=16,
+               batch_range=(1, 4),
                options={"overlap_scheduler": True, "prefix_caching": True}, emit=["sglang", "vllm", "trtllm"])
     assert any("speculative_token_tree" in n for n in a.config("vllm").notes)
     assert any("use_dynamic_tree" in n for n in a.config("trtllm").notes)
@@ -285,7 +296,8 @@ def test_tree_overlap_and_hazards():
 
 
 def test_default_emit_and_placeholders():
-    a = advise(hardware="h100-sxm", model="qwen3-8b", method="eagle3", engine="ideal", acceptance=Acceptance.from_rate(0.7),
+    a = advise(hardware="h100-sxm", model="qwen3-8b", method="eagle3", engine="ideal",
+               acceptance=Acceptance.from_rate(0.7),
                batch_range=(1, 2))
     assert [c.engine for c in a.configs] == ["vllm", "sglang", "trtllm"]
     assert "<path to eagle3-head-for-qwen3-8b>" in a.config("vllm").text
@@ -305,7 +317,8 @@ def test_assumptions_mark_a_prediction(eagle_vllm):
 
 
 def test_infeasible_batches_are_reported():
-    a = advise(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", engine="vllm", acceptance=Acceptance.from_rate(0.7),
+    a = advise(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", engine="vllm",
+               acceptance=Acceptance.from_rate(0.7),
                batch_range=(64, 200), max_points=8)
     assert not a.result.feasible[-1] and a.schedule[-1].k == 0
     assert any("does not fit" in x for x in a.assumptions)
@@ -400,7 +413,8 @@ def test_cli_tree(capsys):
     (["--hazards", "/nonexistent/x.toml"], "file not found"),
     (["--method", "ngram"], "no published default acceptance"),
     (["--acceptance-length", "2.5"], "--acceptance-length needs the k it was measured at"),
-    (["--plot", "/nonexistent/dir/a.png", "--max-batch", "2"], "--plot /nonexistent/dir/a.png: folder /nonexistent/dir does not exist"),
+    (["--plot", "/nonexistent/dir/a.png", "--max-batch", "2"],
+     "--plot /nonexistent/dir/a.png: folder /nonexistent/dir does not exist"),
 ])
 def test_cli_errors(capsys, args, needle):
     rc, out, err = run(capsys, "advise", *args)

@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .helpers import run
 from simulator.hardware import list_hardware
 from simulator.model import list_models
 from simulator.workload import FAMILIES
+
+from .helpers import run
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -19,8 +19,15 @@ from hypothesis import strategies as st
 from simulator import units as u
 from simulator.data import check_keys, data_dir, figure, read_toml, suggest
 from simulator.errors import ScenarioError, SpecError
-from simulator.hardware import (DEFAULT_ALLREDUCE_LATENCY_S, DEFAULT_HBM_FRACTION, DEFAULT_LINK_FRACTION, Hardware,
-                                list_hardware, load_hardware, resolve_hardware_name)
+from simulator.hardware import (
+    DEFAULT_ALLREDUCE_LATENCY_S,
+    DEFAULT_HBM_FRACTION,
+    DEFAULT_LINK_FRACTION,
+    Hardware,
+    list_hardware,
+    load_hardware,
+    resolve_hardware_name,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC_DIR = REPO / "hardware_specs"

@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
+from simulator.drafters import METHODS
 from simulator.errors import ScenarioError, SpecError
 from simulator.hazards import OPTIONS, SEVERITIES, Hazard, bundled_files, check, load_hazards, resolve_options
-from simulator.drafters import METHODS
 
 from .helpers import run
 

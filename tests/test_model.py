@@ -20,8 +20,15 @@ from hypothesis import strategies as st
 
 from simulator.data import read_toml
 from simulator.errors import ModelConfigError
-from simulator.model import (SUPPORTED_MODEL_TYPES, ModelShape, list_models, load_model, model_record,
-                             read_config, shape_from_config)
+from simulator.model import (
+    SUPPORTED_MODEL_TYPES,
+    ModelShape,
+    list_models,
+    load_model,
+    model_record,
+    read_config,
+    shape_from_config,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS_DIR = REPO / "models"

@@ -8,8 +8,7 @@ import builtins
 import numpy as np
 import pytest
 
-from simulator import Acceptance, speedup_curve
-from simulator import plots
+from simulator import Acceptance, plots, speedup_curve
 from simulator.advise import advise
 from simulator.errors import OutputError, ScenarioError
 
@@ -83,7 +82,8 @@ def test_hardware_comparison_and_advice(results, tmp_path):
     fig = plots.hardware_comparison(list(results.values()))
     assert len(fig.axes) == 3 and fig.axes[0].get_title() == "h100-sxm"
     png(fig, tmp_path, "hw.png")
-    adv = advise(hardware="h100-sxm", model="llama-3.1-8b", method="draft", engine="vllm", acceptance=Acceptance.from_rate(0.7),
+    adv = advise(hardware="h100-sxm", model="llama-3.1-8b", method="draft", engine="vllm",
+                 acceptance=Acceptance.from_rate(0.7),
                  batch_range=(1, 256), max_points=12)
     fig = plots.advice(adv)
     assert len(fig.axes) == 2 and any(f"off above {adv.off_above}" == t.get_text() for t in fig.axes[0].texts)

@@ -22,13 +22,14 @@ from hypothesis import strategies as st
 from simulator.engine import list_engines, load_engine
 from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.hardware import list_hardware, load_hardware
+from simulator.memory import weight_bytes_per_rank
 from simulator.model import list_models, model_record
 from simulator.roofline import BOUNDS, rates, step_times, step_times_reference
 from simulator.scenario import Scenario, make_precision
 from simulator.step import simulate_step
-from .helpers import model, ops_for
-from simulator.memory import weight_bytes_per_rank
 from simulator.workload import FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals
+
+from .helpers import model, ops_for
 
 REPO = Path(__file__).resolve().parents[1]
 HW = list_hardware()
@@ -36,7 +37,7 @@ IDS = [m for m in list_models() if model_record(m).kind == "target"]   # heads a
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def hw(name):
     return load_hardware(name)
 

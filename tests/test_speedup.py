@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.acceptance import Acceptance
-from simulator.errors import ScenarioError
 from simulator.drafters import METHODS, make_drafter
+from simulator.errors import ScenarioError
 from simulator.model import load_model
 from simulator.speedup import speedup_curve
 from simulator.workload import Parallelism, Precision
@@ -203,7 +203,7 @@ def test_result_dataframe_and_json_views():
 
 def test_review_fixes_tree_window_fc():
     from simulator.acceptance import expected_tokens_tree, tree_widths
-    from simulator.model import shape_from_config, read_config
+    from simulator.model import read_config, shape_from_config
     from simulator.workload import causal_pairs
     # Backbone tree: reaching depth j needs the top-1 path; a 64-token Medusa tree calibrated at tau 2.32 must not
     # yield more tokens from a reshaped tree of the same size at the same alpha than a generous bound allows.

@@ -19,10 +19,19 @@ from hypothesis import strategies as st
 
 from simulator import Acceptance, speedup_curve
 from simulator.cli import main
-from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.drafters import METHODS
-from simulator.sweep import (evaluate, load_spec, merge, parse_spec, read_sweep, run_sweep, shard_range, sweep_to_dir,
-                             to_dataset)
+from simulator.errors import ModelConfigError, ScenarioError, SpecError
+from simulator.sweep import (
+    evaluate,
+    load_spec,
+    merge,
+    parse_spec,
+    read_sweep,
+    run_sweep,
+    shard_range,
+    sweep_to_dir,
+    to_dataset,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 FIELDS = ("speedup", "tokens_per_step", "base_step_s", "spec_step_s", "draft_s", "verify_s", "overhead_s",
@@ -260,7 +269,7 @@ def test_shards_partition_the_grid():
         covered = np.concatenate([np.arange(c0, c1) for c0, c1 in ranges])
         np.testing.assert_array_equal(covered, np.arange(s.n_cells))     # disjoint, ordered, complete
         parts = [evaluate(s, c0, c1) for c0, c1 in ranges]
-        for name, (level, arr) in whole.fields.items():
+        for name, (_level, arr) in whole.fields.items():
             joined = np.concatenate([p.fields[name][1] for p in parts])
             if name == "message":
                 joined = np.concatenate([np.asarray(p.messages, dtype=object)[p.fields[name][1]] for p in parts])

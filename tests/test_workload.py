@@ -13,12 +13,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.errors import ScenarioError
+from simulator.memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
 from simulator.model import list_models, load_model, model_record
 from simulator.units import DTYPE_BYTES
-from simulator.workload import (F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM, N_FEAT, Parallelism, Precision,
-                                experts_touched_fraction, features, forward_pass, kv_elems_per_token_layer_rank,
-                                kv_heads_per_rank, op_totals)
-from simulator.memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
+from simulator.workload import (
+    F_B,
+    F_BL,
+    F_CAUSAL,
+    F_ONE,
+    F_T,
+    F_TL,
+    F_U,
+    FAM,
+    N_FEAT,
+    Parallelism,
+    Precision,
+    experts_touched_fraction,
+    features,
+    forward_pass,
+    kv_elems_per_token_layer_rank,
+    kv_heads_per_rank,
+    op_totals,
+)
 
 from .helpers import model, ops_for
 

@@ -8,7 +8,7 @@ that `specroof --help` and argument errors never import numba.
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..errors import SpecroofError
 from ..version import __version__

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from . import fmt
-from .args import (add_acceptance_args, add_format, add_option_args, add_scenario_args, int_arg, scenario_from)
+from .args import add_acceptance_args, add_format, add_option_args, add_scenario_args, int_arg, scenario_from
 
 EMIT = ("vllm", "sglang", "trtllm", "hf")
 
@@ -85,7 +85,7 @@ def _print(adv: Any, lo: int, hi: int) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from ..advise import advise        # lazy: keeps --help free of numba
+    from ..advise import advise  # lazy: keeps --help free of numba
     lo = min(a.batch)
     hi = a.max_batch if a.max_batch is not None else max(a.batch)
     if a.plot:
@@ -94,7 +94,8 @@ def run(a: argparse.Namespace) -> int:
     adv = advise(scenario_from(a, batch=(lo,)), batch_range=(lo, hi), hazard_files=a.hazards, emit=a.emit,
                  max_points=a.max_points)
     if a.plot:
-        from ..plots import advice as advice_plot, save
+        from ..plots import advice as advice_plot
+        from ..plots import save
         print(f"wrote {save(advice_plot(adv), a.plot, close=True)}", file=sys.stderr)
     if a.format == "json":
         print(fmt.dumps(adv.to_dict()))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import ScenarioError
 from ..hazards import OPTIONS
@@ -148,7 +149,7 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
 
 def acceptance_from(a: argparse.Namespace) -> Any:
     """The Acceptance the flags describe, or None for the method's published default."""
-    from ..acceptance import Acceptance   # acceptance imports scipy lazily; no numba
+    from ..acceptance import Acceptance  # acceptance imports scipy lazily; no numba
     if a.acceptance_rate is not None:
         return Acceptance.from_rate(a.acceptance_rate)
     if a.acceptance_rates is not None:

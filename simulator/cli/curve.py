@@ -64,7 +64,7 @@ def crossover_text(d: dict[str, Any]) -> str:
 
 
 def run(a: argparse.Namespace) -> int:
-    from ..speedup import predict          # lazy: keeps --help free of numba
+    from ..speedup import predict  # lazy: keeps --help free of numba
     s = scenario_from(a)
     if a.plot:
         from ..files import check_output

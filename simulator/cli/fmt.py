@@ -7,7 +7,8 @@ import csv
 import io
 import json
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

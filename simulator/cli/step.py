@@ -22,7 +22,7 @@ def add(sub: Any, name: str) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from ..step import simulate_step       # lazy: keeps --help free of numba
+    from ..step import simulate_step  # lazy: keeps --help free of numba
     from ..workload import FAMILIES
     r = simulate_step(scenario=scenario_from(a, method=None), query_tokens=a.query_tokens)
     d = r.to_dict()

@@ -30,7 +30,7 @@ def _need(*modules: str) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from .. import sweep           # lazy: keeps --help free of numba
+    from .. import sweep  # lazy: keeps --help free of numba
     _need("pyarrow", "tqdm", *(("distributed",) if a.workers or a.scheduler else ()))
     if a.merge is not None:
         if a.spec is not None or a.out is not None or a.shard or a.shards or a.workers or a.scheduler or a.dry_run:

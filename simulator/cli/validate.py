@@ -36,7 +36,7 @@ def add(sub: Any, name: str) -> None:
 def run_validate(a: argparse.Namespace) -> int:
     from ..engine import load_engine
     from ..files import check_output
-    from ..validation import validate    # lazy: keeps --help free of numba
+    from ..validation import validate  # lazy: keeps --help free of numba
     engines = {}
     for spec in a.engine_override or []:
         name, _, path = spec.partition("=")

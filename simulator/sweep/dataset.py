@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from ..version import __version__
 from ..errors import ScenarioError
+from ..version import __version__
 from .evaluate import ShardResult, evaluate
 from .spec import SweepSpec, is_int, is_num, load_spec
 
-
-FIELD_ORDER = ("speedup", "k", "verify_tokens", "tokens_per_step", "alpha", "base_step_s", "spec_step_s", "draft_s", "verify_s",
+FIELD_ORDER = ("speedup", "k", "verify_tokens", "tokens_per_step", "alpha", "base_step_s", "spec_step_s",
+               "draft_s", "verify_s",
                 "overhead_s", "memory_bytes", "feasible", "message")
 ATTRS = {
     "speedup": "tokens_per_step * base_step_s / spec_step_s (speedup_curve)",
@@ -91,7 +91,7 @@ def _coord_array(vals: tuple) -> np.ndarray:
     return np.array(vals, dtype=object)
 
 
-def run_sweep(spec: "SweepSpec | dict[str, Any] | str | os.PathLike[str]", kernel: str = "numba"):
+def run_sweep(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], kernel: str = "numba"):
     """Evaluate a whole sweep in memory and return it as an xarray Dataset."""
     s = load_spec(spec)
     return to_dataset(evaluate(s, kernel=kernel))

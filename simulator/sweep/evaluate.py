@@ -271,7 +271,8 @@ class _Arrays:
         tok = np.empty(self.shape)
         k_gather_acc(choice, self.tokens, tok)
         f: dict[str, tuple[str, np.ndarray]] = {"speedup": ("point", speedup), "tokens_per_step": ("point", tok),
-                                                "alpha": ("cell_acc", sh.alpha), "base_step_s": ("cell_batch", self.base)}
+                                                "alpha": ("cell_acc", sh.alpha), "base_step_s": ("cell_batch",
+                                                          self.base)}
         for j, name in enumerate(("draft_s", "verify_s", "overhead_s", "spec_step_s")):
             out = np.empty(self.shape)
             k_gather(choice, self.parts[j], out)

@@ -17,18 +17,19 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 from ..data import read_toml, suggest
 from ..engine import load_engine
+from ..errors import SpecError, SpecroofError
 from ..hardware import load_hardware
 from ..model import load_model
-from ..errors import SpecError, SpecroofError
 from ..scenario import Scenario, check_value, field_kind, scenario_fields
 
 _CELL = ("k", "acceptance_k", "context")
@@ -397,7 +398,7 @@ def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
     return spec
 
 
-def load_spec(source: "SweepSpec | dict[str, Any] | str | os.PathLike[str]") -> SweepSpec:
+def load_spec(source: SweepSpec | dict[str, Any] | str | os.PathLike[str]) -> SweepSpec:
     """A SweepSpec from a TOML path, a dict (the parsed TOML) or a SweepSpec."""
     if isinstance(source, SweepSpec):
         return source

@@ -14,13 +14,14 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from ..version import __version__
 from ..errors import ScenarioError, SpecError
+from ..version import __version__
 from .dataset import FIELD_ORDER
 from .evaluate import ShardResult, evaluate
 from .spec import ACCEPTANCE, FORMAT, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec
@@ -102,7 +103,7 @@ def _tables(res: ShardResult, md: dict[str, str]):
         m = s1 - s0
         cells = cells_all[s0:s1]
         cols = {}
-        for name, t in types.items():
+        for name in types:
             if name in res.fields or name == "k" and spec.auto:
                 level, arr = res.fields[name]
                 if level == "point":
@@ -238,7 +239,7 @@ def _progress(total: int, enabled: bool | None, desc: str):
     return tqdm(total=total, file=sys.stderr, disable=not on, unit="shard", desc=desc, leave=False)
 
 
-def sweep_to_dir(spec: "SweepSpec | dict[str, Any] | str | os.PathLike[str]", out: "str | os.PathLike[str]",
+def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | os.PathLike[str],
                  shard: tuple[int, int] | None = None, n_shards: int | None = None, workers: int | None = None,
                  scheduler: str | None = None, client: Any = None, progress: bool | None = None,
                  merge_when_done: bool = True) -> dict[str, Any]:
@@ -303,7 +304,7 @@ def _run_dask(spec: SweepSpec, out: Path, todo: list[int], n: int, workers: int 
             o.close()
 
 
-def merge(out: "str | os.PathLike[str]") -> Path:
+def merge(out: str | os.PathLike[str]) -> Path:
     """Check that every shard of DIR is there and valid, and join them (in shard order) into DIR/sweep.parquet."""
     import pyarrow.parquet as pq
     out = Path(out)
@@ -335,11 +336,8 @@ def merge(out: "str | os.PathLike[str]") -> Path:
     return dest
 
 
-def read_sweep(out: "str | os.PathLike[str]"):
+def read_sweep(out: str | os.PathLike[str]):
     """The merged results of DIR as a pyarrow Table (merging first if needed)."""
     import pyarrow.parquet as pq
     return pq.read_table(merge(out))
 
-
-__all__ = ["Axis", "SweepSpec", "ShardResult", "evaluate", "load_spec", "merge", "parse_spec", "read_sweep",
-           "run_sweep", "schema", "shard_bytes", "shard_range", "sweep_to_dir", "to_dataset", "write_shard"]

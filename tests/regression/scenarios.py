@@ -140,7 +140,7 @@ def sweep(spec: dict[str, Any]) -> dict[str, Any]:
     from simulator.sweep import evaluate, load_spec
     res = evaluate(load_spec(spec))
     out = {}
-    for name, (level, arr) in sorted(res.fields.items()):
+    for name, (_level, arr) in sorted(res.fields.items()):
         a = np.asarray(arr)
         if name == "message":
             a = np.array([res.messages[int(i)] for i in a.ravel()]).reshape(a.shape)
