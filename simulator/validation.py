@@ -1,7 +1,9 @@
 """Predicted against published measurements: `validation/rows.csv` (schema in validation/README.md).
 
-Each row is a complete scenario (hardware, engine, model, method, batch, context, k/tree, measured tau if published)
-and one measured value. Rows that cannot be simulated are reported as skipped, with the reason.
+Each row is a complete scenario (hardware, engine, model, method or none, batch or concurrency, context, k/tree,
+measured tau if published) and one measured value. Rows that cannot be simulated are reported as skipped, with the
+reason. Rows are grouped by `source_id` (one independent publication or measurement campaign) for per-source
+summaries and leave-one-source-out cross-validation.
 """
 
 from __future__ import annotations
@@ -22,11 +24,20 @@ from .hardware import load_hardware
 from .model import load_model
 from .scenario import Scenario
 from .speedup import predict
+from .step import simulate_step
 
-REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "batch", "metric", "measured")
-OPTIONAL = ("source_url", "locator", "published_row", "tp", "ep", "precision", "expert_precision", "kv_precision",
-            "draft", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "notes")
-METRICS = ("speedup", "base_step_s", "spec_step_s", "tokens_per_s_per_user", "tokens_per_s_per_gpu")
+REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric", "measured")
+OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp", "dp", "ep", "engine_version",
+            "precision", "expert_precision", "attention_precision", "kv_precision", "draft", "batch", "concurrency",
+            "isl", "osl", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler",
+            "notes")
+# Step-level metrics (a decode step at a batch): predicted by `predict`. A row with a concurrency instead of a batch
+# is priced at batch = concurrency and context = isl + osl / 2 (the mean context over a request's decode).
+STEP_METRICS = ("speedup", "base_step_s", "spec_step_s", "tpot_s", "itl_s", "tokens_per_s_per_user",
+                "tokens_per_s_per_gpu")
+# Serving-level metrics (prefill, TTFT, end to end): predicted by `serve`.
+SERVING_METRICS = ("ttft_s", "e2e_s", "e2e_speedup", "throughput_ratio")
+METRICS = STEP_METRICS + SERVING_METRICS
 
 
 def default_rows_path() -> Path:
@@ -100,16 +111,53 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
     return replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
 
 
+def _text(r: dict[str, str], key: str, default: str | None = None) -> str | None:
+    return (r.get(key) or "").strip() or default
+
+
+def row_batch_context(r: dict[str, str]) -> tuple[int, int]:
+    """(batch, context) of a row: its batch, or its concurrency (a serving run's decode batch in steady state); its
+    context, or isl + osl / 2 (the mean context over a request's decode), or 1024."""
+    batch = _int(r, "batch") or _int(r, "concurrency")
+    if batch is None:
+        raise ScenarioError(f"row {r['row_id']}: needs a batch or a concurrency")
+    ctx = _int(r, "context")
+    if ctx is None:
+        isl, osl = _int(r, "isl"), _int(r, "osl")
+        ctx = isl + (osl or 0) // 2 if isl is not None else 1024
+    return batch, ctx
+
+
 def row_scenario(r: dict[str, str]) -> Scenario:
-    """The row as a Scenario (one batch), with its hardware, model and engine loaded once."""
-    text = lambda key, default=None: (r.get(key) or "").strip() or default  # noqa: E731
-    return Scenario(hardware=load_hardware(text("hardware", "")), model=load_model(text("model", "")),
-                    method=text("method"), draft=text("draft"), engine=_row_engine(r, load_engine(text("engine", ""))),
-                    acceptance=row_acceptance(r), k=_int(r, "k", 3), tree_tokens=_int(r, "tree_tokens"),
-                    tree_branching=_int(r, "tree_branching"), batch=(_int(r, "batch"),),
-                    context=_int(r, "context", 1024), tp=_int(r, "tp", 1), ep=_int(r, "ep", 1),
-                    precision=text("precision", "bf16"), kv_precision=text("kv_precision"),
-                    expert_precision=text("expert_precision"))
+    """The row as a Scenario (one batch), with its hardware, model and engine loaded once. A row without a method
+    (or with method none) is a plain decode row: the Scenario has method None."""
+    method = _text(r, "method")
+    method = None if method in (None, "none") else method
+    if (_int(r, "dp") or 1) > 1:
+        raise ScenarioError(f"row {r['row_id']}: dp = {_int(r, 'dp')}: attention data parallelism is not modelled")
+    if r["metric"] in SERVING_METRICS:
+        raise ScenarioError(f"row {r['row_id']}: {r['metric']} is a serving metric (prefill and end-to-end latency), "
+                            "which step pricing does not predict")
+    batch, ctx = row_batch_context(r)
+    return Scenario(hardware=load_hardware(_text(r, "hardware", "")), model=load_model(_text(r, "model", "")),
+                    method=method, draft=_text(r, "draft"), engine=_row_engine(r, load_engine(_text(r, "engine", ""))),
+                    acceptance=row_acceptance(r) if method else None, k=_int(r, "k", 3) if method else 3,
+                    tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"), batch=(batch,),
+                    context=ctx, tp=_int(r, "tp", 1), ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
+                    kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"))
+
+
+def _plain(s: Scenario, metric: str) -> float:
+    """A plain decode row: the base step at the row's batch."""
+    st = simulate_step(scenario=s)
+    if not st.feasible[0]:
+        raise ScenarioError(f"infeasible: {st.message[0]}")
+    t, b, n = float(st.step_s[0]), float(st.batch[0]), float(st.scenario["n_gpus"])
+    values = {"base_step_s": t, "tpot_s": t, "itl_s": t, "tokens_per_s_per_user": 1.0 / t,
+              "tokens_per_s_per_gpu": b / t / n}
+    if metric not in values:
+        raise ScenarioError(f"metric {metric} needs speculation (a method)")
+    return values[metric]
 
 
 def predict_row(r: dict[str, str], engine: EngineProfile | None = None, scenario: Scenario | None = None) -> float:
@@ -118,12 +166,15 @@ def predict_row(r: dict[str, str], engine: EngineProfile | None = None, scenario
     s = scenario if scenario is not None else row_scenario(r)
     if engine is not None:
         s = s.replace(engine=_row_engine(r, engine))
+    m = r["metric"]
+    if s.method is None:
+        return _plain(s, m)
     res = predict(s)
     if not res.feasible[0]:
         raise ScenarioError(f"infeasible: {res.message[0]}")
-    m = r["metric"]
+    spec_tpot = res.spec_step_s / res.tokens_per_step
     return float({"speedup": res.speedup, "base_step_s": res.base_step_s, "spec_step_s": res.spec_step_s,
-                  "tokens_per_s_per_user": res.tokens_per_s_per_user,
+                  "tpot_s": spec_tpot, "itl_s": res.spec_step_s, "tokens_per_s_per_user": res.tokens_per_s_per_user,
                   "tokens_per_s_per_gpu": res.tokens_per_s_per_gpu}[m][0])
 
 
