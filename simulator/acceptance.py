@@ -8,7 +8,11 @@ Spec-Bench "#Mean Accepted Tokens", the "Acceptance Rate" column of TensorRT-LLM
 - positional: E = 1 + sum_i prod_{j<=i} a_j, with a_j the rate at position j given positions < j were accepted
              (conditional rates; vLLM per-position acceptance metrics). Beyond the last given position the last rate
              repeats; that is the documented rule for a longer k.
-- tau:       alpha solved from E(alpha, k0) = tau (scipy brentq); other k use that alpha (i.i.d. extrapolation).
+- decay:     a_j = a_1 * d^(j-1), the conditional rate falling geometrically with draft position (d = 1 is i.i.d.);
+             d per method is fitted on published tables of tau at several k (acceptance/decay.toml,
+             tools/fit_acceptance_decay.py): a drafter conditioned on its own earlier guesses drifts (EAGLE-1
+             d = 0.88, DeepSeek's one MTP module reused beyond depth 1 d = 0.71) or barely does (EAGLE-3 0.97).
+- tau:       a_1 solved from E(a_1, d, k0) = tau (scipy brentq); other k follow the decay model (d = 1: i.i.d.).
 - trees:     a backbone chain (the top-1 draft at each depth) with w_j - 1 sibling candidates at depth j, all children
              of the backbone node above. Depth j is reached only through the backbone (probability prod_{i<j} a_i),
              and one of its w_j candidates is accepted with 1 - (1 - a_j)^{w_j} (independent candidates):
@@ -120,16 +124,26 @@ def expected_tokens_tree(rate_at_depth, widths) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Acceptance:
-    """Acceptance model. Build with `from_rate`, `from_rates` or `from_length`.
+    """Acceptance model. Build with `from_rate`, `from_rates`, `from_length` or `from_measurement`.
 
-    kind : "iid" | "positional"; alpha : i.i.d. rate; rates : per-position conditional rates;
-    source : how it was given (for reports), e.g. "tau 2.79 at k=3".
+    kind : "iid" | "positional" | "decay"; alpha : the i.i.d. rate, or the first position's; rates : per-position
+    conditional rates; decay : d of the decay model (1: i.i.d.); source : how it was given (for reports), e.g.
+    "tau 2.79 at k=3".
     """
 
     kind: str
     alpha: float = 0.0
     rates: tuple[float, ...] = ()
     source: str = ""
+    decay: float = 1.0
+
+    @property
+    def model(self) -> str:
+        """Which model extrapolates to other depths k (for reports)."""
+        if self.kind == "decay":
+            return f"per-position decay d = {self.decay:g} (a_j = a_1 d^(j-1))"
+        return {"iid": "i.i.d. (Leviathan et al. 2023 eq. 1)",
+                "positional": "given per-position rates, the last one repeated"}[self.kind]
 
     @classmethod
     def from_rate(cls, alpha: float) -> Acceptance:
@@ -143,47 +157,50 @@ class Acceptance:
         return cls("positional", rates=rs, alpha=rs[0], source="rates " + ",".join(f"{r:g}" for r in rs))
 
     @classmethod
-    def from_length(cls, tau: float, k: int) -> Acceptance:
-        """Invert tau = E(alpha, k) (i.i.d.) for alpha; tau = k + 1 maps to the alpha -> 1 limit."""
+    def from_length(cls, tau: float, k: int, decay: float = 1.0) -> Acceptance:
+        """Invert tau = E(a_1, d, k) for the first-position rate a_1 (d = `decay`; d = 1 is the i.i.d. alpha).
+        tau must be below k + 1: k + 1 would need every draft accepted (a rate of 1), which no rate is."""
         k = _check_k(k)
         if k == 0:
             raise ScenarioError("an acceptance length needs the k it was measured at (k >= 1)")
-        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau <= k + 1):
-            raise ScenarioError(f"acceptance length tau = {tau!r}; expected a number in [1, k+1] = [1, {k + 1}] "
-                                f"for k = {k}")
-        from scipy.optimize import brentq  # lazy: keeps `import simulator` fast (warm start of batch jobs)
-        if tau == 1.0:
-            a = 0.0
-        elif tau >= float(expected_tokens_iid(ALPHA_MAX, k)):
-            a = ALPHA_MAX
-        else:
-            a = brentq(lambda x: float(expected_tokens_iid(x, k)) - tau, 0.0, ALPHA_MAX, xtol=1e-14, rtol=1e-14)
-        return cls("iid", alpha=float(a), source=f"tau {tau:g} at k={k}")
+        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau < k + 1):
+            raise ScenarioError(f"acceptance length tau = {tau!r}; expected a number in [1, k+1) = [1, {k + 1}) "
+                                f"for k = {k} (k + 1 would mean every draft is always accepted)")
+        d = _check_decay(decay)
+        src = f"tau {tau:g} at k={k}"
+        if d == 1.0:
+            f = lambda x: float(expected_tokens_iid(x, k)) - tau  # noqa: E731
+            return cls("iid", alpha=_solve(f, tau), source=src)
+        f = lambda x: cls("decay", alpha=x, decay=d).expected_tokens(k) - tau  # noqa: E731
+        return cls("decay", alpha=_solve(f, tau), decay=d, source=src)
 
     @classmethod
-    def from_tree_length(cls, tau: float, widths) -> Acceptance:
-        """Invert a tree's mean acceptance length for the i.i.d. alpha (per-depth a_j = 1 - (1 - alpha)^{w_j})."""
+    def from_tree_length(cls, tau: float, widths, decay: float = 1.0) -> Acceptance:
+        """Invert a tree's mean acceptance length for the first-position rate (per-depth candidates accepted with
+        1 - (1 - a_j)^{w_j}, a_j = a_1 d^(j-1))."""
         w = list(widths)
         top = 1.0 + len(w)
-        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau <= top):
-            raise ScenarioError(f"tree acceptance length tau = {tau!r}; expected a number in [1, {top:g}] "
+        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau < top):
+            raise ScenarioError(f"tree acceptance length tau = {tau!r}; expected a number in [1, {top:g}) "
                                 f"for a tree of depth {len(w)}")
-        from scipy.optimize import brentq
-        f = lambda x: expected_tokens_tree([x] * len(w), w) - tau  # noqa: E731
-        a = 0.0 if tau == 1.0 else (ALPHA_MAX if f(ALPHA_MAX) <= 0 else brentq(f, 0.0, ALPHA_MAX, xtol=1e-14))
-        return cls("iid", alpha=float(a), source=f"tree tau {tau:g} over widths {w}")
+        d = _check_decay(decay)
+        kind = "iid" if d == 1.0 else "decay"
+        f = lambda x: cls(kind, alpha=x, decay=d).expected_tokens_tree(w) - tau  # noqa: E731
+        return cls(kind, alpha=_solve(f, tau), decay=d, source=f"tree tau {tau:g} over widths {w}")
 
     @classmethod
     def from_measurement(cls, tau: float, k: int, tree_tokens: int | None = None,
-                         tree_branching: int | None = None) -> Acceptance:
+                         tree_branching: int | None = None, decay: float = 1.0) -> Acceptance:
         """A mean acceptance length measured at depth k: on a chain of k + 1, or on the tree the run verified."""
         v = verify_shape(_check_k(k), tree_tokens, tree_branching)
-        return cls.from_length(tau, k) if v.is_chain else cls.from_tree_length(tau, v.widths)
+        return cls.from_length(tau, k, decay) if v.is_chain else cls.from_tree_length(tau, v.widths, decay)
 
     def rate(self, position: int) -> float:
         """Conditional rate at 1-based `position`."""
         if self.kind == "positional":
             return self.rates[min(position, len(self.rates)) - 1]
+        if self.kind == "decay":
+            return min(self.alpha * self.decay ** (position - 1), ALPHA_MAX)
         return self.alpha
 
     def expected_tokens(self, k: int) -> float:
@@ -191,6 +208,8 @@ class Acceptance:
         k = _check_k(k)
         if self.kind == "positional":
             return expected_tokens_positional(self.rates, k)
+        if self.kind == "decay":
+            return expected_tokens_positional([self.rate(j) for j in range(1, k + 1)] or [0.0], k)
         return float(expected_tokens_iid(self.alpha, k))
 
     def expected_tokens_tree(self, widths) -> float:
@@ -207,4 +226,22 @@ class Acceptance:
         if self.kind == "positional" and self.rates[0] > 0:
             s = alpha / self.rates[0]
             return Acceptance("positional", alpha=alpha, rates=tuple(min(ALPHA_MAX, r * s) for r in self.rates))
+        if self.kind == "decay":
+            return Acceptance("decay", alpha=alpha, decay=self.decay)
         return Acceptance("iid", alpha=alpha)
+
+
+def _check_decay(d: float) -> float:
+    if isinstance(d, bool) or not isinstance(d, (int, float, np.floating)) or not 0.0 < d <= 1.5:
+        raise ScenarioError(f"acceptance decay = {d!r}; expected a number in (0, 1.5]")
+    return float(d)
+
+
+def _solve(f, tau: float) -> float:
+    """The rate in [0, ALPHA_MAX) where the increasing f crosses 0 (tau reached), ALPHA_MAX when it never does."""
+    from scipy.optimize import brentq  # lazy: keeps `import simulator` fast (warm start of batch jobs)
+    if tau == 1.0:
+        return 0.0
+    if f(ALPHA_MAX) <= 0:
+        return ALPHA_MAX
+    return float(brentq(f, 0.0, ALPHA_MAX, xtol=1e-14, rtol=1e-14))

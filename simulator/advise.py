@@ -230,7 +230,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
         ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT)
     width = lambda kk, TT: verify_shape(kk, TT, s.tree_branching).w if TT > kk + 1 else 1  # noqa: E731
     topk = max([width(int(kk), int(TT)) for kk, TT in zip(sk[on], sT[on])], default=1)
-    auto_opts = {"tp": s.tp, "ep": s.ep, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
+    auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context, "topk": topk,
                  "dynamic_k": len({x.k for x in schedule}) > 1, "batch_off": pays and not on.all()}
     opts = resolve_options({**auto_opts, **dict(s.options)})

@@ -24,7 +24,7 @@ from .validation import load_rows, predict_row, row_scenario
 PARAMS: dict[str, tuple[str, str, float, float, float]] = {
     "host_step_s": ("host", "step_overhead_s", 0.0, 0.02, 5e-4),
     "spec_bookkeeping_s": ("spec", "bookkeeping_s", 0.0, 0.02, 5e-4),
-    "spec_bookkeeping_per_token_s": ("spec", "bookkeeping_per_token_s", 0.0, 5e-5, 1e-7),
+    "host_per_seq_s": ("host", "per_seq_s", 0.0, 1e-4, 1e-6),
     "draft_step_overhead_s": ("spec", "draft_step_overhead_s", 0.0, 0.01, 2e-4),
     "kernel_launch_s": ("launch", "kernel_launch_s", 0.0, 1e-4, 1e-5),
     "hbm_fraction": ("efficiency", "hbm_fraction", 0.3, 1.0, 0.85),

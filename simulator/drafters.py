@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .acceptance import Acceptance, tree_widths
+from .data import data_dir, read_toml
 from .errors import ScenarioError
 from .memory import kv_bytes_per_rank, weight_bytes_per_rank
 from .model import ModelShape, load_model, load_model_and_record
@@ -48,8 +49,19 @@ DEFAULT_HEAD = {("eagle3", "llama-3.1-8b"): "eagle3-llama3.1-8b", ("eagle", "lla
                 ("medusa", "vicuna-33b"): "medusa-vicuna-33b"}
 
 
+def default_decay(method: str | None) -> float:
+    """The per-position acceptance decay d of `method` fitted on published per-k tables (acceptance/decay.toml,
+    written by tools/fit_acceptance_decay.py); 1 (i.i.d.) for methods without such a table."""
+    if method is None:
+        return 1.0
+    doc = read_toml(data_dir("acceptance") / "decay.toml")
+    entry = doc.get(method)
+    return float(entry["decay"]) if isinstance(entry, dict) and "decay" in entry else 1.0
+
+
 def default_acceptance(method: str) -> Acceptance:
-    """Published acceptance for methods that have one; others must be given (no invented defaults).
+    """Published acceptance for methods that have one; others must be given (no invented defaults). A measured
+    length extrapolates to other k with the method's per-position decay (`default_decay`).
 
     eagle3: mean acceptance length 2.79 at K = 3, Llama-3.1-8B-Instruct on H100 (vLLM issue #20780).
     eagle:  per-position rates 0.71, 0.68, 0.66, 0.66, 0.65 (EAGLE, Li et al. 2024, Table 2 n-alpha, Vicuna-7B).
@@ -57,13 +69,13 @@ def default_acceptance(method: str) -> Acceptance:
     mtp:    tau 2.82 at nextn = 3, DeepSeek-R1 on 8x B200 (TensorRT-LLM tech blog 1 MTP table).
     """
     if method == "eagle3":
-        return Acceptance.from_length(2.79, 3)
+        return Acceptance.from_length(2.79, 3, default_decay(method))
     if method == "eagle":
         return Acceptance.from_rates([0.71, 0.68, 0.66, 0.66, 0.65])
     if method == "medusa":
         return Acceptance.from_tree_length(2.32, tree_widths(MEDUSA_TREE_TOKENS, MEDUSA_HEADS, MEDUSA_TREE_BRANCHING))
     if method == "mtp":
-        return Acceptance.from_length(2.82, 3)
+        return Acceptance.from_length(2.82, 3, default_decay(method))
     raise ScenarioError(f"method {method} has no published default acceptance here; pass --acceptance-rate, "
                         "--acceptance-length (with --acceptance-k) or --acceptance-rates")
 
@@ -237,8 +249,10 @@ def _model_shape(method: str, target: ModelShape, draft: str | ModelShape | None
 
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
                  precision: Precision | None = None, par: Parallelism | None = None,
-                 draft_kv_window: int | None = None) -> Drafter:
-    """Resolve and check the drafter for `method` against `target`; errors for a head trained for another model."""
+                 draft_kv_window: int | None = None, scaleup_domain: int = 1 << 30) -> Drafter:
+    """Resolve and check the drafter for `method` against `target`; errors for a head trained for another model.
+    `par` is the target's layout: the drafter runs on the same GPUs, tensor- and data-parallel like the target's
+    attention, its experts (an MTP module's MoE layer) on the target's expert layout."""
     if method not in METHODS:
         raise ScenarioError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
     p = precision or Precision()
@@ -257,6 +271,8 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
         shape, desc = _head_shape(method, target, draft)
     else:
         shape, desc = _model_shape(method, target, draft)
+    if not shape.is_moe:
+        par = Parallelism(tp=par.tp, dp=par.dp)
     if method == "mtp":
         wbytes = weight_bytes_per_rank(target, p, par, include_mtp=True) - weight_bytes_per_rank(target, p, par)
     elif method == "self-sparse":
@@ -265,6 +281,7 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
         wbytes = weight_bytes_per_rank(shape, p, par)
     # EAGLE-3 fuses the target's three feature layers (FC 3d -> d) only where target features exist: the catch-up
     # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
-    step_ops = forward_pass(replace(shape, fc_in_factor=0), p, par, "all") if shape.kind == "eagle3-head" else None
+    ops = lambda sh: forward_pass(sh, p, par, "all", scaleup_domain=scaleup_domain)  # noqa: E731
+    step_ops = ops(replace(shape, fc_in_factor=0)) if shape.kind == "eagle3-head" else None
     return Drafter(method, shape, p, par, wbytes, win, shape.n_medusa_heads if method == "medusa" else 10**6, desc,
-                   forward_pass(shape, p, par, "all"), step_ops)
+                   ops(shape), step_ops)

@@ -6,15 +6,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .data import data_dir, figure, read_spec, suggest
+from .drafters import METHODS
 from .errors import SpecError
 
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
-    "host": {"step_overhead_s", "overlap_scheduler", "overlap_with_spec"},
-    "spec": {"bookkeeping_s", "bookkeeping_per_token_s", "draft_step_overhead_s", "ngram_host_s",
-             "ngram_host_per_seq_s"},
-    "launch": {"kernel_launch_s"},
+    "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "no_overlap_methods"},
+    "spec": {"bookkeeping_s", "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s"},
+    "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction"},
     "collectives": {"allreduce_latency_s"},
@@ -32,11 +34,13 @@ class EngineProfile:
     host_step_s : float             fixed host work per decode step (scheduling, sampling, input prep)
     overlap : bool                  host work overlapped with the GPU for plain decode (step = max(gpu, host))
     overlap_with_spec : bool        the same while speculating
+    no_overlap_methods : tuple[str]  methods for which the engine turns that overlap off (CPU proposers)
+    host_per_seq_s : float          host work per running sequence per step (batch building, input prep, outputs)
     spec_bookkeeping_s : float      per speculative step (rejection sampling, tree build, draft-extend prep)
-    spec_bookkeeping_per_token_s : float  per verified token
     draft_step_overhead_s : float   host/scheduling work per draft forward pass (the drafter's Python loop)
     ngram_host_s, ngram_host_per_seq_s : float   n-gram / suffix proposer host cost per step, and per sequence
     kernel_launch_s : float         per kernel when a pass runs eager
+    graph_kernel_floor : bool       graph-replayed kernels cost the device's per-kernel floor (False: bare roofline)
     graphs_target, graphs_draft, graphs_verify : bool   CUDA graphs captured for that pass
     target_max_batch, draft_max_batch, verify_max_batch : float   largest captured batch; eager above
     gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations
@@ -49,12 +53,14 @@ class EngineProfile:
     host_step_s: float = 0.0
     overlap: bool = True
     overlap_with_spec: bool = True
+    no_overlap_methods: tuple[str, ...] = ()
+    host_per_seq_s: float = 0.0
     spec_bookkeeping_s: float = 0.0
-    spec_bookkeeping_per_token_s: float = 0.0
     draft_step_overhead_s: float = 0.0
     ngram_host_s: float = 0.0
     ngram_host_per_seq_s: float = 0.0
     kernel_launch_s: float = 0.0
+    graph_kernel_floor: bool = True
     graphs_target: bool = True
     graphs_draft: bool = True
     graphs_verify: bool = True
@@ -69,14 +75,19 @@ class EngineProfile:
     display_name: str = ""
     sources: tuple[str, ...] = ()
 
-    def launch_s(self, pass_kind: str, batch):
-        """Per-kernel launch cost for a pass ('target', 'draft', 'verify') at `batch` sequences (array ok)."""
-        import numpy as np
+    def graphed(self, pass_kind: str, batch, max_batch: float | None = None):
+        """Whether a pass ('target', 'draft', 'verify') replays a CUDA graph at `batch` sequences (array ok): the
+        engine captures it and the batch is within `max_batch` (None: every batch is captured, as a deployment
+        sized to its load configures)."""
         on = {"target": self.graphs_target, "draft": self.graphs_draft, "verify": self.graphs_verify}[pass_kind]
-        cap = {"target": self.target_max_batch, "draft": self.draft_max_batch,
-               "verify": self.verify_max_batch}[pass_kind]
         b = np.asarray(batch, dtype=np.float64)
-        return np.where(on & (b <= cap), 0.0, self.kernel_launch_s)
+        return on & (b <= (np.inf if max_batch is None else max_batch))
+
+    def overlaps(self, method: str | None) -> bool:
+        """Whether host work hides behind the GPU for a step of `method` (None: plain decode)."""
+        if method is None:
+            return self.overlap
+        return self.overlap_with_spec and method not in self.no_overlap_methods
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -88,12 +99,13 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
     ("host", "overlap_scheduler"): ("overlap", bool, None, None),
     ("host", "overlap_with_spec"): ("overlap_with_spec", bool, None, None),
+    ("host", "per_seq_s"): ("host_per_seq_s", float, 0.0, 1e-3),
     ("spec", "bookkeeping_s"): ("spec_bookkeeping_s", float, 0.0, 0.1),
-    ("spec", "bookkeeping_per_token_s"): ("spec_bookkeeping_per_token_s", float, 0.0, 1e-3),
     ("spec", "draft_step_overhead_s"): ("draft_step_overhead_s", float, 0.0, 0.02),
     ("spec", "ngram_host_s"): ("ngram_host_s", float, 0.0, 0.1),
     ("spec", "ngram_host_per_seq_s"): ("ngram_host_per_seq_s", float, 0.0, 0.01),
     ("launch", "kernel_launch_s"): ("kernel_launch_s", float, 0.0, 1e-3),
+    ("launch", "graph_kernel_floor"): ("graph_kernel_floor", bool, None, None),
     ("cuda_graphs", "target"): ("graphs_target", bool, None, None),
     ("cuda_graphs", "draft"): ("graphs_draft", bool, None, None),
     ("cuda_graphs", "verify"): ("graphs_verify", bool, None, None),
@@ -123,8 +135,23 @@ def read_profile(path: Path) -> EngineProfile:
             src = doc[sec][key]["source"]
             if src not in ("estimate", "calibrated"):
                 sources.append(src)
+    kw["no_overlap_methods"] = _methods_list(doc, path)
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
+
+
+def _methods_list(doc: dict[str, Any], path: Path) -> tuple[str, ...]:
+    """[host] no_overlap_methods = { value = ["ngram", ...], source = ... }: methods that lose the overlap."""
+    entry = doc.get("host", {}).get("no_overlap_methods")
+    if entry is None:
+        return ()
+    where = f"{path}: [host] no_overlap_methods"
+    if not isinstance(entry, dict) or not isinstance(entry.get("source"), str) or "value" not in entry:
+        raise SpecError(f"{where}: expected {{ value = [\"ngram\", ...], source = \"https://...\" }}")
+    v = entry["value"]
+    if not isinstance(v, list) or any(m not in METHODS for m in v):
+        raise SpecError(f"{where}: value = {v!r}; expected a list of methods from {', '.join(METHODS)}")
+    return tuple(v)
 
 
 def list_engines() -> list[str]:

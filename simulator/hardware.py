@@ -19,11 +19,12 @@ from .errors import ScenarioError, SpecError
 #   gemm 0.75: median best-shape dense GEMM over H100/H200/B200/B300/GB200 BF16+FP8, 0.71-0.80 (stas00 MAMF table,
 #             https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md).
 #   link 0.83: NVLink P2P unidirectional, H100 0.83 and GB200 0.83 (same stas00 source).
-#   all-reduce latency 25 us: 8x H100 NVLS, 1 KB, no CUDA graphs (Azure H100 results above).
+#   all-reduce latency 6 us: small-message custom / NVLS all-reduce under CUDA graphs on H100 (NCCL issue #1259;
+#             SGLang PR #2904: 5.7-7.8 us up to 64 KB at TP8), the kernels engines run.
 DEFAULT_HBM_FRACTION = 0.85
 DEFAULT_GEMM_FRACTION = 0.75
 DEFAULT_LINK_FRACTION = 0.83
-DEFAULT_ALLREDUCE_LATENCY_S = 25e-6
+DEFAULT_ALLREDUCE_LATENCY_S = 6e-6
 
 _FIG = frozenset({"vendor_quoted_sparse"})
 _ALLOWED: dict[str, set[str] | None] = {
@@ -34,7 +35,8 @@ _ALLOWED: dict[str, set[str] | None] = {
     "interconnect": {"scaleup_gb_s_per_direction", "scaleup_domain_gpus", "scaleout_gb_s_per_direction"},
     "power": {"tdp_w"},
     "achievable": {"hbm_fraction", "gemm_bf16_fraction", "gemm_fp8_fraction", "gemm_fp4_fraction",
-                   "link_fraction", "allreduce_latency_us"},
+                   "link_fraction", "allreduce_latency_us", "alltoall_latency_us", "scaleout_latency_us"},
+    "kernels": {"graph_kernel_us", "gemm_tile_m"},
 }
 
 
@@ -56,7 +58,11 @@ class Hardware:
     tdp_w : float                     board power, W
     hbm_fraction, gemm_bf16_fraction, gemm_fp8_fraction, gemm_fp4_fraction, link_fraction : float
         achievable fraction of peak (measured where published, else the documented default)
-    allreduce_latency_s : float       small-message all-reduce latency, s
+    allreduce_latency_s : float       small-message all-reduce latency on the scale-up domain under CUDA graphs, s
+    alltoall_latency_s : float        expert-parallel dispatch (or combine) latency at a few tokens per rank, s
+    scaleout_latency_s : float        small collective latency across nodes (scale-out network), s
+    kernel_floor_s : float            cost of one graph-replayed kernel beyond its roofline work, s
+    gemm_tile_m : int                 tensor-core GEMM tile height (tokens are rounded up to it), rows
     assumptions : tuple[str, ...]     which figures fell back to defaults
     sources : tuple[str, ...]         every URL cited by the spec file
     """
@@ -83,6 +89,10 @@ class Hardware:
     gemm_fp4_fraction: float = DEFAULT_GEMM_FRACTION
     link_fraction: float = DEFAULT_LINK_FRACTION
     allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
+    alltoall_latency_s: float = 66e-6
+    scaleout_latency_s: float = 20e-6
+    kernel_floor_s: float = 3.3e-6
+    gemm_tile_m: int = 64
     assumptions: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
 
@@ -134,8 +144,65 @@ class Hardware:
         for k in list(d):
             if (k.endswith("_per_s")) and d[k] is not None:
                 d[k] = d[k] * s
-        d["allreduce_latency_s"] = self.allreduce_latency_s / s
+        for k in ("allreduce_latency_s", "alltoall_latency_s", "scaleout_latency_s", "kernel_floor_s"):
+            d[k] = getattr(self, k) / s
         return Hardware.from_dict(d)
+
+
+class _Reader:
+    """Reads one spec file's figures, collecting the sources cited and the defaults that had to stand in."""
+
+    def __init__(self, path: Path, doc: dict[str, Any], name: str) -> None:
+        self.path, self.doc, self.name = path, doc, name
+        self.sources: list[str] = []
+        self.assumptions: list[str] = []
+
+    def fig(self, section: str, key: str, **kw: Any) -> Any:
+        v = figure(self.doc, section, key, self.path, **kw)
+        if v is not None and self.doc[section][key]["source"] == "estimate":
+            self.assumptions.append(f"{key} = {v} for {self.name} is an estimate (its note in the spec says how)")
+        elif v is not None:
+            self.sources.append(self.doc[section][key]["source"])
+        return v
+
+    def default(self, section: str, key: str, default: float, lo: float, hi: float, kind: type = float,
+                estimate: bool = False) -> Any:
+        """A measured figure, or the documented default (recorded in `assumptions`)."""
+        v = self.fig(section, key, required=False, lo=lo, hi=hi, kind=kind, allow_estimate=estimate)
+        if v is None:
+            self.assumptions.append(f"{key} not measured for {self.name}: default {default}")
+            return default
+        return v
+
+    def peaks(self) -> dict[str, float | None]:
+        peaks: dict[str, float | None] = {}
+        table = self.doc.get("peak_dense_tflops", {})
+        for k in u.PEAK_KEYS:
+            entry = table.get(k) if isinstance(table, dict) else None
+            if k in table and (not isinstance(entry, dict) or not isinstance(entry.get("vendor_quoted_sparse"), bool)):
+                raise SpecError(f"{self.path}: [peak_dense_tflops] {k}: vendor_quoted_sparse = "
+                                f"{entry.get('vendor_quoted_sparse') if isinstance(entry, dict) else entry!r}, "
+                                "expected true or false")
+            v = self.fig("peak_dense_tflops", k, required=False, lo=0.5, hi=50_000.0, extra_keys=_FIG)
+            peaks[k] = None if v is None else v * u.TFLOPS
+        if peaks["bf16"] is None:
+            raise SpecError(f"{self.path}: [peak_dense_tflops] bf16 is missing (every supported device has it)")
+        return peaks
+
+    def efficiencies(self, has_fp4: bool) -> dict[str, Any]:
+        a = "achievable"
+        bf16 = self.default(a, "gemm_bf16_fraction", DEFAULT_GEMM_FRACTION, 0.2, 1.0)
+        fp8 = self.default(a, "gemm_fp8_fraction", DEFAULT_GEMM_FRACTION, 0.2, 1.0)
+        return dict(
+            hbm_fraction=self.default(a, "hbm_fraction", DEFAULT_HBM_FRACTION, 0.3, 1.0), gemm_bf16_fraction=bf16,
+            gemm_fp8_fraction=fp8, gemm_fp4_fraction=self.default(a, "gemm_fp4_fraction", fp8, 0.2, 1.0)
+            if has_fp4 else fp8, link_fraction=self.default(a, "link_fraction", DEFAULT_LINK_FRACTION, 0.2, 1.0),
+            allreduce_latency_s=self.default(a, "allreduce_latency_us", DEFAULT_ALLREDUCE_LATENCY_S * 1e6, 0.5, 500.0,
+                                             estimate=True) * u.US,
+            alltoall_latency_s=self.default(a, "alltoall_latency_us", 66.0, 1.0, 2000.0, estimate=True) * u.US,
+            scaleout_latency_s=self.default(a, "scaleout_latency_us", 20.0, 1.0, 2000.0, estimate=True) * u.US,
+            kernel_floor_s=self.default("kernels", "graph_kernel_us", 3.3, 0.1, 50.0, estimate=True) * u.US,
+            gemm_tile_m=self.default("kernels", "gemm_tile_m", 64, 1, 512, kind=int, estimate=True))
 
 
 def _from_toml(path: Path) -> Hardware:
@@ -143,70 +210,22 @@ def _from_toml(path: Path) -> Hardware:
     aliases = doc.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise SpecError(f"{path}: aliases = {aliases!r}, expected a list of strings")
-    sources: list[str] = []
-
-    def fig(section: str, key: str, **kw: Any) -> Any:
-        v = figure(doc, section, key, path, **kw)
-        if v is not None:
-            sources.append(doc[section][key]["source"])
-        return v
-
-    peaks: dict[str, float | None] = {}
-    for k in u.PEAK_KEYS:
-        if k in doc.get("peak_dense_tflops", {}):
-            entry = doc["peak_dense_tflops"][k]
-            if not isinstance(entry, dict) or not isinstance(entry.get("vendor_quoted_sparse"), bool):
-                raise SpecError(f"{path}: [peak_dense_tflops] {k}: vendor_quoted_sparse = "
-                                f"{entry.get('vendor_quoted_sparse') if isinstance(entry, dict) else entry!r}, "
-                                "expected true or false")
-        v = fig("peak_dense_tflops", k, required=False, lo=0.5, hi=50_000.0, extra_keys=_FIG)
-        peaks[k] = None if v is None else v * u.TFLOPS
-    if peaks["bf16"] is None:
-        raise SpecError(f"{path}: [peak_dense_tflops] bf16 is missing (every supported device has it)")
-
-    assumptions: list[str] = []
-
-    def frac(key: str, default: float, lo: float, hi: float) -> float:
-        v = fig("achievable", key, required=False, lo=lo, hi=hi)
-        if v is None:
-            assumptions.append(f"{key} not measured for {name}: default {default}")
-            return default
-        return float(v)
-
-    l2 = fig("memory", "l2_cache_mb", required=False, lo=1.0, hi=1024.0)
-    scaleout = fig("interconnect", "scaleout_gb_s_per_direction", required=False, lo=1.0, hi=1000.0)
-    gemm_bf16 = frac("gemm_bf16_fraction", DEFAULT_GEMM_FRACTION, 0.2, 1.0)
-    gemm_fp8 = frac("gemm_fp8_fraction", DEFAULT_GEMM_FRACTION, 0.2, 1.0)
-    gemm_fp4 = frac("gemm_fp4_fraction", gemm_fp8, 0.2, 1.0) if peaks["fp4"] is not None else gemm_fp8
-    lat = fig("achievable", "allreduce_latency_us", required=False, lo=0.5, hi=500.0)
-    if lat is None:
-        assumptions.append(f"allreduce_latency_us not measured for {name}: default {DEFAULT_ALLREDUCE_LATENCY_S * 1e6}")
+    r = _Reader(path, doc, name)
+    peaks = r.peaks()
+    l2 = r.fig("memory", "l2_cache_mb", required=False, lo=1.0, hi=1024.0)
+    scaleout = r.fig("interconnect", "scaleout_gb_s_per_direction", required=False, lo=1.0, hi=1000.0)
+    eff = r.efficiencies(peaks["fp4"] is not None)
     return Hardware(
-        name=name,
-        display_name=str(doc.get("display_name", name)),
-        vendor=str(doc.get("vendor", "")),
-        peak_fp64_flops_per_s=peaks["fp64"],
-        peak_tf32_flops_per_s=peaks["tf32"],
-        peak_bf16_flops_per_s=peaks["bf16"],
-        peak_fp8_flops_per_s=peaks["fp8"],
-        peak_fp6_flops_per_s=peaks["fp6"],
-        peak_fp4_flops_per_s=peaks["fp4"],
-        hbm_capacity_bytes=fig("memory", "hbm_capacity_gib", lo=8.0, hi=2000.0) * u.GiB,
-        hbm_bandwidth_bytes_per_s=fig("memory", "hbm_bandwidth_tb_s", lo=0.1, hi=50.0) * u.TB,
+        name=name, display_name=str(doc.get("display_name", name)), vendor=str(doc.get("vendor", "")),
+        **{f"peak_{k}_flops_per_s": peaks[k] for k in u.PEAK_KEYS},
+        hbm_capacity_bytes=r.fig("memory", "hbm_capacity_gib", lo=8.0, hi=2000.0) * u.GiB,
+        hbm_bandwidth_bytes_per_s=r.fig("memory", "hbm_bandwidth_tb_s", lo=0.1, hi=50.0) * u.TB,
         l2_bytes=None if l2 is None else l2 * u.MB,
-        scaleup_bytes_per_s=fig("interconnect", "scaleup_gb_s_per_direction", lo=10.0, hi=10_000.0) * u.GB,
-        scaleup_domain=fig("interconnect", "scaleup_domain_gpus", kind=int, lo=1, hi=1024),
+        scaleup_bytes_per_s=r.fig("interconnect", "scaleup_gb_s_per_direction", lo=10.0, hi=10_000.0) * u.GB,
+        scaleup_domain=r.fig("interconnect", "scaleup_domain_gpus", kind=int, lo=1, hi=1024),
         scaleout_bytes_per_s=None if scaleout is None else scaleout * u.GB,
-        tdp_w=fig("power", "tdp_w", lo=50.0, hi=5000.0),
-        hbm_fraction=frac("hbm_fraction", DEFAULT_HBM_FRACTION, 0.3, 1.0),
-        gemm_bf16_fraction=gemm_bf16,
-        gemm_fp8_fraction=gemm_fp8,
-        gemm_fp4_fraction=gemm_fp4,
-        link_fraction=frac("link_fraction", DEFAULT_LINK_FRACTION, 0.2, 1.0),
-        allreduce_latency_s=DEFAULT_ALLREDUCE_LATENCY_S if lat is None else lat * u.US,
-        assumptions=tuple(assumptions),
-        sources=tuple(dict.fromkeys(sources)),
-    )
+        tdp_w=r.fig("power", "tdp_w", lo=50.0, hi=5000.0), **eff,
+        assumptions=tuple(r.assumptions), sources=tuple(dict.fromkeys(r.sources)))
 
 
 def _bundled() -> dict[str, Path]:

@@ -14,10 +14,12 @@ from .workload import INF_WINDOW, Parallelism, Precision, kv_elems_per_token_lay
 
 def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
                           include_mtp: bool = False) -> float:
-    """Weights one rank holds: TP-split projections, FFNs and vocab; replicated norms, router and MLA
-    down-projections."""
+    """Weights one rank holds: projections, dense FFNs, shared experts and vocab split tp ways (each attention-DP
+    group holds a full copy); routed experts spread over all tp x dp GPUs (E/ep experts per rank, each split
+    tp x dp / ep ways); replicated norms, router and MLA down-projections. MTP modules follow the same layout."""
     p = precision or Precision()
-    tp = (par or Parallelism()).tp
+    par = par or Parallelism()
+    tp, n = par.tp, par.n_gpus
     c = m.param_counts()
     wb, eb, lb = DTYPE_BYTES[p.weights], DTYPE_BYTES[p.expert_dtype], DTYPE_BYTES[p.lm_head]
     attn = c["attention"] / tp
@@ -30,22 +32,26 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
     moe = 0.0
     if m.is_moe:
         router = m.n_moe_layers * m.router_params()
-        moe = (c["moe"] - router) / tp * eb + router * 2.0
+        shared = m.n_moe_layers * m.n_shared_experts * m.ffn_params(m.d_ff_shared)
+        routed = c["moe"] - router - shared
+        moe = (routed / n + shared / tp) * eb + router * 2.0
     medusa_heads = m.n_medusa_heads * m.d_model * m.vocab_size   # Medusa LM heads, stored like the LM head
     total = (attn + c["dense_ffn"] / tp + c["fc"] / tp + (c["medusa"] - medusa_heads) / tp) * wb \
         + c["norms"] * 2.0 + (c["embedding"] + c["lm_head"] + medusa_heads) / tp * lb + moe
     if include_mtp and m.n_mtp_layers:
-        total += c["mtp"] / tp * eb
+        total += c["mtp"] / (n if m.is_moe else tp) * eb
     return float(total)
 
 
 def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray, precision: Precision | None = None,
                       par: Parallelism | None = None, cap: float = INF_WINDOW) -> np.ndarray:
-    """KV cache for B sequences of L + q tokens, at most `cap` of them kept (a drafter's KV window); the model's own
-    windowed layers keep at most `window` tokens."""
+    """KV cache one rank holds for the instance's B sequences of L + q tokens (B/dp per attention-DP group), at most
+    `cap` of them kept (a drafter's KV window); the model's own windowed layers keep at most `window` tokens."""
     p = precision or Precision()
-    tp = (par or Parallelism()).tp
+    par = par or Parallelism()
+    tp = par.tp
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
+    B = B / par.dp
     ctx = L + q if cap >= INF_WINDOW else np.minimum(L + q, cap)
     per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv]
     full = (m.n_layers - m.n_window_layers) * ctx
@@ -60,8 +66,9 @@ def activation_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, preci
     An estimate (vLLM profiles this at start-up); small next to weights and KV except at prefill-sized T.
     """
     p = precision or Precision()
-    tp = (par or Parallelism()).tp
-    B, q = np.asarray(B, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    par = par or Parallelism()
+    tp = par.tp
+    B, q = np.asarray(B, dtype=np.float64) / par.dp, np.asarray(q, dtype=np.float64)
     T = B * q
     widest = max(m.d_ff, m.top_k * m.d_ff_expert, (m.n_heads + 2 * m.n_kv_heads) * m.d_head) / tp
     tl = T if logits == "all" else B

@@ -5,7 +5,10 @@ At batch B and context L (MagicDec, Chen et al. 2024, eq. 1; Leviathan et al. 20
     base step  T_base  = T_target(B, q=1, L) + host work (hidden behind the GPU when the engine overlaps them)
     spec step  T_spec  = sum of draft passes + T_target(B, q=T, L) + eager launches + host work + bookkeeping
     speedup            = E[tokens per step] * T_base / T_spec
-with T = k + 1 for a chain or the tree size.
+with T = k + 1 for a chain or the tree size. Engine overheads are named mechanisms: host work per step and per
+running sequence (hidden behind the GPU when the engine overlaps them, which some engines turn off for some
+methods), host work per draft pass, bookkeeping per speculative step, eager launches where a pass has no CUDA graph;
+sampling per token x vocabulary is an op of the forward pass (workload.SAMPLER_BYTES_PER_VOCAB).
 """
 
 from __future__ import annotations
@@ -28,21 +31,30 @@ GB = 1e9
 # ---- passes and steps -----------------------------------------------------------------------------------------
 
 def price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTimes:
-    """GPU time of one pass ('target', 'draft' or 'verify'), with eager-launch cost where the engine has no graph."""
+    """GPU time of one pass ('target', 'draft' or 'verify'): graph-replayed kernels pay the device's per-kernel
+    floor, eager ones the engine's launch cost."""
     eng = dep.eng
-    r = rates(dep.hw, ops, eng.hbm_fraction, eng.gemm_fraction)
-    return step_times(ops, r, B, q, L, eng.launch_s(pass_kind, B), dep.overlap)
+    r = rates(dep.hw, ops, eng.hbm_fraction, eng.gemm_fraction, eng.allreduce_latency_s)
+    graphed = eng.graphed(pass_kind, B, dep.scenario.cuda_graph_max_batch)
+    launch = np.where(graphed, 0.0, eng.kernel_launch_s)
+    return step_times(ops, r, B, q, L, launch, dep.overlap, graphed & eng.graph_kernel_floor)
 
 
-def host_rule(eng: EngineProfile, gpu, overlapped: bool):
-    """A step's time from its GPU time and the engine's host work per step: max when they overlap, else the sum."""
-    return np.maximum(gpu, eng.host_step_s) if overlapped else gpu + eng.host_step_s
+def host_s(eng: EngineProfile, B):
+    """Host work per step: a fixed part and a part per running sequence."""
+    return eng.host_step_s + eng.host_per_seq_s * np.asarray(B, dtype=np.float64)
+
+
+def host_rule(eng: EngineProfile, gpu, B, overlapped: bool):
+    """A step's time from its GPU time and the engine's host work: max when they overlap, else the sum."""
+    host = host_s(eng, B)
+    return np.maximum(gpu, host) if overlapped else gpu + host
 
 
 def base_step(dep: Deployment, B, L) -> tuple[np.ndarray, StepTimes]:
     """Plain decode step (q = 1) at each point, and its GPU breakdown."""
     st = price_pass(dep, dep.tops, B, 1.0, L, "target")
-    return host_rule(dep.eng, st.total_s, dep.eng.overlap), st
+    return host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None)), st
 
 
 @dataclass(frozen=True)
@@ -73,11 +85,10 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     verify = vs.total_s - vover
     launch += vover
     gpu = draft + verify + launch
-    host = e.host_step_s
+    host = host_s(e, B)
     if d.gpu_free:
         host = host + e.ngram_host_s + e.ngram_host_per_seq_s * B
-    spec = (np.maximum(gpu, host) if e.overlap_with_spec else gpu + host) \
-        + e.spec_bookkeeping_s + e.spec_bookkeeping_per_token_s * B * v.T
+    spec = (np.maximum(gpu, host) if e.overlaps(d.method) else gpu + host) + e.spec_bookkeeping_s
     return SpecStep(draft, verify, spec - draft - verify, spec, vs.bound)
 
 

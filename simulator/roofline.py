@@ -1,15 +1,20 @@
 """Roofline pricing of op tables over whole (B, q, L) grids: numba kernels plus a plain numpy reference.
 
-Per op (Williams et al. 2009, "Roofline"; scaling-book roofline.md for the overlap bounds):
-    t_op = max(FLOPs / (peak * gemm_fraction), bytes / (HBM bandwidth * hbm_fraction))   overlap = "max"
-    t_op = FLOPs / (...) + bytes / (...)                                                   overlap = "sum"
-    t_op = max(tc, tm) + (1 - eta) * min(tc, tm)                                          overlap = eta in [0, 1]
-The two bounds differ by at most 2x; "max" (eta = 1) assumes math and memory overlap perfectly, "sum" (eta = 0) not
-at all. A calibrated engine profile may carry eta (`[efficiency] overlap_efficiency`): the share of the smaller of
-math and memory time that its kernels hide under the larger at decode/verify shapes.
-Collectives: t = latency + wire_bytes / (per-direction link bandwidth * link_fraction), where the builder already
-folded the algorithm's factor into wire_bytes (ring all-reduce 2(n-1)/n; Patarasuk & Yuan 2009).
-Launch overhead (CUDA graphs off): kernels * launch_s per op repetition.
+Per op repetition (Williams et al. 2009, "Roofline"; scaling-book roofline.md for the overlap bounds):
+    t_op = max(tc, tm) + (1 - eta) * min(tc, tm) + kernels * t_kernel
+    tc = FLOPs / (peak * gemm_fraction),  tm = bytes / (HBM bandwidth * hbm_fraction)
+eta = 1 is the roofline max, 0 the sum (the two differ by at most 2x). t_kernel is the per-kernel cost of a replayed
+CUDA / HIP graph node (launch gap plus ramp and tail, a device figure): with t = t_kernel + bytes / BW per kernel the
+bandwidth a kernel reaches grows with the bytes it moves, as measured (the project's physics notes: H100 decode
+attention 1.2 TB/s at 34 MB, 1.85 TB/s at 1 GB). GEMM FLOPs use the tokens rounded up to the tensor-core tile height
+(F_TPAD: M = 1..64 cost the same on Hopper's 64-row wgmma; DeepGEMM #60, CUTLASS #1483).
+Collectives, by kind, over a group of n GPUs on one link (bandwidth per direction, latency per call):
+    all-reduce   min(lat + (n-1) S / bw,  2 lat + 2 (n-1)/n S / bw)   one-shot or two-shot, whichever is faster, as
+                 custom / symmetric-memory all-reduce kernels switch by size (vLLM custom_all_reduce.cuh thresholds);
+                 the ring form lat + 2 (n-1)/n S / bw (Patarasuk & Yuan 2009) when one-shot is off
+    all-to-all   lat + S / bw            S = bytes this rank sends (dispatch or combine)
+    all-gather   lat + (n-1)/n S / bw    S = the gathered buffer (also reduce-scatter)
+Eager launch (no CUDA graph): + kernels * launch_s per op repetition, in the "overhead" family.
 
 This module, sweep/kernels.py and montecarlo.py are the only numba importers; _jit.py holds their one jit policy.
 """
@@ -25,62 +30,104 @@ import numpy as np
 from ._jit import JIT
 from .errors import ScenarioError
 from .hardware import Hardware
-from .workload import F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM, FAMILIES, N_FEAT, OpSet
+from .workload import (COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_TPAD,
+                       F_U, FAM, FAMILIES, LINK_SCALEOUT, N_FEAT, OpSet, features)
 
 BOUNDS: tuple[str, ...] = ("memory", "compute", "communication")
 _NF = len(FAMILIES)
-_FAM_COLL = FAM["collective"]
 _FAM_OVER = FAM["overhead"]
 
 
 @nb.njit(**JIT)
-def _op_time(cf, cb, cc, i, B, q, L, window, logq, moe_e, peak, bw, link_bw, lat, is_coll, eta):
-    """Time of one repetition of op i at one point, and its bound class (0 mem, 1 compute, 2 comm)."""
-    T = B * q
+def _busiest(u, n, ranks):
+    """E[max over `ranks` of Binomial(n, u)] / n (workload.busiest_rank_fraction, the same sum)."""
+    if ranks <= 1.0 or u <= 0.0 or u >= 1.0:
+        return u
+    p = (1.0 - u) ** n
+    ratio = u / (1.0 - u)
+    cdf = 0.0
+    emax = 0.0
+    for j in range(n):
+        cdf += p
+        if cdf > 1.0:
+            cdf = 1.0
+        emax += 1.0 - cdf ** ranks
+        p = p * (n - j) / (j + 1.0) * ratio
+    return emax / n
+
+
+@nb.njit(**JIT)
+def _feats(B, q, L, window, logq, moe_e, ranks, share, tile, f):
+    """The features of one op at one point, into f (workload.features)."""
+    b = B * share
+    T = b * q
     Lw = L if L < window else window
-    f0 = 1.0
-    f1 = B
-    f2 = T
-    f3 = B * Lw
-    f4 = T * Lw
     qw = q if q < window else window   # each new token sees at most `window` of the new tokens before it
-    f5 = B * (qw * (qw + 1.0) * 0.5 + (q - qw) * qw)
-    f6 = 0.0
+    f[0] = 1.0
+    f[1] = b
+    f[2] = T
+    f[3] = b * Lw
+    f[4] = T * Lw
+    f[5] = b * (qw * (qw + 1.0) * 0.5 + (q - qw) * qw)
+    f[6] = 0.0
     if moe_e > 0.0 and T > 0.0:   # T = 0 with k = E would give 0 * -inf
-        f6 = -np.expm1(T * logq)
-    if is_coll:
-        wire = (cc[i, 0] * f0 + cc[i, 1] * f1 + cc[i, 2] * f2 + cc[i, 3] * f3 + cc[i, 4] * f4
-                + cc[i, 5] * f5 + cc[i, 6] * f6)
-        return lat + wire / link_bw, 2
-    fl = cf[i, 0] * f0 + cf[i, 1] * f1 + cf[i, 2] * f2 + cf[i, 3] * f3 + cf[i, 4] * f4 + cf[i, 5] * f5 + cf[i, 6] * f6
-    by = cb[i, 0] * f0 + cb[i, 1] * f1 + cb[i, 2] * f2 + cb[i, 3] * f3 + cb[i, 4] * f4 + cb[i, 5] * f5 + cb[i, 6] * f6
-    tc = fl / peak
-    tm = by / bw
-    if tc > tm:
-        return tc + (1.0 - eta) * tm, 1
-    return tm + (1.0 - eta) * tc, 0
+        u = -np.expm1(T * logq)
+        f[6] = _busiest(u, int(moe_e / ranks + 0.5), ranks)
+    f[7] = np.ceil(T / tile) * tile if tile > 0.0 else T
 
 
-def _step_grid_body(B, q, L, launch_s, cf, cb, cc, window, logq, moe_e, peak, repeat, kernels, fam, coll, lat,
-               bw, link_bw, eta, out_total, out_fam, out_bound):
+@nb.njit(**JIT)
+def _coll_time(kind, n, S, lat, bw, one_shot):
+    """Time of one collective of payload S bytes over n GPUs (see the module docstring)."""
+    if kind == 2:                      # all-to-all: S is what this rank sends
+        return lat + S / bw
+    if kind == 3:                      # all-gather / reduce-scatter
+        return lat + (n - 1.0) / n * S / bw
+    two = 2.0 * lat + 2.0 * (n - 1.0) / n * S / bw
+    if one_shot:
+        one = lat + (n - 1.0) * S / bw
+        return one if one < two else two
+    return lat + 2.0 * (n - 1.0) / n * S / bw
+
+
+@nb.njit(**JIT)
+def _dot(c, i, f):
+    s = 0.0
+    for j in range(f.shape[0]):
+        s += c[i, j] * f[j]
+    return s
+
+
+def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, moe_ranks, share, peak, repeat,
+                    kernels, fam, coll, group, lat, bw_op, bw, eta, tile, one_shot, out_total, out_fam, out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
     n_ops = cf.shape[0]
     for p in nb.prange(B.shape[0]):
+        f = np.empty(cf.shape[1])
         tot = 0.0
         for j in range(out_fam.shape[1]):
             out_fam[p, j] = 0.0
         for j in range(3):
             out_bound[p, j] = 0.0
         for i in range(n_ops):
-            t, cls = _op_time(cf, cb, cc, i, B[p], q[p], L[p], window[i], logq[i], moe_e[i], peak[i], bw,
-                              link_bw, lat[i], coll[i] > 0.0, eta)
+            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], moe_ranks[i], share[i], tile, f)
+            if coll[i] > 0.0:
+                t = _coll_time(coll[i], group[i], _dot(cc, i, f), lat[i], bw_op[i], one_shot)
+                cls = 2
+            else:
+                tc = _dot(cf, i, f) / peak[i]
+                tm = _dot(cb, i, f) / bw
+                if tc > tm:
+                    t, cls = tc + (1.0 - eta) * tm, 1
+                else:
+                    t, cls = tm + (1.0 - eta) * tc, 0
+                t += kernels[i] * floor_s[p]
             t *= repeat[i]
             out_fam[p, int(fam[i])] += t
             out_bound[p, cls] += t
-            tot += t
             lo = repeat[i] * kernels[i] * launch_s[p]
             out_fam[p, _FAM_OVER] += lo
-            tot += lo
+            tot += t + lo
         out_total[p] = tot
 
 
@@ -122,34 +169,58 @@ class StepTimes:
 
 @dataclass(frozen=True)
 class Rates:
-    """Effective rates one op table is priced at (hardware peaks times achievable fractions)."""
+    """Effective rates one op table is priced at (hardware peaks times achievable fractions) and the mechanisms.
 
-    peak: np.ndarray        # (n_ops,) FLOP/s per op
-    bw: float               # HBM bytes/s
-    link_bw: float          # bytes/s per direction on the link the instance uses
-    lat: np.ndarray         # (n_ops,) collective latency per call, s (0 for non-collectives)
+    peak : (n_ops,) FLOP/s per op; bw : HBM bytes/s; lat, bw_op : (n_ops,) collective latency per call (s) and link
+    bandwidth per direction (bytes/s) of each collective (0 elsewhere); kernel_s : per-kernel cost of a graph-replayed
+    kernel, s (0: off); tile : GEMM tile height in tokens (0: off); one_shot : all-reduce picks one-shot or two-shot.
+    """
+
+    peak: np.ndarray
+    bw: float
+    lat: np.ndarray
+    bw_op: np.ndarray
+    kernel_s: float = 0.0
+    tile: float = 0.0
+    one_shot: bool = False
 
 
-def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_fraction: float | None = None) -> Rates:
-    """Effective FLOP/s per op from its dtype, HBM and link bandwidth; the scale-out NIC when tp exceeds the
-    scale-up domain. `hbm_fraction` / `gemm_fraction` override the hardware's measured fractions (calibration)."""
+def _collective_rates(hw: Hardware, ops: OpSet, allreduce_latency_s: float | None) -> tuple[np.ndarray, np.ndarray]:
+    lat, bw = np.zeros(len(ops)), np.zeros(len(ops))
+    for i in np.flatnonzero(ops.coll > 0):
+        if ops.link[i] == LINK_SCALEOUT:
+            if hw.scaleout_bytes_per_s is None:
+                raise ScenarioError(f"a {int(ops.group[i])}-GPU collective spans more than one "
+                                    f"{hw.scaleup_domain}-GPU scale-up domain of {hw.name}, whose scale-out bandwidth "
+                                    "is not published")
+            lat[i], bw[i] = hw.scaleout_latency_s, hw.scaleout_bytes_per_s * hw.link_fraction
+            continue
+        bw[i] = hw.scaleup_bytes_per_s * hw.link_fraction
+        if ops.coll[i] == COLL_ALLTOALL:
+            lat[i] = hw.alltoall_latency_s
+        else:
+            lat[i] = allreduce_latency_s if allreduce_latency_s is not None else hw.allreduce_latency_s
+    return lat, bw
+
+
+def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_fraction: float | None = None,
+          allreduce_latency_s: float | None = None, mechanisms: bool = True) -> Rates:
+    """Effective FLOP/s per op from its dtype, HBM bandwidth, and each collective's link. `hbm_fraction` /
+    `gemm_fraction` override the hardware's measured fractions, `allreduce_latency_s` its all-reduce latency (an
+    engine's own implementation). `mechanisms=False` prices the bare roofline (no per-kernel cost, no tile rounding,
+    ring all-reduce)."""
     peak = np.empty(len(ops))
     for i, dt in enumerate(ops.dtype):
         frac = gemm_fraction if gemm_fraction is not None else hw.gemm_fraction(dt)
         peak[i] = hw.peak_flops_per_s(dt) * frac
-    link = hw.scaleup_bytes_per_s
-    if ops.tp > hw.scaleup_domain:
-        if hw.scaleout_bytes_per_s is None:
-            raise ScenarioError(f"tp = {ops.tp} spans more than one {hw.scaleup_domain}-GPU scale-up domain of "
-                                f"{hw.name}, whose scale-out bandwidth is not published")
-        link = hw.scaleout_bytes_per_s
-    lat = np.where(ops.coll > 0, hw.allreduce_latency_s, 0.0)
-    return Rates(peak=peak, bw=hw.hbm_bandwidth_bytes_per_s * (hbm_fraction or hw.hbm_fraction),
-                 link_bw=link * hw.link_fraction, lat=lat)
+    lat, bw_op = _collective_rates(hw, ops, allreduce_latency_s)
+    return Rates(peak=peak, bw=hw.hbm_bandwidth_bytes_per_s * (hbm_fraction or hw.hbm_fraction), lat=lat,
+                 bw_op=bw_op, kernel_s=hw.kernel_floor_s if mechanisms else 0.0,
+                 tile=float(hw.gemm_tile_m) if mechanisms else 0.0, one_shot=mechanisms)
 
 
-def _points(B, q, L, launch_s):
-    arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, L, launch_s)))
+def _points(B, q, L, launch_s, floor_s):
+    arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, L, launch_s, floor_s)))
     return [np.array(a, dtype=np.float64, order="C").ravel() for a in arrs], arrs[0].shape
 
 
@@ -169,38 +240,58 @@ def overlap_eta(overlap: str | float) -> float:
     return float(overlap)
 
 
-def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max") -> StepTimes:
-    """Price `ops` at every broadcast point of (B, q, L) with the numba kernel. Output shapes follow the broadcast."""
-    (Bf, qf, Lf, lf), shape = _points(B, q, L, launch_s)
+def _logq(ops: OpSet) -> np.ndarray:
+    return np.array([np.log1p(-k / e) if 0 < k < e else (-np.inf if e > 0 else 0.0)
+                     for e, k in zip(ops.moe_e, ops.moe_k)])
+
+
+def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max",
+               graphed=True) -> StepTimes:
+    """Price `ops` at every broadcast point of (B, q, L) with the numba kernel. Output shapes follow the broadcast.
+    launch_s: eager launch cost per kernel (0 where graphed); graphed: whether the per-kernel graph cost applies."""
+    floor = np.where(np.asarray(graphed), r.kernel_s, 0.0)
+    (Bf, qf, Lf, lf, ff), shape = _points(B, q, L, launch_s, floor)
     _check_points(Bf, qf, Lf)
     eta = overlap_eta(overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.empty(n), np.empty((n, _NF)), np.empty((n, 3))
-    logq = np.array([np.log1p(-k / e) if 0 < k < e else (-np.inf if e > 0 else 0.0)
-                     for e, k in zip(ops.moe_e, ops.moe_k)])
     c = np.ascontiguousarray
     kernel = _step_grid if n >= _PARALLEL_MIN_POINTS else _step_grid_serial
-    kernel(Bf, qf, Lf, lf, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(logq),
-               c(ops.moe_e, dtype=np.float64), c(r.peak), c(ops.repeat, dtype=np.float64),
-               c(ops.kernels, dtype=np.float64), c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64),
-               c(r.lat, dtype=np.float64), float(r.bw), float(r.link_bw), eta, tot, fam, bnd)
+    kernel(Bf, qf, Lf, lf, ff, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
+           c(ops.moe_e, dtype=np.float64), c(ops.moe_ranks, dtype=np.float64), c(ops.share, dtype=np.float64),
+           c(r.peak), c(ops.repeat, dtype=np.float64), c(ops.kernels, dtype=np.float64),
+           c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64), c(ops.group, dtype=np.float64),
+           c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64), float(r.bw), eta, float(r.tile),
+           bool(r.one_shot), tot, fam, bnd)
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 
-def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max") -> StepTimes:
+def _coll_reference(kind: int, n: float, S: np.ndarray, lat: float, bw: float, one_shot: bool) -> np.ndarray:
+    if kind == COLL_ALLTOALL:
+        return lat + S / bw
+    if kind == COLL_ALLGATHER:
+        return lat + (n - 1.0) / n * S / bw
+    assert kind == COLL_ALLREDUCE
+    two = 2.0 * lat + 2.0 * (n - 1.0) / n * S / bw
+    return np.minimum(lat + (n - 1.0) * S / bw, two) if one_shot else lat + 2.0 * (n - 1.0) / n * S / bw
+
+
+def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max",
+                         graphed=True) -> StepTimes:
     """The same formula in plain numpy, vectorised over points, looping over ops; the tests' oracle."""
-    from .workload import features
-    (Bf, qf, Lf, lf), shape = _points(B, q, L, launch_s)
+    floor = np.where(np.asarray(graphed), r.kernel_s, 0.0)
+    (Bf, qf, Lf, lf, ff), shape = _points(B, q, L, launch_s, floor)
     eta = overlap_eta(overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
-        f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i])
+        f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_ranks[i], ops.share[i], r.tile)
         if ops.coll[i]:
-            t, cls = r.lat[i] + (f @ ops.cc[i]) / r.link_bw, np.full(n, 2)
+            t = _coll_reference(int(ops.coll[i]), ops.group[i], f @ ops.cc[i], r.lat[i], r.bw_op[i], r.one_shot)
+            cls = np.full(n, 2)
         else:
             tc, tm = (f @ ops.cf[i]) / r.peak[i], (f @ ops.cb[i]) / r.bw
-            t = np.maximum(tc, tm) + (1.0 - eta) * np.minimum(tc, tm)
+            t = np.maximum(tc, tm) + (1.0 - eta) * np.minimum(tc, tm) + ops.kernels[i] * ff
             cls = (tc > tm).astype(int)
         t = t * ops.repeat[i]
         fam[:, ops.family[i]] += t
@@ -212,4 +303,4 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
 
 
 __all__ = ["BOUNDS", "overlap_eta", "Rates", "StepTimes", "rates", "step_times", "step_times_reference",
-           "F_B", "F_BL", "F_CAUSAL", "F_ONE", "F_T", "F_TL", "F_U", "N_FEAT"]
+           "F_B", "F_BL", "F_CAUSAL", "F_ONE", "F_T", "F_TL", "F_TPAD", "F_U", "N_FEAT"]

@@ -161,7 +161,10 @@ class Scenario:
     draft_precision: str | None = _f(None, "precision?", "weight format of the drafter (default: --precision)")
     kv_precision: str | None = _f(None, "precision?", "KV-cache format (default bf16)")
     tp: int = _f(1, "int>=1", "tensor-parallel GPUs")
-    ep: int = _f(1, "int>=1", "expert-parallel GPUs: 1 or equal to tp")
+    ep: int = _f(1, "int>=1", "expert-parallel GPUs: each holds experts/ep whole routed experts (1: experts split "
+                 "like the dense FFN)")
+    dp: int = _f(1, "int>=1", "attention data-parallel groups of tp GPUs each (DP attention); the instance has tp x dp "
+                 "GPUs and each group serves batch/dp sequences")
     acceptance: Acceptance | None = _f(None, "acceptance", "acceptance model (default: the method's published one)",
                                        cli=False, sweep=False)
     k: int | str = _f("auto", "k", "draft depth, or auto for the best per batch (0: speculation off)")
@@ -176,6 +179,9 @@ class Scenario:
     overlap: str | float | None = _f(None, "overlap", "max: math and memory overlap (roofline), sum: no overlap, or "
                                      "an efficiency in [0, 1]; default: the engine profile's value, else max")
     draft_kv_window: int | None = _f(None, "int>=1?", "drafter KV window W tokens (long-context self-speculation)")
+    cuda_graph_max_batch: int | None = _f(None, "int>=1?", "largest batch that replays CUDA graphs, above it passes "
+                                          "run eager (default: every batch, as a deployment sized to its load "
+                                          "captures; engines' own defaults are 128-512)")
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 
@@ -265,7 +271,7 @@ class Deployment:
 
     @property
     def n_gpus(self) -> int:
-        return self.par.tp
+        return self.par.n_gpus
 
 
 def _load(kind: str, v: Any, loaded: dict[tuple[str, str], Any] | None) -> Any:
@@ -309,16 +315,17 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     if target.kind != "target":
         raise ScenarioError(f"model {target.name} is a {target.kind} (a drafter), not a model that can be served: "
                             "pass it as draft with its target as model")
-    par = Parallelism(tp=s.tp, ep=s.ep)
+    par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     for dt in {p.weights, p.expert_dtype, p.lm_head, dp.weights}:
         hw.peak_flops_per_s(dt)
     drafter = None if s.method is None else \
-        make_drafter(s.method, target, s.draft, dp, Parallelism(tp=s.tp, ep=1), s.draft_kv_window)
+        make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain)
     if drafter is not None and s.k != "auto" and s.k > drafter.n_heads_max:
         raise ScenarioError(f"k = {s.k} exceeds the {drafter.n_heads_max} Medusa heads of {drafter.shape.name}")
-    return Deployment(s, hw, eng, target, drafter, p, dp, par, forward_pass(target, p, par, "all"),
+    return Deployment(s, hw, eng, target, drafter, p, dp, par,
+                      forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain),
                       resolve_overlap(s.overlap, eng))
 
 

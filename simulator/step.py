@@ -74,7 +74,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     B = np.asarray(s.batch, dtype=np.float64)
     ops = dep.tops if logits == "all" else forward_pass(dep.target, dep.p, dep.par, logits)
     st = price_pass(dep, ops, B, float(q), L, "target")
-    total = host_rule(dep.eng, st.total_s, dep.eng.overlap)
+    total = host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None))
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}
     fam["overhead"] = fam["overhead"] + (total - st.total_s)
     mem = memory(dep, B, q, L, logits)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .acceptance import Acceptance
 from .data import data_dir
+from .drafters import default_decay
 from .engine import EngineProfile, load_engine
 from .errors import ScenarioError, SpecError, SpecroofError
 from .hardware import load_hardware
@@ -97,7 +98,8 @@ def row_acceptance(r: dict[str, str]) -> Acceptance | None:
     kt = _int(r, "tau_k", k)
     if kt is None:
         raise ScenarioError(f"row {r['row_id']}: tau = {tau} needs the k it was measured at (k or tau_k)")
-    return Acceptance.from_measurement(float(tau), kt, _int(r, "tree_tokens"), _int(r, "tree_branching"))
+    return Acceptance.from_measurement(float(tau), kt, _int(r, "tree_tokens"), _int(r, "tree_branching"),
+                                       default_decay(_text(r, "method")))
 
 
 def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:

@@ -1,19 +1,27 @@
-"""One forward pass as a table of ops: FLOPs, HBM bytes and collective bytes, for any (B, q, L).
+"""One forward pass as a table of ops: FLOPs, HBM bytes, kernels and collective payloads, for any (B, q, L).
 
 Every quantity of an op is a linear combination of a few features of the grid point, so one symbolic table (built
 once per model, precision and parallelism) prices prefill (q = prompt), decode (q = 1) and verify (q = k + 1 or a tree
-of T tokens) at any batch B and cached context L. Features, per point and per op (`window`, MoE `E`, `k` are per op):
+of T tokens) at any batch B and cached context L. B is the batch of the whole instance; an op on the attention side
+of a data-parallel layout sees its rank's share, B/dp (`share`). Features, per point and per op:
 
     F_ONE    1
-    F_B      B                                  sequences
-    F_T      T = B*q                            tokens in the pass
-    F_BL     B*Lw,  Lw = min(L, window)          cached keys read (KV cache read once per sequence for all q queries)
-    F_TL     T*Lw                               query-key pairs against the cache
-    F_CAUSAL B*q*(q+1)/2                        causal query-key pairs among the q new tokens (capped at the window)
-    F_U      1 - (1 - k/E)^T                    fraction of routed experts touched by T tokens (uniform routing)
+    F_B      b = B*share                          sequences this rank processes
+    F_T      t = b*q                              tokens in the pass on this rank
+    F_BL     b*Lw,  Lw = min(L, window)           cached keys read (KV cache read once per sequence for all q queries)
+    F_TL     t*Lw                                 query-key pairs against the cache
+    F_CAUSAL causal pairs among the q new tokens  (each capped at the window)
+    F_U      touched fraction of the routed experts a rank holds: 1 - (1 - k/E)^t with one rank; with EP over R
+             ranks, the busiest rank's expected distinct experts over E/R (it sets the step: a2a synchronises)
+    F_TPAD   t rounded up to the GEMM tile (tensor-core MMA height, e.g. 64 rows on Hopper wgmma)
 
-`flops = cf @ f`, `hbm_bytes = cb @ f`, `wire_bytes = cc @ f` (bytes one rank puts on the scale-up link).
+`flops = cf @ f`, `hbm_bytes = cb @ f`; for a collective `payload = cc @ f` is the buffer (bytes) each rank holds,
+and the roofline prices it by its kind (all-reduce, all-to-all, all-gather), group size and link.
 Pure Python/numpy; no numba here. This module is the only place FLOP and byte formulas live.
+
+Kernels per op follow vLLM's decode path (the project's kernel count notes, physics/kernel_counts.md of the research
+set: Llama layer 10 kernels = input RMSNorm, QKV GEMM, RoPE, KV write, attention, o_proj, post RMSNorm, gate_up,
+SiLU-mul, down; DeepSeek-V3 MoE layer about 22 = MLA 11 + router 3 + shared expert 3 + fused MoE 5).
 """
 
 from __future__ import annotations
@@ -27,12 +35,17 @@ from .errors import ScenarioError
 from .model import ModelShape
 from .units import DTYPE_BYTES
 
-F_ONE, F_B, F_T, F_BL, F_TL, F_CAUSAL, F_U = range(7)
-N_FEAT = 7
+F_ONE, F_B, F_T, F_BL, F_TL, F_CAUSAL, F_U, F_TPAD = range(8)
+N_FEAT = 8
 FAMILIES: tuple[str, ...] = ("dense", "attention", "moe", "lm_head", "collective", "overhead")
 FAM = {n: i for i, n in enumerate(FAMILIES)}
-COLL_NONE, COLL_ALLREDUCE, COLL_ALLTOALL, COLL_GATHER = 0, 1, 2, 3
+COLL_NONE, COLL_ALLREDUCE, COLL_ALLTOALL, COLL_ALLGATHER = 0, 1, 2, 3
+LINK_SCALEUP, LINK_SCALEOUT = 0, 1
 INF_WINDOW = 1e300
+# Sampling reads the logits of every scored token in fp32 and writes probabilities (softmax / top-k / rejection):
+# two fp32 passes over the vocabulary (vLLM PR #45369 materialises fp32 target_probs of num_draft_tokens x vocab;
+# FlashInfer sampling reads the logits once). An estimate of the passes; the bytes per pass are exact.
+SAMPLER_BYTES_PER_VOCAB = 2 * 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +76,30 @@ class Precision:
 
 @dataclass(frozen=True, slots=True)
 class Parallelism:
-    """tp: GPUs the instance spans (attention heads and FFNs split tp ways, Megatron-LM, Shoeybi et al. 2019 §3);
-    ep: 1 (experts TP-split) or tp (each GPU holds E/ep whole experts; tokens dispatched all-to-all)."""
+    """How one instance spreads a model over its GPUs.
+
+    tp : attention tensor parallelism: heads and dense FFNs split tp ways (Megatron-LM, Shoeybi et al. 2019 §3)
+    dp : attention data parallelism: dp groups of tp GPUs each serve B/dp of the sequences (DP attention)
+    ep : expert parallelism: each GPU holds E/ep whole routed experts; tokens are dispatched and combined by
+         all-to-all (DeepSeek-V3 tech report §3.2.2); the remaining tp*dp/ep ways split each expert (MoE TP)
+    The instance has tp * dp GPUs.
+    """
 
     tp: int = 1
     ep: int = 1
+    dp: int = 1
+
+    @property
+    def n_gpus(self) -> int:
+        return self.tp * self.dp
+
+    @property
+    def moe_tp(self) -> int:
+        """Ways each routed expert is split (tensor parallel inside an expert)."""
+        return self.n_gpus // self.ep
 
     def check(self, m: ModelShape) -> None:
-        for k in ("tp", "ep"):
+        for k in ("tp", "ep", "dp"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ScenarioError(f"{k} = {v!r}; expected a positive integer")
@@ -79,9 +108,8 @@ class Parallelism:
         if self.ep > 1:
             if not m.is_moe:
                 raise ScenarioError(f"ep = {self.ep} but {m.name} has no experts")
-            if self.ep != self.tp:
-                raise ScenarioError(f"ep = {self.ep} must be 1 or equal tp = {self.tp} (experts spread over the tp "
-                                    "GPUs); attention-DP layouts are not modelled")
+            if self.n_gpus % self.ep:
+                raise ScenarioError(f"ep = {self.ep} does not divide the instance's {self.n_gpus} GPUs (tp x dp)")
             if m.n_experts % self.ep:
                 raise ScenarioError(f"ep = {self.ep} does not divide the {m.n_experts} experts of {m.name}")
 
@@ -91,8 +119,11 @@ class OpSet:
     """Symbolic ops of one forward pass on one rank; see the module docstring for the features.
 
     names : tuple[str]; family : int array (index into FAMILIES); repeat : float array (layers);
-    kernels : float array (kernel launches per repeat); dtype : tuple[str] (peak used for compute);
-    cf, cb, cc : float arrays (n_ops, N_FEAT); window, moe_e, moe_k : float arrays; coll : int array.
+    kernels : float array (kernels per repeat); dtype : tuple[str] (peak used for compute);
+    cf, cb, cc : float arrays (n_ops, N_FEAT); window : float array; moe_e, moe_k, moe_ranks : float arrays (routed
+    experts, experts per token, EP ranks they are spread over); share : float array (fraction of the instance's
+    batch this rank's op processes); coll : int array (COLL_*); group : float array (collective group size);
+    link : int array (LINK_SCALEUP or LINK_SCALEOUT); n_gpus : GPUs of the instance.
     """
 
     names: tuple[str, ...]
@@ -106,38 +137,35 @@ class OpSet:
     window: np.ndarray
     moe_e: np.ndarray
     moe_k: np.ndarray
+    moe_ranks: np.ndarray
+    share: np.ndarray
     coll: np.ndarray
-    tp: int = 1
+    group: np.ndarray
+    link: np.ndarray
+    n_gpus: int = 1
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def concat(self, other: OpSet, repeat: float = 1.0, prefix: str = "") -> OpSet:
-        """Ops of `self` followed by `other` run `repeat` times (e.g. k sequential draft steps)."""
-        return OpSet(
-            names=self.names + tuple(prefix + n for n in other.names),
-            family=np.concatenate([self.family, other.family]),
-            repeat=np.concatenate([self.repeat, other.repeat * repeat]),
-            kernels=np.concatenate([self.kernels, other.kernels]),
-            dtype=self.dtype + other.dtype,
-            cf=np.concatenate([self.cf, other.cf]), cb=np.concatenate([self.cb, other.cb]),
-            cc=np.concatenate([self.cc, other.cc]), window=np.concatenate([self.window, other.window]),
-            moe_e=np.concatenate([self.moe_e, other.moe_e]), moe_k=np.concatenate([self.moe_k, other.moe_k]),
-            coll=np.concatenate([self.coll, other.coll]), tp=self.tp)
+    @property
+    def tp(self) -> int:   # the largest collective group (kept for reports)
+        return int(self.group.max()) if len(self) and self.group.max() > 1 else 1
 
 
 @dataclass
 class _Builder:
+    share: float = 1.0                       # the attention-side share of the batch on this rank (1/dp)
     rows: list[dict] = field(default_factory=list)
 
     def op(self, name: str, fam: str, repeat: float, *, dtype: str = "bf16", kernels: float = 1.0,
            f: dict[int, float] | None = None, b: dict[int, float] | None = None, c: dict[int, float] | None = None,
-           window: float = INF_WINDOW, moe: tuple[float, float] = (0.0, 0.0), coll: int = COLL_NONE) -> None:
+           window: float = INF_WINDOW, moe: tuple[float, float, float] = (0.0, 0.0, 1.0), coll: int = COLL_NONE,
+           group: float = 1.0, link: int = LINK_SCALEUP, share: float | None = None) -> None:
         if repeat <= 0:
             return
         row = dict(name=name, fam=FAM[fam], repeat=float(repeat), dtype=dtype, kernels=kernels,
-                   cf=np.zeros(N_FEAT), cb=np.zeros(N_FEAT), cc=np.zeros(N_FEAT), window=window,
-                   moe_e=moe[0], moe_k=moe[1], coll=coll)
+                   cf=np.zeros(N_FEAT), cb=np.zeros(N_FEAT), cc=np.zeros(N_FEAT), window=window, moe=moe,
+                   share=self.share if share is None else share, coll=coll, group=float(group), link=link)
         for key, dct in (("cf", f), ("cb", b), ("cc", c)):
             for i, v in (dct or {}).items():
                 row[key][i] += v
@@ -145,23 +173,32 @@ class _Builder:
 
     def matmul(self, name: str, fam: str, repeat: float, m: int, n: float, k: float, wdtype: str, adtype: str,
                kernels: float = 1.0) -> None:
-        """y[M, N] = x[M, K] W[K, N]: 2*M*N*K FLOPs (a multiply-add is 2 FLOPs); weights read once per pass at their
-        own precision, activations in and out (calculon layers.Linear; Kaplan et al. 2020 §2.1)."""
+        """y[M, N] = x[M, K] W[K, N]: 2*M*N*K FLOPs (a multiply-add is 2 FLOPs) over M rounded up to the GEMM tile;
+        weights read once per pass at their own precision, activations in and out (calculon layers.Linear; Kaplan
+        et al. 2020 §2.1)."""
         ab = DTYPE_BYTES[adtype]
-        self.op(name, fam, repeat, dtype=wdtype, kernels=kernels, f={m: 2.0 * n * k},
+        fm = F_TPAD if m == F_T else m
+        self.op(name, fam, repeat, dtype=wdtype, kernels=kernels, f={fm: 2.0 * n * k},
                 b={F_ONE: n * k * DTYPE_BYTES[wdtype], m: (n + k) * ab})
 
-    def build(self, tp: int) -> OpSet:
+    def collective(self, name: str, kind: int, repeat: float, payload: dict[int, float], group: int,
+                   scaleup_domain: int, share: float | None = None) -> None:
+        """A collective over `group` GPUs (none when group is 1); on the scale-out link when the group leaves the
+        scale-up domain (the slowest hop sets its time)."""
+        if group > 1:
+            self.op(name, "collective", repeat, kernels=1, c=payload, coll=kind, group=group,
+                    link=LINK_SCALEOUT if group > scaleup_domain else LINK_SCALEUP, share=share)
+
+    def build(self, n_gpus: int) -> OpSet:
         r = self.rows
-        return OpSet(
-            names=tuple(x["name"] for x in r), family=np.array([x["fam"] for x in r], dtype=np.int64),
-            repeat=np.array([x["repeat"] for x in r]), kernels=np.array([x["kernels"] for x in r], dtype=float),
-            dtype=tuple(x["dtype"] for x in r),
-            cf=np.array([x["cf"] for x in r]).reshape(len(r), N_FEAT),
-            cb=np.array([x["cb"] for x in r]).reshape(len(r), N_FEAT),
-            cc=np.array([x["cc"] for x in r]).reshape(len(r), N_FEAT),
-            window=np.array([x["window"] for x in r], dtype=float), moe_e=np.array([x["moe_e"] for x in r]),
-            moe_k=np.array([x["moe_k"] for x in r]), coll=np.array([x["coll"] for x in r], dtype=np.int64), tp=tp)
+        arr = lambda key, dt=float: np.array([x[key] for x in r], dtype=dt)  # noqa: E731
+        mat = lambda key: np.array([x[key] for x in r]).reshape(len(r), N_FEAT)  # noqa: E731
+        return OpSet(names=tuple(x["name"] for x in r), family=arr("fam", np.int64), repeat=arr("repeat"),
+                     kernels=arr("kernels"), dtype=tuple(x["dtype"] for x in r), cf=mat("cf"), cb=mat("cb"),
+                     cc=mat("cc"), window=arr("window"), moe_e=np.array([x["moe"][0] for x in r], dtype=float),
+                     moe_k=np.array([x["moe"][1] for x in r], dtype=float),
+                     moe_ranks=np.array([x["moe"][2] for x in r], dtype=float), share=arr("share"),
+                     coll=arr("coll", np.int64), group=arr("group"), link=arr("link", np.int64), n_gpus=n_gpus)
 
 
 def kv_heads_per_rank(m: ModelShape, tp: int) -> float:
@@ -177,11 +214,143 @@ def kv_elems_per_token_layer_rank(m: ModelShape, tp: int) -> float:
     return 2.0 * kv_heads_per_rank(m, tp) * m.d_head
 
 
+@dataclass(frozen=True)
+class _Ctx:
+    """What the per-block builders share: model, formats, layout and the scale-up domain the collectives use."""
+
+    m: ModelShape
+    p: Precision
+    par: Parallelism
+    domain: int
+    sampler: bool
+
+    @property
+    def ab(self) -> float:
+        return DTYPE_BYTES[self.p.activations]
+
+
+def _attention(g: _Builder, c: _Ctx) -> None:
+    """Projections and attention core of every layer (GQA or absorbed MLA), kernels as in vLLM's decode path."""
+    m, tp, L, ab = c.m, c.par.tp, c.m.n_layers, c.ab
+    d, hr, wd = m.d_model, m.n_heads / tp, c.p.weights
+    if m.is_mla:
+        # DeepSeek-V2 §2.1 in the weight-absorbed form used at decode (W_UK folded into q, W_UV into the output):
+        # q_a and kv_a replicated across TP ranks, q_b / kv_b / o split by heads (vLLM MLA). Kernels: input norm +
+        # fused q_a/kv_a GEMM; q_a norm + q_b GEMM; kv_a norm + RoPE; W_UK bmm + W_UV bmm; o_proj.
+        qd = m.qk_nope_head_dim + m.qk_rope_head_dim
+        if m.q_lora_rank:
+            g.matmul("q_a_proj", "dense", L, F_T, m.q_lora_rank, d, wd, c.p.activations, kernels=2)
+            g.matmul("q_b_proj", "dense", L, F_T, hr * qd, m.q_lora_rank, wd, c.p.activations, kernels=2)
+        else:
+            g.matmul("q_proj", "dense", L, F_T, hr * qd, d, wd, c.p.activations, kernels=2)
+        g.matmul("kv_a_proj", "dense", L, F_T, m.kv_lora_rank + m.qk_rope_head_dim, d, wd, c.p.activations,
+                 kernels=2)
+        g.matmul("kv_b_absorbed", "dense", L, F_T, hr * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
+                 wd, c.p.activations, kernels=2)
+        g.matmul("o_proj", "dense", L, F_T, d, hr * m.v_head_dim, wd, c.p.activations)
+        # Absorbed scores over the latent (kv_lora + rope) and values in the latent (kv_lora), per head.
+        flops_pair = 2.0 * hr * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * hr * m.kv_lora_rank
+        io_tok = hr * (m.kv_lora_rank + m.qk_rope_head_dim + m.kv_lora_rank) * ab
+    else:
+        hkv = kv_heads_per_rank(m, tp)
+        # Kernels: input RMSNorm, QKV GEMM, RoPE (+ per-head q/k RMSNorm on Qwen3).
+        g.matmul("qkv_proj", "dense", L, F_T, (hr + 2 * hkv) * m.d_head, m.attn_in_factor * d, wd, c.p.activations,
+                 kernels=4 if m.qk_norm else 3)
+        g.matmul("o_proj", "dense", L, F_T, d, hr * m.d_head, wd, c.p.activations)
+        # QK^T and PV: 2 FLOPs per multiply-add, d_head each, per head (FlashAttention-2, Dao 2023 §3.3).
+        flops_pair = 4.0 * hr * m.d_head
+        io_tok = 2.0 * hr * m.d_head * ab            # read q, write o
+    kv_tok = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[c.p.kv]
+    # Attention core (KV-cache write + attention kernel): full-context layers and windowed (sliding / chunked) ones.
+    for nl, win, tag in ((L - m.n_window_layers, INF_WINDOW, "attention"),
+                         (m.n_window_layers, float(m.window or INF_WINDOW), "attention_window")):
+        g.op(tag, "attention", nl, dtype="bf16", kernels=2, window=win, f={F_TL: flops_pair, F_CAUSAL: flops_pair},
+             b={F_BL: kv_tok, F_T: kv_tok + io_tok})
+
+
+def _dense_ffn(g: _Builder, c: _Ctx) -> None:
+    """Dense FFN layers (kernels: post-attention RMSNorm + gate_up GEMM + SiLU-mul; down GEMM)."""
+    m, tp = c.m, c.par.tp
+    nmat = 2 if m.gated_mlp else 1
+    g.matmul("ffn_up", "dense", m.n_dense_layers, F_T, nmat * m.d_ff / tp, m.d_model, c.p.weights,
+             c.p.activations, kernels=3)
+    g.matmul("ffn_down", "dense", m.n_dense_layers, F_T, m.d_model, m.d_ff / tp, c.p.weights, c.p.activations)
+
+
+def _moe(g: _Builder, c: _Ctx) -> None:
+    """MoE layers: router, shared experts (attention-side layout), routed experts on their EP x TP layout."""
+    m, par, ab = c.m, c.par, c.ab
+    nm, E, k, d = m.n_moe_layers, float(m.n_experts), float(m.top_k), m.d_model
+    nmat, ed = (2 if m.gated_mlp else 1), c.p.expert_dtype
+    # Router: post-attention RMSNorm, gate GEMM, top-k (grouped top-k on DeepSeek-V3).
+    g.matmul("router", "moe", nm, F_T, E, d, "bf16", c.p.activations, kernels=3)
+    if m.n_shared_experts:
+        sw = m.n_shared_experts * m.d_ff_shared / par.tp
+        g.matmul("shared_up", "moe", nm, F_T, nmat * sw, d, ed, c.p.activations, kernels=2)
+        g.matmul("shared_down", "moe", nm, F_T, d, sw, ed, c.p.activations)
+    # Routed experts, priced on the busiest rank: FLOPs follow its share of the T*k assignments (all DP ranks'
+    # tokens reach the experts: share 1), weights the distinct experts it holds that are touched (F_U), each read
+    # once, split moe_tp ways. Kernels: align, w13 GEMM, SiLU-mul, w2 GEMM, top-k sum (vLLM fused_moe).
+    pe = (nmat + 1) * d * m.d_ff_expert
+    spread = par.ep * par.moe_tp
+    g.op("experts", "moe", nm, dtype=ed, kernels=5, moe=(E, k, float(par.ep)), share=1.0,
+         f={F_T: 2.0 * k * pe / spread},
+         b={F_U: E / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
+            F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep})
+
+
+def _layer_collectives(g: _Builder, c: _Ctx) -> None:
+    """The collectives each layout implies, per layer (none that the layout does not have)."""
+    m, par, ab, dom = c.m, c.par, c.ab, c.domain
+    d, tok = m.d_model, {F_T: m.d_model * c.ab}
+    # Attention (and dense FFN) tensor parallelism: one all-reduce after attention, one after a dense FFN.
+    g.collective("allreduce_attn", COLL_ALLREDUCE, m.n_layers, tok, par.tp, dom)
+    g.collective("allreduce_ffn", COLL_ALLREDUCE, m.n_dense_layers, tok, par.tp, dom)
+    if not m.is_moe:
+        return
+    nm = m.n_moe_layers
+    if par.ep == 1:
+        if par.dp == 1:   # Megatron MoE: experts TP-split like the dense FFN
+            g.collective("allreduce_moe", COLL_ALLREDUCE, nm, tok, par.tp, dom)
+        else:             # DP attention with TP experts: gather every rank's tokens, reduce-scatter the outputs
+            g.collective("allgather_moe", COLL_ALLGATHER, 2 * nm, {F_T: d * ab * par.dp}, par.n_gpus, dom)
+        return
+    # Expert parallelism: dispatch and combine all-to-all of each rank's tokens' k copies, (ep-1)/ep leaving the
+    # rank (DeepEP; DeepSeek-V3 tech report §3.2.2). Under TP attention each rank dispatches its 1/tp of the tokens
+    # and the outputs are gathered back; TP-split experts reduce their partial sums.
+    src = par.tp if par.dp == 1 else 1
+    a2a = {F_T: (par.ep - 1) / par.ep * m.top_k * d * ab / src}
+    g.collective("dispatch", COLL_ALLTOALL, nm, a2a, par.ep, dom)
+    g.collective("combine", COLL_ALLTOALL, nm, a2a, par.ep, dom)
+    if par.dp == 1:
+        g.collective("allgather_moe", COLL_ALLGATHER, nm, tok, par.tp, dom)
+    g.collective("allreduce_expert_tp", COLL_ALLREDUCE, nm, {F_T: d * ab * par.dp}, par.moe_tp, dom, share=1.0)
+
+
+def _heads(g: _Builder, c: _Ctx, lm_tokens: int) -> None:
+    """Medusa heads or the LM head (final norm + GEMM), the logits gather and the sampler."""
+    m, p, tp, ab = c.m, c.p, c.par.tp, c.ab
+    d = m.d_model
+    if m.n_medusa_heads:   # Medusa (Cai et al. 2024, §2.1.1): per head ResBlocks and an LM head on the last state
+        nh = m.n_medusa_heads
+        g.matmul("medusa_resblock", "dense", nh * m.n_medusa_layers, F_T, d / tp, d, p.weights, p.activations,
+                 kernels=2)
+        g.matmul("medusa_lm_head", "lm_head", nh, lm_tokens, m.vocab_size / tp, d, p.lm_head, p.activations,
+                 kernels=2)
+        return
+    g.matmul("lm_head", "lm_head", 1, lm_tokens, m.lm_vocab / tp, d, p.lm_head, p.activations, kernels=2)
+    g.collective("logits_gather", COLL_ALLGATHER, 1, {lm_tokens: m.lm_vocab * ab}, tp, c.domain)
+    if c.sampler:
+        g.op("sampler", "lm_head", 1, kernels=2, b={lm_tokens: m.lm_vocab * SAMPLER_BYTES_PER_VOCAB})
+
+
 def forward_pass(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
-                 logits: str = "all") -> OpSet:
-    """Ops of one forward pass of `m` on one of `par.tp` ranks, for B sequences of q new tokens over L cached ones.
+                 logits: str = "all", scaleup_domain: int = 1 << 30, sampler: bool = True) -> OpSet:
+    """Ops of one forward pass of `m` on one rank of `par`, for B sequences of q new tokens over L cached ones.
 
     logits: "all" (an LM-head row for every query token: decode and verify) or "last" (one per sequence: prefill).
+    scaleup_domain: GPUs on one NVLink / Infinity Fabric domain (collectives beyond it use the scale-out link).
+    sampler: price the vocabulary-sized sampling pass (SAMPLER_BYTES_PER_VOCAB); False gives the bare roofline.
     """
     p = precision or Precision()
     par = par or Parallelism()
@@ -189,114 +358,65 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     par.check(m)
     if logits not in ("all", "last"):
         raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
-    tp = par.tp
-    d, hr = m.d_model, m.n_heads / tp
-    wd, ed, ad, kvb = p.weights, p.expert_dtype, p.activations, DTYPE_BYTES[p.kv]
-    ab = DTYPE_BYTES[ad]
-    g = _Builder()
-    tok = F_T if logits == "all" else F_B
-    lm_tokens = tok
-
+    c = _Ctx(m, p, par, scaleup_domain, sampler)
+    g = _Builder(share=1.0 / par.dp)
+    d, tp = m.d_model, par.tp
     # Embedding gather (vocab-parallel: each rank reads the rows it owns) and, for EAGLE heads, the input FC.
     if not m.n_medusa_heads:
         g.op("embedding", "lm_head", 1, dtype=p.lm_head, kernels=1,
-             b={F_T: d * DTYPE_BYTES[p.lm_head] / tp + d * ab})
+             b={F_T: d * DTYPE_BYTES[p.lm_head] / tp + d * c.ab})
+        g.collective("embed_allreduce", COLL_ALLREDUCE, 1, {F_T: d * c.ab}, tp, scaleup_domain)
     if m.fc_in_factor:
-        g.matmul("fc", "dense", 1, F_T, d / tp, m.fc_in_factor * d, wd, ad)
-
-    L = m.n_layers
-    if L:
-        # ---- attention projections ------------------------------------------------------------------------------
-        if m.is_mla:
-            # DeepSeek-V2 §2.1 in the weight-absorbed form used at decode (W_UK folded into q, W_UV into the output):
-            # q_a and kv_a are replicated across TP ranks, q_b / kv_b / o split by heads (vLLM MLA).
-            qd = m.qk_nope_head_dim + m.qk_rope_head_dim
-            if m.q_lora_rank:
-                g.matmul("q_a_proj", "dense", L, F_T, m.q_lora_rank, d, wd, ad, kernels=2)
-                g.matmul("q_b_proj", "dense", L, F_T, hr * qd, m.q_lora_rank, wd, ad, kernels=2)
-            else:
-                g.matmul("q_proj", "dense", L, F_T, hr * qd, d, wd, ad, kernels=2)
-            g.matmul("kv_a_proj", "dense", L, F_T, m.kv_lora_rank + m.qk_rope_head_dim, d, wd, ad, kernels=2)
-            g.matmul("kv_b_absorbed", "dense", L, F_T, hr * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
-                     wd, ad, kernels=2)
-            g.matmul("o_proj", "dense", L, F_T, d, hr * m.v_head_dim, wd, ad)
-            # Absorbed scores over the latent (kv_lora + rope) and values in the latent (kv_lora), per head.
-            flops_pair = 2.0 * hr * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * hr * m.kv_lora_rank
-            io_tok = hr * (m.kv_lora_rank + m.qk_rope_head_dim + m.kv_lora_rank) * ab
-        else:
-            hkv = kv_heads_per_rank(m, tp)
-            g.matmul("qkv_proj", "dense", L, F_T, (hr + 2 * hkv) * m.d_head, m.attn_in_factor * d, wd, ad, kernels=3)
-            g.matmul("o_proj", "dense", L, F_T, d, hr * m.d_head, wd, ad)
-            # QK^T and PV: 2 FLOPs per multiply-add, d_head each, per head (FlashAttention-2, Dao 2023 §3.3).
-            flops_pair = 4.0 * hr * m.d_head
-            io_tok = 2.0 * hr * m.d_head * ab            # read q, write o
-        kv_tok = kv_elems_per_token_layer_rank(m, tp) * kvb
-        # ---- attention core: full-context layers and windowed (sliding / chunked) layers -----------------------
-        for nl, win, tag in ((L - m.n_window_layers, INF_WINDOW, "attention"),
-                             (m.n_window_layers, float(m.window or INF_WINDOW), "attention_window")):
-            g.op(tag, "attention", nl, dtype="bf16", kernels=2, window=win,
-                 f={F_TL: flops_pair, F_CAUSAL: flops_pair},
-                 b={F_BL: kv_tok, F_T: kv_tok + io_tok})
-        # ---- FFN: dense layers, then MoE layers ------------------------------------------------------------------
-        nmat = 2 if m.gated_mlp else 1
-        g.matmul("ffn_up", "dense", m.n_dense_layers, F_T, nmat * m.d_ff / tp, d, wd, ad, kernels=2)
-        g.matmul("ffn_down", "dense", m.n_dense_layers, F_T, d, m.d_ff / tp, wd, ad, kernels=2)
+        g.matmul("fc", "dense", 1, F_T, d / tp, m.fc_in_factor * d, p.weights, p.activations)
+    if m.n_layers:
+        _attention(g, c)
+        _dense_ffn(g, c)
         if m.is_moe:
-            nm, E, k = m.n_moe_layers, float(m.n_experts), float(m.top_k)
-            g.matmul("router", "moe", nm, F_T, E, d, "bf16", ad, kernels=2)
-            if m.n_shared_experts:
-                sw = m.n_shared_experts * m.d_ff_shared / tp
-                g.matmul("shared_up", "moe", nm, F_T, nmat * sw, d, ed, ad)
-                g.matmul("shared_down", "moe", nm, F_T, d, sw, ed, ad)
-            # Routed experts: FLOPs follow the top_k assignments (T*k tokens); weights follow the distinct experts
-            # touched, E*(1 - (1 - k/E)^T) under uniform routing, each read once; per rank 1/tp of that
-            # (TP-split experts, or E/ep whole experts with ep == tp: the same bytes).
-            pe = (nmat + 1) * d * m.d_ff_expert
-            g.op("experts", "moe", nm, dtype=ed, kernels=4, moe=(E, k),
-                 f={F_T: 2.0 * k * pe / tp},
-                 b={F_U: E * pe * DTYPE_BYTES[ed] / tp, F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / tp) * ab})
-        # ---- collectives (Megatron-LM: one all-reduce after attention, one after the FFN, per layer) ------------
-        if tp > 1:
-            ring = 2.0 * (tp - 1) / tp                    # ring all-reduce: each rank sends 2(n-1)/n of the buffer
-            # Under EP the MoE layer keeps its all-reduce: attention is tensor-parallel, so every rank needs every
-            # token's output back, and TP-split shared experts need their partial sums reduced.
-            n_ar = L + m.n_dense_layers + m.n_moe_layers
-            g.op("allreduce", "collective", n_ar, kernels=1, c={F_T: ring * d * ab}, coll=COLL_ALLREDUCE)
-            if par.ep > 1 and m.is_moe:
-                # Expert parallelism: dispatch and combine all-to-all; each rank routes its T/ep tokens' k copies,
-                # (ep-1)/ep of them leaving the rank (DeepEP-style, DeepSeek-V3 tech report §3.2.2).
-                a2a = (par.ep - 1) / par.ep * m.top_k * d * ab / par.ep
-                g.op("alltoall", "collective", 2 * m.n_moe_layers, kernels=1, c={F_T: a2a}, coll=COLL_ALLTOALL)
-            g.op("embed_allreduce", "collective", 1, kernels=1, c={F_T: ring * d * ab}, coll=COLL_ALLREDUCE)
-
-    # ---- Medusa heads (Cai et al. 2024, §2.1.1): per head ResBlocks and an LM head on the last hidden state ------
-    if m.n_medusa_heads:
-        nh = m.n_medusa_heads
-        g.matmul("medusa_resblock", "dense", nh * m.n_medusa_layers, F_T, d / tp, d, wd, ad, kernels=2)
-        g.matmul("medusa_lm_head", "lm_head", nh, lm_tokens, m.vocab_size / tp, d, p.lm_head, ad, kernels=2)
-    else:
-        g.matmul("lm_head", "lm_head", 1, lm_tokens, m.lm_vocab / tp, d, p.lm_head, ad, kernels=2)
-        if tp > 1:   # logits gathered to the sampling rank
-            g.op("logits_gather", "collective", 1, kernels=1,
-                 c={lm_tokens: (tp - 1) / tp * m.lm_vocab * ab}, coll=COLL_GATHER)
-    return g.build(tp)
+            _moe(g, c)
+        _layer_collectives(g, c)
+    _heads(g, c, F_T if logits == "all" else F_B)
+    return g.build(par.n_gpus)
 
 
 # ---- evaluation at concrete points (numpy; the numba kernel in roofline.py computes the same) ---------------------
 
-def features(B: np.ndarray, q: np.ndarray, L: np.ndarray, window: float, moe_e: float, moe_k: float) -> np.ndarray:
-    """Feature matrix (n_points, N_FEAT) for one op's window and MoE (E, k)."""
+def busiest_rank_fraction(u: np.ndarray | float, n: int, ranks: float) -> np.ndarray:
+    """E[max over `ranks` ranks of the distinct touched experts among the n = E/ranks each holds] / n, with each
+    expert touched independently with probability u (Binomial(n, u) per rank; independence across experts and ranks
+    is the approximation, checked against a Monte Carlo of exact top-k routing in the tests).
+    E[max] = sum_{j>=1} P(max >= j) = sum_{j=1..n} 1 - F(j-1)^R."""
+    u = np.atleast_1d(np.asarray(u, dtype=np.float64))
+    if ranks <= 1:
+        return u
+    j = np.arange(n + 1)
+    logc = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in j])
+    uc = np.clip(u, 1e-300, 1.0 - 1e-16)[..., None]
+    pmf = np.exp(logc + j * np.log(uc) + (n - j) * np.log1p(-uc))
+    cdf = np.clip(np.cumsum(pmf, axis=-1), 0.0, 1.0)
+    emax = np.sum(1.0 - cdf[..., :-1] ** ranks, axis=-1)
+    return np.where(u >= 1.0, 1.0, np.where(u <= 0.0, 0.0, emax / n))
+
+
+def features(B: np.ndarray, q: np.ndarray, L: np.ndarray, window: float, moe_e: float, moe_k: float,
+             moe_ranks: float = 1.0, share: float = 1.0, tile: float = 0.0) -> np.ndarray:
+    """Feature matrix (n_points, N_FEAT) for one op (its window, MoE (E, k, ranks) and batch share)."""
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    T = B * q
+    b = B * share
+    T = b * q
     Lw = np.minimum(L, window)
     out = np.empty(B.shape + (N_FEAT,))
     out[..., F_ONE] = 1.0
-    out[..., F_B] = B
+    out[..., F_B] = b
     out[..., F_T] = T
-    out[..., F_BL] = B * Lw
+    out[..., F_BL] = b * Lw
     out[..., F_TL] = T * Lw
-    out[..., F_CAUSAL] = causal_pairs(B, q, window)
-    out[..., F_U] = experts_touched_fraction(T, moe_e, moe_k) if moe_e > 0 else 0.0
+    out[..., F_CAUSAL] = causal_pairs(b, q, window)
+    if moe_e > 0:
+        u = experts_touched_fraction(T, moe_e, moe_k)
+        out[..., F_U] = busiest_rank_fraction(u, int(round(moe_e / moe_ranks)), moe_ranks).reshape(u.shape)
+    else:
+        out[..., F_U] = 0.0
+    out[..., F_TPAD] = np.ceil(T / tile) * tile if tile > 0 else T
     return out
 
 
@@ -318,12 +438,11 @@ def experts_touched_fraction(n_tokens: np.ndarray | float, n_experts: float, top
     return np.where(n > 0, 1.0, 0.0)   # every expert routed: all touched by any token, none by zero tokens
 
 
-def op_totals(ops: OpSet, B: float, q: float, L: float) -> dict[str, np.ndarray]:
-    """FLOPs, HBM bytes and wire bytes per op (already multiplied by `repeat`) at one point."""
+def op_totals(ops: OpSet, B: float, q: float, L: float, tile: float = 0.0) -> dict[str, np.ndarray]:
+    """FLOPs, HBM bytes and collective payload bytes per op (already multiplied by `repeat`) at one point."""
     fl, by, wi = np.zeros(len(ops)), np.zeros(len(ops)), np.zeros(len(ops))
     for i in range(len(ops)):
-        f = features(np.array([B]), np.array([q]), np.array([L]), ops.window[i], ops.moe_e[i], ops.moe_k[i])[0]
+        f = features(np.array([B]), np.array([q]), np.array([L]), ops.window[i], ops.moe_e[i], ops.moe_k[i],
+                     ops.moe_ranks[i], ops.share[i], tile)[0]
         fl[i], by[i], wi[i] = ops.cf[i] @ f, ops.cb[i] @ f, ops.cc[i] @ f
-    return {"flops": fl * ops.repeat, "bytes": by * ops.repeat, "wire_bytes": wi * ops.repeat}
-
-
+    return {"flops": fl * ops.repeat, "bytes": by * ops.repeat, "payload_bytes": wi * ops.repeat}

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..drafters import default_decay
 from ..errors import ScenarioError
 from ..hazards import OPTIONS
 from ..scenario import Scenario, scenario_fields
@@ -134,8 +135,9 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
     """Deployment options: they change no number, only which known hazards are reported."""
     d = p.add_argument_group("deployment options (checked against known hazards only: they change no number)")
     for name, (kind, _, meaning) in OPTIONS.items():
-        if name in ("dynamic_k", "batch_off", "topk", "tp", "ep", "max_batch", "max_k", "verify_tokens", "context"):
-            continue       # filled in from the prediction
+        if name in ("dynamic_k", "batch_off", "topk", "tp", "ep", "dp", "max_batch", "max_k", "verify_tokens",
+                    "context"):
+            continue       # filled in from the scenario and the prediction
         flag = "--" + name.replace("_", "-")
         if kind is bool:
             d.add_argument(flag, action=argparse.BooleanOptionalAction, default=False, dest=f"opt_{name}",
@@ -159,7 +161,8 @@ def acceptance_from(a: argparse.Namespace) -> Any:
         if k0 is None:
             raise ScenarioError("--acceptance-length needs the k it was measured at: pass --acceptance-k K "
                                 "(or a numeric --k)")
-        return Acceptance.from_measurement(a.acceptance_length, k0, a.tree_tokens, a.tree_branching)
+        return Acceptance.from_measurement(a.acceptance_length, k0, a.tree_tokens, a.tree_branching,
+                                           default_decay(getattr(a, "method", None)))
     if a.acceptance_k is not None:
         raise ScenarioError("--acceptance-k applies only with --acceptance-length")
     return None

@@ -27,7 +27,7 @@ def add(sub: Any, name: str) -> None:
     c.add_argument("--out", required=True, help="where to write the fitted PROFILE.toml")
     c.add_argument("--params", default="host_step_s,spec_bookkeeping_s,gemm_fraction,overlap_efficiency",
                    help="comma-separated parameters to fit (host_step_s, spec_bookkeeping_s, "
-                        "spec_bookkeeping_per_token_s, draft_step_overhead_s, kernel_launch_s, hbm_fraction, "
+                        "host_per_seq_s, draft_step_overhead_s, kernel_launch_s, hbm_fraction, "
                         "gemm_fraction, overlap_efficiency)")
     add_format(c, ("table", "json"))
     c.set_defaults(func=run_calibrate)
