@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..acceptance import Acceptance
 from ..errors import ScenarioError
 from ..hazards import OPTIONS
 from ..scenario import Scenario, scenario_fields
@@ -149,7 +150,6 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
 
 def acceptance_from(a: argparse.Namespace) -> Any:
     """The Acceptance the flags describe, or None for the method's published default."""
-    from ..acceptance import Acceptance  # acceptance imports scipy lazily; no numba
     if a.acceptance_rate is not None:
         return Acceptance.from_rate(a.acceptance_rate)
     if a.acceptance_rates is not None:
