@@ -25,7 +25,7 @@ import numpy as np
 from ._jit import JIT
 from .errors import ScenarioError
 from .hardware import Hardware
-from .workload import F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM, FAMILIES, N_FEAT, OpSet
+from .workload import F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_U, FAM, FAMILIES, N_FEAT, OpSet, features
 
 BOUNDS: tuple[str, ...] = ("memory", "compute", "communication")
 _NF = len(FAMILIES)
@@ -189,7 +189,6 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
 
 def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max") -> StepTimes:
     """The same formula in plain numpy, vectorised over points, looping over ops; the tests' oracle."""
-    from .workload import features
     (Bf, qf, Lf, lf), shape = _points(B, q, L, launch_s)
     eta = overlap_eta(overlap)
     n = Bf.shape[0]
