@@ -190,6 +190,33 @@ def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: 
     return best
 
 
+def _batch_bounds(scenario: Any, batch_range: Any) -> tuple[int, int]:
+    """Check advise's scenario and batch_range arguments; return the range's (smallest, largest) batch."""
+    if scenario is not None and not isinstance(scenario, Scenario):
+        raise ScenarioError(f"advise: scenario = {scenario!r}; expected a Scenario (or pass its fields as keywords: "
+                            "hardware=..., model=..., method=...)")
+    if not isinstance(batch_range, (tuple, list)) or len(batch_range) != 2:
+        raise ScenarioError(f"batch_range = {batch_range!r}; expected (smallest, largest)")
+    return int(_check_int("smallest batch", batch_range[0])), int(_check_int("largest batch", batch_range[1]))
+
+
+def _width(k: int, T: int, branching: int | None) -> int:
+    """Widest level of the verify tree of depth k with T verify tokens (1 for a chain of k + 1)."""
+    return verify_shape(k, T, branching).w if T > k + 1 else 1
+
+
+def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np.ndarray,
+                    schedule: tuple[KRange, ...]) -> tuple[int, dict[str, Any]]:
+    """The options for the hazard check: what the prediction decides (tp, ep, max_batch, max_k, verify_tokens,
+    context, topk, dynamic_k, batch_off) with the scenario's own options over them. Returns (topk, options)."""
+    pays = bool(on.any())
+    topk = max([_width(int(kk), int(TT), s.tree_branching) for kk, TT in zip(sk[on], sT[on])], default=1)
+    auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
+                 "verify_tokens": int(sT.max()) if pays else 0, "context": s.context, "topk": topk,
+                 "dynamic_k": len({x.k for x in schedule}) > 1, "batch_off": pays and not on.all()}
+    return topk, resolve_options({**auto_opts, **dict(s.options)})
+
+
 def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (1, 256),
            hazard_files: Iterable[Any] = (), emit: Iterable[str] | str | None = None, max_points: int = MAX_POINTS,
            **kw: Any) -> Advice:
@@ -204,12 +231,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
            them, else vllm, sglang and trtllm
     Returns an Advice (see there). Raises a SpecroofError for bad input.
     """
-    if scenario is not None and not isinstance(scenario, Scenario):
-        raise ScenarioError(f"advise: scenario = {scenario!r}; expected a Scenario (or pass its fields as keywords: "
-                            "hardware=..., model=..., method=...)")
-    if not isinstance(batch_range, (tuple, list)) or len(batch_range) != 2:
-        raise ScenarioError(f"batch_range = {batch_range!r}; expected (smallest, largest)")
-    lo, hi = int(_check_int("smallest batch", batch_range[0])), int(_check_int("largest batch", batch_range[1]))
+    lo, hi = _batch_bounds(scenario, batch_range)
     B = advise_batches(lo, hi, max_points)
     s = (scenario or Scenario()).replace(**kw, k="auto", batch=tuple(int(b) for b in B))
     targets = _check_emit(emit)
@@ -228,16 +250,12 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     ratio, fixed_k, fixed_T, fixed_s = float("nan"), 0, 0, np.full(B.size, np.nan)
     if pays:
         ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT)
-    width = lambda kk, TT: verify_shape(kk, TT, s.tree_branching).w if TT > kk + 1 else 1  # noqa: E731
-    topk = max([width(int(kk), int(TT)) for kk, TT in zip(sk[on], sT[on])], default=1)
-    auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
-                 "verify_tokens": int(sT.max()) if pays else 0, "context": s.context, "topk": topk,
-                 "dynamic_k": len({x.k for x in schedule}) > 1, "batch_off": pays and not on.all()}
-    opts = resolve_options({**auto_opts, **dict(s.options)})
+    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule)
     hz = tuple(check(eng_name, s.method, opts, hazards_all))
     sc = r.scenario
     plan = ConfigPlan(s.method, repo_of(sc["model"]), repo_of(sc["draft_model"]), s.tp, s.ep, lo, hi, schedule,
-                      off_above, pays, fixed_k, fixed_T, ratio, topk, opts, interior, width(fixed_k, fixed_T))
+                      off_above, pays, fixed_k, fixed_T, ratio, topk, opts, interior,
+                      _width(fixed_k, fixed_T, s.tree_branching))
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name)
     return Advice(r, (lo, hi), sk, sT, schedule, pays, off_above, fixed_k, fixed_T, ratio, fixed_s, interior,
                   engine_configs(plan, targets), hz, assumptions, opts)

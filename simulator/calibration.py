@@ -17,6 +17,7 @@ import numpy as np
 from .data import data_dir, read_toml
 from .engine import EngineProfile, load_engine, read_profile
 from .errors import ScenarioError, SpecroofError
+from .scenario import Scenario
 from .validation import load_rows, predict_row, row_scenario
 
 # Free parameters: EngineProfile field -> (TOML section, key, lower, upper bound, starting value if the profile has
@@ -64,6 +65,35 @@ def _start(eng: EngineProfile, name: str) -> float:
     return float(np.clip(v, lo + 1e-12 * (hi - lo), hi - 1e-12 * (hi - lo)))
 
 
+def _usable_rows(rows: str | Path | Sequence[dict[str, str]], eng: EngineProfile
+                 ) -> tuple[list[dict[str, str]], list[Scenario]]:
+    """The rows (a rows CSV path or loaded rows) that `eng` can price, each with its Scenario;
+    rows that fail with a SpecroofError are left out."""
+    rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
+    usable, prepared = [], []
+    for r in rs:
+        try:
+            kw = row_scenario(r)
+            predict_row(r, eng, kw)
+            usable.append(r)
+            prepared.append(kw)
+        except SpecroofError:
+            continue
+    return usable, prepared
+
+
+def _stderr(sol: Any, n_rows: int, n_params: int) -> np.ndarray:
+    """1-sigma uncertainty of each fitted parameter: the Gauss-Newton covariance s^2 (J^T J)^-1 at the optimum."""
+    J = sol.jac
+    dof = max(1, n_rows - n_params)
+    s2 = float(sol.fun @ sol.fun) / dof
+    try:
+        cov = np.linalg.pinv(J.T @ J) * s2
+        return np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    except np.linalg.LinAlgError:  # pragma: no cover - pinv does not raise for finite J
+        return np.full(n_params, np.inf)
+
+
 def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile | str,
               params: Sequence[str] = DEFAULT_PARAMS) -> CalibrationResult:
     """Fit `params` of the `base` profile to `rows` (a rows CSV path or loaded rows; see validate.load_rows).
@@ -73,16 +103,7 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
     bad = [p for p in params if p not in PARAMS]
     if bad or not params:
         raise ScenarioError(f"unknown calibration parameter(s) {bad}; choose from {', '.join(PARAMS)}")
-    rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
-    usable, prepared = [], []
-    for r in rs:
-        try:
-            kw = row_scenario(r)
-            predict_row(r, eng0, kw)
-            usable.append(r)
-            prepared.append(kw)
-        except SpecroofError:
-            continue
+    usable, prepared = _usable_rows(rows, eng0)
     if len(usable) < len(params):
         raise ScenarioError(f"{len(usable)} usable rows cannot determine {len(params)} parameters; add measurements "
                             "(with and without speculation, at several batch sizes) or fit fewer --params")
@@ -102,14 +123,7 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
     r0 = resid(x0)
     sol = least_squares(resid, x0, bounds=(lo, hi), x_scale=np.maximum(hi - lo, 1e-12) * 0.1,
                         diff_step=1e-3, method="trf")
-    J = sol.jac
-    dof = max(1, len(usable) - len(params))
-    s2 = float(sol.fun @ sol.fun) / dof
-    try:
-        cov = np.linalg.pinv(J.T @ J) * s2
-        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    except np.linalg.LinAlgError:  # pragma: no cover - pinv does not raise for finite J
-        se = np.full(len(params), np.inf)
+    se = _stderr(sol, len(usable), len(params))
     vals = {p: float(v) for p, v in zip(params, sol.x)}
     return CalibrationResult(
         engine=engine_at(sol.x), values=vals, stderr={p: float(v) for p, v in zip(params, se)},

@@ -67,6 +67,13 @@ def figure(
             raise SpecError(f"{where} is missing")
         return None
     fig = table[key]
+    _check_fields(fig, where, extra_keys, allow_estimate)
+    return _check_value(fig["value"], where, kind, lo, hi)
+
+
+def _check_fields(fig: Any, where: str, extra_keys: frozenset[str], allow_estimate: bool) -> None:
+    """A figure is an inline table with a value, no unknown fields and a source (a URL, or an estimate when
+    allowed); `where` names it in the error."""
     if not isinstance(fig, dict):
         raise SpecError(f"{where} = {fig!r}: expected an inline table {{ value = ..., source = \"https://...\" }}")
     allowed = {"value", "source", "note"} | set(extra_keys)
@@ -79,7 +86,10 @@ def figure(
     if not isinstance(src, str) or not (_URL.match(src) or (allow_estimate and src in ("estimate", "calibrated"))):
         expect = "an http(s) URL, \"estimate\" or \"calibrated\"" if allow_estimate else "an http(s) URL"
         raise SpecError(f"{where}: source = {src!r}, expected {expect}")
-    v = fig["value"]
+
+
+def _check_value(v: Any, where: str, kind: type, lo: float | None, hi: float | None) -> Any:
+    """A figure's value checked for its kind (bool, int or float) and the range [lo, hi]; returned as that kind."""
     if kind is bool:
         if not isinstance(v, bool):
             raise SpecError(f"{where}: value = {v!r}, expected true or false")

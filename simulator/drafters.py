@@ -247,6 +247,28 @@ def _model_shape(method: str, target: ModelShape, draft: str | ModelShape | None
     return shape, desc
 
 
+def _gpu_shape(method: str, target: ModelShape, draft: str | ModelShape | None, draft_kv_window: int | None
+               ) -> tuple[ModelShape, str, float]:
+    """Shape, description and draft KV window of a drafter that runs on the GPU (every method but the GPU-free
+    ones): the target itself (mtp, self-sparse), a head, or a standalone model."""
+    if method in ("mtp", "self-sparse"):
+        return _self_shape(method, target, draft, draft_kv_window)
+    win = float(draft_kv_window) if draft_kv_window else INF_WINDOW
+    if method in HEAD_KIND:
+        return (*_head_shape(method, target, draft), win)
+    return (*_model_shape(method, target, draft), win)
+
+
+def _weight_bytes(method: str, target: ModelShape, shape: ModelShape, p: Precision, par: Parallelism) -> float:
+    """Weight bytes per rank the drafter adds: the MTP modules for mtp, nothing for self-sparse (it is the target),
+    else the draft's own weights."""
+    if method == "mtp":
+        return weight_bytes_per_rank(target, p, par, include_mtp=True) - weight_bytes_per_rank(target, p, par)
+    if method == "self-sparse":
+        return 0.0
+    return weight_bytes_per_rank(shape, p, par)
+
+
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
                  precision: Precision | None = None, par: Parallelism | None = None,
                  draft_kv_window: int | None = None, scaleup_domain: int = 1 << 30) -> Drafter:
@@ -259,26 +281,15 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
     par = par or Parallelism()
     if draft_kv_window is not None and (isinstance(draft_kv_window, bool) or draft_kv_window < 1):
         raise ScenarioError(f"draft KV window = {draft_kv_window!r}; expected a positive integer")
-    win = float(draft_kv_window) if draft_kv_window else INF_WINDOW
     if method in GPU_FREE:
         if draft is not None:
             raise ScenarioError(f"method {method} uses no draft model; drop --draft")
         return Drafter(method, None, p, par, 0.0, INF_WINDOW, 10**6, f"{method}: host-side lookup, no GPU work, "
                        "no memory")
-    if method in ("mtp", "self-sparse"):
-        shape, desc, win = _self_shape(method, target, draft, draft_kv_window)
-    elif method in HEAD_KIND:
-        shape, desc = _head_shape(method, target, draft)
-    else:
-        shape, desc = _model_shape(method, target, draft)
+    shape, desc, win = _gpu_shape(method, target, draft, draft_kv_window)
     if not shape.is_moe:
         par = Parallelism(tp=par.tp, dp=par.dp)
-    if method == "mtp":
-        wbytes = weight_bytes_per_rank(target, p, par, include_mtp=True) - weight_bytes_per_rank(target, p, par)
-    elif method == "self-sparse":
-        wbytes = 0.0
-    else:
-        wbytes = weight_bytes_per_rank(shape, p, par)
+    wbytes = _weight_bytes(method, target, shape, p, par)
     # EAGLE-3 fuses the target's three feature layers (FC 3d -> d) only where target features exist: the catch-up
     # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
     ops = lambda sh: forward_pass(sh, p, par, "all", scaleup_domain=scaleup_domain)  # noqa: E731

@@ -216,9 +216,8 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     return EngineConfig("sglang", True, "shell", prefix + " \\\n  ".join(args), tuple(notes))
 
 
-def _trtllm(p: ConfigPlan) -> EngineConfig:
-    if not p.pays:
-        return _no_spec("trtllm", p)
+def _trtllm_head(p: ConfigPlan) -> list[str]:
+    """spec.yaml up to the speculative_config's drafter: batch limits, parallelism, decoding type and depth."""
     lines = [f"# trtllm-serve {p.target} --extra_llm_api_options spec.yaml", f"max_batch_size: {p.hi}"]
     if p.tp > 1:
         lines.append(f"tensor_parallel_size: {p.tp}")
@@ -234,6 +233,13 @@ def _trtllm(p: ConfigPlan) -> EngineConfig:
         lines.append(f"  max_draft_len: {p.kmax}")
     if p.method in _NEEDS_DRAFT_PATH:
         lines.append(f"  speculative_model_dir: {p.draft}")
+    return lines
+
+
+def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
+    """The k schedule's spec.yaml lines and notes: a draft_len_schedule when k changes with the batch up to the last
+    on-range, else max_concurrency when speculation switches off above a batch."""
+    lines: list[str] = []
     notes = []
     last_on = max(r.end for r in p.on_ranges)
     upto = [r for r in p.schedule if r.end <= last_on]
@@ -252,6 +258,14 @@ def _trtllm(p: ConfigPlan) -> EngineConfig:
         lines.append(f"  max_concurrency: {p.off_above}")
         notes.append(f"max_concurrency {p.off_above}: speculation off above {p.off_above} active requests "
                      "(PR #6676)")
+    return lines, notes
+
+
+def _trtllm(p: ConfigPlan) -> EngineConfig:
+    if not p.pays:
+        return _no_spec("trtllm", p)
+    sched, notes = _trtllm_schedule(p)
+    lines = _trtllm_head(p) + sched
     if p.tree:
         notes.append("the prediction verifies a tree; TensorRT-LLM's EAGLE-3 dynamic tree (use_dynamic_tree, "
                      "max_total_draft_tokens) is not written here")

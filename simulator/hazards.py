@@ -126,8 +126,8 @@ def _str_list(h: dict[str, Any], key: str, where: str, allowed: Sequence[str] | 
     return tuple(v)
 
 
-def _parse_file(path: Path) -> list[Hazard]:
-    doc = read_toml(path)
+def _entries(doc: dict[str, Any], path: Path) -> list[dict[str, Any]]:
+    """A hazard file's [[hazard]] tables, after checking its top-level keys and schema."""
     unknown = set(doc) - {"schema", "hazard"}
     if unknown:
         raise SpecError(f"{path}: unknown key(s) {sorted(unknown)}; expected schema and [[hazard]] tables")
@@ -136,40 +136,56 @@ def _parse_file(path: Path) -> list[Hazard]:
     items = doc.get("hazard", [])
     if not isinstance(items, list) or not all(isinstance(h, dict) for h in items):
         raise SpecError(f"{path}: hazard must be an array of tables ([[hazard]])")
+    return items
+
+
+def _check_keys_and_id(h: dict[str, Any], where: str, seen: set[str]) -> None:
+    """An entry has exactly the keys in _KEYS and an id of lowercase letters, digits and '-' that its file has not
+    used yet; the id is added to `seen`."""
+    hid = h.get("id")
+    extra = set(h) - _KEYS
+    if extra:
+        raise SpecError(f"{where}: unknown key(s) {sorted(extra)}; expected {sorted(_KEYS)}")
+    missing = _KEYS - set(h)
+    if missing:
+        raise SpecError(f"{where}: missing key(s) {sorted(missing)}")
+    if not isinstance(hid, str) or not _ID.match(hid):
+        raise SpecError(f"{where}: id = {hid!r}, expected lowercase letters, digits and '-'")
+    if hid in seen:
+        raise SpecError(f"{where}: duplicate id {hid!r} in the same file")
+    seen.add(hid)
+
+
+def _parse_hazard(h: dict[str, Any], where: str, path: Path) -> Hazard:
+    """One [[hazard]] entry (keys and id already checked): its texts, severity, lists, links and conditions."""
+    for key in ("title", "detail"):
+        if not isinstance(h[key], str) or not h[key].strip():
+            raise SpecError(f"{where}: {key} = {h[key]!r}, expected a non-empty string")
+    sev = h["severity"]
+    if sev not in SEVERITIES:
+        raise SpecError(f"{where}: severity = {sev!r}, expected one of {', '.join(SEVERITIES)}")
+    engines = _str_list(h, "engines", where)
+    methods = _str_list(h, "methods", where, METHODS)
+    links = _str_list(h, "links", where)
+    for u in links:
+        if not _URL.match(u):
+            raise SpecError(f"{where}: link {u!r} is not an http(s) URL")
+    cond = h["conditions"]
+    if not isinstance(cond, dict):
+        raise SpecError(f"{where}: conditions = {cond!r}, expected a table (use {{}} for always)")
+    conds = tuple(_parse_condition(k, v, f"{where}: conditions") for k, v in cond.items())
+    return Hazard(h["id"], h["title"].strip(), sev, engines, methods, conds, links, h["detail"].strip(), str(path))
+
+
+def _parse_file(path: Path) -> list[Hazard]:
+    """Every hazard in one file, checked; an error names the file and the entry."""
     out: list[Hazard] = []
     seen: set[str] = set()
-    for i, h in enumerate(items):
+    for i, h in enumerate(_entries(read_toml(path), path)):
         hid = h.get("id")
         where = f"{path}: hazard[{i}]" + (f" ({hid})" if isinstance(hid, str) else "")
-        extra = set(h) - _KEYS
-        if extra:
-            raise SpecError(f"{where}: unknown key(s) {sorted(extra)}; expected {sorted(_KEYS)}")
-        missing = _KEYS - set(h)
-        if missing:
-            raise SpecError(f"{where}: missing key(s) {sorted(missing)}")
-        if not isinstance(hid, str) or not _ID.match(hid):
-            raise SpecError(f"{where}: id = {hid!r}, expected lowercase letters, digits and '-'")
-        if hid in seen:
-            raise SpecError(f"{where}: duplicate id {hid!r} in the same file")
-        seen.add(hid)
-        for key in ("title", "detail"):
-            if not isinstance(h[key], str) or not h[key].strip():
-                raise SpecError(f"{where}: {key} = {h[key]!r}, expected a non-empty string")
-        sev = h["severity"]
-        if sev not in SEVERITIES:
-            raise SpecError(f"{where}: severity = {sev!r}, expected one of {', '.join(SEVERITIES)}")
-        engines = _str_list(h, "engines", where)
-        methods = _str_list(h, "methods", where, METHODS)
-        links = _str_list(h, "links", where)
-        for u in links:
-            if not _URL.match(u):
-                raise SpecError(f"{where}: link {u!r} is not an http(s) URL")
-        cond = h["conditions"]
-        if not isinstance(cond, dict):
-            raise SpecError(f"{where}: conditions = {cond!r}, expected a table (use {{}} for always)")
-        conds = tuple(_parse_condition(k, v, f"{where}: conditions") for k, v in cond.items())
-        out.append(Hazard(hid, h["title"].strip(), sev, engines, methods, conds, links, h["detail"].strip(),
-                          str(path)))
+        _check_keys_and_id(h, where, seen)
+        out.append(_parse_hazard(h, where, path))
     return out
 
 

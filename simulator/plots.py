@@ -22,8 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from .acceptance import Acceptance
 from .errors import ScenarioError
 from .files import write_atomic
+from .speedup import speedup_curve
 
 
 def _plt():
@@ -95,8 +97,6 @@ def speedup_vs_batch(results: list[Any], labels: list[str] | None = None, ax=Non
 
 def speedup_over_acceptance(alphas: Sequence[float], **curve_kwargs) -> list[Any]:
     """`speedup_curve` once per i.i.d. acceptance rate in `alphas` (same other arguments): input for the heatmap."""
-    from .acceptance import Acceptance
-    from .speedup import speedup_curve
     if "acceptance" in curve_kwargs:
         raise ScenarioError("speedup_over_acceptance sets the acceptance itself; drop acceptance=")
     al = list(alphas)

@@ -30,8 +30,25 @@ import numpy as np
 from ._jit import JIT
 from .errors import ScenarioError
 from .hardware import Hardware
-from .workload import (COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, F_B, F_BL, F_CAUSAL, F_ONE, F_T, F_TL, F_TPAD,
-                       F_U, FAM, FAMILIES, LINK_SCALEOUT, N_FEAT, OpSet, features)
+from .workload import (
+    COLL_ALLGATHER,
+    COLL_ALLREDUCE,
+    COLL_ALLTOALL,
+    F_B,
+    F_BL,
+    F_CAUSAL,
+    F_ONE,
+    F_T,
+    F_TL,
+    F_TPAD,
+    F_U,
+    FAM,
+    FAMILIES,
+    LINK_SCALEOUT,
+    N_FEAT,
+    OpSet,
+    features,
+)
 
 BOUNDS: tuple[str, ...] = ("memory", "compute", "communication")
 _NF = len(FAMILIES)

@@ -156,8 +156,9 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "expert_precision": dep.p.expert_dtype, "draft_precision": dep.dp.weights, "kv_precision": dep.p.kv,
             "context": int(s.context), "k": s.k, "k_max": int(dep.kmax), "tree_tokens": s.tree,
             "tree_branching": s.tree_branching, "acceptance": acc.source, "acceptance_alpha": acc.alpha,
-            "acceptance_kind": acc.kind, "acceptance_model": acc.model, "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window),
-            "overlap": dep.overlap}
+            "acceptance_kind": acc.kind, "acceptance_model": acc.model,
+            "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window), "overlap": dep.overlap,
+            "dp": s.dp, "cuda_graph_max_batch": s.cuda_graph_max_batch}
 
 
 def predict(s: Scenario) -> SpeedupResult:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..files import check_output
 from . import fmt
 from .args import add_acceptance_args, add_format, add_option_args, add_scenario_args, int_arg, scenario_from
 
@@ -89,13 +90,12 @@ def run(a: argparse.Namespace) -> int:
     lo = min(a.batch)
     hi = a.max_batch if a.max_batch is not None else max(a.batch)
     if a.plot:
-        from ..files import check_output
         check_output(a.plot, "--plot")
     adv = advise(scenario_from(a, batch=(lo,)), batch_range=(lo, hi), hazard_files=a.hazards, emit=a.emit,
                  max_points=a.max_points)
     if a.plot:
-        from ..plots import advice as advice_plot
-        from ..plots import save
+        from ..plots import advice as advice_plot  # lazy: matplotlib is an optional extra
+        from ..plots import save  # lazy: matplotlib is an optional extra
         print(f"wrote {save(advice_plot(adv), a.plot, close=True)}", file=sys.stderr)
     if a.format == "json":
         print(fmt.dumps(adv.to_dict()))

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..acceptance import Acceptance
 from ..drafters import default_decay
 from ..errors import ScenarioError
 from ..hazards import OPTIONS
@@ -151,7 +152,6 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
 
 def acceptance_from(a: argparse.Namespace) -> Any:
     """The Acceptance the flags describe, or None for the method's published default."""
-    from ..acceptance import Acceptance  # acceptance imports scipy lazily; no numba
     if a.acceptance_rate is not None:
         return Acceptance.from_rate(a.acceptance_rate)
     if a.acceptance_rates is not None:

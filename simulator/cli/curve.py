@@ -8,6 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ..acceptance import verify_shape
+from ..files import check_output
+from ..hazards import check
 from . import fmt
 from .args import add_acceptance_args, add_format, add_option_args, add_scenario_args, options_from, scenario_from
 
@@ -24,8 +27,6 @@ def add(sub: Any, name: str) -> None:
 
 def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
     """Known hazards for a result: the flags' options plus what the prediction used (tp, ep, batch, k, tree)."""
-    from ..acceptance import verify_shape
-    from ..hazards import check
     ok = r.feasible
     topk = max([verify_shape(int(k), int(T), a.tree_branching).w for k, T in zip(r.k[ok], r.tree_tokens[ok])
                 if T > k + 1], default=1)
@@ -67,13 +68,12 @@ def run(a: argparse.Namespace) -> int:
     from ..speedup import predict  # lazy: keeps --help free of numba
     s = scenario_from(a)
     if a.plot:
-        from ..files import check_output
         check_output(a.plot, "--plot")     # fail before the work, not after it
     r = predict(s)
     hz = hazards_for(a, r)
     d = r.to_dict()
     if a.plot:
-        from ..plots import save, speedup_vs_batch
+        from ..plots import save, speedup_vs_batch  # lazy: matplotlib is an optional extra
         print(f"wrote {save(speedup_vs_batch([r]), a.plot, close=True)}", file=sys.stderr)
     if a.format == "json":
         d["hazards"] = [h.to_dict() for h in hz]

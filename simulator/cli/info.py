@@ -6,6 +6,8 @@ import argparse
 from dataclasses import asdict
 from typing import Any
 
+from ..hardware import list_hardware, load_hardware
+from ..model import list_models, load_model_and_record
 from . import fmt
 from .args import add_format
 
@@ -29,7 +31,6 @@ def _peak(h: Any, k: str) -> str:
 
 
 def run_hardware(a: argparse.Namespace) -> int:
-    from ..hardware import list_hardware, load_hardware
     hws = [load_hardware(n) for n in ([a.name] if a.name else list_hardware())]
     if a.format == "json":
         print(fmt.dumps([h.to_dict() for h in hws] if not a.name else hws[0].to_dict()))
@@ -50,7 +51,6 @@ def run_hardware(a: argparse.Namespace) -> int:
 
 
 def run_models(a: argparse.Namespace) -> int:
-    from ..model import list_models, load_model_and_record
     out = []
     for n in [a.name] if a.name else list_models():
         m, rec = load_model_and_record(n)

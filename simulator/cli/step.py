@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..workload import FAMILIES
 from . import fmt
 from .args import add_format, add_scenario_args, int_arg, scenario_from
 
@@ -23,7 +24,6 @@ def add(sub: Any, name: str) -> None:
 
 def run(a: argparse.Namespace) -> int:
     from ..step import simulate_step  # lazy: keeps --help free of numba
-    from ..workload import FAMILIES
     r = simulate_step(scenario=scenario_from(a, method=None), query_tokens=a.query_tokens)
     d = r.to_dict()
     if a.format == "json":

@@ -29,31 +29,34 @@ def _need(*modules: str) -> None:
         raise ScenarioError(f"specroof sweep needs {', '.join(missing)}: pip install 'specroof[sweep]'")
 
 
-def run(a: argparse.Namespace) -> int:
-    from .. import sweep  # lazy: keeps --help free of numba
-    _need("pyarrow", "tqdm", *(("distributed",) if a.workers or a.scheduler else ()))
-    if a.merge is not None:
-        if a.spec is not None or a.out is not None or a.shard or a.shards or a.workers or a.scheduler or a.dry_run:
-            raise ScenarioError("--merge DIR takes no spec and no run options")
-        path = sweep.merge(a.merge)
-        import pyarrow.parquet as pq
-        md = pq.read_metadata(path)
-        d = {"merged": str(path), "rows": md.num_rows, "row_groups": md.num_row_groups}
-        print(json.dumps(d) if a.format == "json" else f"merged {md.num_rows} rows into {path}")
-        return 0
-    if a.spec is None:
-        raise ScenarioError("give a sweep spec (SPEC.toml) and --out DIR, or --merge DIR")
-    spec = sweep.load_spec(a.spec)
-    if a.dry_run:
-        n = a.shard[1] if a.shard else a.shards or spec.default_shards()
-        d = {"dims": dict(zip(spec.dims, spec.shape)), "n_points": spec.n_points, "n_cells": spec.n_cells,
-             "n_shards": n, "spec_hash": spec.spec_hash}
-        if a.format == "json":
-            print(json.dumps(d))
-        else:
-            print(f"{spec.n_points} points ({' x '.join(f'{k} {v}' for k, v in d['dims'].items()) or 'one point'}), "
-                  f"{spec.n_cells} cells, {n} shards, spec hash {spec.spec_hash[:12]}")
-        return 0
+def _merge(a: argparse.Namespace) -> int:
+    """`--merge DIR`: check the directory is complete, join its shards and print what was written."""
+    from ..sweep import merge  # lazy: keeps --help free of numba
+    if a.spec is not None or a.out is not None or a.shard or a.shards or a.workers or a.scheduler or a.dry_run:
+        raise ScenarioError("--merge DIR takes no spec and no run options")
+    path = merge(a.merge)
+    import pyarrow.parquet as pq
+    md = pq.read_metadata(path)
+    d = {"merged": str(path), "rows": md.num_rows, "row_groups": md.num_row_groups}
+    print(json.dumps(d) if a.format == "json" else f"merged {md.num_rows} rows into {path}")
+    return 0
+
+
+def _dry_run(spec: Any, a: argparse.Namespace) -> int:
+    """`--dry-run`: print the grid's size and how it would be sharded; do no work."""
+    n = a.shard[1] if a.shard else a.shards or spec.default_shards()
+    d = {"dims": dict(zip(spec.dims, spec.shape)), "n_points": spec.n_points, "n_cells": spec.n_cells,
+         "n_shards": n, "spec_hash": spec.spec_hash}
+    if a.format == "json":
+        print(json.dumps(d))
+    else:
+        print(f"{spec.n_points} points ({' x '.join(f'{k} {v}' for k, v in d['dims'].items()) or 'one point'}), "
+              f"{spec.n_cells} cells, {n} shards, spec hash {spec.spec_hash[:12]}")
+    return 0
+
+
+def _check_run_options(a: argparse.Namespace) -> None:
+    """A user error for a missing --out or contradictory --shard / --shards / --workers / --scheduler."""
     if a.out is None:
         raise ScenarioError("--out DIR is required (where the shards, manifest and merged file go)")
     if a.shard and (a.workers or a.scheduler):
@@ -62,16 +65,34 @@ def run(a: argparse.Namespace) -> int:
         raise ScenarioError(f"--shards {a.shards} contradicts --shard {a.shard[0]}/{a.shard[1]}")
     if a.workers and a.scheduler:
         raise ScenarioError("give --workers N (a local Dask cluster) or --scheduler ADDRESS, not both")
-    r = sweep.sweep_to_dir(spec, a.out, shard=a.shard, n_shards=a.shards, workers=a.workers,
-                           scheduler=a.scheduler, progress=False if a.no_progress else None)
+
+
+def _print_summary(r: dict[str, Any], a: argparse.Namespace) -> None:
+    """The run's summary: one JSON line, or what ran, what was already there and where it went."""
     if a.format == "json":
         print(json.dumps(r))
-        return 0
+        return
     what = f"shard {a.shard[0]}/{a.shard[1]}" if a.shard else f"{r['n_shards']} shards"
     print(f"sweep {r['spec_hash'][:12]}: {r['n_points']} points in {r['n_cells']} cells, {what}: "
           f"{r['shards_run']} run, {r['shards_skipped']} already there ({r['seconds']:.2f} s) -> {r['out']}")
     if r["merged"]:
         print(f"merged: {r['merged']}")
+
+
+def run(a: argparse.Namespace) -> int:
+    from .. import sweep  # lazy: keeps --help free of numba
+    _need("pyarrow", "tqdm", *(("distributed",) if a.workers or a.scheduler else ()))
+    if a.merge is not None:
+        return _merge(a)
+    if a.spec is None:
+        raise ScenarioError("give a sweep spec (SPEC.toml) and --out DIR, or --merge DIR")
+    spec = sweep.load_spec(a.spec)
+    if a.dry_run:
+        return _dry_run(spec, a)
+    _check_run_options(a)
+    r = sweep.sweep_to_dir(spec, a.out, shard=a.shard, n_shards=a.shards, workers=a.workers,
+                           scheduler=a.scheduler, progress=False if a.no_progress else None)
+    _print_summary(r, a)
     return 0
 
 

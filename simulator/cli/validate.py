@@ -7,6 +7,8 @@ import math
 import sys
 from typing import Any
 
+from ..engine import load_engine
+from ..files import check_output
 from . import fmt
 from .args import add_format
 
@@ -34,8 +36,6 @@ def add(sub: Any, name: str) -> None:
 
 
 def run_validate(a: argparse.Namespace) -> int:
-    from ..engine import load_engine
-    from ..files import check_output
     from ..validation import validate  # lazy: keeps --help free of numba
     engines = {}
     for spec in a.engine_override or []:
@@ -55,8 +55,7 @@ def run_validate(a: argparse.Namespace) -> int:
 
 
 def run_calibrate(a: argparse.Namespace) -> int:
-    from ..calibration import calibrate, write_profile
-    from ..files import check_output
+    from ..calibration import calibrate, write_profile  # lazy: keeps --help free of numba
     check_output(a.out, "--out")
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
     out = write_profile(res, a.engine, a.out, a.measurements)

@@ -27,13 +27,8 @@ ATTRS = {
     "message": "why a point is infeasible ('' when feasible)"}
 
 
-def to_dataset(res: ShardResult):
-    """A labelled xarray Dataset of a whole-grid ShardResult (dimensions: the swept parameters)."""
-    import pandas as pd
-    import xarray as xr
-    spec = res.spec
-    if (res.c0, res.c1) != (0, spec.n_cells):
-        raise ScenarioError("to_dataset needs the whole grid (evaluate(spec) with the default cell range)")
+def _layout(spec: SweepSpec) -> tuple[dict[str, list[str]], dict[str, list[int]]]:
+    """Dimension names and shape of each result level (point, cell_batch, cell_acc, cell)."""
     cdims = [a.name for a in spec.cell_axes]
     cshape = list(spec.cell_shape)
     adims = [spec.acc_axis.name] if spec.acc_axis else []
@@ -44,10 +39,14 @@ def to_dataset(res: ShardResult):
                "cell": cdims}
     shape_of = {"point": cshape + ashape + bshape, "cell_batch": cshape + bshape, "cell_acc": cshape + ashape,
                 "cell": cshape}
+    return dims_of, shape_of
+
+
+def _data_vars(res: ShardResult) -> dict[str, Any]:
+    """One xarray Variable per result field, in FIELD_ORDER, shaped by its level; messages as their text."""
+    import xarray as xr
+    dims_of, shape_of = _layout(res.spec)
     msg_table = np.array(res.messages, dtype=object)
-    # Every Variable is built ready-made (fastpath) from plain numpy arrays, and every dimension coordinate from a
-    # pandas Index: xarray's own conversion probes each array for dask and so imports dask (about 0.05 s of a
-    # 1 s start) when it is installed.
     data = {}
     for name in FIELD_ORDER:
         if name not in res.fields:
@@ -57,25 +56,48 @@ def to_dataset(res: ShardResult):
         if name == "message":
             arr = msg_table[arr.ravel()].reshape(arr.shape)    # an array even at 0-d (msg_table[0-d] is a str)
         data[name] = xr.Variable(dims_of[level], arr, attrs={"description": ATTRS[name]}, fastpath=True)
+    return data
 
-    def var(dims: tuple[str, ...], values: np.ndarray) -> Any:
-        if len(dims) == 1 and values.ndim == 1:
-            values = pd.Index(values, dtype=values.dtype, name=dims[0])
-        return xr.Variable(dims, values, fastpath=True)
+
+def _var(dims: tuple[str, ...], values: np.ndarray) -> Any:
+    """A coordinate Variable, ready-made; a dimension coordinate's values as a pandas Index."""
+    import pandas as pd
+    import xarray as xr
+    if len(dims) == 1 and values.ndim == 1:
+        values = pd.Index(values, dtype=values.dtype, name=dims[0])
+    return xr.Variable(dims, values, fastpath=True)
+
+
+def _coords(spec: SweepSpec) -> dict[str, Any]:
+    """Coordinates: one per swept axis (an index, with one coordinate per parameter for a zipped axis), the batch
+    and the fixed scalars (k only when given: with k = "auto" the chosen k is a data variable)."""
+    import xarray as xr
     coords: dict[str, Any] = {}
     for a in spec.axes:
         if len(a.params) == 1:
-            coords[a.name] = var((a.name,), _coord_array(a.values[a.name]))
+            coords[a.name] = _var((a.name,), _coord_array(a.values[a.name]))
         else:
-            coords[a.name] = var((a.name,), np.arange(a.n))
+            coords[a.name] = _var((a.name,), np.arange(a.n))
             for p in a.params:
                 coords[p] = xr.Variable((a.name,), _coord_array(a.values[p]), fastpath=True)
     batch = np.asarray(spec.batch, dtype=np.int64)
-    coords["batch"] = var(("batch",), batch) if spec.batch_listed else var((), np.asarray(batch[0]))
+    coords["batch"] = _var(("batch",), batch) if spec.batch_listed else _var((), np.asarray(batch[0]))
     for p, v in spec.scalars.items():
         if not (p == "k" and spec.auto):       # with k = "auto" the chosen k is a data variable
-            coords[p] = var((), np.asarray(v, dtype=object if isinstance(v, str) else None))
-    ds = xr.Dataset(data, coords=coords)
+            coords[p] = _var((), np.asarray(v, dtype=object if isinstance(v, str) else None))
+    return coords
+
+
+def to_dataset(res: ShardResult):
+    """A labelled xarray Dataset of a whole-grid ShardResult (dimensions: the swept parameters)."""
+    import xarray as xr
+    spec = res.spec
+    if (res.c0, res.c1) != (0, spec.n_cells):
+        raise ScenarioError("to_dataset needs the whole grid (evaluate(spec) with the default cell range)")
+    # Every Variable is built ready-made (fastpath) from plain numpy arrays, and every dimension coordinate from a
+    # pandas Index: xarray's own conversion probes each array for dask and so imports dask (about 0.05 s of a
+    # 1 s start) when it is installed.
+    ds = xr.Dataset(_data_vars(res), coords=_coords(spec))
     ds.attrs.update({"spec_hash": spec.spec_hash, "specroof_version": __version__,
                      "description": spec.description or "specroof sweep"})
     return ds

@@ -34,6 +34,7 @@ from ..scenario import Scenario, check_value, field_kind, scenario_fields
 
 _CELL = ("k", "acceptance_k", "context")
 ACCEPTANCE = ("acceptance_rate", "acceptance_length")
+_NUMBERS = ACCEPTANCE + ("acceptance_k", "batch")          # parameters that are not Scenario fields
 # Parameters that change how a pass is priced (a "configuration"); k and context vary inside one.
 CONFIG_PARAMS: tuple[str, ...] = tuple(f.name for f in scenario_fields("sweep") if f.name not in _CELL)
 # Parameters in grid order (outermost first); acceptance_rate / acceptance_length and batch always come last.
@@ -61,18 +62,24 @@ def is_num(v: Any) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
-def _check_value(key: str, v: Any) -> Any:
-    """One value of parameter `key`, type- and range-checked by the Scenario's own check; normalized."""
+def _check_number(key: str, v: Any) -> float | int:
+    """A value of a parameter that is not a Scenario field: acceptance_rate in [0, 1), acceptance_length >= 1,
+    acceptance_k and batch integers >= 1."""
     if key in ACCEPTANCE:
         lo_ok = is_num(v) and (0.0 <= float(v) < 1.0 if key == "acceptance_rate" else float(v) >= 1.0)
         if not lo_ok:
             raise err(key, f"{v!r}; expected " + ("a number in [0, 1)" if key == "acceptance_rate"
                                                   else "a number >= 1 (tokens per step, bonus included)"))
         return float(v)
-    if key in ("acceptance_k", "batch"):
-        if not is_int(v) or v < 1:
-            raise err(key, f"{v!r}; expected an integer >= 1")
-        return int(v)
+    if not is_int(v) or v < 1:
+        raise err(key, f"{v!r}; expected an integer >= 1")
+    return int(v)
+
+
+def _check_value(key: str, v: Any) -> Any:
+    """One value of parameter `key`, type- and range-checked by the Scenario's own check; normalized."""
+    if key in _NUMBERS:
+        return _check_number(key, v)
     if v == "default" and field_kind(key) in _OPTIONAL_KINDS:
         return v
     if key in ("hardware", "model", "engine", "draft") and not isinstance(v, str):
@@ -106,9 +113,19 @@ def _geometric(key: str, start: Decimal, stop: Decimal, mul: Decimal, raw: Any) 
     return out
 
 
-def _expand_range(key: str, r: dict[str, Any]) -> list[Any]:
-    """Inclusive range {start, stop, step} or {start, stop, mul}; decimal arithmetic, so 0.5..0.99 step 0.01 gives
-    exactly the 50 floats 0.5, 0.51, ..., 0.99."""
+def _arithmetic(key: str, start: Decimal, stop: Decimal, raw: Any) -> list[Decimal]:
+    """start, start + step, ... up to stop inclusive (step 1 when not given)."""
+    step = _dec(key, "step", raw.get("step", 1))
+    if step <= 0:
+        raise err(key, f"range step = {raw.get('step')!r}; expected a number > 0")
+    n = int(((stop - start) / step).to_integral_value(rounding=ROUND_FLOOR)) + 1
+    if n > MAX_AXIS:
+        raise err(key, f"range has {n} values (more than {MAX_AXIS})")
+    return [start + i * step for i in range(n)]
+
+
+def _check_range_keys(key: str, r: dict[str, Any], ints: bool) -> None:
+    """A range table has start, stop and step or mul, nothing else; integers for an integer parameter."""
     bad = set(r) - {"start", "stop", "step", "mul"}
     if bad:
         raise err(key, f"unknown range key(s) {sorted(bad)}; expected start, stop and step or mul")
@@ -117,23 +134,23 @@ def _expand_range(key: str, r: dict[str, Any]) -> list[Any]:
             raise err(key, f"range needs {need!r}")
     if "step" in r and "mul" in r:
         raise err(key, "range takes step or mul, not both")
-    ints = key not in ACCEPTANCE
     for name in ("start", "stop", "step"):
         if name in r and ints and not is_int(r[name]):
             raise err(key, f"range {name} = {r[name]!r}; expected an integer")
+
+
+def _expand_range(key: str, r: dict[str, Any]) -> list[Any]:
+    """Inclusive range {start, stop, step} or {start, stop, mul}; decimal arithmetic, so 0.5..0.99 step 0.01 gives
+    exactly the 50 floats 0.5, 0.51, ..., 0.99."""
+    ints = key not in ACCEPTANCE
+    _check_range_keys(key, r, ints)
     start, stop = _dec(key, "start", r["start"]), _dec(key, "stop", r["stop"])
     if stop < start:
         raise err(key, f"empty range: stop {r['stop']!r} < start {r['start']!r}")
     if "mul" in r:
         out = _geometric(key, start, stop, _dec(key, "mul", r["mul"]), r)
     else:
-        step = _dec(key, "step", r.get("step", 1))
-        if step <= 0:
-            raise err(key, f"range step = {r.get('step')!r}; expected a number > 0")
-        n = int(((stop - start) / step).to_integral_value(rounding=ROUND_FLOOR)) + 1
-        if n > MAX_AXIS:
-            raise err(key, f"range has {n} values (more than {MAX_AXIS})")
-        out = [start + i * step for i in range(n)]
+        out = _arithmetic(key, start, stop, r)
     if ints:
         if any(v != v.to_integral_value() for v in out):
             raise err(key, "range gives non-integer values")
@@ -278,10 +295,9 @@ def _check_top_keys(doc: Any, source: str) -> str:
     return desc
 
 
-def _zip_axis(zi: int, z: dict[str, Any], doc: dict[str, Any], seen: dict[str, str]) -> tuple[int, Axis]:
-    name = z.get("name", f"zip{zi}")
-    if not isinstance(name, str) or not name or name in PARAMS:
-        raise err("zip.name", f"{name!r}; expected a new dimension name (not a parameter)")
+def _zip_members(name: str, z: dict[str, Any], doc: dict[str, Any], seen: dict[str, str]) -> list[str]:
+    """The parameters a zip group pairs: at least two, known, not batch, and given nowhere else (recorded in
+    `seen`)."""
     members = [k for k in z if k != "name"]
     for k in members:
         if k not in PARAMS:
@@ -293,6 +309,11 @@ def _zip_axis(zi: int, z: dict[str, Any], doc: dict[str, Any], seen: dict[str, s
         seen[k] = name
     if len(members) < 2:
         raise err(f"zip {name!r}", "a zip group pairs at least two parameters")
+    return members
+
+
+def _zip_values(name: str, z: dict[str, Any], members: list[str]) -> dict[str, list[Any]]:
+    """Each member's checked values: lists of one length, no combination twice."""
     vals = {}
     for k in members:
         v, listed = _values(k, z[k], unique=False)
@@ -305,6 +326,16 @@ def _zip_axis(zi: int, z: dict[str, Any], doc: dict[str, Any], seen: dict[str, s
     rows = list(zip(*(map(repr, vals[k]) for k in members)))
     if len(set(rows)) != len(rows):
         raise err(f"zip {name!r}", "repeated combinations")
+    return vals
+
+
+def _zip_axis(zi: int, z: dict[str, Any], doc: dict[str, Any], seen: dict[str, str]) -> tuple[int, Axis]:
+    """One [[zip]] group as an Axis, with the grid position of its first parameter."""
+    name = z.get("name", f"zip{zi}")
+    if not isinstance(name, str) or not name or name in PARAMS:
+        raise err("zip.name", f"{name!r}; expected a new dimension name (not a parameter)")
+    members = _zip_members(name, z, doc, seen)
+    vals = _zip_values(name, z, members)
     order = sorted(members, key=PARAMS.index)
     return PARAMS.index(order[0]), Axis(name, tuple(order), {k: tuple(vals[k]) for k in order})
 
@@ -362,15 +393,38 @@ def _normalized(scalars: dict[str, Any], axes: tuple[Axis, ...], acc_axis: Axis 
                if acc_axis else []), "batch": list(batch), "batch_listed": batch_listed}
 
 
-def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
-    """Validate a sweep spec (the parsed TOML) into a SweepSpec; errors name the offending key. No work is done."""
-    desc = _check_top_keys(doc, source)
+def _top_values(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """The top-level parameters, checked: (scalars, lists and ranges)."""
     scalars: dict[str, Any] = {}
     single: dict[str, list[Any]] = {}
     for k in PARAMS:
         if k in doc:
             vals, listed = _values(k, doc[k])
             (single.__setitem__(k, vals) if listed else scalars.__setitem__(k, vals[0]))
+    return scalars, single
+
+
+def _batch(doc: dict[str, Any], scalars: dict[str, Any], single: dict[str, list[Any]]) -> tuple[list[int], bool]:
+    """(batch sizes, batch is a dimension), taking batch out of `scalars` / `single`. A batch given as a scalar is
+    no dimension; the default batch list is one."""
+    if "batch" in single:
+        return single.pop("batch"), True
+    batch = [scalars.pop("batch")] if "batch" in scalars else list(DEFAULTS["batch"])
+    return batch, "batch" not in doc
+
+
+def _grid_axes(single: dict[str, list[Any]], zaxes: list[tuple[int, Axis]]) -> tuple[tuple[Axis, ...], Axis | None]:
+    """(cell axes in grid order: one per listed parameter and zip group, acceptance axis or None)."""
+    items = sorted([(PARAMS.index(k), Axis(k, (k,), {k: tuple(v)})) for k, v in single.items()
+                    if k not in ACCEPTANCE] + zaxes, key=lambda t: t[0])
+    acc_axis = next((Axis(k, (k,), {k: tuple(single[k])}) for k in ACCEPTANCE if k in single), None)
+    return tuple(a for _, a in items), acc_axis
+
+
+def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
+    """Validate a sweep spec (the parsed TOML) into a SweepSpec; errors name the offending key. No work is done."""
+    desc = _check_top_keys(doc, source)
+    scalars, single = _top_values(doc)
     zaxes = _zip_axes(doc)
     every = {**scalars, **single, **{k: None for _, a in zaxes for k in a.params}}
     _check_acceptance(every, scalars, single, zaxes)
@@ -378,18 +432,11 @@ def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
         raise err("k", "\"auto\" is a scalar setting (k = \"auto\"); a list of k takes integers")
     for key in ("hardware", "model", "engine", "draft"):
         _names_exist(key, _values_of(key, scalars, single, zaxes))
-    if "batch" in single:
-        batch, batch_listed = single.pop("batch"), True
-    else:
-        batch = [scalars.pop("batch")] if "batch" in scalars else list(DEFAULTS["batch"])
-        batch_listed = "batch" not in doc
+    batch, batch_listed = _batch(doc, scalars, single)
     for k, v in DEFAULTS.items():
         if k != "batch" and k not in every:
             scalars[k] = v
-    items = sorted([(PARAMS.index(k), Axis(k, (k,), {k: tuple(v)})) for k, v in single.items()
-                    if k not in ACCEPTANCE] + zaxes, key=lambda t: t[0])
-    acc_axis = next((Axis(k, (k,), {k: tuple(single[k])}) for k in ACCEPTANCE if k in single), None)
-    axes = tuple(a for _, a in items)
+    axes, acc_axis = _grid_axes(single, zaxes)
     spec = SweepSpec(scalars=scalars, cell_axes=axes, acc_axis=acc_axis, batch=tuple(batch),
                      batch_listed=batch_listed, description=desc,
                      normalized=_normalized(scalars, axes, acc_axis, batch, batch_listed))

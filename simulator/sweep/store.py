@@ -36,32 +36,38 @@ def shard_range(n_cells: int, i: int, n: int) -> tuple[int, int]:
     return n_cells * i // n, n_cells * (i + 1) // n
 
 
-def _column_types(spec: SweepSpec) -> list[tuple[str, Any]]:
+def _param_types(spec: SweepSpec, dic: Any) -> list[tuple[str, Any]]:
+    """Columns of the cell parameters (swept or fixed) in grid order: names as dictionary strings, the rest int64.
+    Acceptance, batch and a k chosen by k = "auto" are not among them."""
     import pyarrow as pa
-    dic = pa.dictionary(pa.int32(), pa.string())
     cols: list[tuple[str, Any]] = []
     for p in PARAMS:
-        if p in ACCEPTANCE or p == "batch":
+        if p in ACCEPTANCE or p == "batch" or (p == "k" and spec.auto):
             continue
         if p in spec.scalars or any(p in a.params for a in spec.cell_axes):
-            if p == "k" and spec.auto:
-                continue
-            if p in STRING_PARAMS:
-                cols.append((p, dic))
-            else:
-                cols.append((p, pa.int64()))
+            cols.append((p, dic if p in STRING_PARAMS else pa.int64()))
+    return cols
+
+
+def _result_types(dic: Any) -> list[tuple[str, Any]]:
+    """Columns of the result fields but k, in FIELD_ORDER."""
+    import pyarrow as pa
+    return [(name, pa.bool_() if name == "feasible" else dic if name == "message"
+             else pa.int64() if name == "verify_tokens" else pa.float64()) for name in FIELD_ORDER if name != "k"]
+
+
+def _column_types(spec: SweepSpec) -> list[tuple[str, Any]]:
+    """(name, Arrow type) of every column: parameters, acceptance, batch, the chosen k (k = "auto"), results."""
+    import pyarrow as pa
+    dic = pa.dictionary(pa.int32(), pa.string())
+    cols = _param_types(spec, dic)
     acc = spec.acceptance_param
     if acc:
         cols.append((acc, pa.float64()))
     cols.append(("batch", pa.int64()))
     if spec.auto:
         cols.append(("k", pa.int64()))
-    for name in FIELD_ORDER:
-        if name == "k":
-            continue
-        cols.append((name, pa.bool_() if name == "feasible" else dic if name == "message"
-                     else pa.int64() if name == "verify_tokens" else pa.float64()))
-    return cols
+    return cols + _result_types(dic)
 
 
 def schema(spec: SweepSpec, metadata: dict[str, str] | None = None):
@@ -85,6 +91,38 @@ def _param_column(spec: SweepSpec, p: str, cells: list[dict[str, Any]], reps: in
     return pa.array(arr, mask=mask if mask.any() else None)
 
 
+def _per_point(arr: np.ndarray, level: str, s0: int, s1: int, NA: int, NB: int) -> np.ndarray:
+    """Cells s0..s1-1 of a result array at `level`, broadcast to one value per point (C-order: cell, acc, batch)."""
+    m = s1 - s0
+    if level == "point":
+        return arr[s0:s1].reshape(-1)
+    if level == "cell_batch":
+        return np.broadcast_to(arr[s0:s1, None, :], (m, NA, NB)).reshape(-1)
+    if level == "cell":
+        return np.broadcast_to(arr[s0:s1, None, None], (m, NA, NB)).reshape(-1)
+    return np.broadcast_to(arr[s0:s1, :, None], (m, NA, NB)).reshape(-1)
+
+
+def _result_column(res: ShardResult, name: str, s0: int, s1: int, msg_dict: Any):
+    """A result field's column for cells s0..s1-1: messages as a dictionary column, k and verify_tokens as int64."""
+    import pyarrow as pa
+    level, arr = res.fields[name]
+    flat = _per_point(arr, level, s0, s1, res.spec.n_acc, len(res.spec.batch))
+    if name == "message":
+        return pa.DictionaryArray.from_arrays(pa.array(flat.astype(np.int32)), msg_dict)
+    return pa.array(flat.astype(np.int64) if name in ("k", "verify_tokens") else flat)
+
+
+def _acceptance_column(spec: SweepSpec, acc: str, cells: list[dict[str, Any]]):
+    """The acceptance parameter's column for `cells`: the acceptance axis repeated per cell, or each cell's value."""
+    import pyarrow as pa
+    NB = len(spec.batch)
+    if spec.acc_axis is not None:
+        v = np.asarray(spec.acc_axis.values[acc], dtype=np.float64)
+        return pa.array(np.tile(np.repeat(v, NB), len(cells)))
+    return pa.array(np.repeat(np.array([d[acc] for d in cells], dtype=np.float64), spec.n_acc * NB))
+
+
 def _tables(res: ShardResult, md: dict[str, str]):
     """Arrow tables of a shard, one per row group of whole cells, one row per point (C-order: cell, acc, batch)."""
     import pyarrow as pa
@@ -105,27 +143,11 @@ def _tables(res: ShardResult, md: dict[str, str]):
         cols = {}
         for name in types:
             if name in res.fields or name == "k" and spec.auto:
-                level, arr = res.fields[name]
-                if level == "point":
-                    flat = arr[s0:s1].reshape(-1)
-                elif level == "cell_batch":
-                    flat = np.broadcast_to(arr[s0:s1, None, :], (m, NA, NB)).reshape(-1)
-                elif level == "cell":
-                    flat = np.broadcast_to(arr[s0:s1, None, None], (m, NA, NB)).reshape(-1)
-                else:
-                    flat = np.broadcast_to(arr[s0:s1, :, None], (m, NA, NB)).reshape(-1)
-                if name == "message":
-                    cols[name] = pa.DictionaryArray.from_arrays(pa.array(flat.astype(np.int32)), msg_dict)
-                else:
-                    cols[name] = pa.array(flat.astype(np.int64) if name in ("k", "verify_tokens") else flat)
+                cols[name] = _result_column(res, name, s0, s1, msg_dict)
             elif name == "batch":
                 cols[name] = pa.array(np.tile(np.asarray(spec.batch, dtype=np.int64), m * NA))
             elif name == acc:
-                if spec.acc_axis is not None:
-                    v = np.asarray(spec.acc_axis.values[acc], dtype=np.float64)
-                    cols[name] = pa.array(np.tile(np.repeat(v, NB), m))
-                else:
-                    cols[name] = pa.array(np.repeat(np.array([d[acc] for d in cells], dtype=np.float64), per_cell))
+                cols[name] = _acceptance_column(spec, acc, cells)
             else:
                 cols[name] = _param_column(spec, name, cells, per_cell)
         yield pa.Table.from_arrays([cols[f.name] for f in sch], schema=sch)
@@ -239,6 +261,28 @@ def _progress(total: int, enabled: bool | None, desc: str):
     return tqdm(total=total, file=sys.stderr, disable=not on, unit="shard", desc=desc, leave=False)
 
 
+def _shard_count(s: SweepSpec, shard: tuple[int, int] | None, n_shards: int | None) -> int | None:
+    """The shard count asked for (None: the manifest's, else the default), checked, and the shard I/N if given."""
+    n = shard[1] if shard else n_shards
+    if n is not None and (not is_int(n) or n < 1):
+        raise ScenarioError(f"shards = {n!r}; expected an integer >= 1")
+    if shard:
+        shard_range(s.n_cells, shard[0], shard[1])
+    return n
+
+
+def _run_shards(s: SweepSpec, out: Path, todo: list[int], n: int, workers: int | None, scheduler: str | None,
+                client: Any, progress: bool | None) -> None:
+    """Write the shards `todo` of n: on Dask when a client, workers or a scheduler is given, else here in turn."""
+    if client is not None or workers is not None or scheduler is not None:
+        _run_dask(s, out, todo, n, workers, scheduler, client, progress)
+        return
+    with _progress(len(todo), progress, "sweep") as bar:
+        for i in todo:
+            _atomic_with(shard_path(out, i, n), lambda tmp, i=i: write_shard(s, i, n, str(tmp)))
+            bar.update(1)
+
+
 def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | os.PathLike[str],
                  shard: tuple[int, int] | None = None, n_shards: int | None = None, workers: int | None = None,
                  scheduler: str | None = None, client: Any = None, progress: bool | None = None,
@@ -250,24 +294,13 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
     """
     s = load_spec(spec)
     out = Path(out)
-    n = shard[1] if shard else n_shards
-    if n is not None and (not is_int(n) or n < 1):
-        raise ScenarioError(f"shards = {n!r}; expected an integer >= 1")
-    if shard:
-        shard_range(s.n_cells, shard[0], shard[1])
-    man = _check_manifest(out, s, n)
+    man = _check_manifest(out, s, _shard_count(s, shard, n_shards))
     n = man["n_shards"]
     wanted = [shard[0]] if shard else list(range(n))
     todo = [i for i in wanted if not _shard_valid(shard_path(out, i, n), s.spec_hash, _shard_rows(man, i))]
     t0 = time.perf_counter()
     if todo:
-        if client is not None or workers is not None or scheduler is not None:
-            _run_dask(s, out, todo, n, workers, scheduler, client, progress)
-        else:
-            with _progress(len(todo), progress, "sweep") as bar:
-                for i in todo:
-                    _atomic_with(shard_path(out, i, n), lambda tmp, i=i: write_shard(s, i, n, str(tmp)))
-                    bar.update(1)
+        _run_shards(s, out, todo, n, workers, scheduler, client, progress)
     summary = {"out": str(out), "n_points": s.n_points, "n_cells": s.n_cells, "n_shards": n,
                "shards_run": len(todo), "shards_skipped": len(wanted) - len(todo),
                "seconds": time.perf_counter() - t0, "spec_hash": s.spec_hash, "merged": None}
