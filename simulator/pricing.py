@@ -157,6 +157,9 @@ def candidates(dep: Deployment) -> list[Verify]:
     """The verify shapes a scenario tries, in order: its k, or every depth up to k_max with k = "auto"; with a tree
     budget and k = "auto" also chains and power-of-two trees up to the budget that depth x branching can hold."""
     s = dep.scenario
+    if not s.auto and dep.drafter is not None and s.k > dep.drafter.n_heads_max:
+        raise ScenarioError(f"k = {s.k} exceeds the {dep.drafter.n_heads_max} Medusa heads of "
+                            f"{dep.drafter.shape.name}")
     ks = list(range(1, dep.kmax + 1)) if s.auto else [int(s.k)]
     out: list[Verify] = []
     for k in ks:

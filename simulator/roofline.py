@@ -56,25 +56,18 @@ _FAM_OVER = FAM["overhead"]
 
 
 @nb.njit(**JIT)
-def _busiest(u, n, ranks):
-    """E[max over `ranks` of Binomial(n, u)] / n (workload.busiest_rank_fraction, the same sum)."""
-    if ranks <= 1.0 or u <= 0.0 or u >= 1.0:
-        return u
-    p = (1.0 - u) ** n
-    ratio = u / (1.0 - u)
-    cdf = 0.0
-    emax = 0.0
-    for j in range(n):
-        cdf += p
-        if cdf > 1.0:
-            cdf = 1.0
-        emax += 1.0 - cdf ** ranks
-        p = p * (n - j) / (j + 1.0) * ratio
-    return emax / n
+def _busiest(u, table, i, E):
+    """The busiest rank's touched fraction: row i of the table at D = E u (workload.busiest_rank_fraction)."""
+    x = u * E
+    lo = int(x)
+    if lo >= E:
+        return table[i, E]
+    w = x - lo
+    return table[i, lo] * (1.0 - w) + table[i, lo + 1] * w
 
 
 @nb.njit(**JIT)
-def _feats(B, q, L, window, logq, moe_e, ranks, share, tile, f):
+def _feats(B, q, L, window, logq, moe_e, table, i, share, tile, f):
     """The features of one op at one point, into f (workload.features)."""
     b = B * share
     T = b * q
@@ -88,8 +81,7 @@ def _feats(B, q, L, window, logq, moe_e, ranks, share, tile, f):
     f[5] = b * (qw * (qw + 1.0) * 0.5 + (q - qw) * qw)
     f[6] = 0.0
     if moe_e > 0.0 and T > 0.0:   # T = 0 with k = E would give 0 * -inf
-        u = -np.expm1(T * logq)
-        f[6] = _busiest(u, int(moe_e / ranks + 0.5), ranks)
+        f[6] = _busiest(-np.expm1(T * logq), table, i, int(moe_e + 0.5))
     f[7] = np.ceil(T / tile) * tile if tile > 0.0 else T
 
 
@@ -115,7 +107,7 @@ def _dot(c, i, f):
     return s
 
 
-def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, moe_ranks, share, peak, repeat,
+def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, table, share, peak, repeat,
                     kernels, fam, coll, group, lat, bw_op, bw, eta, tile, one_shot, out_total, out_fam, out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
     n_ops = cf.shape[0]
@@ -127,7 +119,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e,
         for j in range(3):
             out_bound[p, j] = 0.0
         for i in range(n_ops):
-            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], moe_ranks[i], share[i], tile, f)
+            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], table, i, share[i], tile, f)
             if coll[i] > 0.0:
                 t = _coll_time(coll[i], group[i], _dot(cc, i, f), lat[i], bw_op[i], one_shot)
                 cls = 2
@@ -275,7 +267,7 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
     c = np.ascontiguousarray
     kernel = _step_grid if n >= _PARALLEL_MIN_POINTS else _step_grid_serial
     kernel(Bf, qf, Lf, lf, ff, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
-           c(ops.moe_e, dtype=np.float64), c(ops.moe_ranks, dtype=np.float64), c(ops.share, dtype=np.float64),
+           c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), c(ops.share, dtype=np.float64),
            c(r.peak), c(ops.repeat, dtype=np.float64), c(ops.kernels, dtype=np.float64),
            c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64), c(ops.group, dtype=np.float64),
            c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64), float(r.bw), eta, float(r.tile),
@@ -302,7 +294,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
-        f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_ranks[i], ops.share[i], r.tile)
+        f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], r.tile)
         if ops.coll[i]:
             t = _coll_reference(int(ops.coll[i]), ops.group[i], f @ ops.cc[i], r.lat[i], r.bw_op[i], r.one_shot)
             cls = np.full(n, 2)

@@ -322,8 +322,6 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
         hw.peak_flops_per_s(dt)
     drafter = None if s.method is None else \
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain)
-    if drafter is not None and s.k != "auto" and s.k > drafter.n_heads_max:
-        raise ScenarioError(f"k = {s.k} exceeds the {drafter.n_heads_max} Medusa heads of {drafter.shape.name}")
     return Deployment(s, hw, eng, target, drafter, p, dp, par,
                       forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain),
                       resolve_overlap(s.overlap, eng))

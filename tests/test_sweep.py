@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from simulator import Acceptance, speedup_curve
 from simulator.cli import main
-from simulator.drafters import METHODS
+from simulator.drafters import METHODS, default_decay
 from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.sweep import (
     evaluate,
@@ -65,7 +65,8 @@ def _one_by_one(ds, spec_dict) -> int:
         if "acceptance_rate" in d:
             acc = Acceptance.from_rate(float(d["acceptance_rate"]))
         elif "acceptance_length" in d:
-            acc = Acceptance.from_length(float(d["acceptance_length"]), int(d["acceptance_k"]))
+            acc = Acceptance.from_length(float(d["acceptance_length"]), int(d["acceptance_k"]),
+                                         default_decay(d["method"]))
         try:
             r = speedup_curve(d["hardware"], d["model"], d["method"], draft=_default(d["draft"]), acceptance=acc,
                               k="auto" if auto else int(d["k"]), batch=[int(b) for b in g["batch"]],
@@ -112,7 +113,7 @@ def small_specs(draw):
         spec["acceptance_rate"] = one_or_list(st.floats(0.0, 0.99).map(lambda x: round(x, 3)), 3)
     elif acc == "length":
         spec["acceptance_k"] = draw(st.integers(1, 5))
-        spec["acceptance_length"] = one_or_list(st.floats(1.0, spec["acceptance_k"] + 1.0)
+        spec["acceptance_length"] = one_or_list(st.floats(1.0, spec["acceptance_k"] + 1.0, exclude_max=True)
                                                 .map(lambda x: round(x, 3)), 2)
     spec["context"] = one_or_list(st.sampled_from([0, 700, 4096, 131000, 131072]))
     spec["batch"] = draw(st.lists(st.integers(1, 4096), min_size=1, max_size=4, unique=True))

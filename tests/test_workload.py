@@ -207,25 +207,40 @@ def test_tp1_has_no_collectives(mid):
     assert ops.tp == 1
 
 
-@pytest.mark.parametrize("mid, tp, ep", [("llama-3.1-70b", 8, 1), ("mixtral-8x7b", 4, 1), ("mixtral-8x7b", 4, 4),
-                                         ("deepseek-v3", 8, 8)])
-def test_tp_collectives(mid, tp, ep):
+@pytest.mark.parametrize("mid, tp, ep, dp", [("llama-3.1-70b", 8, 1, 1), ("mixtral-8x7b", 4, 1, 1),
+                                             ("mixtral-8x7b", 4, 4, 1), ("deepseek-v3", 8, 8, 1),
+                                             ("deepseek-v3", 1, 8, 8), ("deepseek-v3", 2, 8, 4),
+                                             ("deepseek-v3", 1, 1, 8)])
+def test_layout_collectives(mid, tp, ep, dp):
+    """Each layout has the collectives it implies and no others (issue #12): tensor-parallel all-reduces only inside
+    an attention TP group, dispatch + combine all-to-all under EP, none of the MoE all-reduce that EP replaces."""
     m = model(mid)
-    ops = ops_for(mid, tp, ep)
-    names = [n for n, c in zip(ops.names, ops.coll) if c > 0]
-    assert set(names) <= {"allreduce", "alltoall", "embed_allreduce", "logits_gather"}
-    i = ops.names.index("allreduce")
-    # every FFN (dense or MoE) keeps its all-reduce: under EP, tensor-parallel attention needs every token's MoE
-    # output on every rank and TP-split shared experts need their partial sums reduced (review finding)
-    expected_ar = m.n_layers + m.n_dense_layers + m.n_moe_layers
-    assert ops.repeat[i] == expected_ar
-    ring = 2 * (tp - 1) / tp
-    assert ops.cc[i, F_T] == pytest.approx(ring * m.d_model * 2)
-    assert ("alltoall" in ops.names) == (ep > 1)
+    ops = forward_pass(m, Precision(), Parallelism(tp, ep, dp))
+    coll = {n: i for i, n in enumerate(ops.names) if ops.coll[i] > 0}
+    ar_attn = coll.get("allreduce_attn")
+    assert (ar_attn is not None) == (tp > 1)
+    if tp > 1:
+        assert ops.repeat[ar_attn] == m.n_layers and ops.group[ar_attn] == tp
+        assert ops.cc[ar_attn, F_T] == pytest.approx(m.d_model * 2)          # the buffer: one hidden vector/token
+    assert ("allreduce_moe" in coll) == (m.is_moe and ep == 1 and dp == 1 and tp > 1)
+    assert ("dispatch" in coll) == ("combine" in coll) == (ep > 1)
     if ep > 1:
-        j = ops.names.index("alltoall")
-        assert ops.repeat[j] == 2 * m.n_moe_layers
-        assert ops.cc[j, F_T] == pytest.approx((ep - 1) / ep * m.top_k * m.d_model * 2 / ep)
+        j = coll["dispatch"]
+        src = tp if dp == 1 else 1
+        assert ops.repeat[j] == m.n_moe_layers and ops.group[j] == ep
+        assert ops.cc[j, F_T] == pytest.approx((ep - 1) / ep * m.top_k * m.d_model * 2 / src)
+    if dp > 1 and tp == 1:
+        assert not any(n.startswith("allreduce") for n in coll)           # DP attention + EP: no TP all-reduce
+    assert ("allgather_moe" in coll) == (m.is_moe and ((ep > 1 and dp == 1) or (ep == 1 and dp > 1)))
+
+
+def test_dp_attention_shares_the_batch_and_experts_see_every_token():
+    ops = forward_pass(model("deepseek-v3"), Precision(), Parallelism(1, 8, 8))
+    share = dict(zip(ops.names, ops.share))
+    assert share["qkv_proj" if "qkv_proj" in share else "q_a_proj"] == pytest.approx(1 / 8)
+    assert share["experts"] == 1.0 and share["router"] == pytest.approx(1 / 8)
+    i = ops.names.index("experts")
+    assert ops.moe_ranks[i] == 8
 
 
 # ---- weights, KV cache, activations -------------------------------------------------------------------------------
@@ -352,17 +367,6 @@ def test_windowed_attention_ops():
     assert t2["flops"][i] > t1["flops"][i]
 
 
-def test_concat_repeats_the_second_table():
-    a, b = ops_for("llama-3.1-8b"), ops_for("eagle3-llama3.1-8b")
-    c = a.concat(b, repeat=3.0, prefix="draft.")
-    assert len(c) == len(a) + len(b)
-    assert c.names[len(a)] == "draft." + b.names[0]
-    np.testing.assert_array_equal(c.repeat[len(a):], 3.0 * b.repeat)
-    t_c = op_totals(c, 2, 1, 100)["flops"].sum()
-    t_a, t_b = op_totals(a, 2, 1, 100)["flops"].sum(), op_totals(b, 2, 1, 100)["flops"].sum()
-    assert t_c == pytest.approx(t_a + 3 * t_b, rel=1e-12)
-
-
 def test_medusa_heads_have_no_embedding_and_no_layers():
     ops = ops_for("medusa-vicuna-7b")
     assert "embedding" not in ops.names and "attention" not in ops.names
@@ -395,8 +399,8 @@ def test_precision_check(prec, message):
     ("llama-3.1-8b", Parallelism(tp=True), r"^tp = True; expected a positive integer$"),
     ("llama-3.1-8b", Parallelism(tp=1, ep=0), r"^ep = 0; expected a positive integer$"),
     ("llama-3.1-8b", Parallelism(tp=2, ep=2), r"^ep = 2 but llama-3.1-8b has no experts$"),
-    ("mixtral-8x7b", Parallelism(tp=2, ep=4), r"^ep = 4 must be 1 or equal tp = 2 \(experts spread over the tp"),
-    ("mixtral-8x7b", Parallelism(tp=4, ep=2), r"^ep = 2 must be 1 or equal tp = 4"),
+    ("mixtral-8x7b", Parallelism(tp=2, ep=4), r"^ep = 4 does not divide the instance's 2 GPUs \(tp x dp\)"),
+    ("mixtral-8x7b", Parallelism(tp=1, ep=4, dp=2), r"^ep = 4 does not divide the instance's 2 GPUs"),
     ("mixtral-8x7b", Parallelism(tp=16, ep=16), r"^ep = 16 does not divide the 8 experts of mixtral-8x7b$"),
     ("vicuna-33b", Parallelism(tp=8), r"^tp = 8 does not divide the 52 attention heads of vicuna-33b$"),
 ])

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..acceptance import Acceptance, Verify, expected_tokens_iid
+from ..drafters import default_decay
 from ..errors import ScenarioError, SpecroofError
 from ..pricing import base_step, candidates, memory, spec_step
 from ..scenario import Deployment, Scenario
@@ -76,10 +77,10 @@ def _acceptances(spec: SweepSpec, d: dict[str, Any], dep: Deployment, cache: dic
         return [dep.acceptance]          # the method's published one; raises for methods without one
     out = []
     for v in vals:
-        key = (p, v, d.get("acceptance_k"))
+        key = (p, v, d.get("acceptance_k"), d["method"])
         if key not in cache:
             cache[key] = Acceptance.from_rate(v) if p == "acceptance_rate" else \
-                Acceptance.from_length(v, d["acceptance_k"])
+                Acceptance.from_length(v, d["acceptance_k"], default_decay(d["method"]))
         out.append(cache[key])
     return out
 

@@ -380,9 +380,9 @@ def _check_acceptance(every: dict[str, Any], scalars: dict[str, Any], single: di
         taus = _values_of("acceptance_length", scalars, single, zaxes)
         pairs = [(max(taus), min(_values_of("acceptance_k", scalars, single, zaxes)))]
     for tau, k0 in pairs:
-        if tau > k0 + 1:
-            raise err("acceptance_length", f"tau = {tau:g} exceeds acceptance_k + 1 = {k0 + 1} (a chain of "
-                      f"{k0} drafts yields at most {k0 + 1} tokens per step)")
+        if tau >= k0 + 1:
+            raise err("acceptance_length", f"tau = {tau:g} reaches acceptance_k + 1 = {k0 + 1} (a chain of "
+                      f"{k0} drafts averages fewer than {k0 + 1} tokens per step: {k0 + 1} needs every draft accepted)")
 
 
 def _normalized(scalars: dict[str, Any], axes: tuple[Axis, ...], acc_axis: Axis | None, batch: list[int],
