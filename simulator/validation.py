@@ -137,6 +137,10 @@ def row_scenario(r: dict[str, str]) -> Scenario:
     method = None if method in (None, "none") else method
     if (_int(r, "dp") or 1) > 1:
         raise ScenarioError(f"row {r['row_id']}: dp = {_int(r, 'dp')}: attention data parallelism is not modelled")
+    n, tp = _int(r, "n_gpus"), _int(r, "tp", 1)
+    if n is not None and n != tp:
+        raise ScenarioError(f"row {r['row_id']}: n_gpus = {n} but one instance of tp = {tp} GPUs is priced: "
+                            "disaggregated and multi-instance serving are not modelled")
     if r["metric"] in SERVING_METRICS:
         raise ScenarioError(f"row {r['row_id']}: {r['metric']} is a serving metric (prefill and end-to-end latency), "
                             "which step pricing does not predict")
