@@ -135,12 +135,10 @@ def row_scenario(r: dict[str, str]) -> Scenario:
     (or with method none) is a plain decode row: the Scenario has method None."""
     method = _text(r, "method")
     method = None if method in (None, "none") else method
-    if (_int(r, "dp") or 1) > 1:
-        raise ScenarioError(f"row {r['row_id']}: dp = {_int(r, 'dp')}: attention data parallelism is not modelled")
-    n, tp = _int(r, "n_gpus"), _int(r, "tp", 1)
-    if n is not None and n != tp:
-        raise ScenarioError(f"row {r['row_id']}: n_gpus = {n} but one instance of tp = {tp} GPUs is priced: "
-                            "disaggregated and multi-instance serving are not modelled")
+    n, tp, dp = _int(r, "n_gpus"), _int(r, "tp", 1), _int(r, "dp", 1)
+    if n is not None and n != tp * dp:
+        raise ScenarioError(f"row {r['row_id']}: n_gpus = {n} but one instance of tp x dp = {tp * dp} GPUs is "
+                            "priced: disaggregated and multi-instance serving are not modelled")
     if r["metric"] in SERVING_METRICS:
         raise ScenarioError(f"row {r['row_id']}: {r['metric']} is a serving metric (prefill and end-to-end latency), "
                             "which step pricing does not predict")
@@ -149,7 +147,7 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     method=method, draft=_text(r, "draft"), engine=_row_engine(r, load_engine(_text(r, "engine", ""))),
                     acceptance=row_acceptance(r) if method else None, k=_int(r, "k", 3) if method else 3,
                     tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"), batch=(batch,),
-                    context=ctx, tp=_int(r, "tp", 1), ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
+                    context=ctx, tp=tp, dp=dp, ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
                     kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"))
 
 
