@@ -9,8 +9,10 @@ Public API::
     predict(scenario) -> SpeedupResult                 speedup, best k and break-even per batch
     speedup_curve(**scenario_fields) -> SpeedupResult  predict(Scenario(**fields))
     simulate_step(hw, model, batch, query_tokens, context, ...) -> StepResult
-    validate(rows_csv=None) -> ValidationReport       predicted vs published measurements
-    calibrate(rows, base_engine, params) -> CalibrationResult   fit an engine profile (least squares)
+    serve(scenario, Workload(isl, osl, concurrency)) -> ServeResult   TTFT, TPOT, E2E and throughput per concurrency
+    validate(rows_csv=None) -> ValidationReport       predicted vs published measurements (in-sample)
+    crossval(rows_csv=None) -> CrossValidation        leave-one-source-out: held-out error of the calibration
+    calibrate(rows, base_engine, params) -> FitResult  fit an engine profile's host mechanisms (least squares)
 
 Symbols (used in code and docs):
     B        batch: sequences decoded together in one step
@@ -32,20 +34,24 @@ from .version import __version__
 # Public name -> the module that defines it. Loaded on first use (PEP 562), so that `import simulator` and the CLI's
 # --help do not import numba, scipy or the data files.
 _EXPORTS: dict[str, str] = {
-    "Acceptance": "acceptance", "CalibrationResult": "calibration", "calibrate": "calibration",
+    "Acceptance": "acceptance", "FitResult": "calibration", "calibrate": "calibration",
+    "CrossValidation": "cross_validation", "crossval": "cross_validation", "ServeResult": "serving",
+    "Workload": "serving",
+    "serve": "serving", "static_batch": "serving",
     "write_profile": "calibration", "EngineProfile": "engine", "list_engines": "engine", "load_engine": "engine",
     "ModelConfigError": "errors", "OutputError": "errors", "ScenarioError": "errors", "SpecError": "errors",
     "SpecroofError": "errors", "Hardware": "hardware", "list_hardware": "hardware", "load_hardware": "hardware",
     "ModelShape": "model", "list_models": "model", "load_model": "model", "Deployment": "scenario",
     "Scenario": "scenario", "SpeedupResult": "speedup", "predict": "speedup", "speedup_curve": "speedup",
-    "StepResult": "step", "simulate_step": "step", "ValidationReport": "validation", "load_rows": "validation",
+    "StepResult": "step", "simulate_step": "step", "ValidationReport": "report", "load_rows": "validation",
     "validate": "validation", "Parallelism": "workload", "Precision": "workload", "forward_pass": "workload",
 }
-__all__ = ["Acceptance", "CalibrationResult", "Deployment", "EngineProfile", "Hardware", "ModelConfigError",
-           "ModelShape", "OutputError", "Parallelism", "Precision", "Scenario", "ScenarioError", "SpecError",
-           "SpecroofError", "SpeedupResult", "StepResult", "ValidationReport", "calibrate", "forward_pass",
-           "list_engines", "list_hardware", "list_models", "load_engine", "load_hardware", "load_model", "load_rows",
-           "predict", "simulate_step", "speedup_curve", "validate", "write_profile", "__version__"]
+__all__ = ["Acceptance", "CrossValidation", "Deployment", "EngineProfile", "FitResult", "Hardware",
+           "ModelConfigError", "ModelShape", "OutputError", "Parallelism", "Precision", "Scenario", "ScenarioError",
+           "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult", "ValidationReport", "Workload",
+           "calibrate", "crossval", "forward_pass", "list_engines", "list_hardware", "list_models", "load_engine",
+           "load_hardware", "load_model", "load_rows", "predict", "serve", "simulate_step", "speedup_curve",
+           "static_batch", "validate", "write_profile", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -62,16 +62,23 @@ def expected_tokens_positional(rates, k: int) -> float:
     return float(1.0 + np.cumprod(ext).sum())
 
 
+def depth_capacity(j: int, branching: int) -> int:
+    """Most candidates a draft tree can keep at depth j (0-based) with frontier width `branching`: the first draft
+    pass proposes `branching` tokens, every later one `branching` children for each of the `branching` frontier nodes
+    (EAGLE-2 reranks all expanded nodes, Li et al. 2024b §4.2; SGLang's topk x topk candidates per step)."""
+    return branching if j == 0 else branching * branching
+
+
 def tree_widths(tree_tokens: int, depth: int, branching: int) -> list[int]:
     """Candidates kept at each depth of a draft tree of `tree_tokens` verified tokens (root included): a chain
-    backbone of `depth` nodes, the remaining nodes added to the shallowest depths, at most `branching` per depth
-    (EAGLE-2's reranked tree keeps its mass near the root, Li et al. 2024b §4)."""
+    backbone of `depth` nodes, the remaining nodes added to the shallowest depths, at most `depth_capacity` per
+    depth (EAGLE-2's reranked tree keeps its mass near the root, Li et al. 2024b §4)."""
     nodes = tree_tokens - 1
     d = min(depth, nodes)
     w = [1] * d
     extra = nodes - d
     for j in range(d):
-        add = min(branching - 1, extra)
+        add = min(depth_capacity(j, branching) - 1, extra)
         w[j] += add
         extra -= add
     return w
@@ -108,8 +115,9 @@ def verify_shape(k: int, tree_tokens: int | None = None, tree_branching: int | N
 
 
 def tree_holds(v: Verify) -> bool:
-    """A tree of T tokens needs T - 1 draft nodes; depth k with at most w candidates per depth holds k * w."""
-    return v.T - 1 <= v.k * v.w
+    """A tree of T tokens needs T - 1 draft nodes; depth k with frontier width w holds w + (k - 1) w^2
+    (`depth_capacity`)."""
+    return v.T - 1 <= sum(depth_capacity(j, v.w) for j in range(v.k))
 
 
 def expected_tokens_tree(rate_at_depth, widths) -> float:

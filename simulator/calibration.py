@@ -1,13 +1,21 @@
-"""Fit an engine profile's free parameters to a user's measurements (scipy.optimize.least_squares).
+"""Fit engine overheads to measurements: bounded least squares (scipy.optimize.least_squares) on log(predicted /
+measured), with each parameter's uncertainty and a verdict on whether the data determine it.
 
-Residuals are log(predicted / measured) per row (scale-free, so step times, tokens/s and speedups mix), minimised
-inside physical bounds. Uncertainty: the Gauss-Newton covariance s^2 (J^T J)^-1 at the optimum, with s^2 the residual
-variance (Bates & Watts 1988, §2.3); it is reported, not hidden, when parameters are poorly identified.
+Every parameter is a named mechanism with physical bounds (`PARAMS`). Parameters are per engine: a row constrains only
+the parameters of the engine that ran it, so several engines are fitted jointly with a block-sparse Jacobian. Rows
+are weighted so that each source counts about equally (weight 1/sqrt(rows of the source)): one source with hundreds
+of rows must not set a profile alone.
+
+Uncertainty: the Gauss-Newton covariance s^2 (J^T J)^-1 at the optimum, s^2 the weighted residual variance (Bates &
+Watts 1988, sec. 2.3). A parameter that ends on a bound, or whose 1-sigma exceeds its value, is not determined by the
+data: with `prune` it is fixed at its profile's sourced value and the rest refitted, and the verdict is reported (a
+finding to explain, never a value to ship).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,120 +25,341 @@ import numpy as np
 from .data import data_dir, read_toml
 from .engine import EngineProfile, load_engine, read_profile
 from .errors import ScenarioError, SpecroofError
-from .scenario import Scenario
-from .validation import load_rows, predict_row, row_scenario
-
-# Free parameters: EngineProfile field -> (TOML section, key, lower, upper bound, starting value if the profile has
-# none). Bounds are physical: host work of 0-20 ms per step, 0-100 us per eager launch, fractions of peak in (0, 1].
-PARAMS: dict[str, tuple[str, str, float, float, float]] = {
-    "host_step_s": ("host", "step_overhead_s", 0.0, 0.02, 5e-4),
-    "spec_bookkeeping_s": ("spec", "bookkeeping_s", 0.0, 0.02, 5e-4),
-    "host_per_seq_s": ("host", "per_seq_s", 0.0, 1e-4, 1e-6),
-    "draft_step_overhead_s": ("spec", "draft_step_overhead_s", 0.0, 0.01, 2e-4),
-    "kernel_launch_s": ("launch", "kernel_launch_s", 0.0, 1e-4, 1e-5),
-    "hbm_fraction": ("efficiency", "hbm_fraction", 0.3, 1.0, 0.85),
-    # GEMM fraction: only compute-bound GEMMs feel it (M above the ridge, ~150-300 rows on current GPUs), and those
-    # reach at least half of the dense tensor peak with cuBLAS/CUTLASS (best shapes 0.72-0.80, stas00 MAMF table,
-    # https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md): lower bound 0.5.
-    "gemm_fraction": ("efficiency", "gemm_fraction", 0.5, 1.0, 0.75),
-    "overlap_efficiency": ("efficiency", "overlap_efficiency", 0.0, 1.0, 0.5),
-}
-DEFAULT_PARAMS = ("host_step_s", "spec_bookkeeping_s", "gemm_fraction", "overlap_efficiency")
+from .files import write_text
+from .validation import PreparedRow, load_rows, predict_prepared, prepare_row
 
 
 @dataclass(frozen=True)
-class CalibrationResult:
-    """Fitted profile and diagnostics.
+class Param:
+    """A fittable field: its TOML place, physical bounds, a start when the profile has none, the mechanism it prices,
+    and its scope: 'engine' (an EngineProfile field, one value per engine) or 'device' (a Hardware field, one value
+    per chip architecture, shared by every engine and source)."""
 
-    engine : EngineProfile with the fitted values; values, stderr : dict param -> value and 1-sigma uncertainty
-    (SI units); residuals : log(pred/measured) per row at the optimum; row_ids : rows used; rms_before / rms_after :
-    RMS of the log residuals with the base profile and the fitted one; success, message : from least_squares.
-    """
+    section: str
+    key: str
+    lo: float
+    hi: float
+    start: float
+    mechanism: str
+    scope: str = "engine"
 
-    engine: EngineProfile
-    values: dict[str, float]
-    stderr: dict[str, float]
-    residuals: np.ndarray
+
+PARAMS: dict[str, Param] = {
+    "host_step_s": Param("host", "step_overhead_s", 0.0, 5e-3, 5e-4,
+                         "host work per step (scheduling, batch building, output processing); at most the 5-6 ms "
+                         "per-step gap of vLLM V0 at batch 256 (vLLM PR #11133)"),
+    "host_per_seq_s": Param("host", "per_seq_s", 0.0, 5e-5, 2e-6,
+                            "host work per running sequence per step (slot allocation, detokenisation); at most "
+                            "50 us, beyond which batch 256 would spend 13 ms on the CPU"),
+    "spec_bookkeeping_s": Param("spec", "bookkeeping_s", 0.0, 5e-3, 5e-4,
+                                "per speculative step: draft-input preparation, tree build, acceptance sync; at "
+                                "most 5 ms"),
+    "draft_step_overhead_s": Param("spec", "draft_step_overhead_s", 0.0, 2e-3, 2e-4,
+                                   "host work per draft pass (the drafter's Python loop); at most 2 ms"),
+    "kernel_launch_s": Param("launch", "kernel_launch_s", 0.0, 1e-4, 1e-5,
+                             "per kernel of an eager pass: 4-20 us measured (physics notes), bound 100 us"),
+    "hbm_fraction": Param("efficiency", "hbm_fraction", 0.3, 1.0, 0.85,
+                          "achieved share of HBM bandwidth at decode shapes"),
+    "gemm_fraction": Param("efficiency", "gemm_fraction", 0.5, 1.0, 0.75,
+                           "achieved share of dense tensor peak for compute-bound GEMMs (best shapes 0.72-0.80, "
+                           "stas00 MAMF table)"),
+    "overlap_efficiency": Param("efficiency", "overlap_efficiency", 0.0, 1.0, 0.5,
+                                "share of min(math, memory) time hidden per op"),
+    "kernel_floor_s": Param("kernels", "graph_kernel_us", 1.3e-6, 15e-6, 3.3e-6,
+                            "mean cost of a graph-replayed kernel beyond its roofline work: at least the 1.3 us "
+                            "dead time per kernel boundary (Hazy Research, H100), at most ~15 us (an H100 decode "
+                            "attention kernel: 1.2 TB/s at 34 MB against 1.85 TB/s at 1 GB is ~10 us fixed)",
+                            scope="device"),
+}
+# The per-engine host mechanisms a user's profile is calibrated on by default (the GPU side is physics).
+ENGINE_PARAMS = ("host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "draft_step_overhead_s")
+# The shipped fit: per-engine host mechanisms and the per-kernel graph cost of each architecture, jointly.
+SHIPPED_PARAMS = ENGINE_PARAMS + ("kernel_floor_s",)
+FITTED, AT_BOUND, LOOSE, NO_ROWS = "fitted", "at bound", "1-sigma > value", "no row depends on it"
+
+
+@dataclass(frozen=True)
+class FitParam:
+    """One parameter of one group (an engine, or an architecture for device parameters) after the fit: `value` (the
+    fitted value, or the starting value when `status` is not 'fitted'), `tried` (what the fit wanted), 1-sigma
+    `stderr`, bounds and the verdict."""
+
+    group: str
+    name: str
+    value: float
+    tried: float
+    stderr: float
+    lo: float
+    hi: float
+    status: str
+
+    def line(self) -> str:
+        v = f"{self.value:.4g} +- {self.stderr:.2g}" if self.status == FITTED else f"{self.value:.4g} (kept)"
+        why = "" if self.status == FITTED else f"; not determined: {self.status} (fit wanted {self.tried:.3g} +- " \
+                                                f"{self.stderr:.2g}, bounds {self.lo:g}..{self.hi:g})"
+        return f"{self.group}.{self.name} = {v}{why}"
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Result of `fit`: the profiles and per-architecture kernel floors with fitted values, every parameter's
+    verdict, the rows used with their log residuals log(predicted / measured) at the optimum, and the RMS of those
+    before and after. `ok`: every parameter tried was determined."""
+
+    engines: dict[str, EngineProfile]
+    floors: dict[str, float]
+    params: tuple[FitParam, ...]
     row_ids: tuple[str, ...]
+    residuals: np.ndarray
     rms_before: float
     rms_after: float
     success: bool
     message: str
 
+    @property
+    def ok(self) -> bool:
+        return all(p.status == FITTED for p in self.params)
 
-def _start(eng: EngineProfile, name: str) -> float:
-    v = getattr(eng, name)
-    lo, hi, dflt = PARAMS[name][2], PARAMS[name][3], PARAMS[name][4]
-    v = dflt if v is None else float(v)
-    return float(np.clip(v, lo + 1e-12 * (hi - lo), hi - 1e-12 * (hi - lo)))
-
-
-def _usable_rows(rows: str | Path | Sequence[dict[str, str]], eng: EngineProfile
-                 ) -> tuple[list[dict[str, str]], list[Scenario]]:
-    """The rows (a rows CSV path or loaded rows) that `eng` can price, each with its Scenario;
-    rows that fail with a SpecroofError are left out."""
-    rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
-    usable, prepared = [], []
-    for r in rs:
-        try:
-            kw = row_scenario(r)
-            predict_row(r, eng, kw)
-            usable.append(r)
-            prepared.append(kw)
-        except SpecroofError:
-            continue
-    return usable, prepared
+    def values(self, group: str) -> dict[str, float]:
+        return {p.name: p.value for p in self.params if p.group == group and p.status == FITTED}
 
 
-def _stderr(sol: Any, n_rows: int, n_params: int) -> np.ndarray:
-    """1-sigma uncertainty of each fitted parameter: the Gauss-Newton covariance s^2 (J^T J)^-1 at the optimum."""
-    J = sol.jac
-    dof = max(1, n_rows - n_params)
-    s2 = float(sol.fun @ sol.fun) / dof
-    try:
-        cov = np.linalg.pinv(J.T @ J) * s2
-        return np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    except np.linalg.LinAlgError:  # pragma: no cover - pinv does not raise for finite J
-        return np.full(n_params, np.inf)
+@dataclass(frozen=True)
+class Group:
+    """What a row is priced with: its engine profile's name and its device's architecture."""
+
+    engine: str
+    arch: str
 
 
-def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile | str,
-              params: Sequence[str] = DEFAULT_PARAMS) -> CalibrationResult:
-    """Fit `params` of the `base` profile to `rows` (a rows CSV path or loaded rows; see validate.load_rows).
+class _Problem:
+    """Residuals of prepared rows as a function of the free parameters (one column per group x parameter: engine
+    parameters per engine, device parameters per architecture), each row recomputed only when one of its own
+    columns moves."""
 
-    Every row is predicted with the engine being fitted, whatever its `engine` column says."""
-    eng0 = base if isinstance(base, EngineProfile) else load_engine(base)
+    def __init__(self, rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str, EngineProfile],
+                 floors: dict[str, float], cols: list[tuple[str, str]]):
+        self.rows, self.groups, self.base, self.floors, self.cols = rows, list(groups), engines, floors, cols
+        self.meas = np.array([float(p.row["measured"]) for p in rows])
+        src = [p.row.get("source_id") or p.row["source"] for p in rows]
+        n_src = Counter(src)
+        self.w = np.array([1.0 / np.sqrt(n_src[s]) for s in src])
+        self.mine = [[j for j, (g, n) in enumerate(cols) if g == (gr.engine if PARAMS[n].scope == "engine" else
+                                                                   gr.arch)] for gr in self.groups]
+        self.memo: list[tuple[tuple[float, ...], float] | None] = [None] * len(rows)
+
+    def engines_at(self, x: np.ndarray) -> dict[str, EngineProfile]:
+        kw: dict[str, dict[str, float]] = {}
+        for (g, name), v in zip(self.cols, x):
+            if PARAMS[name].scope == "engine":
+                kw.setdefault(g, {})[name] = float(v)
+        return {e: replace(eng, **kw.get(e, {})) for e, eng in self.base.items()}
+
+    def floors_at(self, x: np.ndarray) -> dict[str, float]:
+        out = dict(self.floors)
+        out.update({g: float(v) for (g, name), v in zip(self.cols, x) if name == "kernel_floor_s"})
+        return out
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        engs, floors = self.engines_at(x), self.floors_at(x)
+        out = np.empty(len(self.rows))
+        for i, (p, gr) in enumerate(zip(self.rows, self.groups)):
+            key = tuple(float(x[j]) for j in self.mine[i])
+            hit = self.memo[i]
+            if hit is None or hit[0] != key:
+                pred = predict_prepared(p, engs[gr.engine], floors.get(gr.arch))
+                hit = (key, self.w[i] * float(np.log(pred / self.meas[i])))
+                self.memo[i] = hit
+            out[i] = hit[1]
+        return out
+
+    def sparsity(self) -> np.ndarray:
+        S = np.zeros((len(self.rows), len(self.cols)), dtype=bool)
+        for i, js in enumerate(self.mine):
+            S[i, js] = True
+        return S
+
+
+def _start(value: float | None, name: str) -> float:
+    par = PARAMS[name]
+    v = par.start if value is None else float(value)
+    span = par.hi - par.lo
+    return float(np.clip(v, par.lo + 1e-9 * span, par.hi - 1e-9 * span))
+
+
+def _stderr(jac: Any, fun: np.ndarray, n_params: int) -> np.ndarray:
+    """1-sigma of each parameter: the Gauss-Newton covariance s^2 (J^T J)^-1."""
+    J = jac.toarray() if hasattr(jac, "toarray") else np.asarray(jac)
+    s2 = float(fun @ fun) / max(1, fun.size - n_params)
+    return np.sqrt(np.clip(np.diag(np.linalg.pinv(J.T @ J)) * s2, 0.0, None))
+
+
+def _verdict(v: float, se: float, par: Param) -> str:
+    span = par.hi - par.lo
+    if v <= par.lo + 1e-3 * span or v >= par.hi - 1e-3 * span:
+        return AT_BOUND
+    return LOOSE if se > abs(v) else FITTED
+
+
+def _solve(prob: _Problem, x0: np.ndarray) -> tuple[Any, np.ndarray]:
+    from scipy.optimize import least_squares  # lazy: keeps `import simulator` fast
+    lo = np.array([PARAMS[n].lo for _, n in prob.cols])
+    hi = np.array([PARAMS[n].hi for _, n in prob.cols])
+    # one column: no sparsity pattern (scipy's 2-D trust-region subproblem of the sparse path needs two columns)
+    sparsity = prob.sparsity() if len(prob.cols) > 1 else None
+    sol = least_squares(prob, x0, bounds=(lo, hi), x_scale=(hi - lo) * 0.1, diff_step=1e-3, method="trf",
+                        jac_sparsity=sparsity, max_nfev=200)
+    return sol, _stderr(sol.jac, sol.fun, len(prob.cols))
+
+
+def _identified(prob: _Problem, x0: np.ndarray) -> list[bool]:
+    """Whether any row moves when a column moves by 10 % of its range (else the column is not fitted)."""
+    r0 = prob(x0)
+    out = []
+    for j, (_, n) in enumerate(prob.cols):
+        par = PARAMS[n]
+        x = x0.copy()
+        x[j] = x[j] + 0.1 * (par.hi - par.lo) if x[j] + 0.1 * (par.hi - par.lo) <= par.hi else x[j] - 0.1 * (
+            par.hi - par.lo)
+        out.append(bool(np.max(np.abs(prob(x) - r0)) > 1e-6))
+    return out
+
+
+def _worst_per_group(bad: dict[tuple[str, str], str], tried: dict[tuple[str, str], tuple[float, float]]
+                     ) -> dict[tuple[str, str], str]:
+    """The one undetermined parameter to fix per group this round: one at a bound first, else the one with the
+    largest 1-sigma relative to its value (a parameter collinear with another is then often determined)."""
+    out: dict[tuple[str, str], str] = {}
+    for g in {c[0] for c in bad}:
+        mine = [c for c in bad if c[0] == g]
+        key = lambda c: (bad[c] == AT_BOUND, tried[c][1] / max(abs(tried[c][0]), 1e-30))  # noqa: E731
+        worst = max(mine, key=key)
+        out[worst] = bad[worst]
+    return out
+
+
+def _cols(groups: Sequence[Group], params: Sequence[str]) -> list[tuple[str, str]]:
+    engines = sorted({g.engine for g in groups})
+    archs = sorted({g.arch for g in groups})
+    return [(e, n) for e in engines for n in params if PARAMS[n].scope == "engine"] + \
+        [(a, n) for a in archs for n in params if PARAMS[n].scope == "device"]
+
+
+def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str, EngineProfile],
+        floors: dict[str, float], params: Sequence[str] = ENGINE_PARAMS, prune: bool = True) -> FitResult:
+    """Fit `params` to `rows` (row i priced with engines[groups[i].engine] on a device of architecture
+    groups[i].arch, whose per-kernel graph cost starts at floors[arch]); see the module docstring. With `prune`,
+    undetermined parameters are fixed at their starting (sourced) values and the rest refitted."""
+    _check_inputs(rows, params)
+    cols = _cols(groups, params)
+    start = _starts(cols, engines, floors)
+    prob = _Problem(rows, groups, engines, floors, cols)
+    x_all = np.array([start[c] for c in cols])
+    rms0 = float(np.sqrt(np.mean((prob(x_all) / prob.w) ** 2)))
+    verdict = {c: NO_ROWS for c, ok in zip(cols, _identified(prob, x_all)) if not ok}
+    tried: dict[tuple[str, str], tuple[float, float]] = {c: (start[c], float("inf")) for c in cols}
+    warm = dict(start)
+    while True:
+        prob, free = _fixed_problem(rows, groups, engines, floors, cols, start, verdict)
+        sol = _round(prob, free, warm, tried) if free else None
+        bad_now = _undetermined(free, tried)
+        if sol is None or not prune or not bad_now:
+            break
+        verdict.update(_worst_per_group(bad_now, tried))
+    return _result(prob, sol, free, cols, start, tried, verdict, rms0)
+
+
+def _check_inputs(rows: Sequence[PreparedRow], params: Sequence[str]) -> None:
     bad = [p for p in params if p not in PARAMS]
     if bad or not params:
         raise ScenarioError(f"unknown calibration parameter(s) {bad}; choose from {', '.join(PARAMS)}")
-    usable, prepared = _usable_rows(rows, eng0)
-    if len(usable) < len(params):
-        raise ScenarioError(f"{len(usable)} usable rows cannot determine {len(params)} parameters; add measurements "
+    if not rows:
+        raise ScenarioError("no usable rows to fit")
+
+
+def _undetermined(free: list[tuple[str, str]], tried: dict[tuple[str, str], tuple[float, float]]
+                  ) -> dict[tuple[str, str], str]:
+    out = {c: _verdict(*tried[c], PARAMS[c[1]]) for c in free}
+    return {c: st for c, st in out.items() if st != FITTED}
+
+
+def _starts(cols: list[tuple[str, str]], engines: dict[str, EngineProfile], floors: dict[str, float]
+            ) -> dict[tuple[str, str], float]:
+    """Each column's starting value: the engine's field, or the architecture's kernel floor (clipped into bounds)."""
+    return {c: _start(getattr(engines[c[0]], c[1]) if PARAMS[c[1]].scope == "engine" else floors.get(c[0]), c[1])
+            for c in cols}
+
+
+def _result(prob: _Problem, sol: Any, free: list[tuple[str, str]], cols: list[tuple[str, str]],
+            start: dict[tuple[str, str], float], tried: dict[tuple[str, str], tuple[float, float]],
+            verdict: dict[tuple[str, str], str], rms0: float) -> FitResult:
+    x = sol.x if sol is not None else np.zeros(0)
+    res = prob(x) / prob.w
+    fitted = dict(zip(free, x))
+    out = tuple(FitParam(g, n, float(fitted.get((g, n), start[(g, n)])), tried[(g, n)][0], tried[(g, n)][1],
+                         PARAMS[n].lo, PARAMS[n].hi, verdict.get((g, n), FITTED)) for g, n in cols)
+    return FitResult(prob.engines_at(x), prob.floors_at(x), out, tuple(p.row["row_id"] for p in prob.rows), res,
+                     rms0, float(np.sqrt(np.mean(res ** 2))), bool(sol is None or sol.success),
+                     "no free parameter" if sol is None else str(sol.message))
+
+
+def _fixed_problem(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str, EngineProfile],
+                   floors: dict[str, float], cols: list[tuple[str, str]], start: dict[tuple[str, str], float],
+                   verdict: dict[tuple[str, str], str]) -> tuple[_Problem, list[tuple[str, str]]]:
+    """The problem over the still-free columns, the undetermined ones fixed at their starting values."""
+    free = [c for c in cols if c not in verdict]
+    fixed_e = {e: replace(eng, **{n: start[(g, n)] for (g, n) in verdict if g == e}) for e, eng in engines.items()}
+    fixed_f = dict(floors, **{g: start[(g, n)] for (g, n) in verdict if n == "kernel_floor_s"})
+    return _Problem(rows, groups, fixed_e, fixed_f, free), free
+
+
+def _round(prob: _Problem, free: list[tuple[str, str]], warm: dict[tuple[str, str], float],
+           tried: dict[tuple[str, str], tuple[float, float]]) -> Any:
+    """One least-squares solve from the warm start; records each column's value and 1-sigma in `tried`."""
+    sol, se = _solve(prob, np.array([warm[c] for c in free]))
+    for c, v, e in zip(free, sol.x, se):
+        tried[c] = (float(v), float(e))
+        warm[c] = _start(float(v), c[1])
+    return sol
+
+
+def usable(rows: Sequence[dict[str, str]], keep: Callable[[PreparedRow], bool] = lambda p: True
+           ) -> tuple[list[PreparedRow], list[tuple[str, str]]]:
+    """Prepared rows that can be priced (and pass `keep`), and (row_id, reason) for those that cannot."""
+    good, skipped = [], []
+    for r in rows:
+        try:
+            p = prepare_row(r)
+            predict_prepared(p)
+        except SpecroofError as e:
+            skipped.append((r["row_id"], str(e)))
+            continue
+        if keep(p):
+            good.append(p)
+    return good, skipped
+
+
+def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile | str,
+              params: Sequence[str] = ENGINE_PARAMS, prune: bool = True) -> FitResult:
+    """Fit `params` of the `base` profile to `rows` (a rows CSV path or loaded rows; the validation schema). Every
+    row is priced with `base`, whatever its engine column says."""
+    eng0 = base if isinstance(base, EngineProfile) else load_engine(base)
+    rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
+    prepared, _ = usable([dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs)
+    if len(prepared) < len(params):
+        raise ScenarioError(f"{len(prepared)} usable rows cannot determine {len(params)} parameters; add measurements "
                             "(with and without speculation, at several batch sizes) or fit fewer --params")
-    meas = np.array([float(r["measured"]) for r in usable])
+    groups = [Group(eng0.name, p.dep.hw.architecture) for p in prepared]
+    floors = {p.dep.hw.architecture: p.dep.hw.kernel_floor_s for p in prepared}
+    return fit(prepared, groups, {eng0.name: eng0}, floors, params, prune)
 
-    def engine_at(x: np.ndarray) -> EngineProfile:
-        return replace(eng0, **{p: float(v) for p, v in zip(params, x)})
 
-    def resid(x: np.ndarray) -> np.ndarray:
-        e = engine_at(x)
-        return np.log(np.array([predict_row(r, e, kw) for r, kw in zip(usable, prepared)]) / meas)
+def row_group(p: PreparedRow) -> Group:
+    """The (engine, architecture) a prepared row is priced with."""
+    return Group(p.dep.eng.name, p.dep.hw.architecture)
 
-    from scipy.optimize import least_squares  # lazy: keeps `import simulator` fast
-    x0 = np.array([_start(eng0, p) for p in params])
-    lo = np.array([PARAMS[p][2] for p in params])
-    hi = np.array([PARAMS[p][3] for p in params])
-    r0 = resid(x0)
-    sol = least_squares(resid, x0, bounds=(lo, hi), x_scale=np.maximum(hi - lo, 1e-12) * 0.1,
-                        diff_step=1e-3, method="trf")
-    se = _stderr(sol, len(usable), len(params))
-    vals = {p: float(v) for p, v in zip(params, sol.x)}
-    return CalibrationResult(
-        engine=engine_at(sol.x), values=vals, stderr={p: float(v) for p, v in zip(params, se)},
-        residuals=sol.fun.copy(), row_ids=tuple(r["row_id"] for r in usable),
-        rms_before=float(np.sqrt(np.mean(r0 ** 2))), rms_after=float(np.sqrt(np.mean(sol.fun ** 2))),
-        success=bool(sol.success), message=str(sol.message))
 
+# ---- writing a fitted profile -----------------------------------------------------------------------------------
 
 def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
@@ -141,7 +370,8 @@ def _toml_value(v: Any) -> str:
     return f'"{s}"'
 
 
-def _dump(doc: dict[str, Any]) -> str:
+def dump_toml(doc: dict[str, Any]) -> str:
+    """A profile document as TOML (top-level keys, then one table per section of inline tables)."""
     lines = []
     for k, v in doc.items():
         if not isinstance(v, dict):
@@ -158,20 +388,50 @@ def _dump(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_profile(result: CalibrationResult, base: str | Path, out: str | Path, rows_label: str,
+def write_profile(result: FitResult, engine: str, base: str | Path, out: str | Path, rows_label: str,
                   name: str | None = None) -> Path:
-    """Write the base profile's TOML with the fitted values (source = "calibrated", note with the fit)."""
+    """Write the base profile's TOML with `engine`'s fitted values (source = "calibrated", its prior and a note with
+    the fit's uncertainty and rows); a bundled base keeps its shipped calibration (calibration/fit.toml) for the
+    fields not fitted here, and undetermined parameters keep the base's entry."""
     bp = Path(base) if str(base).endswith(".toml") else data_dir("engine_profiles") / f"{base}.toml"
     doc = read_toml(bp)
     outp = Path(out)
     doc["name"] = name or outp.stem
-    for p, v in result.values.items():
-        sec, key = PARAMS[p][0], PARAMS[p][1]
-        doc.setdefault(sec, {})[key] = {
-            "value": v, "source": "calibrated",
-            "note": f"fitted by specroof calibrate on {rows_label} ({len(result.row_ids)} rows, base profile "
-                    f"{bp.stem}); 1-sigma {result.stderr[p]:.3g}; RMS log residual {result.rms_before:.3f} -> "
-                    f"{result.rms_after:.3f}"}
-    outp.write_text(_dump(doc), encoding="utf-8")
+    shipped = load_engine(str(base)) if not str(base).endswith(".toml") else None
+    mine = {p.name for p in result.params if p.group == engine and p.status == FITTED}
+    for fld, was in (shipped.priors if shipped is not None else ()):
+        if fld not in mine and fld in PARAMS:
+            _set(doc, fld, getattr(shipped, fld), was, "the shipped calibration (calibration/fit.toml)")
+    for p in result.params:
+        if p.group == engine and p.status == FITTED and PARAMS[p.name].scope == "engine":
+            par = PARAMS[p.name]
+            _set(doc, p.name, p.value, None,
+                 f"fitted by specroof calibrate on {rows_label} ({len(result.row_ids)} rows); 1-sigma {p.stderr:.3g}; "
+                 f"bounds {p.lo:g}..{p.hi:g} ({par.mechanism}); RMS log residual {result.rms_before:.3f} -> "
+                 f"{result.rms_after:.3f}")
+    write_text(outp, dump_toml(doc))
     read_profile(outp)   # the written profile must load
     return outp
+
+
+def _set(doc: dict[str, Any], fld: str, value: float, was: float | None, note: str) -> None:
+    """A calibrated entry for EngineProfile field `fld`; its prior is `was`, else the entry's own prior or value."""
+    par = PARAMS[fld]
+    old = doc.get(par.section, {}).get(par.key)
+    if was is None:
+        was = old.get("prior", old.get("value")) if isinstance(old, dict) else par.start
+    doc.setdefault(par.section, {})[par.key] = {"value": value, "source": "calibrated", "prior": was, "note": note}
+
+
+def bundled(names: Sequence[str]) -> dict[str, EngineProfile]:
+    """The bundled profiles by name, every calibrated value back at its sourced prior (the start of a fit)."""
+    return {n: load_engine(n).uncalibrated() for n in names}
+
+
+def prior_floors(rows: Sequence[PreparedRow]) -> dict[str, float]:
+    """Each architecture's per-kernel graph cost before calibration (the sourced prior), from the rows' devices."""
+    return {p.dep.hw.architecture: p.dep.hw.uncalibrated().kernel_floor_s for p in rows}
+
+
+__all__ = ["ENGINE_PARAMS", "PARAMS", "SHIPPED_PARAMS", "FitParam", "FitResult", "Group", "Param", "bundled",
+           "calibrate", "dump_toml", "fit", "prior_floors", "row_group", "usable", "write_profile"]

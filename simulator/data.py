@@ -68,7 +68,16 @@ def figure(
         return None
     fig = table[key]
     _check_fields(fig, where, extra_keys, allow_estimate)
+    if fig.get("source") == "calibrated":
+        _check_value(fig["prior"], f"{where}: prior", kind, lo, hi)
     return _check_value(fig["value"], where, kind, lo, hi)
+
+
+def prior(doc: dict[str, Any], section: str, key: str) -> Any:
+    """The prior of a calibrated figure (the sourced value the fit started from, checked by `figure`); None for a
+    figure that is not calibrated or absent."""
+    fig = (doc.get(section, {}) if section else doc).get(key)
+    return fig["prior"] if isinstance(fig, dict) and fig.get("source") == "calibrated" else None
 
 
 def _check_fields(fig: Any, where: str, extra_keys: frozenset[str], allow_estimate: bool) -> None:
@@ -77,6 +86,10 @@ def _check_fields(fig: Any, where: str, extra_keys: frozenset[str], allow_estima
     if not isinstance(fig, dict):
         raise SpecError(f"{where} = {fig!r}: expected an inline table {{ value = ..., source = \"https://...\" }}")
     allowed = {"value", "source", "note"} | set(extra_keys)
+    if fig.get("source") == "calibrated":     # a fitted value keeps the sourced value it started from
+        allowed.add("prior")
+        if "prior" not in fig:
+            raise SpecError(f"{where}: a calibrated figure needs its 'prior' (the sourced value the fit started from)")
     unknown = set(fig) - allowed
     if unknown:
         raise SpecError(f"{where}: unknown field(s) {sorted(unknown)}; expected {sorted(allowed)}")

@@ -59,6 +59,9 @@ def default_decay(method: str | None) -> float:
     return float(entry["decay"]) if isinstance(entry, dict) and "decay" in entry else 1.0
 
 
+PUBLISHED_ACCEPTANCE = ("eagle3", "eagle", "medusa", "mtp")   # the methods default_acceptance knows
+
+
 def default_acceptance(method: str) -> Acceptance:
     """Published acceptance for methods that have one; others must be given (no invented defaults). A measured
     length extrapolates to other k with the method's per-position decay (`default_decay`).

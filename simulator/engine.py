@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .data import data_dir, figure, read_spec, suggest
+from .data import data_dir, figure, prior, read_spec, suggest
 from .drafters import METHODS
 from .errors import SpecError
+from .fitted import engine_values
 
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
@@ -21,6 +23,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "memory": {"gpu_memory_fraction"},
     "collectives": {"allreduce_latency_s"},
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"},
+    "scope": {"valid_from"},
 }
 
 
@@ -47,6 +50,8 @@ class EngineProfile:
     allreduce_latency_s : float or None   engine's all-reduce latency (custom all-reduce), None: the hardware's
     hbm_fraction, gemm_fraction : float or None   calibrated overrides of the hardware's achievable fractions
     overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden per op (1 = roofline max)
+    valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
+    priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)
     """
 
     name: str
@@ -74,6 +79,8 @@ class EngineProfile:
     overlap_efficiency: float | None = None
     display_name: str = ""
     sources: tuple[str, ...] = ()
+    valid_from: str = ""
+    priors: tuple[tuple[str, float], ...] = ()
 
     def graphed(self, pass_kind: str, batch, max_batch: float | None = None):
         """Whether a pass ('target', 'draft', 'verify') replays a CUDA graph at `batch` sequences (array ok): the
@@ -89,11 +96,26 @@ class EngineProfile:
             return self.overlap
         return self.overlap_with_spec and method not in self.no_overlap_methods
 
+    def uncalibrated(self) -> EngineProfile:
+        """The profile with every calibrated field back at its sourced prior (what cross-validation fits from)."""
+        return replace(self, **dict(self.priors), priors=()) if self.priors else self
+
+    @property
+    def gpu_key(self) -> tuple[Any, ...]:
+        """The fields a pass's GPU time depends on (all but host work, bookkeeping and names): a cache key."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in HOST_FIELDS)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["sources"] = list(self.sources)
         return d
 
+
+# Fields that price host work around the passes, not the passes themselves.
+HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
+                         "overlap_with_spec", "no_overlap_methods", "spec_bookkeeping_s", "draft_step_overhead_s",
+                         "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
+                         "priors"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -126,7 +148,7 @@ def read_profile(path: Path) -> EngineProfile:
     """Read one engine profile TOML (the schema in engine_profiles/README.md)."""
     doc, name = read_spec(path, _ALLOWED)
     kw: dict[str, Any] = {"name": name, "display_name": str(doc.get("display_name", name))}
-    sources = []
+    sources, priors = [], []
     for (sec, key), (fld, kind, lo, hi) in _MAP.items():
         v = figure(doc, sec, key, path, required=(sec, key) in REQUIRED, kind=kind, lo=lo, hi=hi,
                    allow_estimate=True)   # "estimate" or "calibrated" (written by specroof calibrate) allowed
@@ -135,7 +157,11 @@ def read_profile(path: Path) -> EngineProfile:
             src = doc[sec][key]["source"]
             if src not in ("estimate", "calibrated"):
                 sources.append(src)
+            if src == "calibrated":
+                priors.append((fld, kind(prior(doc, sec, key))))
+    kw["priors"] = tuple(priors)
     kw["no_overlap_methods"] = _methods_list(doc, path)
+    kw["valid_from"] = _valid_from(doc, path)
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
 
@@ -154,6 +180,21 @@ def _methods_list(doc: dict[str, Any], path: Path) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _valid_from(doc: dict[str, Any], path: Path) -> str:
+    """[scope] valid_from = { value = "YYYY-MM", source = ... }: the month the mechanisms the profile models
+    shipped; measurements of older builds are reported apart by `specroof validate` ('' when not stated)."""
+    entry = doc.get("scope", {}).get("valid_from")
+    if entry is None:
+        return ""
+    where = f"{path}: [scope] valid_from"
+    if not isinstance(entry, dict) or not isinstance(entry.get("source"), str) or "value" not in entry:
+        raise SpecError(f"{where}: expected {{ value = \"YYYY-MM\", source = \"https://...\" }}")
+    v = entry["value"]
+    if not isinstance(v, str) or not re.fullmatch(r"20\d\d-(0[1-9]|1[0-2])", v):
+        raise SpecError(f"{where}: value = {v!r}; expected a month as \"YYYY-MM\"")
+    return v
+
+
 def list_engines() -> list[str]:
     """Names of the bundled engine profiles."""
     return [p.stem for p in sorted(data_dir("engine_profiles").glob("*.toml"))]
@@ -168,5 +209,9 @@ def load_engine(name_or_path: str | Path) -> EngineProfile:
     if s not in names:
         raise SpecError(f"unknown engine {s!r}{suggest(s, names)}; bundled: {', '.join(names)} "
                         "(or pass a path to a .toml profile)")
-    return read_profile(data_dir("engine_profiles") / f"{s}.toml")
+    prof = read_profile(data_dir("engine_profiles") / f"{s}.toml")
+    fit = engine_values(s)      # the shipped calibration (calibration/fit.toml), over the sourced values
+    if not fit:
+        return prof
+    return replace(prof, **fit, priors=tuple((k, getattr(prof, k)) for k in fit))
 

@@ -5,13 +5,14 @@ The one conversion site from file units (TFLOP/s, GB, TB/s, GB/s, MB, us) to SI 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from . import units as u
-from .data import data_dir, figure, read_spec, read_toml, suggest
+from .data import data_dir, figure, prior, read_spec, read_toml, suggest
 from .errors import ScenarioError, SpecError
+from .fitted import device_values
 
 # Fallback achievable fractions, used only when a spec file publishes no measurement (recorded in `assumptions`):
 #   hbm 0.85: median of STREAM-like measurements, H100 0.87-0.89 and H200 0.83-0.86 (Azure AI-benchmarking-guide,
@@ -28,7 +29,8 @@ DEFAULT_ALLREDUCE_LATENCY_S = 6e-6
 
 _FIG = frozenset({"vendor_quoted_sparse"})
 _ALLOWED: dict[str, set[str] | None] = {
-    "schema": None, "name": None, "display_name": None, "vendor": None, "aliases": None, "retrieved": None,
+    "schema": None, "name": None, "display_name": None, "vendor": None, "architecture": None, "aliases": None,
+    "retrieved": None,
     "notes": None,
     "peak_dense_tflops": set(u.PEAK_KEYS),
     "memory": {"hbm_capacity_gib", "hbm_bandwidth_tb_s", "l2_cache_mb"},
@@ -47,6 +49,7 @@ class Hardware:
     Attributes
     ----------
     name, display_name, vendor : str
+    architecture : str                chip generation (hopper, blackwell, cdna3, ...): devices that share kernels
     peak_fp64_flops_per_s ... peak_fp4_flops_per_s : float or None
         Dense (no 2:4 sparsity) tensor peak, FLOP/s; None when the chip lacks the precision.
     hbm_capacity_bytes : float        usable HBM, bytes
@@ -62,6 +65,7 @@ class Hardware:
     alltoall_latency_s : float        expert-parallel dispatch (or combine) latency at a few tokens per rank, s
     scaleout_latency_s : float        small collective latency across nodes (scale-out network), s
     kernel_floor_s : float            cost of one graph-replayed kernel beyond its roofline work, s
+    kernel_floor_prior_s : float or None  the sourced value a calibrated kernel_floor_s started from
     gemm_tile_m : int                 tensor-core GEMM tile height (tokens are rounded up to it), rows
     assumptions : tuple[str, ...]     which figures fell back to defaults
     sources : tuple[str, ...]         every URL cited by the spec file
@@ -95,6 +99,14 @@ class Hardware:
     gemm_tile_m: int = 64
     assumptions: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    architecture: str = ""
+    kernel_floor_prior_s: float | None = None
+
+    def uncalibrated(self) -> Hardware:
+        """The device with its calibrated kernel floor back at the sourced prior (what cross-validation fits from)."""
+        if self.kernel_floor_prior_s is None:
+            return self
+        return replace(self, kernel_floor_s=self.kernel_floor_prior_s, kernel_floor_prior_s=None)
 
     def peak_flops_per_s(self, dtype: str) -> float:
         """Dense peak FLOP/s for GEMMs whose weights are stored as `dtype` (bf16, fp8, fp4, ...)."""
@@ -144,8 +156,9 @@ class Hardware:
         for k in list(d):
             if (k.endswith("_per_s")) and d[k] is not None:
                 d[k] = d[k] * s
-        for k in ("allreduce_latency_s", "alltoall_latency_s", "scaleout_latency_s", "kernel_floor_s"):
-            d[k] = getattr(self, k) / s
+        for k in ("allreduce_latency_s", "alltoall_latency_s", "scaleout_latency_s", "kernel_floor_s",
+                  "kernel_floor_prior_s"):
+            d[k] = None if getattr(self, k) is None else getattr(self, k) / s
         return Hardware.from_dict(d)
 
 
@@ -159,8 +172,12 @@ class _Reader:
 
     def fig(self, section: str, key: str, **kw: Any) -> Any:
         v = figure(self.doc, section, key, self.path, **kw)
-        if v is not None and self.doc[section][key]["source"] == "estimate":
+        src = self.doc[section][key]["source"] if v is not None else None
+        if src == "estimate":
             self.assumptions.append(f"{key} = {v} for {self.name} is an estimate (its note in the spec says how)")
+        elif src == "calibrated":
+            self.assumptions.append(f"{key} = {v:.3g} for {self.name} is calibrated on the validation rows (prior "
+                                    f"{prior(self.doc, section, key)}; its note in the spec gives the fit)")
         elif v is not None:
             self.sources.append(self.doc[section][key]["source"])
         return v
@@ -202,6 +219,8 @@ class _Reader:
             alltoall_latency_s=self.default(a, "alltoall_latency_us", 66.0, 1.0, 2000.0, estimate=True) * u.US,
             scaleout_latency_s=self.default(a, "scaleout_latency_us", 20.0, 1.0, 2000.0, estimate=True) * u.US,
             kernel_floor_s=self.default("kernels", "graph_kernel_us", 3.3, 0.1, 50.0, estimate=True) * u.US,
+            kernel_floor_prior_s=None if prior(self.doc, "kernels", "graph_kernel_us") is None else
+            prior(self.doc, "kernels", "graph_kernel_us") * u.US,
             gemm_tile_m=self.default("kernels", "gemm_tile_m", 64, 1, 512, kind=int, estimate=True))
 
 
@@ -217,6 +236,7 @@ def _from_toml(path: Path) -> Hardware:
     eff = r.efficiencies(peaks["fp4"] is not None)
     return Hardware(
         name=name, display_name=str(doc.get("display_name", name)), vendor=str(doc.get("vendor", "")),
+        architecture=str(doc.get("architecture", "")),
         **{f"peak_{k}_flops_per_s": peaks[k] for k in u.PEAK_KEYS},
         hbm_capacity_bytes=r.fig("memory", "hbm_capacity_gib", lo=8.0, hi=2000.0) * u.GiB,
         hbm_bandwidth_bytes_per_s=r.fig("memory", "hbm_bandwidth_tb_s", lo=0.1, hi=50.0) * u.TB,
@@ -269,4 +289,11 @@ def load_hardware(name_or_path: str | Path) -> Hardware:
     s = str(name_or_path)
     if s.endswith(".toml") or "/" in s or "\\" in s:
         return _from_toml(Path(s))
-    return _from_toml(resolve_hardware_name(s))
+    h = _from_toml(resolve_hardware_name(s))
+    fit = device_values(h.architecture)   # the shipped calibration (calibration/fit.toml), over the sourced value
+    if "kernel_floor_s" not in fit:
+        return h
+    return replace(h, kernel_floor_s=fit["kernel_floor_s"], kernel_floor_prior_s=h.kernel_floor_s,
+                   assumptions=h.assumptions + (f"graph_kernel_us = {fit['kernel_floor_s'] * 1e6:.3g} for "
+                                                f"{h.architecture} is calibrated (calibration/fit.toml; sourced prior "
+                                                f"{h.kernel_floor_s * 1e6:.3g})",))

@@ -13,11 +13,11 @@ sampling per token x vocabulary is an op of the forward pass (workload.SAMPLER_B
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from .acceptance import ALPHA_MAX, Acceptance, Verify, tree_holds, verify_shape
+from .acceptance import ALPHA_MAX, Acceptance, Verify, depth_capacity, tree_holds, verify_shape
 from .engine import EngineProfile
 from .errors import ScenarioError
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
@@ -30,9 +30,38 @@ GB = 1e9
 
 # ---- passes and steps -----------------------------------------------------------------------------------------
 
+def _fingerprint(x) -> tuple:
+    a = np.asarray(x, dtype=np.float64)
+    return a.shape, a.tobytes()
+
+
 def price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTimes:
     """GPU time of one pass ('target', 'draft' or 'verify'): graph-replayed kernels pay the device's per-kernel
-    floor, eager ones the engine's launch cost."""
+    floor, eager ones the engine's launch cost. With a `dep.memo` the pass is cached by its inputs (the op set held by
+    reference, so its id cannot be reused while cached) at two kernel floors, and priced at the device's floor by
+    linear interpolation: every time is affine in the floor (roofline.step_times adds kernels x floor per op)."""
+    if dep.memo is None:
+        return _price_pass(dep, ops, B, q, L, pass_kind)
+    hw = dep.hw
+    key = (pass_kind, id(ops), _fingerprint(B), _fingerprint(q), _fingerprint(L), dep.eng.gpu_key,
+           dep.scenario.cuda_graph_max_batch, dep.overlap,
+           tuple(getattr(hw, f.name) for f in fields(hw) if f.name != "kernel_floor_s"))
+    hit = dep.memo.get(key)
+    if hit is None or hit[0] is not ops:
+        at = [_price_pass(replace(dep, hw=replace(hw, kernel_floor_s=f)), ops, B, q, L, pass_kind)
+              for f in (0.0, _FLOOR_PROBE_S)]
+        hit = (ops, at[0], at[1])
+        dep.memo[key] = hit
+    w = hw.kernel_floor_s / _FLOOR_PROBE_S
+    st0, st1 = hit[1], hit[2]
+    return StepTimes(*(a + w * (b - a) for a, b in ((st0.total_s, st1.total_s), (st0.by_family_s, st1.by_family_s),
+                                                    (st0.by_bound_s, st1.by_bound_s))))
+
+
+_FLOOR_PROBE_S = 1e-5
+
+
+def _price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTimes:
     eng = dep.eng
     r = rates(dep.hw, ops, eng.hbm_fraction, eng.gemm_fraction, eng.allreduce_latency_s)
     graphed = eng.graphed(pass_kind, B, dep.scenario.cuda_graph_max_batch)
@@ -155,30 +184,36 @@ def context_message(dep: Deployment, L: int, q: int, what: str = "tokens") -> st
 
 def candidates(dep: Deployment) -> list[Verify]:
     """The verify shapes a scenario tries, in order: its k, or every depth up to k_max with k = "auto"; with a tree
-    budget and k = "auto" also chains and power-of-two trees up to the budget that depth x branching can hold."""
+    budget and k = "auto" also chains and power-of-two trees up to the budget that the depth and branching hold."""
     s = dep.scenario
     if not s.auto and dep.drafter is not None and s.k > dep.drafter.n_heads_max:
         raise ScenarioError(f"k = {s.k} exceeds the {dep.drafter.n_heads_max} Medusa heads of "
                             f"{dep.drafter.shape.name}")
     ks = list(range(1, dep.kmax + 1)) if s.auto else [int(s.k)]
-    out: list[Verify] = []
-    for k in ks:
-        if s.tree is None or k == 0:   # k = 0: no drafts, a plain one-token step whatever the tree
-            out.append(Verify(k, k + 1, 1))
-            continue
-        sizes = [k + 1] + [t for t in (2 ** j for j in range(1, 12)) if k + 1 < t <= s.tree] \
-            if s.auto and not s.fixed_tree else [s.tree]
-        for T in sorted(set(sizes)):
-            v = Verify(k, T, 1) if T == k + 1 else verify_shape(k, T, s.tree_branching)
-            if not tree_holds(v):
-                if not s.auto:
-                    raise ScenarioError(f"a tree of {T} tokens needs more than depth {k} x branching {v.w} = "
-                                        f"{k * v.w} draft nodes; raise k or tree_branching")
-                continue
-            out.append(v)
+    out = [v for k in ks for v in _shapes_at_depth(dep, k)]
     if not out:
         raise ScenarioError(f"no tree of at most {s.tree} tokens fits depth <= {dep.kmax} with branching "
                             f"{s.tree_branching}")
+    return out
+
+
+def _shapes_at_depth(dep: Deployment, k: int) -> list[Verify]:
+    """The verify shapes of depth k: a chain, or the scenario's tree (k = "auto": chains and power-of-two trees up
+    to the budget); a fixed tree the depth cannot hold is an error."""
+    s = dep.scenario
+    if s.tree is None or k == 0:   # k = 0: no drafts, a plain one-token step whatever the tree
+        return [Verify(k, k + 1, 1)]
+    sizes = [k + 1] + [t for t in (2 ** j for j in range(1, 12)) if k + 1 < t <= s.tree] \
+        if s.auto and not s.fixed_tree else [s.tree]
+    out = []
+    for T in sorted(set(sizes)):
+        v = Verify(k, T, 1) if T == k + 1 else verify_shape(k, T, s.tree_branching)
+        if tree_holds(v):
+            out.append(v)
+        elif not s.auto:
+            cap = sum(depth_capacity(j, v.w) for j in range(k))
+            raise ScenarioError(f"a tree of {T} tokens needs {T - 1} draft nodes; depth {k} with branching {v.w} "
+                                f"holds at most {cap} ({v.w} + {k - 1} x {v.w}^2); raise k or tree_branching")
     return out
 
 
@@ -197,3 +232,42 @@ def break_even_alpha(acc: Acceptance, v: Verify, need: float) -> float:
     if f(ALPHA_MAX) > 0:
         return float(brentq(f, 0.0, ALPHA_MAX, xtol=1e-10))
     return float("nan")
+
+
+@dataclass
+class BestStep:
+    """The best verify shape at each point, with its speedup, tokens per step, priced step and memory (v: one Verify
+    per point; s: speedup; ok: fits)."""
+
+    v: list[Verify]
+    s: np.ndarray
+    tokens: np.ndarray
+    step: SpecStep
+    mem: MemoryUse
+    ok: np.ndarray
+
+    def take(self, other: BestStep, mask: np.ndarray) -> None:
+        self.v = [o if m else b for b, o, m in zip(self.v, other.v, mask)]
+        for name in ("s", "tokens", "ok"):
+            setattr(self, name, np.where(mask, getattr(other, name), getattr(self, name)))
+        self.step = SpecStep(*(np.where(mask, getattr(other.step, f.name), getattr(self.step, f.name))
+                               for f in fields(SpecStep)))
+        self.mem = MemoryUse(self.mem.weights_bytes, np.where(mask, other.mem.kv_bytes, self.mem.kv_bytes),
+                             np.where(mask, other.mem.activation_bytes, self.mem.activation_bytes),
+                             self.mem.capacity_bytes, np.where(mask, other.mem.draft_bytes, self.mem.draft_bytes))
+
+
+def best_spec_step(dep: Deployment, acc: Acceptance, B: np.ndarray, L: float, base: np.ndarray) -> BestStep:
+    """Price every candidate verify shape at batches B and context L, and keep the best per point (`better`)."""
+    best: BestStep | None = None
+    for v in candidates(dep):
+        st = spec_step(dep, v, B, L)
+        tok = acc.tokens(v)
+        mem = memory(dep, B, v.T, L, drafter=True)
+        rec = BestStep([v] * B.size, tok * base / st.step_s, np.full(B.size, tok), st, mem, mem.fits)
+        if best is None:
+            best = rec
+        else:
+            best.take(rec, better(rec.s, rec.ok, best.s, best.ok))
+    assert best is not None
+    return best

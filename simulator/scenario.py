@@ -15,7 +15,15 @@ from typing import Any
 import numpy as np
 
 from .acceptance import Acceptance, Verify, verify_shape
-from .drafters import MEDUSA_TREE_TOKENS, METHODS, TREE_METHODS, Drafter, default_acceptance, make_drafter
+from .drafters import (
+    MEDUSA_TREE_TOKENS,
+    METHODS,
+    PUBLISHED_ACCEPTANCE,
+    TREE_METHODS,
+    Drafter,
+    default_acceptance,
+    make_drafter,
+)
 from .engine import EngineProfile, load_engine
 from .errors import ScenarioError
 from .hardware import Hardware, load_hardware
@@ -245,7 +253,8 @@ def check_value(name: str, v: Any) -> Any:
 @dataclass(frozen=True)
 class Deployment:
     """A resolved scenario: the device as the engine drives it, the target, the drafter, precisions, parallelism,
-    the target's forward-pass ops and the overlap mode. The one input of `pricing`."""
+    the target's forward-pass ops (tops: logits for every token, decode and verify; lops: for the last token of
+    each sequence, prefill) and the overlap mode. The one input of `pricing`."""
 
     scenario: Scenario
     hw: Hardware
@@ -256,11 +265,18 @@ class Deployment:
     dp: Precision
     par: Parallelism
     tops: OpSet
+    lops: OpSet
     overlap: str | float
+    acc: Acceptance | None = None
+    # Opt-in cache of priced passes (pricing.price_pass), for callers that price one deployment many times with
+    # other host overheads (calibration); None: no caching.
+    memo: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def acceptance(self) -> Acceptance:
-        """The scenario's acceptance, or the method's published one."""
+        """The scenario's acceptance, or the method's published one (looked up once, at resolve)."""
+        if self.acc is not None:
+            return self.acc
         a = self.scenario.acceptance
         return a if a is not None else default_acceptance(self.scenario.method)
 
@@ -272,6 +288,15 @@ class Deployment:
     @property
     def n_gpus(self) -> int:
         return self.par.n_gpus
+
+
+def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
+    """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
+    resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
+    if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
+        raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
+    s = replace(dep.scenario, engine=eng)
+    return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng))
 
 
 def _load(kind: str, v: Any, loaded: dict[tuple[str, str], Any] | None) -> Any:
@@ -324,7 +349,9 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain)
     return Deployment(s, hw, eng, target, drafter, p, dp, par,
                       forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain),
-                      resolve_overlap(s.overlap, eng))
+                      forward_pass(target, p, par, "last", scaleup_domain=hw.scaleup_domain),
+                      resolve_overlap(s.overlap, eng),
+                      s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None))
 
 
 __all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "check_value", "engine_hardware", "make_precision",

@@ -13,19 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .acceptance import Acceptance, Verify
+from .acceptance import Acceptance
 from .errors import ScenarioError
-from .pricing import (
-    MemoryUse,
-    base_step,
-    better,
-    break_even_alpha,
-    candidates,
-    context_message,
-    max_batch,
-    memory,
-    spec_step,
-)
+from .pricing import base_step, best_spec_step, break_even_alpha, context_message, max_batch, memory
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario
 from .workload import INF_WINDOW
@@ -110,44 +100,6 @@ class SpeedupResult:
         return pd.DataFrame(self.to_dict()["points"])
 
 
-@dataclass
-class _Best:
-    """The best verify shape so far at each batch, with its priced step and memory."""
-
-    v: list[Verify]
-    s: np.ndarray
-    tokens: np.ndarray
-    step: Any
-    mem: MemoryUse
-    ok: np.ndarray
-
-    def take(self, other: _Best, mask: np.ndarray) -> None:
-        self.v = [o if m else b for b, o, m in zip(self.v, other.v, mask)]
-        for name in ("s", "tokens", "ok"):
-            setattr(self, name, np.where(mask, getattr(other, name), getattr(self, name)))
-        self.step = type(self.step)(*(np.where(mask, a, b) for a, b in zip(vars(other.step).values(),
-                                                                           vars(self.step).values())))
-        self.mem = MemoryUse(self.mem.weights_bytes, np.where(mask, other.mem.kv_bytes, self.mem.kv_bytes),
-                             np.where(mask, other.mem.activation_bytes, self.mem.activation_bytes),
-                             self.mem.capacity_bytes, np.where(mask, other.mem.draft_bytes, self.mem.draft_bytes))
-
-
-def _best(dep: Deployment, acc: Acceptance, B: np.ndarray, L: float, base: np.ndarray) -> _Best:
-    """Price every candidate verify shape and keep the best per batch (pricing.better)."""
-    best: _Best | None = None
-    for v in candidates(dep):
-        st = spec_step(dep, v, B, L)
-        tok = acc.tokens(v)
-        mem = memory(dep, B, v.T, L, drafter=True)
-        rec = _Best([v] * B.size, tok * base / st.step_s, np.full(B.size, tok), st, mem, mem.fits)
-        if best is None:
-            best = rec
-        else:
-            best.take(rec, better(rec.s, rec.ok, best.s, best.ok))
-    assert best is not None
-    return best
-
-
 def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
     s, d = dep.scenario, dep.drafter
     return {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "drafter": d.description,
@@ -161,14 +113,15 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "dp": s.dp, "cuda_graph_max_batch": s.cuda_graph_max_batch}
 
 
-def predict(s: Scenario) -> SpeedupResult:
-    """Predict the speedup of speculative decoding at each batch size of the scenario (see the module docstring)."""
-    dep = s.resolve()
+def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
+    """Predict the speedup of speculative decoding at each batch size of the scenario (see the module docstring).
+    `dep`: the scenario already resolved (calibration reuses it while it varies the engine)."""
+    dep = dep if dep is not None else s.resolve()
     acc = dep.acceptance
     B = np.asarray(s.batch, dtype=np.float64)
     L = float(s.context)
     base, _ = base_step(dep, B, L)
-    best = _best(dep, acc, B, L, base)
+    best = best_spec_step(dep, acc, B, L, base)
     ok = best.ok.copy()
     base_ok = memory(dep, B, 1, L).fits.copy()
     msgs = [best.mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(B.size)]

@@ -10,8 +10,8 @@ import numpy as np
 from .errors import ScenarioError
 from .pricing import context_message, host_rule, memory, price_pass
 from .roofline import BOUNDS
-from .scenario import Scenario
-from .workload import FAMILIES, forward_pass
+from .scenario import Deployment, Scenario
+from .workload import FAMILIES
 
 
 @dataclass(frozen=True)
@@ -54,13 +54,14 @@ class StepResult:
 
 def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, query_tokens: int = 1,
                   context: int | None = None, *, logits: str = "all", scenario: Scenario | None = None,
-                  **kw: Any) -> StepResult:
+                  dep: Deployment | None = None, **kw: Any) -> StepResult:
     """Price one forward pass of `query_tokens` new tokens per sequence over `context` cached tokens.
 
     q = 1 is a decode step, q = k + 1 (or a tree of T tokens) a verify step, q = prompt length with
     logits="last" a prefill. The step adds the engine's host overhead (hidden behind the GPU when it overlaps).
     The deployment is a Scenario (its speculative fields are ignored): `scenario`, with the given fields replaced,
-    or `Scenario(hardware=..., model=..., batch=..., context=..., **kw)` over the Scenario defaults.
+    or `Scenario(hardware=..., model=..., batch=..., context=..., **kw)` over the Scenario defaults; `dep`: the
+    scenario already resolved (calibration reuses it).
     """
     given = {k: v for k, v in dict(hardware=hardware, model=model, batch=batch, context=context).items()
              if v is not None}
@@ -69,10 +70,10 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
         raise ScenarioError(f"query_tokens = {query_tokens!r}; expected an integer >= 1")
     if logits not in ("all", "last"):
         raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
-    dep = s.resolve()
+    dep = dep if dep is not None else s.resolve()
     q, L = int(query_tokens), float(s.context)
     B = np.asarray(s.batch, dtype=np.float64)
-    ops = dep.tops if logits == "all" else forward_pass(dep.target, dep.p, dep.par, logits)
+    ops = dep.tops if logits == "all" else dep.lops
     st = price_pass(dep, ops, B, float(q), L, "target")
     total = host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None))
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from .acceptance import Acceptance
 from .data import data_dir
@@ -23,7 +22,9 @@ from .engine import EngineProfile, load_engine
 from .errors import ScenarioError, SpecError, SpecroofError
 from .hardware import load_hardware
 from .model import load_model
-from .scenario import Scenario
+from .report import ValidationReport
+from .scenario import Deployment, Scenario, with_engine
+from .serving import Workload, serve, static_batch
 from .speedup import predict
 from .step import simulate_step
 
@@ -31,7 +32,7 @@ REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric
 OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp", "dp", "ep", "engine_version",
             "precision", "expert_precision", "attention_precision", "kv_precision", "draft", "batch", "concurrency",
             "isl", "osl", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler",
-            "notes")
+            "engine_date", "notes")
 # Step-level metrics (a decode step at a batch): predicted by `predict`. A row with a concurrency instead of a batch
 # is priced at batch = concurrency and context = isl + osl / 2 (the mean context over a request's decode).
 STEP_METRICS = ("speedup", "base_step_s", "spec_step_s", "tpot_s", "itl_s", "tokens_per_s_per_user",
@@ -139,9 +140,6 @@ def row_scenario(r: dict[str, str]) -> Scenario:
     if n is not None and n != tp * dp:
         raise ScenarioError(f"row {r['row_id']}: n_gpus = {n} but one instance of tp x dp = {tp * dp} GPUs is "
                             "priced: disaggregated and multi-instance serving are not modelled")
-    if r["metric"] in SERVING_METRICS:
-        raise ScenarioError(f"row {r['row_id']}: {r['metric']} is a serving metric (prefill and end-to-end latency), "
-                            "which step pricing does not predict")
     batch, ctx = row_batch_context(r)
     return Scenario(hardware=load_hardware(_text(r, "hardware", "")), model=load_model(_text(r, "model", "")),
                     method=method, draft=_text(r, "draft"), engine=_row_engine(r, load_engine(_text(r, "engine", ""))),
@@ -151,9 +149,9 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"))
 
 
-def _plain(s: Scenario, metric: str) -> float:
+def _plain(s: Scenario, dep: Deployment, metric: str) -> float:
     """A plain decode row: the base step at the row's batch."""
-    st = simulate_step(scenario=s)
+    st = simulate_step(scenario=s, dep=dep)
     if not st.feasible[0]:
         raise ScenarioError(f"infeasible: {st.message[0]}")
     t, b, n = float(st.step_s[0]), float(st.batch[0]), float(st.scenario["n_gpus"])
@@ -164,90 +162,165 @@ def _plain(s: Scenario, metric: str) -> float:
     return values[metric]
 
 
-def predict_row(r: dict[str, str], engine: EngineProfile | None = None, scenario: Scenario | None = None) -> float:
-    """Simulate one row; raises a SpecroofError when it cannot be simulated. `scenario`: the row's, prepared once by
-    `row_scenario`; `engine` replaces the row's profile (the row's scheduler mode still applies)."""
-    s = scenario if scenario is not None else row_scenario(r)
-    if engine is not None:
-        s = s.replace(engine=_row_engine(r, engine))
-    m = r["metric"]
-    if s.method is None:
-        return _plain(s, m)
-    res = predict(s)
+def serving_workload(r: dict[str, str]) -> Workload | None:
+    """A row measured in a serving benchmark (a concurrency with prompt and output lengths, no fixed batch) as a
+    Workload; None for a fixed-batch row."""
+    c, isl, osl = _int(r, "concurrency"), _int(r, "isl"), _int(r, "osl")
+    if _int(r, "batch") is not None or c is None or isl is None or osl is None:
+        return None
+    return Workload(isl=isl, osl=osl, concurrency=(c,))
+
+
+def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str) -> float:
+    """A serving row: `serve` at the row's concurrency (prefill of arriving requests shares the decode steps)."""
+    res = serve(s, w, dep=dep)
+    if not res.feasible[0]:
+        raise ScenarioError(f"infeasible: {res.message[0]}")
+    ph = res.spec if s.method is not None else res.base
+    values = {"tpot_s": ph.tpot_s, "itl_s": ph.itl_s, "ttft_s": ph.ttft_s, "e2e_s": ph.e2e_s,
+              "tokens_per_s_per_gpu": ph.tokens_per_s_per_gpu, "tokens_per_s_per_user": ph.tokens_per_s_per_user,
+              "base_step_s": res.base.step_s, "spec_step_s": res.spec.step_s, "speedup": res.tpot_speedup,
+              "e2e_speedup": res.e2e_speedup, "throughput_ratio": res.throughput_ratio}
+    return float(values[metric][0])
+
+
+def _step(s: Scenario, dep: Deployment, metric: str) -> float:
+    res = predict(s, dep)
     if not res.feasible[0]:
         raise ScenarioError(f"infeasible: {res.message[0]}")
     spec_tpot = res.spec_step_s / res.tokens_per_step
     return float({"speedup": res.speedup, "base_step_s": res.base_step_s, "spec_step_s": res.spec_step_s,
                   "tpot_s": spec_tpot, "itl_s": res.spec_step_s, "tokens_per_s_per_user": res.tokens_per_s_per_user,
-                  "tokens_per_s_per_gpu": res.tokens_per_s_per_gpu}[m][0])
+                  "tokens_per_s_per_gpu": res.tokens_per_s_per_gpu}[metric][0])
+
+
+def _static(s: Scenario, dep: Deployment, r: dict[str, str], metric: str) -> float:
+    """A static-batch row (an offline latency benchmark: batch, isl and osl given): `static_batch`."""
+    res = static_batch(s, s.batch, _int(r, "isl"), _int(r, "osl"), dep=dep)
+    if not res.feasible[0]:
+        raise ScenarioError(f"infeasible: {res.message[0]}")
+    values = {"e2e_s": res.spec_e2e_s, "ttft_s": res.ttft_s, "e2e_speedup": res.e2e_speedup}
+    if metric not in values:
+        raise ScenarioError(f"metric {metric} of a static batch is not priced")
+    return float(values[metric][0])
 
 
 @dataclass(frozen=True)
-class ValidationReport:
-    """Per-row predictions and error summaries.
+class PreparedRow:
+    """A row with its Scenario resolved once (calibration prices it many times with other engine values); `route`
+    is how it is priced: 'serving' (a concurrency with isl and osl), 'static' (one batch run to completion),
+    'step' (a speculative step) or 'plain' (a plain decode step)."""
 
-    rows : list of dicts (row_id, source, metric, measured, predicted, error = predicted/measured - 1, skipped reason)
-    summary : {source or "overall": {"n", "median_abs_error", "p90_abs_error", "max_abs_error"}}
-    """
-
-    rows: list[dict[str, Any]]
-    summary: dict[str, dict[str, float]]
-
-    def markdown(self) -> str:
-        out = ["| source | rows | median abs error | p90 abs error | max abs error |", "|---|---|---|---|---|"]
-        for k, v in self.summary.items():
-            out.append(f"| {k} | {v['n']} | {v['median_abs_error']:.1%} | {v['p90_abs_error']:.1%} | "
-                       f"{v['max_abs_error']:.1%} |")
-        out += ["", "| row | published | source | metric | measured | predicted | error |",
-                "|---|---|---|---|---|---|---|"]
-        for r in self.rows:
-            head = f"| {r['row_id']} | {r['published_row']} | {r['source']} | {r['metric']} |"
-            if r["skipped"]:
-                out.append(f"{head} {r['measured']} | skipped: {r['skipped']} | |")
-            else:
-                out.append(f"{head} {r['measured']:.3g} | {r['predicted']:.3g} | {r['error']:+.1%} |")
-        return "\n".join(out) + "\n"
-
-    def write(self, prefix: str | Path) -> tuple[Path, Path]:
-        """Write PREFIX.md and PREFIX.csv."""
-        md, cs = Path(f"{prefix}.md"), Path(f"{prefix}.csv")
-        md.write_text(self.markdown(), encoding="utf-8")
-        with open(cs, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=["row_id", "published_row", "source", "metric", "measured", "predicted",
-                                              "error", "skipped"])
-            w.writeheader()
-            for r in self.rows:
-                w.writerow({k: r.get(k, "") for k in w.fieldnames})
-        return md, cs
+    row: dict[str, str]
+    scenario: Scenario
+    dep: Deployment
+    workload: Workload | None
+    route: str
 
 
-def _summary(errs: list[float]) -> dict[str, float]:
-    a = np.abs(np.asarray(errs))
-    return {"n": int(a.size), "median_abs_error": float(np.median(a)), "p90_abs_error": float(np.percentile(a, 90)),
-            "max_abs_error": float(a.max())}
+def row_route(r: dict[str, str], s: Scenario) -> str:
+    """How a row is priced (see PreparedRow); raises when a serving metric lacks its workload."""
+    if serving_workload(r) is not None:
+        return "serving"
+    if r["metric"] in SERVING_METRICS:
+        if _int(r, "batch") is not None and _int(r, "isl") is not None and _int(r, "osl") is not None:
+            return "static"
+        raise ScenarioError(f"row {r['row_id']}: {r['metric']} is a serving metric: it needs the prompt and output "
+                            "lengths (isl, osl) and a concurrency or a batch")
+    return "plain" if s.method is None else "step"
+
+
+def prepare_row(r: dict[str, str]) -> PreparedRow:
+    """Resolve a row; raises a SpecroofError when it cannot be simulated (the reason names the row)."""
+    s = row_scenario(r)
+    return PreparedRow(r, s, replace(s.resolve(), memo={}), serving_workload(r), row_route(r, s))
+
+
+def predict_prepared(p: PreparedRow, engine: EngineProfile | None = None, kernel_floor_s: float | None = None
+                     ) -> float:
+    """The row's predicted value; `engine` replaces its profile's values (its scheduler mode still applies) and
+    `kernel_floor_s` the device's per-kernel graph cost (calibration varies both). Serving rows go through `serve`,
+    static batches through `static_batch`, speculative rows through step pricing, plain rows through the base step."""
+    s, dep = p.scenario, p.dep
+    if engine is not None:
+        dep = with_engine(dep, _row_engine(p.row, engine))
+        s = dep.scenario
+    if kernel_floor_s is not None:
+        dep = replace(dep, hw=replace(dep.hw, kernel_floor_s=kernel_floor_s))
+    m = p.row["metric"]
+    if p.route == "serving":
+        assert p.workload is not None
+        return _serving(s, dep, p.workload, m)
+    if p.route == "static":
+        return _static(s, dep, p.row, m)
+    return _plain(s, dep, m) if p.route == "plain" else _step(s, dep, m)
+
+
+def predict_row(r: dict[str, str], engine: EngineProfile | None = None) -> float:
+    """Simulate one row; raises a SpecroofError when it cannot be simulated."""
+    return predict_prepared(prepare_row(r), engine)
+
+
+# ---- scope: which rows measure what the shipped profiles model ------------------------------------------------
+
+RATIO_METRICS = ("speedup", "e2e_speedup", "throughput_ratio")
+HEADLINE, NO_TAU, LEGACY = "headline", "acceptance unknown", "legacy engine"
+SCOPES = (HEADLINE, NO_TAU, LEGACY)
+
+
+KINDS = ("speedup", "step", "ttft")
+
+
+def row_kind(r: dict[str, str]) -> str:
+    """'speedup' for a ratio of speculation on to off; 'ttft' for a time to first token (prefill, queueing and
+    scheduling policy, not a decode step); else 'step' (a step time, TPOT, ITL, per-user or per-GPU rate, or an
+    end-to-end latency made mostly of decode steps)."""
+    if r["metric"] in RATIO_METRICS:
+        return "speedup"
+    return "ttft" if r["metric"] == "ttft_s" else "step"
+
+
+def row_scope(r: dict[str, str], eng: EngineProfile) -> str:
+    """Where a row counts (validation/README.md, "Scopes"): 'legacy engine' when it was measured with an engine build
+    older than the profile's valid_from (the profile does not model that build); 'acceptance unknown' when it
+    speculates without a published acceptance length (its error mixes the acceptance guess with the cost model);
+    else 'headline'. Calibration fits headline rows only."""
+    date = _text(r, "engine_date", "")
+    if eng.valid_from and date and date < eng.valid_from:
+        return LEGACY
+    if _text(r, "method", "none") != "none" and not _text(r, "tau"):
+        return NO_TAU
+    return HEADLINE
+
+
+def predict_rows(path: str | Path | Sequence[dict[str, str]] | None = None,
+                 engines: dict[str, EngineProfile] | None = None) -> list[dict[str, Any]]:
+    """Every row with its prediction (or the reason it is skipped), kind and scope; `engines` replaces named
+    profiles."""
+    rows = list(path) if isinstance(path, Sequence) and not isinstance(path, str) else load_rows(path)
+    out = []
+    for r in rows:
+        rec = record(r)
+        try:
+            p = prepare_row(r)
+            eng = (engines or {}).get(r["engine"])
+            rec["scope"] = row_scope(r, eng or p.dep.eng)
+            rec["predicted"] = predict_prepared(p, eng)
+            rec["error"] = rec["predicted"] / rec["measured"] - 1.0
+        except SpecroofError as e:
+            rec["skipped"], rec["scope"] = str(e), ""
+        out.append(rec)
+    return out
+
+
+def record(r: dict[str, str]) -> dict[str, Any]:
+    """The report record of a row before prediction."""
+    return {"row_id": r["row_id"], "published_row": r.get("published_row", ""), "source_id": r.get("source_id") or
+            r["source"], "source": r["source"], "engine": r["engine"], "metric": r["metric"], "kind": row_kind(r),
+            "scope": "", "measured": float(r["measured"]), "predicted": None, "error": None, "skipped": ""}
 
 
 def validate(path: str | Path | None = None, engines: dict[str, EngineProfile] | None = None) -> ValidationReport:
-    """Simulate every row it can; `engines` replaces named profiles (e.g. a freshly calibrated one)."""
-    rows = load_rows(path)
-    out: list[dict[str, Any]] = []
-    for r in rows:
-        rec: dict[str, Any] = {"row_id": r["row_id"], "published_row": r.get("published_row", ""),
-                               "source": r["source"], "metric": r["metric"], "measured": float(r["measured"]),
-                               "predicted": None, "error": None, "skipped": ""}
-        try:
-            eng = (engines or {}).get(r["engine"])
-            rec["predicted"] = predict_row(r, eng)
-            rec["error"] = rec["predicted"] / rec["measured"] - 1.0
-        except SpecroofError as e:
-            rec["skipped"] = str(e)
-        out.append(rec)
-    by: dict[str, list[float]] = {}
-    for rec in out:
-        if rec["error"] is not None:
-            by.setdefault(rec["source"], []).append(rec["error"])
-    summary = {k: _summary(v) for k, v in by.items()}
-    allerr = [e for v in by.values() for e in v]
-    if allerr:
-        summary["overall"] = _summary(allerr)
-    return ValidationReport(out, summary)
+    """Simulate every row it can with the shipped (or given) profiles: in-sample for rows the profiles were
+    calibrated on (see `crossval` for held-out accuracy)."""
+    return ValidationReport(predict_rows(path, engines), "in-sample (profiles as shipped)")

@@ -110,7 +110,7 @@ class Parallelism:
             if not m.is_moe:
                 raise ScenarioError(f"ep = {self.ep} but {m.name} has no experts")
             if self.n_gpus % self.ep:
-                raise ScenarioError(f"ep = {self.ep} does not divide the instance's {self.n_gpus} GPUs (tp x dp)")
+                raise ScenarioError(f"ep = {self.ep} must divide the instance's GPUs, tp x dp = {self.n_gpus}")
             if m.n_experts % self.ep:
                 raise ScenarioError(f"ep = {self.ep} does not divide the {m.n_experts} experts of {m.name}")
 
@@ -398,6 +398,24 @@ def busiest_rank_table(E: int, R: int) -> np.ndarray:
     n = E // R
     if R <= 1:
         return np.arange(E + 1) / max(E, 1)
+    if E > 1000:   # C(E, D) would overflow float64 (C(1030, 515) > 1e308): exact integers
+        return _busiest_rank_table_int(E, R)
+    ce = np.array([float(math.comb(E, d)) for d in range(E + 1)])
+    emax = np.zeros(E + 1)
+    for m in range(n):
+        base = np.array([float(math.comb(n, j)) for j in range(m + 1)])
+        poly = np.ones(1)
+        for _ in range(R):
+            poly = np.convolve(poly, base)[:E + 1]
+        coef = np.zeros(E + 1)
+        coef[:poly.size] = poly
+        emax += 1.0 - coef / ce
+    return emax / n
+
+
+def _busiest_rank_table_int(E: int, R: int) -> np.ndarray:
+    """busiest_rank_table in exact integers (slow; for E > 1000)."""
+    n = E // R
     ce = [math.comb(E, d) for d in range(E + 1)]
     emax = np.zeros(E + 1)
     for m in range(n):

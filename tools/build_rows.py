@@ -54,7 +54,7 @@ SRC = VAL / "sources"
 COLS = ["row_id", "source_id", "source", "source_url", "locator", "published_row", "hardware", "n_gpus", "tp", "dp",
         "ep", "engine", "engine_version", "model", "precision", "expert_precision", "attention_precision",
         "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
-        "tree_branching", "tau", "tau_k", "overlap_scheduler", "metric", "measured", "notes"]
+        "tree_branching", "tau", "tau_k", "overlap_scheduler", "engine_date", "metric", "measured", "notes"]
 INT_COLS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
             "tree_branching", "tau_k")
 METHODS = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash")
@@ -68,6 +68,43 @@ FP4_RULE = ("experts {fmt}, other weights bf16 (the checkpoint's non-expert form
 VLLM_SYNC = "no async scheduling (vLLM before PR #27614, where it became the default): overlap_scheduler false"
 
 Row = dict[str, str]
+
+# engine_date (YYYY-MM): the release month of the engine build a row was measured with, or, where the build is not
+# stated, the month the measurement was published (an upper bound). `specroof validate` compares it with each
+# profile's valid_from (the month the mechanisms the profile models shipped) and reports older rows apart.
+SOURCE_DATES = {
+    "eagle3-paper": "2025-03",            # arXiv 2503.01840 (March 2025), SGLang of that month
+    "spec-bench": "2024-02",              # research implementations on HF Transformers (the hf profile has no date)
+    "trtllm-tech-blog-1": "2025-05",      # blog 1 (PyTorch backend, DeepSeek-R1 min latency on B200)
+    "vllm-issue-20780": "2025-07",        # V1, ~v0.9.x, July 2025
+    "vllm-pr-16937": "2025-04",           # V1 main, April 2025
+    "gpustack-qwen3-8b-h100": "2025-10",  # SGLang 0.5.3.post3, vLLM 0.11.0, TRT-LLM 1.2.0rc1
+    "qwen3-30b-a3b-eagle3-user-reports": "2025-12",
+    "sglang-pr-4716": "2025-03",          # ~v0.4.4
+    "trtllm-tech-blog-7": "2025-08",
+    "inferencex": "2025-10",              # oldest named builds: Dynamo 0.5.1, TRT-LLM 1.1.0rc2, SGLang 0.5.6
+    "dstack-deepseek-r1-h200-mi300x": "2025-02",  # SGLang 0.4.2/0.4.3, vLLM 0.7.3/0.7.4, TRT-LLM 0.17
+    "amd-rocm-blog-mi300x-best-practices": "2025-01",  # rocm/vllm-dev:20250112; TRT-LLM 0.16.0 (Dec 2024) below
+    "rocm-vllm-dev-docker-v0.10.0": "2025-07",    # vLLM 0.10.0
+    "oracle-oci-mi300x-llama-405b": "2024-10",    # blog of autumn 2024, vLLM version not stated (V0 era)
+    "vllm-ci-perf-benchmark-2024": "2024-10",     # Buildkite builds 9513-9555 (2024, V0)
+    "qwen2.5-speed-benchmark": "2024-10",         # vLLM 0.6.3
+    "nvidia-nim-llama-3.3-70b": "2025-05",        # NIM 1.8.0
+    "lmsys-blog-sglang-gptoss": "2025-08",        # SGLang v0.5.1.post3
+    "amd-rocm-blog-dsv3-mtp-mi300x": "2025-08",   # SGLang v0.5.0rc0
+    "lmsys-blog-large-scale-ep": "2025-05",
+    "specdrift-gptoss-h100": "2026-03",           # card of 2026
+    "trtllm-best-perf-dsr1": "2025-06",
+}
+VERSION_DATES = ((re.compile(r"^0\.16\.0$"), "2024-12"),)   # TRT-LLM 0.16.0 in the AMD best-practices tables
+
+
+def engine_date(out: Row) -> str:
+    """The row's engine_date (see SOURCE_DATES)."""
+    for pat, date in VERSION_DATES:
+        if pat.search(out["engine_version"]):
+            return date
+    return SOURCE_DATES[out["source_id"]]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -403,10 +440,20 @@ def s_qwen3_moe_user(r: Row, out: Row) -> None:
     out["concurrency"] = ""
     for c in ("tau_k", "k"):
         out[c] = lead_int(out[c])
+    # SpecForge #339 runs bench_eagle3 with --benchmark-list mtbench:20: 20 MT-bench prompts per configuration (the
+    # same author's AngelSlim #163 table is taken to use the same script). Its throughput is total output tokens/s
+    # of those 20 requests, whose running batch shrinks as answers of unequal length finish.
+    b = int(out["batch"])
+    if b > 8:
+        raise Skip("bench_eagle3 ran 20 MT-bench prompts: a nominal batch above 8 is at most 20 requests with a long "
+                   "shrinking tail, not a batch of that size")
+    if out["metric"] != "speedup" and b > 1:
+        raise Skip("total throughput of 20 requests with a shrinking tail: not a per-user rate at the nominal batch "
+                   "(only batch 1 is)")
     sglang_tree(out)
     ctx_note(out, mt_bench=True)
-    note(out, "user-reported table (same author for AngelSlim #163 and SpecForge #339); fixed batch "
-              "(bench_eagle3); bf16; per-user tok/s = batch throughput / batch (derived)")
+    note(out, "user-reported table (same author for AngelSlim #163 and SpecForge #339); bench_eagle3 over 20 MT-bench "
+              "prompts (SpecForge #339 command line); bf16; at batch 1 the throughput is the per-user rate")
     if out["metric"] == "speedup":
         note(out, "speedup = spec / plain batch throughput at the same batch (derived)")
 
@@ -712,6 +759,8 @@ def main() -> None:
         o["row_id"] = f"S{n:03d}"
     rows = first + spec + staged("decode.csv", DECODE, "D", dropped) + staged("serving.csv", SERVING, "V", dropped)
     assert len({r["row_id"] for r in rows}) == len(rows)
+    for r in rows:
+        r["engine_date"] = engine_date(r)
     with open(VAL / "rows.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=COLS, lineterminator="\n")
         w.writeheader()

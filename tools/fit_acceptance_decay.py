@@ -73,8 +73,9 @@ def fit(method_tables: list[tuple[str, dict[int, float]]]) -> tuple[float, float
 
 def main() -> None:
     src = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "validation" / "sources" / "acceptance.csv"
+    shown = src.relative_to(ROOT) if src.is_relative_to(ROOT) else src
     lines = ["# Per-position acceptance decay d per method: a_j = a_1 d^(j-1) (simulator/acceptance.py).",
-             f"# Written by tools/fit_acceptance_decay.py from {src.relative_to(ROOT) if src.is_relative_to(ROOT) else src}"
+             f"# Written by tools/fit_acceptance_decay.py from {shown}"
              " (published tau at several k; sources in validation/sources/SOURCES.md). Methods absent here: d = 1 "
              "(i.i.d.), for want of per-k tables.", "schema = 1", ""]
     for method, tbs in sorted(tables(src).items()):

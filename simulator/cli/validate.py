@@ -1,4 +1,5 @@
-"""`specroof validate` (predicted against published measurements) and `specroof calibrate` (fit a profile)."""
+"""`specroof validate` (predicted against published measurements, in-sample or cross-validated) and
+`specroof calibrate` (fit a profile's host overheads to your own measurements)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from typing import Any
 
 from ..engine import load_engine
+from ..errors import ScenarioError
 from ..files import check_output
 from . import fmt
 from .args import add_format
@@ -17,34 +19,51 @@ def add(sub: Any, name: str) -> None:
     if name == "validate":
         v = sub.add_parser("validate", help="predict every row of a measurements CSV and report the errors")
         v.add_argument("file", nargs="?", default=None, help="rows CSV (default: the shipped validation/rows.csv)")
+        v.add_argument("--cv", choices=["source"], default=None,
+                       help="cross-validate: refit every calibrated parameter without each source in turn and "
+                            "predict that source (leave-one-source-out; minutes on the shipped rows)")
         v.add_argument("--report", default=None, metavar="PREFIX", help="write PREFIX.md and PREFIX.csv")
         v.add_argument("--engine-override", action="append", default=None, metavar="NAME=PROFILE.toml",
-                       help="price rows of engine NAME with another profile (repeatable)")
+                       help="price rows of engine NAME with another profile (repeatable; not with --cv)")
         add_format(v, ("table", "json"))
         v.set_defaults(func=run_validate)
         return
-    c = sub.add_parser("calibrate", help="fit an engine profile's overheads and efficiencies to measurements")
+    c = sub.add_parser("calibrate", help="fit an engine profile's host overheads to measurements")
     c.add_argument("measurements", help="rows CSV (the validation schema) with measured speedups, step times or tok/s")
     c.add_argument("--engine", required=True, help="base profile name or path")
     c.add_argument("--out", required=True, help="where to write the fitted PROFILE.toml")
-    c.add_argument("--params", default="host_step_s,spec_bookkeeping_s,gemm_fraction,overlap_efficiency",
-                   help="comma-separated parameters to fit (host_step_s, spec_bookkeeping_s, "
-                        "host_per_seq_s, draft_step_overhead_s, kernel_launch_s, hbm_fraction, "
-                        "gemm_fraction, overlap_efficiency)")
+    c.add_argument("--params", default="host_step_s,host_per_seq_s,spec_bookkeeping_s,draft_step_overhead_s",
+                   help="comma-separated parameters to fit (host_step_s, host_per_seq_s, spec_bookkeeping_s, "
+                        "draft_step_overhead_s, kernel_launch_s, hbm_fraction, gemm_fraction, overlap_efficiency)")
+    c.add_argument("--force", action="store_true",
+                   help="write the profile even when a parameter is not determined by the data (at a bound, or "
+                        "1-sigma above its value); such parameters keep the base profile's value either way")
     add_format(c, ("table", "json"))
     c.set_defaults(func=run_calibrate)
 
 
 def run_validate(a: argparse.Namespace) -> int:
-    from ..validation import validate  # lazy: keeps --help free of numba
-    engines = {}
-    for spec in a.engine_override or []:
-        name, _, path = spec.partition("=")
-        engines[name] = load_engine(path or name)
     if a.report:
         check_output(f"{a.report}.md", "--report")      # before the work, not after it
-    rep = validate(a.file, engines)
-    print(fmt.dumps({"rows": rep.rows, "summary": rep.summary}) if a.format == "json" else rep.markdown())
+        check_output(f"{a.report}.csv", "--report")
+    if a.cv:
+        if a.engine_override:
+            raise ScenarioError("--engine-override cannot be combined with --cv (the fit replaces the profiles)")
+        from ..cross_validation import crossval  # lazy: keeps --help free of numba
+        cv = crossval(a.file, progress=lambda m: print(m, file=sys.stderr))
+        rep, extra = cv.report, cv.params_table()
+    else:
+        from ..validation import validate  # lazy: keeps --help free of numba
+        engines = {}
+        for spec in a.engine_override or []:
+            name, _, path = spec.partition("=")
+            engines[name] = load_engine(path or name)
+        rep, extra = validate(a.file, engines), ""
+    if a.format == "json":
+        print(fmt.dumps(rep.to_dict()))
+    else:
+        print(rep.markdown() + ("\nCalibrated parameters (all headline rows, and their range over the folds):\n\n"
+                                + extra if extra else ""))
     if a.report:
         md, cs = rep.write(a.report)
         print(f"wrote {md} and {cs}", file=sys.stderr)
@@ -57,17 +76,22 @@ def run_validate(a: argparse.Namespace) -> int:
 def run_calibrate(a: argparse.Namespace) -> int:
     from ..calibration import calibrate, write_profile  # lazy: keeps --help free of numba
     check_output(a.out, "--out")
+    eng = load_engine(a.engine)
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
-    out = write_profile(res, a.engine, a.out, a.measurements)
+    if not res.ok and not a.force:
+        bad = "; ".join(p.line() for p in res.params if p.status != "fitted")
+        raise ScenarioError(f"calibration left parameters undetermined ({bad}); fit fewer --params, add "
+                            "measurements, or pass --force to write the determined ones anyway")
+    out = write_profile(res, eng.name, a.engine, a.out, a.measurements)
     if a.format == "json":
-        print(fmt.dumps({"values": res.values, "stderr": res.stderr, "rms_log_residual_before": res.rms_before,
+        print(fmt.dumps({"params": [p.__dict__ for p in res.params], "rms_log_residual_before": res.rms_before,
                          "rms_log_residual_after": res.rms_after, "rows": list(res.row_ids),
                          "residuals": [float(x) for x in res.residuals], "profile": str(out),
                          "success": res.success, "message": res.message}))
         return 0
     print(f"calibrated {len(res.row_ids)} rows against base profile {a.engine!r} ({res.message})")
-    for p, v in res.values.items():
-        print(f"  {p:32s} {v:.6g}  +- {res.stderr[p]:.3g} (1 sigma)")
+    for p in res.params:
+        print(f"  {p.line()}")
     print(f"RMS log residual: {res.rms_before:.4f} -> {res.rms_after:.4f}")
     for rid, r in zip(res.row_ids, res.residuals):
         print(f"  {rid}: predicted/measured - 1 = {math.expm1(float(r)):+.2%}")

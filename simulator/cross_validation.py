@@ -1,0 +1,106 @@
+"""Held-out accuracy: leave-one-source-out cross-validation of the calibrated parameters.
+
+For each source (one publication or measurement campaign, `source_id`) in turn, every calibrated parameter is
+refitted (calibration.fit) on the headline rows of all other sources, and that source's rows are predicted with the
+refit. A source's rows therefore never inform the parameters they are scored with: the error is what a user should
+expect on a deployment specroof has not seen. Rows outside the headline scope (legacy engine builds, unknown
+acceptance) are never fitted on; they are predicted with the fit on every headline row, and reported in their own
+tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .calibration import SHIPPED_PARAMS, FitResult, bundled, fit, prior_floors, row_group, usable
+from .errors import ScenarioError
+from .report import ValidationReport
+from .validation import HEADLINE, PreparedRow, load_rows, predict_prepared, record, row_scope
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Result of `crossval`: the held-out report, the fit on all headline rows (`full`), and each fold's fit by the
+    source it left out."""
+
+    report: ValidationReport
+    full: FitResult
+    folds: dict[str, FitResult]
+
+    def params_table(self) -> str:
+        """Markdown: every fitted parameter on all rows, and its range over the folds (stability)."""
+        out = ["| parameter | all rows | 1-sigma | status | range over folds |", "|---|---|---|---|---|"]
+        for p in self.full.params:
+            vals = [q.value for f in self.folds.values() for q in f.params if (q.group, q.name) == (p.group, p.name)]
+            rng = f"{min(vals):.3g} .. {max(vals):.3g}" if vals else ""
+            se = f"{p.stderr:.2g}" if p.status == "fitted" else ""
+            out.append(f"| {p.group}.{p.name} | {p.value:.4g} | {se} | {p.status} | {rng} |")
+        return "\n".join(out) + "\n"
+
+
+def fit_headline(rows: Sequence[PreparedRow], params: Sequence[str] = SHIPPED_PARAMS) -> FitResult:
+    """Fit `params` jointly on `rows`, every engine and architecture starting from its sourced priors (never from
+    values calibrated on other data)."""
+    groups = [row_group(p) for p in rows]
+    return fit(rows, groups, bundled(sorted({g.engine for g in groups})), prior_floors(rows), params)
+
+
+def _predict(p: PreparedRow, f: FitResult) -> float:
+    """A row priced with a fit's values; an engine or architecture the fit did not see keeps its sourced prior (not
+    the shipped calibration, which saw every source)."""
+    g = row_group(p)
+    eng = f.engines.get(g.engine) or p.dep.eng.uncalibrated()
+    return predict_prepared(p, eng, f.floors.get(g.arch, p.dep.hw.uncalibrated().kernel_floor_s))
+
+
+def crossval(rows: str | Path | Sequence[dict[str, str]] | None = None,
+             params: Sequence[str] = SHIPPED_PARAMS, progress: Callable[[str], None] | None = None
+             ) -> CrossValidation:
+    """Leave-one-source-out cross-validation of `params` on `rows` (a rows CSV path, loaded rows, or None for the
+    shipped rows)."""
+    rows = list(rows) if isinstance(rows, Sequence) and not isinstance(rows, str) else load_rows(rows)
+    prepared, skipped = usable(rows)
+    scope = {p.row["row_id"]: row_scope(p.row, p.dep.eng) for p in prepared}
+    pool = [p for p in prepared if scope[p.row["row_id"]] == HEADLINE]
+    if not pool:
+        raise ScenarioError("no headline rows to cross-validate")
+    full = fit_headline(pool, params)
+    folds: dict[str, FitResult] = {}
+    for src in sorted({_src(p) for p in pool}):
+        if progress:
+            progress(f"fold: leaving out {src}")
+        rest = [p for p in pool if _src(p) != src]
+        folds[src] = fit_headline(rest, params) if rest else full
+    out = _records(rows, prepared, dict(skipped), scope, folds, full)
+    return CrossValidation(ValidationReport(out, "leave-one-source-out: every calibrated parameter refitted without "
+                                                 "the row's source"), full, folds)
+
+
+def _records(rows: list[dict[str, str]], prepared: list[PreparedRow], why: dict[str, str], scope: dict[str, str],
+             folds: dict[str, FitResult], full: FitResult) -> list[dict[str, Any]]:
+    """Every row's report record: headline rows priced with the fold that left their source out, the other scopes
+    with the fit on all headline rows, unsimulated rows with the reason."""
+    by_id = {p.row["row_id"]: p for p in prepared}
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        rec = record(r)
+        p = by_id.get(r["row_id"])
+        if p is None:
+            rec["skipped"] = why.get(r["row_id"], "not simulated")
+        else:
+            rec["scope"] = scope[r["row_id"]]
+            f = folds.get(_src(p), full) if rec["scope"] == HEADLINE else full
+            rec["predicted"] = _predict(p, f)
+            rec["error"] = rec["predicted"] / rec["measured"] - 1.0
+        out.append(rec)
+    return out
+
+
+def _src(p: PreparedRow) -> str:
+    return p.row.get("source_id") or p.row["source"]
+
+
+__all__ = ["CrossValidation", "crossval", "fit_headline"]

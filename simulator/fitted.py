@@ -1,0 +1,61 @@
+"""The shipped calibration: `calibration/fit.toml`, written by tools/calibrate_shipped.py, holds the values fitted
+jointly on the headline validation rows (per engine: host mechanisms; per chip architecture: the per-kernel graph
+cost). They are applied on top of the bundled, sourced profiles and device specs when those are loaded by name; the
+sourced value each one replaces is kept as its prior (`EngineProfile.uncalibrated`, `Hardware.uncalibrated`), which is
+where cross-validation starts from. A profile or spec loaded from a path is used as written.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .data import data_dir, read_toml
+from .errors import SpecError
+
+FIT_FILE = "fit.toml"
+ENGINE_FIELDS = frozenset({"host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "draft_step_overhead_s",
+                           "kernel_launch_s", "hbm_fraction", "gemm_fraction", "overlap_efficiency"})
+DEVICE_FIELDS = frozenset({"kernel_floor_s"})
+
+
+def _section(kind: str, name: str, allowed: frozenset[str]) -> dict[str, float]:
+    try:
+        path = data_dir("calibration") / FIT_FILE
+    except SpecError:
+        return {}
+    if not path.is_file():
+        return {}
+    table = read_toml(path).get(kind, {}).get(name, {})
+    out = {}
+    for key, entry in table.items():
+        where = f"{path}: [{kind}.{name}] {key}"
+        if key not in allowed:
+            raise SpecError(f"{where}: not a calibrated field; allowed: {', '.join(sorted(allowed))}")
+        v = entry.get("value") if isinstance(entry, dict) else None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise SpecError(f"{where}: value = {v!r}; expected a finite number >= 0")
+        out[key] = float(v)
+    return out
+
+
+def engine_values(name: str) -> dict[str, float]:
+    """Calibrated EngineProfile fields of the bundled engine `name` ({} when none)."""
+    return _section("engine", name, ENGINE_FIELDS)
+
+
+def device_values(architecture: str) -> dict[str, float]:
+    """Calibrated Hardware fields of every bundled device of `architecture` ({} when none)."""
+    return _section("device", architecture, DEVICE_FIELDS) if architecture else {}
+
+
+def describe() -> dict[str, Any]:
+    """The whole shipped fit as read (for reports)."""
+    try:
+        path = data_dir("calibration") / FIT_FILE
+    except SpecError:
+        return {}
+    return read_toml(path) if path.is_file() else {}
+
+
+__all__ = ["DEVICE_FIELDS", "ENGINE_FIELDS", "FIT_FILE", "describe", "device_values", "engine_values"]

@@ -1,0 +1,361 @@
+"""Serving a workload: TTFT, TPOT, ITL, end-to-end latency and throughput at a concurrency, with and without
+speculation, under continuous batching in steady state.
+
+A closed loop of C requests in flight, each with `isl` prompt tokens (a share `prefix_hit` served from the prefix
+cache) and `osl` output tokens. In steady state (Little's law on the request slots):
+    decode batch   B = C (E2E - TTFT) / E2E          requests decoding, the rest are in prefill
+    decode step    T = T_step(B, L) + P m             L = isl + osl/2, the mean context of a decoding request
+    prefill load   P = B tau isl' / osl               prompt tokens per step: finishing requests per step (B tau / osl)
+                                                      are replaced by new ones, each with isl' = isl (1 - prefix_hit)
+    m              marginal cost of one prompt token in a mixed (chunked-prefill) step: the priced extra time of a
+                   chunk of min(chunk, isl') prompt tokens over the step without it, per token
+    TPOT = ITL = T / tau     (tau tokens per step; 1 without speculation)
+    TTFT = ceil(isl' / chunk) (T_step(B, L) + min(chunk, isl') m)   its chunks ride on that many decode steps
+    E2E  = TTFT + (osl - 1) ITL
+    output tokens/s per GPU = C osl / E2E / GPUs,  per user = 1 / TPOT
+B is solved by fixed-point iteration. With prefill/decode disaggregation the decode instance carries no prefill
+(P = 0), TTFT is the prefill instance's pass over the prompt plus the KV transfer between instances, and the GPUs of
+both instances count. Speculation off is k = 0: the plain decode step of `pricing.base_step`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .errors import ScenarioError
+from .pricing import MemoryUse, base_step, best_spec_step, context_message, memory, price_pass
+from .roofline import BOUNDS
+from .scenario import Deployment, Scenario
+
+# Chunked-prefill size when none is given: SGLang's and vLLM's default on 80 GB-class GPUs is 8192 prompt tokens per
+# step (SGLang server_args chunked_prefill_size; vLLM max_num_batched_tokens 8192 for online serving).
+DEFAULT_CHUNK = 8192
+_ITERATIONS = 6
+
+
+def _pos_int(name: str, v: Any, lo: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
+        raise ScenarioError(f"{name} = {v!r}; expected an integer >= {lo}")
+    return int(v)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A serving workload: prompt and output lengths (tokens), the concurrencies to evaluate (requests in flight),
+    the chunked-prefill size (prompt tokens per step), the share of prompt tokens found in the prefix cache, and
+    prefill/decode disaggregation (`prefill_gpus`: GPUs of the prefill instance, default the decode instance's)."""
+
+    isl: int = 1024
+    osl: int = 1024
+    concurrency: tuple[int, ...] = (1, 4, 16, 64)
+    chunk: int = DEFAULT_CHUNK
+    prefix_hit: float = 0.0
+    pd: bool = False
+    prefill_gpus: int | None = None
+
+    def __post_init__(self) -> None:
+        _pos_int("isl", self.isl)
+        _pos_int("osl", self.osl)
+        _pos_int("chunk", self.chunk)
+        conc = (self.concurrency,) if isinstance(self.concurrency, (int, np.integer)) else tuple(self.concurrency)
+        if not conc:
+            raise ScenarioError("concurrency: the list is empty; expected at least one")
+        object.__setattr__(self, "concurrency", tuple(_pos_int("concurrency", c) for c in conc))
+        hit = self.prefix_hit
+        if isinstance(hit, bool) or not isinstance(hit, (int, float)) or not 0.0 <= hit < 1.0:
+            raise ScenarioError(f"prefix_hit = {hit!r}; expected a share in [0, 1)")
+        if not isinstance(self.pd, bool):
+            raise ScenarioError(f"pd = {self.pd!r}; expected True or False")
+        if self.prefill_gpus is not None:
+            _pos_int("prefill_gpus", self.prefill_gpus)
+
+    @property
+    def prompt(self) -> int:
+        """Prompt tokens to prefill (those not found in the prefix cache), at least one."""
+        return max(1, round(self.isl * (1.0 - self.prefix_hit)))
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One mode (speculation on or off) at each concurrency: every time in s, throughput in output tokens/s.
+
+    decode_batch : requests decoding per step; k, tokens_per_step : draft depth and tokens per step (0, 1 off);
+    step_s : time between token bursts; ttft_s, tpot_s, itl_s, e2e_s; tpot_first_s, tpot_last_s : TPOT at the
+    first and the last output token (context isl vs isl + osl); tokens_per_s_per_gpu, tokens_per_s_per_user;
+    prefill_share : share of a step spent on other requests' prompts; decode_bound : what bounds the decode pass.
+    """
+
+    decode_batch: np.ndarray
+    k: np.ndarray
+    tokens_per_step: np.ndarray
+    step_s: np.ndarray
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    itl_s: np.ndarray
+    e2e_s: np.ndarray
+    tpot_first_s: np.ndarray
+    tpot_last_s: np.ndarray
+    tokens_per_s_per_gpu: np.ndarray
+    tokens_per_s_per_user: np.ndarray
+    prefill_share: np.ndarray
+    decode_bound: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ServeResult:
+    """Result of `serve`: the workload priced with speculation (`spec`) and without (`base`), per concurrency.
+
+    scenario : dict; workload : Workload; concurrency : (P,) requests in flight; gpus : GPUs counted per
+    throughput (decode instance, plus the prefill instance under disaggregation); e2e_speedup = base E2E / spec E2E;
+    tpot_speedup = base TPOT / spec TPOT; throughput_ratio = spec / base output tokens/s per GPU;
+    prefill_bound : what bounds a prefill chunk; feasible, message : the KV cache of C requests at isl + osl fits.
+    """
+
+    scenario: dict[str, Any]
+    workload: Workload
+    concurrency: np.ndarray
+    gpus: int
+    spec: Phase
+    base: Phase
+    prefill_bound: str
+    feasible: np.ndarray
+    message: tuple[str, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def e2e_speedup(self) -> np.ndarray:
+        return self.base.e2e_s / self.spec.e2e_s
+
+    @property
+    def tpot_speedup(self) -> np.ndarray:
+        return self.base.tpot_s / self.spec.tpot_s
+
+    @property
+    def throughput_ratio(self) -> np.ndarray:
+        return self.spec.tokens_per_s_per_gpu / self.base.tokens_per_s_per_gpu
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: infeasible points carry null numbers and the reason."""
+        pts = []
+        for i, c in enumerate(self.concurrency):
+            ok = bool(self.feasible[i])
+            pt: dict[str, Any] = {"concurrency": int(c), "feasible": ok, "message": self.message[i]}
+            for name, ph in (("spec", self.spec), ("base", self.base)):
+                pt[name] = {f: (_num(getattr(ph, f)[i]) if f != "decode_bound" else ph.decode_bound[i])
+                            if ok else None for f in Phase.__dataclass_fields__}
+            for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
+                pt[f] = _num(getattr(self, f)[i]) if ok else None
+            pts.append(pt)
+        w = self.workload
+        return {"scenario": self.scenario, "workload": {"isl": w.isl, "osl": w.osl, "chunk": w.chunk,
+                                                         "prefix_hit": w.prefix_hit, "pd": w.pd},
+                "gpus": self.gpus, "prefill_bound": self.prefill_bound, "points": pts, "notes": list(self.notes)}
+
+
+def _num(x: Any) -> float | int:
+    return int(x) if isinstance(x, (np.integer,)) else float(x)
+
+
+@dataclass(frozen=True)
+class _Prefill:
+    """The prompt side: marginal cost per prompt token in a mixed step, one chunk's tokens, chunks per prompt, the
+    standalone prefill pass of a whole prompt (disaggregated), and what bounds a chunk."""
+
+    per_token_s: float
+    chunk_tokens: int
+    n_chunks: int
+    pass_s: float
+    bound: str
+
+
+def _prefill(dep: Deployment, w: Workload) -> _Prefill:
+    """Price a chunk of prompt tokens added to a step: the extra time of one sequence per attention-DP rank carrying
+    the chunk over the same with one token, per prompt token (the weight reads and kernel floors are shared with the
+    decode batch). A chunk attends to the prompt before it: priced at the mean preceding context."""
+    ops = dep.lops
+    n_dp = float(dep.par.dp)
+    ct = min(w.chunk, w.prompt)
+    cached = w.isl - w.prompt
+    L = cached + (w.prompt - ct) / 2.0
+    big = price_pass(dep, ops, n_dp, float(ct), L, "target")
+    one = price_pass(dep, ops, n_dp, 1.0, L, "target")
+    whole = price_pass(dep, ops, n_dp, float(w.prompt), float(cached), "target")
+    per_tok = max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp)
+    return _Prefill(per_tok, ct, -(-w.prompt // w.chunk), float(whole.total_s), BOUNDS[int(big.bound)])
+
+
+def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
+    """(step_s, tokens per step, k, bound) of a decode step at (fractional) batch B: the plain step, or the best
+    speculative one (pricing.best_spec_step)."""
+    base, st = base_step(dep, B, L)
+    if not spec:
+        return base, np.ones_like(base), np.zeros(B.size, dtype=int), st.bound
+    best = best_spec_step(dep, dep.acceptance, B, L, base)
+    return best.step.step_s, best.tokens, np.array([v.k for v in best.v]), best.step.bound
+
+
+def batch_grid(C: np.ndarray) -> np.ndarray:
+    """Decode batches the steady state is solved on: 24 per decade from C_min / 4 to C_max, and each C (the decode
+    batch B lies in (0, C]; between grid points the step is interpolated in log B)."""
+    lo, hi = float(C.min()) / 4.0, float(C.max())
+    n = max(2, int(np.ceil(24 * np.log10(hi / lo))) + 1)
+    return np.unique(np.concatenate([np.geomspace(lo, hi, n), C.astype(np.float64)]))
+
+
+@dataclass(frozen=True)
+class _Curve:
+    """A decode step priced on the batch grid at one context: step, tokens per step, k and bound per grid point."""
+
+    grid: np.ndarray
+    step: np.ndarray
+    tau: np.ndarray
+    k: np.ndarray
+    bound: np.ndarray
+
+    def at(self, B: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(step, tau) interpolated in log B; (k, bound) of the nearest grid point at or above B."""
+        x = np.log(np.clip(B, self.grid[0], self.grid[-1]))
+        lg = np.log(self.grid)
+        i = np.minimum(np.searchsorted(self.grid, B), self.grid.size - 1)
+        return np.interp(x, lg, self.step), np.interp(x, lg, self.tau), self.k[i], self.bound[i]
+
+
+def _curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> _Curve:
+    return _Curve(grid, *_decode(dep, grid, L, spec))
+
+
+def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool, gpus: int) -> Phase:
+    """Solve the steady state for one mode (see the module docstring) by fixed-point iteration on B, with the step
+    priced once on the batch grid."""
+    g = batch_grid(C)
+    mid, first, last = (_curve(dep, g, L, spec) for L in (w.isl + w.osl / 2.0, float(w.isl), float(w.isl + w.osl)))
+    B = C.astype(np.float64)
+    for _ in range(_ITERATIONS):
+        step, tau, k, bound = mid.at(B)
+        load = 0.0 if w.pd else B * tau * w.prompt / w.osl * pf.per_token_s
+        T = step + load
+        ttft = (pf.pass_s if w.pd else pf.n_chunks * (step + pf.chunk_tokens * pf.per_token_s)) * np.ones_like(T)
+        tpot = T / tau
+        e2e = ttft + (w.osl - 1) * tpot
+        B = C * (e2e - ttft) / e2e
+    f, lst = first.at(B), last.at(B)
+    return Phase(B, k, tau, T, ttft, tpot, tpot, e2e, (f[0] + load) / f[1], (lst[0] + load) / lst[1],
+                 C * w.osl / e2e / gpus, 1.0 / tpot, load / T, tuple(BOUNDS[int(i)] for i in bound))
+
+
+def _kv_transfer_s(dep: Deployment, w: Workload) -> float:
+    """Moving a prompt's KV cache from the prefill to the decode instance over the scale-out network (each GPU its
+    share over its own NIC)."""
+    kv = float(memory(dep, np.array([1.0]), w.isl, 0.0).kv_bytes[0]) * dep.par.tp   # the whole KV of one request
+    bw = (dep.hw.scaleout_bytes_per_s or dep.hw.scaleup_bytes_per_s) * dep.hw.link_fraction * dep.par.tp
+    return dep.hw.scaleout_latency_s + kv / bw
+
+
+def _memory(dep: Deployment, w: Workload, C: np.ndarray) -> MemoryUse:
+    """Memory per GPU in steady state: the KV cache of C requests at their mean context isl + osl/2 (a closed loop
+    holds requests at every stage of their decode), with the larger of a decode pass's and one prefill chunk's
+    activations."""
+    mem = memory(dep, C, 1.0, w.isl + w.osl / 2.0, drafter=dep.drafter is not None)
+    chunk = memory(dep, np.array([float(dep.par.dp)]), float(min(w.chunk, w.prompt)), 0.0, logits="last")
+    return replace(mem, activation_bytes=np.maximum(mem.activation_bytes, chunk.activation_bytes))
+
+
+def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deployment | None, kw: dict[str, Any]
+            ) -> tuple[Scenario, Workload, Deployment]:
+    if scenario is not None and not isinstance(scenario, Scenario):
+        raise ScenarioError(f"serve: scenario = {scenario!r}; expected a Scenario")
+    if workload is not None and not isinstance(workload, Workload):
+        raise ScenarioError(f"serve: workload = {workload!r}; expected a Workload")
+    s = (scenario or Scenario()).replace(**kw) if kw or scenario is None else scenario
+    return s, workload or Workload(), dep if dep is not None else s.resolve()
+
+
+def _feasibility(dep: Deployment, w: Workload, C: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Whether each concurrency fits in memory and the context in the model's positions, and why not."""
+    pos = context_message(dep, w.isl, w.osl, "output tokens")
+    if pos:
+        return np.zeros(C.size, dtype=bool), [pos] * C.size
+    mem = _memory(dep, w, C)
+    return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
+
+
+def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,
+          **kw: Any) -> ServeResult:
+    """Predict a serving workload with and without speculation (see the module docstring). `scenario` and the
+    Scenario fields in `kw` set the deployment (its batch is ignored: the concurrencies set the load); `dep`: it
+    already resolved."""
+    s, w, dep = _inputs(scenario, workload, dep, kw)
+    C = np.asarray(w.concurrency, dtype=np.float64)
+    pf = _prefill(dep, w)
+    if w.pd:
+        pf = _Prefill(0.0, pf.chunk_tokens, pf.n_chunks, pf.pass_s + _kv_transfer_s(dep, w), pf.bound)
+    gpus = dep.n_gpus + ((w.prefill_gpus or dep.n_gpus) if w.pd else 0)
+    base = _phase(dep, w, pf, C, False, gpus)
+    spec = _phase(dep, w, pf, C, True, gpus) if s.method is not None else base
+    ok, msgs = _feasibility(dep, w, C)
+    scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
+            "tp": s.tp, "dp": s.dp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights, "k": s.k,
+            "acceptance": dep.acceptance.source if s.method else None,
+            "acceptance_model": dep.acceptance.model if s.method else None}
+    notes = ("steady-state closed loop: each of the C slots serves one request after another",
+             "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)")
+    return ServeResult(scen, w, C.astype(int), gpus, spec, base, pf.bound, ok, tuple(msgs), notes)
+
+
+@dataclass(frozen=True)
+class BatchRun:
+    """Result of `static_batch`: one static batch of B requests run to completion (an offline latency benchmark such
+    as vLLM's benchmark_latency), with and without speculation, per batch.
+
+    batch : (P,); ttft_s : the prefill pass of B x isl prompt tokens; base_e2e_s, spec_e2e_s : prefill plus the
+    osl - 1 further tokens; e2e_speedup = base / spec; k : the draft depth chosen at the mean context;
+    feasible, message : the KV cache of B requests at isl + osl fits.
+    """
+
+    batch: np.ndarray
+    ttft_s: np.ndarray
+    base_e2e_s: np.ndarray
+    spec_e2e_s: np.ndarray
+    k: np.ndarray
+    feasible: np.ndarray
+    message: tuple[str, ...]
+
+    @property
+    def e2e_speedup(self) -> np.ndarray:
+        return self.base_e2e_s / self.spec_e2e_s
+
+
+def _per_token(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Time per output token of a decode step at context L (the step over its tokens), and the draft depth."""
+    step, tau, k, _ = _decode(dep, B, L, spec)
+    return step / tau, k
+
+
+def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int = 1024, osl: int = 1024,
+                 dep: Deployment | None = None, **kw: Any) -> BatchRun:
+    """Price one static batch (see BatchRun): a prefill pass over every prompt, then osl - 1 decode steps (spec: at
+    the best verify shape) whose per-token time is integrated over the context isl .. isl + osl by Simpson's rule
+    (exact for a cost affine in the context)."""
+    isl, osl = _pos_int("isl", isl), _pos_int("osl", osl)
+    s = (scenario or Scenario()).replace(**kw) if kw or scenario is None else scenario
+    dep = dep if dep is not None else s.resolve()
+    B = np.asarray(s.batch if batch is None else np.atleast_1d(batch), dtype=np.float64)
+    ops = dep.lops
+    ttft = price_pass(dep, ops, B, float(isl), 0.0, "target").total_s
+    Ls = (float(isl), isl + osl / 2.0, float(isl + osl))
+    e2e, k = [], np.zeros(B.size, dtype=int)
+    for spec in (False, s.method is not None):
+        per = [_per_token(dep, B, L, spec) for L in Ls]
+        e2e.append(ttft + (osl - 1) * (per[0][0] + 4.0 * per[1][0] + per[2][0]) / 6.0)
+        k = per[1][1]
+    mem = memory(dep, B, 1.0, float(isl + osl), drafter=dep.drafter is not None)
+    pos = context_message(dep, isl, osl, "output tokens")
+    ok = mem.fits & (not pos)
+    msgs = tuple(pos or mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(B.size))
+    return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, ok, msgs)
+
+
+__all__ = ["DEFAULT_CHUNK", "BatchRun", "Phase", "ServeResult", "Workload", "serve", "static_batch"]
