@@ -26,6 +26,6 @@ def model(mid):
 
 
 @functools.cache
-def ops_for(mid, tp=1, ep=1, weights="bf16", logits="all"):
-    """Forward-pass ops of a bundled model, built once per test session."""
-    return forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep), logits)
+def ops_for(mid, tp=1, ep=1, weights="bf16", logits="all", domain=1 << 30):
+    """Forward-pass ops of a bundled model (collectives over more than `domain` GPUs on the scale-out link)."""
+    return forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep), logits, scaleup_domain=domain)

@@ -47,7 +47,8 @@ def test_speedup_vs_batch(results, tmp_path):
 
 def test_crossover_is_marked_where_a_larger_batch_loses(tmp_path):
     r = speedup_curve("h100-sxm", "llama-3.1-8b", "draft", acceptance=Acceptance.from_rate(0.7), engine="vllm",
-                      k="auto", batch=[1, 16, 64, 128, 256])
+                      k="auto", batch=[1, 16, 64, 128, 256], context=128)
+    assert r.crossover_batch is not None and r.crossover_batch < 256
     ax = plots.speedup_vs_batch([r])
     assert any(t.get_text() == f"crossover {r.crossover_batch}" for t in ax.texts)
     png(ax, tmp_path)
@@ -83,8 +84,9 @@ def test_hardware_comparison_and_advice(results, tmp_path):
     assert len(fig.axes) == 3 and fig.axes[0].get_title() == "h100-sxm"
     png(fig, tmp_path, "hw.png")
     adv = advise(hardware="h100-sxm", model="llama-3.1-8b", method="draft", engine="vllm",
-                 acceptance=Acceptance.from_rate(0.7),
+                 acceptance=Acceptance.from_rate(0.7), context=128,
                  batch_range=(1, 256), max_points=12)
+    assert adv.off_above is not None
     fig = plots.advice(adv)
     assert len(fig.axes) == 2 and any(f"off above {adv.off_above}" == t.get_text() for t in fig.axes[0].texts)
     png(fig, tmp_path, "adv.png")

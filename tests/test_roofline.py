@@ -352,18 +352,26 @@ def test_tp1_has_no_collective_time(mid):
 def test_tp_adds_collective_time():
     res = simulate_step("h100-sxm", "llama-3.1-70b", [1, 64], 1, 1024, tp=8)
     assert np.all(res.breakdown_s["collective"] > 0)
-    # 2 all-reduces per layer + the embedding's, each at least the published 25 us latency
-    assert res.breakdown_s["collective"][0] >= (2 * 80 + 1) * 25e-6
+    # 2 all-reduces per layer + the embedding's, each at least the custom all-reduce latency under CUDA graphs (6 us
+    # on 8x H100, SGLang PR #2904) and, at batch 1 (16 KB), within two latencies of it (one-shot)
+    lat = hw("h100-sxm").allreduce_latency_s
+    n = 2 * 80 + 1
+    assert n * lat <= res.breakdown_s["collective"][0] <= 2 * n * lat
 
 
 def test_tp_beyond_the_scaleup_domain_uses_scaleout():
-    ops = ops_for("llama-3.1-70b", 16)
+    ops = ops_for("llama-3.1-70b", 16, domain=8)
+    coll = ops.coll > 0
     h = hw("h100-sxm")
-    assert rates(h, ops).link_bw == pytest.approx(h.scaleout_bytes_per_s * h.link_fraction)
-    assert rates(h, ops_for("llama-3.1-70b", 8)).link_bw == pytest.approx(h.scaleup_bytes_per_s * h.link_fraction)
-    assert rates(hw("gb200-nvl72"), ops).link_bw == pytest.approx(900e9 * hw("gb200-nvl72").link_fraction)
-    with pytest.raises(ScenarioError, match=r"^tp = 16 spans more than one 8-GPU scale-up domain of mi300x, "
-                                            r"whose scale-out bandwidth is not published$"):
+    np.testing.assert_allclose(rates(h, ops).bw_op[coll], h.scaleout_bytes_per_s * h.link_fraction)
+    np.testing.assert_allclose(rates(h, ops).lat[coll], h.scaleout_latency_s)
+    eight = ops_for("llama-3.1-70b", 8)
+    np.testing.assert_allclose(rates(h, eight).bw_op[eight.coll > 0], h.scaleup_bytes_per_s * h.link_fraction)
+    nvl = ops_for("llama-3.1-70b", 16, domain=72)
+    gb = hw("gb200-nvl72")
+    np.testing.assert_allclose(rates(gb, nvl).bw_op[nvl.coll > 0], 900e9 * gb.link_fraction)
+    with pytest.raises(ScenarioError, match=r"^a 16-GPU collective spans more than one 8-GPU scale-up domain of "
+                                            r"mi300x, whose scale-out bandwidth is not published$"):
         rates(hw("mi300x"), ops)
 
 
@@ -428,7 +436,10 @@ def test_moe_verify_costs_more_than_dense_verify(hardware):
     moe = simulate_step(hardware, "qwen3-30b-a3b", B, 4).step_s / simulate_step(hardware, "qwen3-30b-a3b", B, 1).step_s
     dense = simulate_step(hardware, "llama-3.2-3b", B, 4).step_s / simulate_step(hardware, "llama-3.2-3b", B, 1).step_s
     assert np.all(moe > dense), (moe, dense)
-    assert np.all(moe > 1.5) and np.all(dense < 1.1)
+    # the bare roofline (no per-kernel floor, which adds the same fixed cost to both passes): bytes alone
+    bare = lambda m, q: simulate_step(hardware, m, B, q, engine="ideal").step_s  # noqa: E731
+    assert np.all(bare("qwen3-30b-a3b", 4) / bare("qwen3-30b-a3b", 1) > 1.5)
+    assert np.all(bare("llama-3.2-3b", 4) / bare("llama-3.2-3b", 1) < 1.1)
 
 
 # ---- the step API: results and argument checks ------------------------------------------------------------------

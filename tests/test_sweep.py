@@ -113,8 +113,8 @@ def small_specs(draw):
         spec["acceptance_rate"] = one_or_list(st.floats(0.0, 0.99).map(lambda x: round(x, 3)), 3)
     elif acc == "length":
         spec["acceptance_k"] = draw(st.integers(1, 5))
-        spec["acceptance_length"] = one_or_list(st.floats(1.0, spec["acceptance_k"] + 1.0, exclude_max=True)
-                                                .map(lambda x: round(x, 3)), 2)
+        top = spec["acceptance_k"] + 0.999            # a chain of k averages fewer than k + 1 tokens (rounded: below)
+        spec["acceptance_length"] = one_or_list(st.floats(1.0, top).map(lambda x: min(round(x, 3), top)), 2)
     spec["context"] = one_or_list(st.sampled_from([0, 700, 4096, 131000, 131072]))
     spec["batch"] = draw(st.lists(st.integers(1, 4096), min_size=1, max_size=4, unique=True))
     if draw(st.booleans()):
