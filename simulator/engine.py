@@ -17,7 +17,8 @@ from .fitted import engine_values
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
     "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "no_overlap_methods"},
-    "spec": {"bookkeeping_s", "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s"},
+    "spec": {"bookkeeping_s", "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s",
+             "max_running_requests"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction"},
@@ -52,6 +53,7 @@ class EngineProfile:
     overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden per op (1 = roofline max)
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
     priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)
+    spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap
     """
 
     name: str
@@ -81,6 +83,7 @@ class EngineProfile:
     sources: tuple[str, ...] = ()
     valid_from: str = ""
     priors: tuple[tuple[str, float], ...] = ()
+    spec_max_running: float = 1e9
 
     def graphed(self, pass_kind: str, batch, max_batch: float | None = None):
         """Whether a pass ('target', 'draft', 'verify') replays a CUDA graph at `batch` sequences (array ok): the
@@ -115,7 +118,7 @@ class EngineProfile:
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
                          "overlap_with_spec", "no_overlap_methods", "spec_bookkeeping_s", "draft_step_overhead_s",
                          "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
-                         "priors"})
+                         "priors", "spec_max_running"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -135,6 +138,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("cuda_graphs", "draft_max_batch"): ("draft_max_batch", float, 0.0, 1e12),
     ("cuda_graphs", "verify_max_batch"): ("verify_max_batch", float, 0.0, 1e12),
     ("memory", "gpu_memory_fraction"): ("gpu_memory_fraction", float, 0.1, 1.0),
+    ("spec", "max_running_requests"): ("spec_max_running", float, 1.0, 1e9),
     ("collectives", "allreduce_latency_s"): ("allreduce_latency_s", float, 1e-7, 1e-3),
     ("efficiency", "hbm_fraction"): ("hbm_fraction", float, 0.2, 1.0),
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),

@@ -33,7 +33,7 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
     if m.is_moe:
         router = m.n_moe_layers * m.router_params()
         shared = m.n_moe_layers * m.n_shared_experts * m.ffn_params(m.d_ff_shared)
-        routed = c["moe"] - router - shared
+        routed = (c["moe"] - router - shared) * par.expert_slots(m) / m.n_experts   # redundant slots included
         moe = (routed / n + shared / tp) * eb + router * 2.0
     medusa_heads = m.n_medusa_heads * m.d_model * m.vocab_size   # Medusa LM heads, stored like the LM head
     total = (attn + c["dense_ffn"] / tp + c["fc"] / tp + (c["medusa"] - medusa_heads) / tp) * wb \

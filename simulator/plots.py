@@ -221,6 +221,36 @@ def throughput_tradeoff(results: list[Any], labels: list[str] | None = None, ax=
     return ax
 
 
+def frontier(result: Any, ax=None, title: str | None = None):
+    """A `frontier.FrontierResult`: every searched point (faint), the Pareto frontier with speculation (solid) and
+    without (dashed), and the interactivity targets (vertical lines, labelled with the on/off throughput ratio)."""
+    if not hasattr(result, "on") or not hasattr(result, "off"):
+        raise ScenarioError(f"frontier plot: expected a FrontierResult, got {type(result).__name__}")
+    ax = _axes(ax)
+    for mode, ls in (("on", "-"), ("off", "--")):
+        pts = [p for p in result.points if p.mode == mode]
+        ax.scatter([p.tokens_per_s_per_user for p in pts], [p.tokens_per_s_per_gpu for p in pts], s=6, alpha=0.25)
+        front = getattr(result, mode)
+        ax.plot([p.tokens_per_s_per_user for p in front], [p.tokens_per_s_per_gpu for p in front], ls=ls,
+                marker="o", ms=3, drawstyle="steps-post",
+                label=f"speculation {'on' if mode == 'on' else 'off'} ({result.scenario['method']})"
+                if mode == "on" else "speculation off")
+    for t in result.targets:
+        ax.axvline(t.tokens_per_s_per_user, color="grey", lw=0.8, ls=":")
+        if t.ratio is not None:
+            ax.annotate(f"{t.ratio:.2f}x", (t.tokens_per_s_per_user, ax.get_ylim()[1]), textcoords="offset points",
+                        xytext=(2, -12), fontsize=8, color="grey")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("tokens/s per user")
+    ax.set_ylabel("output tokens/s per GPU")
+    sc = result.scenario
+    ax.set_title(title or f"{sc['model']} on {sc['hardware']}: frontier (prediction)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    return ax
+
+
 def hardware_comparison(results: list[Any], labels: list[str] | None = None, title: str | None = None):
     """Side-by-side speedup-vs-batch panels (one per result, e.g. H100 vs B300 vs GB200 NVL72), shared y axis.
 

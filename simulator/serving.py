@@ -13,9 +13,12 @@ cache) and `osl` output tokens. In steady state (Little's law on the request slo
     TTFT = ceil(isl' / chunk) (T_step(B, L) + min(chunk, isl') m)   its chunks ride on that many decode steps
     E2E  = TTFT + (osl - 1) ITL
     output tokens/s per GPU = C osl / E2E / GPUs,  per user = 1 / TPOT
-B is solved by fixed-point iteration. With prefill/decode disaggregation the decode instance carries no prefill
-(P = 0), TTFT is the prefill instance's pass over the prompt plus the KV transfer between instances, and the GPUs of
-both instances count. Speculation off is k = 0: the plain decode step of `pricing.base_step`.
+B is solved by fixed-point iteration. An engine that runs at most m requests at once while speculating (SGLang
+resets max_running_requests to 48) serves R = min(C, m) and queues the rest: E2E = (C / R) x the running E2E
+(Little's law), the wait is added to TTFT, and throughput is that of R requests. With prefill/decode disaggregation
+the decode instance carries no prefill (P = 0), TTFT is the prefill instance's pass over the prompt plus the KV
+transfer between instances, and the GPUs of both instances count. Speculation off is k = 0: the plain decode step of
+`pricing.base_step`.
 """
 
 from __future__ import annotations
@@ -145,7 +148,7 @@ class ServeResult:
             pt: dict[str, Any] = {"concurrency": int(c), "feasible": ok, "message": self.message[i]}
             for name, ph in (("spec", self.spec), ("base", self.base)):
                 pt[name] = {f: (_num(getattr(ph, f)[i]) if f != "decode_bound" else ph.decode_bound[i])
-                            if ok else None for f in Phase.__dataclass_fields__}
+                            for f in Phase.__dataclass_fields__} if ok else None
             for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
                 pt[f] = _num(getattr(self, f)[i]) if ok else None
             pts.append(pt)
@@ -230,9 +233,11 @@ def _curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> _Curve:
 def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool, gpus: int) -> Phase:
     """Solve the steady state for one mode (see the module docstring) by fixed-point iteration on B, with the step
     priced once on the batch grid."""
-    g = batch_grid(C)
+    cap = dep.eng.spec_max_running if spec else np.inf
+    R = np.minimum(C.astype(np.float64), cap)               # requests running; the rest wait for a slot
+    g = batch_grid(R)
     mid, first, last = (_curve(dep, g, L, spec) for L in (w.isl + w.osl / 2.0, float(w.isl), float(w.isl + w.osl)))
-    B = C.astype(np.float64)
+    B = R.copy()
     for _ in range(_ITERATIONS):
         step, tau, k, bound = mid.at(B)
         load = 0.0 if w.pd else B * tau * w.prompt / w.osl * pf.per_token_s
@@ -240,10 +245,11 @@ def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool
         ttft = (pf.pass_s if w.pd else pf.n_chunks * (step + pf.chunk_tokens * pf.per_token_s)) * np.ones_like(T)
         tpot = T / tau
         e2e = ttft + (w.osl - 1) * tpot
-        B = C * (e2e - ttft) / e2e
+        B = R * (e2e - ttft) / e2e
     f, lst = first.at(B), last.at(B)
-    return Phase(B, k, tau, T, ttft, tpot, tpot, e2e, (f[0] + load) / f[1], (lst[0] + load) / lst[1],
-                 C * w.osl / e2e / gpus, 1.0 / tpot, load / T, tuple(BOUNDS[int(i)] for i in bound))
+    wait = e2e * (C / R - 1.0)
+    return Phase(B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, (f[0] + load) / f[1], (lst[0] + load) / lst[1],
+                 R * w.osl / e2e / gpus, 1.0 / tpot, load / T, tuple(BOUNDS[int(i)] for i in bound))
 
 
 def _kv_transfer_s(dep: Deployment, w: Workload) -> float:

@@ -111,8 +111,14 @@ class Parallelism:
                 raise ScenarioError(f"ep = {self.ep} but {m.name} has no experts")
             if self.n_gpus % self.ep:
                 raise ScenarioError(f"ep = {self.ep} must divide the instance's GPUs, tp x dp = {self.n_gpus}")
-            if m.n_experts % self.ep:
-                raise ScenarioError(f"ep = {self.ep} does not divide the {m.n_experts} experts of {m.name}")
+            if self.ep > m.n_experts:
+                raise ScenarioError(f"ep = {self.ep} exceeds the {m.n_experts} experts of {m.name}")
+
+    def expert_slots(self, m: ModelShape) -> int:
+        """Expert slots over the EP ranks: E, or ep x ceil(E / ep) when ep does not divide E (the surplus slots hold
+        redundant copies of hot experts: SGLang --ep-num-redundant-experts, TRT-LLM EPLB; e.g. DeepSeek's 256 experts
+        on EP 72 take 4 slots per rank, 288 in all)."""
+        return -(-m.n_experts // self.ep) * self.ep
 
 
 @dataclass(frozen=True)
@@ -299,9 +305,12 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     # once, split moe_tp ways. Kernels: align, w13 GEMM, SiLU-mul, w2 GEMM, top-k sum (vLLM fused_moe).
     pe = (nmat + 1) * d * m.d_ff_expert
     spread = par.ep * par.moe_tp
-    g.op("experts", "moe", nm, dtype=ed, kernels=5, moe=(E, k, float(par.ep)), share=1.0,
+    # With redundant slots (ep not dividing E) the busiest-rank table runs over the Es slots with k Es / E of them
+    # touched per token: the same touched fraction, spread over Es / ep slots per rank.
+    Es = float(par.expert_slots(m))
+    g.op("experts", "moe", nm, dtype=ed, kernels=5, moe=(Es, k * Es / E, float(par.ep)), share=1.0,
          f={F_T: 2.0 * k * pe / spread},
-         b={F_U: E / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
+         b={F_U: Es / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
             F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep})
 
 

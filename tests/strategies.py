@@ -35,3 +35,20 @@ def model_shapes(draw, moe: bool | None = None) -> ModelShape:
 @st.composite
 def alphas(draw) -> float:
     return draw(st.floats(min_value=0.0, max_value=0.99, allow_nan=False))
+
+
+@st.composite
+def workloads(draw, concurrency: bool = True):
+    """A serving workload: prompt and output lengths, concurrencies, chunk, prefix-cache hit."""
+    from simulator.serving import Workload
+    conc = tuple(sorted(set(draw(st.lists(st.integers(1, 256), min_size=1, max_size=4))))) if concurrency else (1,)
+    return Workload(isl=draw(st.integers(1, 8192)), osl=draw(st.integers(1, 2048)), concurrency=conc,
+                    chunk=draw(st.sampled_from([512, 2048, 8192])), prefix_hit=draw(st.sampled_from([0.0, 0.5])))
+
+
+SERVE_SCENARIOS = st.sampled_from([
+    dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"),
+    dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang"),
+    dict(hardware="b200", model="qwen3-30b-a3b", method="eagle3", engine="sglang"),
+    dict(hardware="h200-sxm", model="deepseek-r1", method="mtp", engine="trtllm", tp=8, precision="fp8"),
+])

@@ -401,7 +401,7 @@ def test_precision_check(prec, message):
     ("llama-3.1-8b", Parallelism(tp=2, ep=2), r"^ep = 2 but llama-3.1-8b has no experts$"),
     ("mixtral-8x7b", Parallelism(tp=2, ep=4), r"^ep = 4 must divide the instance's GPUs, tp x dp = 2$"),
     ("mixtral-8x7b", Parallelism(tp=1, ep=4, dp=2), r"^ep = 4 must divide the instance's GPUs, tp x dp = 2$"),
-    ("mixtral-8x7b", Parallelism(tp=16, ep=16), r"^ep = 16 does not divide the 8 experts of mixtral-8x7b$"),
+    ("mixtral-8x7b", Parallelism(tp=16, ep=16), r"^ep = 16 exceeds the 8 experts of mixtral-8x7b$"),
     ("vicuna-33b", Parallelism(tp=8), r"^tp = 8 does not divide the 52 attention heads of vicuna-33b$"),
 ])
 def test_parallelism_check(mid, par, message):

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 
 from ..errors import SpecroofError
 from ..version import __version__
-from . import advise, curve, info, step, sweep, validate
+from . import advise, curve, frontier, info, serve, step, sweep, validate
 from .args import Parser
 
 # (command, module): each module has add(subparsers) and run(namespace) -> exit code.
 COMMANDS = (("hardware", info), ("models", info), ("step", step), ("curve", curve), ("advise", advise),
-            ("validate", validate), ("calibrate", validate), ("sweep", sweep))
+            ("serve", serve), ("frontier", frontier), ("validate", validate), ("calibrate", validate),
+            ("sweep", sweep))
 
 
 def build_parser() -> Parser:

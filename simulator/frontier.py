@@ -1,0 +1,222 @@
+"""The throughput-interactivity frontier, speculation on and off: search deployment layouts and concurrencies for the
+Pareto frontier of output tokens/s per GPU against tokens/s per user, and compare the two at interactivity targets.
+
+Every point is `serving.serve` at one layout (TP x attention-DP, EP) and one concurrency: a steady-state closed loop
+with prefill sharing the steps (or on separate instances with `pd`). Per user = 1 / TPOT of a running request; per GPU
+= output tokens/s over every GPU of the deployment. A layout is one instance of n = tp x dp GPUs; for an MoE model the
+experts are spread over all n (ep = n, wide expert parallelism, DP attention when dp > 1) or, with dp = 1, split
+tensor-parallel (ep = 1). A dense model is searched at dp = 1 (replicas do not change per-GPU figures).
+
+The production pattern this explains (speculation on for latency-sensitive traffic, off for throughput) is where the
+two frontiers cross: at high tokens/s per user the speculative frontier reaches throughput the plain one cannot; at
+low interactivity (large batches) the plain frontier is higher or equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ScenarioError, SpecroofError
+from .scenario import Scenario
+from .serving import Workload, serve
+
+DEFAULT_TARGETS = (20.0, 50.0, 100.0)   # tokens/s per user: chat-like, fast chat, agentic / reasoning interactivity
+PER_RANK_BATCH = tuple(2 ** j for j in range(11))   # 1 .. 1024 sequences per attention-DP rank
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One instance: tp x dp GPUs, experts over ep of them."""
+
+    tp: int
+    dp: int
+    ep: int
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.dp
+
+    def label(self) -> str:
+        return f"tp{self.tp}" + (f"xdp{self.dp}" if self.dp > 1 else "") + (f" ep{self.ep}" if self.ep > 1 else "")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One evaluated (layout, concurrency, mode): interactivity, throughput per GPU, and what it took."""
+
+    layout: Layout
+    mode: str
+    concurrency: int
+    k: int
+    tokens_per_s_per_user: float
+    tokens_per_s_per_gpu: float
+    tpot_s: float
+    ttft_s: float
+    e2e_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layout": self.layout.label(), "tp": self.layout.tp, "dp": self.layout.dp, "ep": self.layout.ep,
+                "gpus": self.layout.gpus, "mode": self.mode, "concurrency": self.concurrency, "k": self.k,
+                "tokens_per_s_per_user": self.tokens_per_s_per_user,
+                "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu, "tpot_s": self.tpot_s, "ttft_s": self.ttft_s,
+                "e2e_s": self.e2e_s}
+
+
+@dataclass(frozen=True)
+class Target:
+    """At an interactivity target (tokens/s per user, or a TPOT SLO as 1/TPOT): the best point of each frontier that
+    meets it (None: none does) and the throughput ratio on / off."""
+
+    tokens_per_s_per_user: float
+    on: Point | None
+    off: Point | None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.on is None or self.off is None:
+            return None
+        return self.on.tokens_per_s_per_gpu / self.off.tokens_per_s_per_gpu
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tokens_per_s_per_user": self.tokens_per_s_per_user, "tpot_slo_s": 1.0 / self.tokens_per_s_per_user,
+                "on": None if self.on is None else self.on.to_dict(),
+                "off": None if self.off is None else self.off.to_dict(), "throughput_ratio": self.ratio}
+
+
+@dataclass(frozen=True)
+class FrontierResult:
+    """Result of `frontier`: every feasible point, the Pareto frontiers (speculation on, off), the targets, the
+    layouts skipped and why, and the search it came from. `feasible`: at least one point of each mode exists."""
+
+    scenario: dict[str, Any]
+    workload: Workload
+    points: tuple[Point, ...]
+    on: tuple[Point, ...]
+    off: tuple[Point, ...]
+    targets: tuple[Target, ...]
+    skipped: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def feasible(self) -> bool:
+        return bool(self.on) and bool(self.off)
+
+    @property
+    def message(self) -> str:
+        if self.feasible:
+            return ""
+        why = "; ".join(f"{lay}: {m}" for lay, m in self.skipped[:3])
+        return f"no feasible point {'with speculation' if not self.on else 'without speculation'}" + \
+            (f" ({why})" if why else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        w = self.workload
+        return {"scenario": self.scenario, "workload": {"isl": w.isl, "osl": w.osl, "chunk": w.chunk,
+                                                         "prefix_hit": w.prefix_hit, "pd": w.pd},
+                "feasible": self.feasible, "message": self.message,
+                "frontier_on": [p.to_dict() for p in self.on], "frontier_off": [p.to_dict() for p in self.off],
+                "targets": [t.to_dict() for t in self.targets], "points": len(self.points),
+                "skipped": [{"layout": lay, "reason": m} for lay, m in self.skipped], "notes": list(self.notes)}
+
+
+def layouts(is_moe: bool, gpus: Sequence[int], max_tp: int = 8) -> list[Layout]:
+    """The layouts searched for each GPU count (see the module docstring): tp a power of two up to max_tp dividing
+    the count; for MoE, wide EP over all GPUs at every tp, and TP-split experts (ep 1) at dp 1."""
+    out: list[Layout] = []
+    for n in gpus:
+        for tp in (t for t in (1, 2, 4, 8, 16, 32, 64) if t <= min(n, max_tp) and n % t == 0):
+            dp = n // tp
+            if not is_moe:
+                if dp == 1:
+                    out.append(Layout(tp, 1, 1))
+                continue
+            out.append(Layout(tp, dp, n))
+            if dp == 1 and n > 1:
+                out.append(Layout(tp, 1, 1))
+    return list(dict.fromkeys(out))
+
+
+def pareto(points: Sequence[Point]) -> tuple[Point, ...]:
+    """The points no other beats on both tokens/s per user and tokens/s per GPU, by increasing interactivity."""
+    best: list[Point] = []
+    top = -np.inf
+    for p in sorted(points, key=lambda p: (-p.tokens_per_s_per_user, -p.tokens_per_s_per_gpu)):
+        if p.tokens_per_s_per_gpu > top:
+            best.append(p)
+            top = p.tokens_per_s_per_gpu
+    return tuple(reversed(best))
+
+
+def best_at(front: Sequence[Point], target: float) -> Point | None:
+    """The highest-throughput frontier point at or above `target` tokens/s per user."""
+    ok = [p for p in front if p.tokens_per_s_per_user >= target]
+    return max(ok, key=lambda p: p.tokens_per_s_per_gpu) if ok else None
+
+
+def _points(s: Scenario, lay: Layout, w: Workload) -> list[Point]:
+    conc = tuple(lay.dp * b for b in PER_RANK_BATCH)
+    res = serve(s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep), Workload(isl=w.isl, osl=w.osl, concurrency=conc,
+                                                                      chunk=w.chunk, prefix_hit=w.prefix_hit,
+                                                                      pd=w.pd, prefill_gpus=w.prefill_gpus))
+    out = []
+    for mode, ph in (("on", res.spec), ("off", res.base)):
+        for i, c in enumerate(res.concurrency):
+            if res.feasible[i]:
+                out.append(Point(lay, mode, int(c), int(ph.k[i]), float(ph.tokens_per_s_per_user[i]),
+                                 float(ph.tokens_per_s_per_gpu[i]), float(ph.tpot_s[i]), float(ph.ttft_s[i]),
+                                 float(ph.e2e_s[i])))
+    return out
+
+
+def _check(s: Scenario, gpus: Sequence[int], targets: Sequence[float]) -> tuple[float, ...]:
+    if s.method is None:
+        raise ScenarioError("frontier compares speculation on and off: give a method")
+    if not gpus or any(isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 1 for g in gpus):
+        raise ScenarioError(f"gpus = {list(gpus)!r}; expected GPU counts >= 1")
+    tg = tuple(float(t) for t in targets)
+    if any(not np.isfinite(t) or t <= 0 for t in tg):
+        raise ScenarioError(f"targets = {list(targets)!r}; expected tokens/s per user > 0")
+    return tg
+
+
+def _search(s: Scenario, w: Workload, lays: list[Layout]) -> tuple[list[Point], list[tuple[str, str]]]:
+    pts: list[Point] = []
+    skipped: list[tuple[str, str]] = []
+    for lay in lays:
+        try:
+            got = _points(s, lay, w)
+        except SpecroofError as e:
+            skipped.append((lay.label(), str(e)))
+            continue
+        if not got:
+            skipped.append((lay.label(), "no concurrency fits in memory"))
+        pts += got
+    return pts, skipped
+
+
+def frontier(scenario: Scenario | None = None, workload: Workload | None = None, gpus: Sequence[int] = (8,),
+             targets: Sequence[float] = DEFAULT_TARGETS, max_tp: int = 8, **kw: Any) -> FrontierResult:
+    """Search layouts for `gpus` GPUs per instance and concurrencies (1..1024 sequences per attention-DP rank) for the
+    frontiers with speculation on (the scenario's method, k as it says: "auto" picks per point) and off."""
+    s = (scenario or Scenario()).replace(**kw) if kw or scenario is None else scenario
+    tg = _check(s, gpus, targets)
+    w = workload or Workload()
+    d = s.resolve()          # checks the scenario once, before the search
+    pts, skipped = _search(s, w, layouts(d.target.is_moe, gpus, max_tp))
+    on = pareto([p for p in pts if p.mode == "on"])
+    off = pareto([p for p in pts if p.mode == "off"])
+    scen = {"hardware": d.hw.name, "model": d.target.name, "method": s.method, "engine": d.eng.name,
+            "precision": d.p.weights, "expert_precision": d.p.expert_dtype, "gpus": list(gpus), "k": s.k,
+            "acceptance": d.acceptance.source}
+    notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",
+             "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
+    return FrontierResult(scen, w, tuple(pts), on, off, tuple(Target(t, best_at(on, t), best_at(off, t))
+                                                               for t in tg), tuple(skipped), notes)
+
+
+__all__ = ["DEFAULT_TARGETS", "FrontierResult", "Layout", "Point", "Target", "best_at", "frontier", "layouts",
+           "pareto"]

@@ -1,0 +1,185 @@
+"""Serving workloads (serving.serve, serving.static_batch) and the throughput-interactivity frontier (frontier.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.cli import main
+from simulator.errors import ScenarioError
+from simulator.frontier import frontier, layouts, pareto
+from simulator.pricing import base_step
+from simulator.scenario import Scenario
+from simulator.serving import Workload, batch_grid, serve, static_batch
+
+from .helpers import run
+from .strategies import SERVE_SCENARIOS, workloads
+
+H100 = dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm")
+
+
+@settings(max_examples=25)
+@given(sc=SERVE_SCENARIOS, w=workloads())
+def test_e2e_is_ttft_plus_the_rest_of_the_tokens(sc, w):
+    r = serve(Scenario(**sc), w)
+    for ph in (r.spec, r.base):
+        np.testing.assert_allclose(ph.e2e_s, ph.ttft_s + (w.osl - 1) * ph.itl_s, rtol=1e-12)
+        assert np.all(ph.tpot_s > 0) and np.all(ph.ttft_s > 0) and np.all(np.isfinite(ph.tokens_per_s_per_gpu))
+        assert np.all(ph.decode_batch <= np.asarray(w.concurrency) + 1e-9)
+    d = r.to_dict()
+    json.dumps(d)
+    for p in d["points"]:
+        assert (p["e2e_speedup"] is None) == (not p["feasible"])
+
+
+@settings(max_examples=15)
+@given(sc=SERVE_SCENARIOS, isl=st.integers(16, 4096), c=st.integers(1, 64))
+def test_ttft_grows_with_the_prompt_and_with_concurrency(sc, isl, c):
+    s = Scenario(**sc)
+    a = serve(s, Workload(isl=isl, osl=256, concurrency=(c, 2 * c)))
+    b = serve(s, Workload(isl=2 * isl, osl=256, concurrency=(c, 2 * c)))
+    for pa, pb in ((a.base, b.base), (a.spec, b.spec)):
+        assert np.all(pb.ttft_s >= pa.ttft_s * (1 - 1e-9))          # a longer prompt
+        assert pa.ttft_s[1] >= pa.ttft_s[0] * (1 - 1e-9)            # more requests share the steps
+
+
+def test_off_reduces_to_the_plain_step_pricing():
+    # Disaggregated (no prefill in the decode steps): the decode step of serve is pricing.base_step at the solved
+    # decode batch and the mean context isl + osl / 2, up to the batch-grid interpolation.
+    s = Scenario(**H100)
+    w = Workload(isl=1024, osl=512, concurrency=(1, 8, 64), pd=True)
+    r = serve(s, w)
+    ref, _ = base_step(s.resolve(), r.base.decode_batch, 1024 + 256.0)
+    np.testing.assert_allclose(r.base.step_s, ref, rtol=2e-3)
+    np.testing.assert_allclose(r.base.tpot_s, r.base.step_s, rtol=1e-12)
+    off = serve(s.replace(method=None), w)
+    np.testing.assert_allclose(off.spec.e2e_s, off.base.e2e_s) and np.testing.assert_allclose(off.e2e_speedup, 1.0)
+
+
+def test_batch_grid_covers_every_concurrency():
+    C = np.array([1.0, 3.0, 64.0, 1000.0])
+    g = batch_grid(C)
+    assert g[0] <= 0.25 and g[-1] == 1000.0 and set(C) <= set(g) and np.all(np.diff(g) > 0)
+
+
+def test_sglang_caps_running_requests_while_speculating():
+    # SGLang resets max_running_requests to 48 with speculation (server_args): above 48 requests queue.
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang")
+    r = serve(s, Workload(isl=512, osl=512, concurrency=(32, 48, 96)))
+    assert r.spec.decode_batch[2] <= 48 and r.base.decode_batch[2] > 48
+    assert r.spec.tokens_per_s_per_gpu[2] == pytest.approx(r.spec.tokens_per_s_per_gpu[1], rel=1e-9)
+    assert r.spec.ttft_s[2] > 10 * r.spec.ttft_s[1]                  # the queue wait
+    assert r.spec.tpot_s[2] == pytest.approx(r.spec.tpot_s[1], rel=1e-9)
+
+
+def test_memory_is_checked_at_the_mean_context():
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-70b", method="eagle3", tp=2, precision="fp8", engine="vllm")
+    r = serve(s, Workload(isl=8192, osl=1024, concurrency=(1, 512)))
+    assert r.feasible[0] and not r.feasible[1] and r.message[1].startswith("does not fit:")
+    assert r.to_dict()["points"][1]["spec"] is None
+
+
+def test_static_batch_is_prefill_plus_integrated_decode():
+    s = Scenario(hardware="mi300x", model="llama-3.1-70b", tp=8, precision="fp8", engine="vllm", method=None)
+    r = static_batch(s, [1, 64], isl=128, osl=2048)
+    dep = s.resolve()
+    mids = [base_step(dep, np.array([1.0, 64.0]), L)[0] for L in (128.0, 128 + 1024.0, 128 + 2048.0)]
+    np.testing.assert_allclose(r.base_e2e_s, r.ttft_s + 2047 * (mids[0] + 4 * mids[1] + mids[2]) / 6, rtol=1e-12)
+    np.testing.assert_allclose(r.e2e_speedup, 1.0)
+    with pytest.raises(ScenarioError, match="isl = 0"):
+        static_batch(s, [1], isl=0, osl=8)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(isl=0), r"isl = 0; expected an integer >= 1"), (dict(concurrency=()), "concurrency: the list is empty"),
+    (dict(prefix_hit=1.0), r"prefix_hit = 1.0; expected a share in \[0, 1\)"), (dict(pd=1), "pd = 1"),
+    (dict(concurrency=(0,)), "concurrency = 0"), (dict(chunk=2.5), "chunk = 2.5")])
+def test_bad_workloads(bad, match):
+    with pytest.raises(ScenarioError, match=match):
+        Workload(**bad)
+
+
+# ---- frontier ---------------------------------------------------------------------------------------------------
+
+def test_layouts():
+    assert [lay.label() for lay in layouts(False, (8,))] == ["tp1xdp8", "tp2xdp4", "tp4xdp2", "tp8"][-1:]
+    moe = [lay.label() for lay in layouts(True, (8,))]
+    assert moe == ["tp1xdp8 ep8", "tp2xdp4 ep8", "tp4xdp2 ep8", "tp8 ep8", "tp8"]
+
+
+@pytest.fixture(scope="module")
+def dsr1_h200():
+    return frontier(hardware="h200-sxm", model="deepseek-r1", method="mtp", engine="trtllm", precision="fp8",
+                    gpus=(8,), workload=Workload(isl=1024, osl=1024))
+
+
+def test_frontier_is_pareto_and_targets_use_it(dsr1_h200):
+    r = dsr1_h200
+    assert r.feasible and len(r.on) >= 3 and len(r.off) >= 3
+    for front in (r.on, r.off):
+        xs = [p.tokens_per_s_per_user for p in front]
+        ys = [p.tokens_per_s_per_gpu for p in front]
+        assert xs == sorted(xs) and ys == sorted(ys, reverse=True)      # more interactivity costs throughput
+        for p in r.points:
+            assert not any(q.tokens_per_s_per_user > p.tokens_per_s_per_user and
+                           q.tokens_per_s_per_gpu > p.tokens_per_s_per_gpu for q in front if q.mode == p.mode) or \
+                p not in front
+    for t in r.targets:
+        if t.on is not None and t.off is not None:
+            assert t.on.tokens_per_s_per_user >= t.tokens_per_s_per_user
+            assert t.ratio == pytest.approx(t.on.tokens_per_s_per_gpu / t.off.tokens_per_s_per_gpu)
+    assert pareto(list(r.on)) == r.on
+    json.dumps(r.to_dict())
+
+
+def test_frontier_errors():
+    with pytest.raises(ScenarioError, match="give a method"):
+        frontier(hardware="h100-sxm", model="llama-3.1-8b", method=None)
+    with pytest.raises(ScenarioError, match=r"gpus = \[0\]"):
+        frontier(hardware="h100-sxm", model="llama-3.1-8b", gpus=(0,))
+    with pytest.raises(ScenarioError, match="targets"):
+        frontier(hardware="h100-sxm", model="llama-3.1-8b", targets=(-1.0,))
+
+
+# ---- CLI --------------------------------------------------------------------------------------------------------
+
+def test_cli_serve_table_and_json(capsys):
+    args = ["serve", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--method", "eagle3", "--isl", "1024",
+            "--osl", "1024", "--concurrency", "1,4,16,64"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    for needle in ("ttft_ms", "tpot_ms", "e2e_s", "tok/s/gpu", "e2e_speedup", "throughput_ratio"):
+        assert needle in out, needle
+    assert main(args + ["--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [p["concurrency"] for p in d["points"]] == [1, 4, 16, 64]
+    assert all(p["e2e_speedup"] > 0 for p in d["points"])
+    assert main(args + ["--format", "csv"]) == 0 and capsys.readouterr().out.startswith("concurrency,mode,")
+
+
+def test_cli_frontier_with_plot_and_slo(tmp_path, capsys):
+    png = tmp_path / "f.png"
+    rc = main(["frontier", "--hardware", "h200-sxm", "--model", "deepseek-r1", "--method", "mtp", "--engine",
+               "trtllm", "--precision", "fp8", "--gpus", "8", "--tpot-slo-ms", "20", "--plot", str(png), "--format",
+               "json"])
+    cap = capsys.readouterr()
+    d = json.loads(cap.out)
+    assert rc == 0 and png.stat().st_size > 1000 and f"wrote {png}" in cap.err
+    assert len(d["targets"]) == 4 and d["targets"][-1]["tpot_slo_s"] == pytest.approx(0.02)
+    assert d["frontier_on"] and d["frontier_off"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["serve", "--isl", "0"], "isl 0 must be >= 1"), (["serve", "--concurrency", "0"], "batch 0 must be >= 1"),
+    (["serve", "--prefix-hit", "1"], "prefix-hit 1.0 must be in [0, 1)"),
+    (["frontier", "--method", "eagle3", "--gpus", "x"], "gpus 'x' is not an integer"),
+    (["frontier", "--targets", "0"], "target 0.0 must be > 0"),
+    (["frontier", "--plot", "/nonexistent/dir/f.png"], "--plot")])
+def test_cli_serve_and_frontier_errors(args, needle, capsys):
+    rc, out, err = run(capsys, *args)
+    assert rc == 2 and out == ""
+    assert err.startswith("error: ") and needle in err and "Traceback" not in err and len(err.splitlines()) == 1
