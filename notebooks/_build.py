@@ -276,6 +276,88 @@ plots.speedup_vs_batch([r0, r1], labels=["sourced vllm", "calibrated on #20780 (
 ]
 
 
+NB07 = [
+    ("md", """# 07 Deployments as they run: the NVL72 rack, Kimi-K2 with an EAGLE-3 head, gpt-oss on one H100
+
+Three deployments the engines document (recipes quoted in `validation/sources/recipes.md`), priced as they run:
+attention data parallelism with wide expert parallelism across the NVLink domain, FP4 experts with BF16 attention,
+MXFP4 weights on a GPU without FP4 tensor cores. Every number is a **prediction**.
+
+Layout flags (`Scenario` fields, also CLI flags): `tp` attention tensor parallelism, `dp` attention data-parallel
+groups (the instance has tp x dp GPUs, each group serving batch/dp sequences), `ep` GPUs the routed experts spread
+over (DP attention + EP replaces every tensor-parallel all-reduce with a dispatch/combine all-to-all);
+`precision`, `expert_precision`, `attention_precision` the weight formats."""),
+    ("md", """## 1. DeepSeek-R1 NVFP4 with MTP on GB200 NVL72: DP attention + EP 8, 16, 32, 72
+
+NVIDIA's srt-slurm recipe `ctx3_gen1_dep32_batch4_eplb0_mtp3` (InferenceX, GB200 FP4 8k/1k) decodes on a DEP32
+worker: attention DP 32 + MoE EP 32, `num_nextn_predict_layers: 3`, FP8 KV. EP 72 does not divide the 256 experts:
+each rank then holds 4 slots (288, the surplus holding redundant copies, as EPLB does). The x axis is the batch per
+attention-DP rank."""),
+    ("code", """import numpy as np
+from simulator import Scenario, predict, serve, Workload
+from simulator import plots
+from simulator.advise import advise
+
+rack = Scenario(hardware="gb200-nvl72", model="deepseek-r1", method="mtp", engine="trtllm", precision="bf16",
+                expert_precision="fp4", kv_precision="fp8", tp=1, k="auto")
+per_rank = [1, 2, 4, 8, 16, 32, 64, 128]
+curves = {ep: predict(rack.replace(dp=ep, ep=ep, batch=tuple(ep * b for b in per_rank))) for ep in (8, 16, 32, 72)}
+for ep, r in curves.items():
+    print(f"DEP{ep}: speedup at 1 and 128 per rank {r.speedup[0]:.2f} / {r.speedup[-1]:.2f}, best k {list(r.k)}, "
+          f"largest batch {r.max_batch_spec} ({r.max_batch_spec // ep} per rank)")"""),
+    ("code", """import matplotlib.pyplot as plt
+fig, ax = plt.subplots(figsize=(7, 4))
+for ep, r in curves.items():
+    ax.plot(per_rank, r.speedup, marker="o", label=f"DEP{ep}")
+ax.axhline(1.0, color="grey", lw=0.8)
+ax.set_xscale("log", base=2)
+ax.set_xlabel("batch per attention-DP rank")
+ax.set_ylabel("speedup of MTP (prediction)")
+ax.legend();"""),
+    ("md", """The same layout on four HGX nodes of 8x B200 (InfiniBand between them) pays for the dispatch/combine
+crossing the NICs: only the collective time grows."""),
+    ("code", """from simulator import simulate_step
+for hw in ("gb200-nvl72", "b200"):
+    st = simulate_step(scenario=rack.replace(hardware=hw, dp=32, ep=32, method=None, batch=(32, 1024)))
+    print(f"{hw:12s} step {np.round(st.step_s * 1e3, 2)} ms, collectives {np.round(st.breakdown_s['collective'] * 1e3, 2)} ms")"""),
+    ("md", """Serving the 8k/1k workload on the rack, and the frontier over layouts (DEP 8..72, TP8) with MTP on and
+off: where speculation's frontier dominates is the production pattern (on for interactive traffic)."""),
+    ("code", """from simulator.frontier import frontier
+f = frontier(rack, Workload(isl=8192, osl=1024), gpus=(8, 16, 32, 72))
+for t in f.targets:
+    print(f"{t.tokens_per_s_per_user:5.0f} tok/s/user: MTP {t.on and t.on.layout.label()} vs off "
+          f"{t.off and t.off.layout.label()}, throughput ratio {t.ratio and round(t.ratio, 2)}")
+plots.frontier(f);"""),
+    ("md", """## 2. Kimi-K2 on B300 with its EAGLE-3 head
+
+`AQ-MedAI/Kimi-K2-Instruct-eagle3` (bundled as `eagle3-kimi-k2`: one Llama layer, hidden 7168, draft vocabulary
+32000); its card recommends SGLang `--speculative-num-steps 3 --speculative-eagle-topk 1
+--speculative-num-draft-tokens 4` and reports up to 1.8x peak throughput at bs 8. Kimi-K2 (1T parameters, 384
+experts) in FP8 on 8x B300, TP8 attention and EP8 experts."""),
+    ("code", """kimi = Scenario(hardware="b300", model="kimi-k2", method="eagle3", engine="sglang", precision="fp8", tp=8,
+                ep=8, k="auto", batch=(1, 2, 4, 8, 16, 32, 64, 128))
+rk = predict(kimi)
+print("drafter:", rk.scenario["drafter"])
+print("speedup", np.round(rk.speedup, 2), "k", rk.k)
+a = advise(kimi, batch_range=(1, 128), emit=["sglang", "vllm"])
+print(a.config("sglang").text)
+plots.speedup_vs_batch([rk]);"""),
+    ("md", """## 3. gpt-oss-120b MXFP4 on one H100 with EAGLE-3
+
+H100 has no FP4 tensor cores: the MXFP4 experts are read as 4-bit weights and multiplied in BF16 (weight-only,
+Marlin-style), attention stays BF16. The vLLM recipe (`GPT-OSS_EAGLE3_Hopper.yaml`) runs
+`nvidia/gpt-oss-120b-Eagle3-v2` with `num_speculative_tokens: 3` at `--tensor-parallel-size 1`; the bundled head is
+the SpecForge template (`eagle3-gpt-oss-120b`)."""),
+    ("code", """oss = Scenario(hardware="h100-sxm", model="gpt-oss-120b", method="eagle3", engine="vllm", precision="bf16",
+               expert_precision="mxfp4", k="auto", batch=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+ro = predict(oss)
+print("fits:", ro.feasible.all(), "largest batch", ro.max_batch_spec)
+print("speedup", np.round(ro.speedup, 2), "k", ro.k)
+print(advise(oss, batch_range=(1, 256), emit=["vllm"]).config("vllm").text)
+plots.time_breakdown(ro, title="gpt-oss-120b MXFP4 on one H100 (EAGLE-3)");"""),
+]
+
+
 NB06 = [
     ("md", """# 06 A batch sweep and its analysis
 
@@ -361,6 +443,7 @@ def build(cells, path: Path) -> None:
 
 if __name__ == "__main__":
     for name, cells in (("01_quickstart", NB01), ("02_drafters_compared", NB02), ("03_moe_vs_dense", NB03),
-                        ("04_long_context", NB04), ("05_calibrate", NB05), ("06_sweep", NB06)):
+                        ("04_long_context", NB04), ("05_calibrate", NB05), ("06_sweep", NB06),
+                        ("07_deployments", NB07)):
         build(cells, HERE / f"{name}.ipynb")
         print(f"wrote notebooks/{name}.ipynb")

@@ -45,6 +45,7 @@ DEFAULT_DRAFT = {"llama-3.1-8b": "llama-3.2-1b", "llama-3.1-70b": "llama-3.2-1b"
                  "vicuna-33b": "llama-68m", "llama-2-7b": "llama-68m", "llama-2-70b": "llama-68m",
                  "qwen3-8b": "qwen3-0.6b", "qwen3-32b": "qwen3-0.6b"}
 DEFAULT_HEAD = {("eagle3", "llama-3.1-8b"): "eagle3-llama3.1-8b", ("eagle", "llama-3.1-8b"): "eagle-llama3-8b",
+                ("eagle3", "kimi-k2"): "eagle3-kimi-k2", ("eagle3", "gpt-oss-120b"): "eagle3-gpt-oss-120b",
                 ("medusa", "vicuna-7b"): "medusa-vicuna-7b", ("medusa", "vicuna-13b"): "medusa-vicuna-13b",
                 ("medusa", "vicuna-33b"): "medusa-vicuna-33b"}
 

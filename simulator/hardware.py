@@ -120,6 +120,15 @@ class Hardware:
                 f"{self.name} has no {key} tensor cores (precision {dtype!r}); it supports {', '.join(have)}")
         return float(v)
 
+    def compute_format(self, dtype: str, activations: str = "bf16") -> str:
+        """The format a GEMM with `dtype` weights computes in on this device: the weight format when it has tensor
+        cores for it, else the activation format (weight-only quantisation: the weights are read in `dtype` and
+        dequantised in the kernel, as Marlin / Machete W4A16 and vLLM's MXFP4-on-Hopper path do)."""
+        key = u.DTYPE_PEAK.get(dtype)
+        if key is None:
+            raise ScenarioError(f"unknown precision {dtype!r}; expected one of {sorted(u.DTYPE_PEAK)}")
+        return dtype if getattr(self, f"peak_{key}_flops_per_s") is not None else activations
+
     def gemm_fraction(self, dtype: str) -> float:
         """Achievable fraction of peak for a GEMM at `dtype` (fp6 uses the fp4 figure, tf32 the bf16 one)."""
         key = u.DTYPE_PEAK.get(dtype, "bf16")

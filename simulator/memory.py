@@ -36,7 +36,8 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
         routed = (c["moe"] - router - shared) * par.expert_slots(m) / m.n_experts   # redundant slots included
         moe = (routed / n + shared / tp) * eb + router * 2.0
     medusa_heads = m.n_medusa_heads * m.d_model * m.vocab_size   # Medusa LM heads, stored like the LM head
-    total = (attn + c["dense_ffn"] / tp + c["fc"] / tp + (c["medusa"] - medusa_heads) / tp) * wb \
+    total = attn * DTYPE_BYTES[p.attention_dtype] + (c["dense_ffn"] / tp + c["fc"] / tp
+                                                       + (c["medusa"] - medusa_heads) / tp) * wb \
         + c["norms"] * 2.0 + (c["embedding"] + c["lm_head"] + medusa_heads) / tp * lb + moe
     if include_mtp and m.n_mtp_layers:
         total += c["mtp"] / (n if m.is_moe else tp) * eb

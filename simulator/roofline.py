@@ -14,6 +14,8 @@ Collectives, by kind, over a group of n GPUs on one link (bandwidth per directio
                  the ring form lat + 2 (n-1)/n S / bw (Patarasuk & Yuan 2009) when one-shot is off
     all-to-all   lat + S / bw            S = bytes this rank sends (dispatch or combine)
     all-gather   lat + (n-1)/n S / bw    S = the gathered buffer (also reduce-scatter)
+A collective whose group spans several scale-up domains is hierarchical: NVLink inside each domain, the scale-out
+NIC across (_hierarchical_bw), with the scale-out latency added to the in-domain one.
 Eager launch (no CUDA graph): + kernels * launch_s per op repetition, in the "overhead" family.
 
 This module, sweep/kernels.py and montecarlo.py are the only numba importers; _jit.py holds their one jit policy.
@@ -194,21 +196,39 @@ class Rates:
     one_shot: bool = False
 
 
+def _hierarchical_bw(kind: int, n: float, g: float, bw_in: float, bw_out: float) -> float:
+    """Effective bandwidth of a collective over n GPUs spanning n / g scale-up domains of g GPUs (NVLink inside,
+    the scale-out NIC of each GPU across), in the form the collective formulas take (module docstring):
+    all-reduce   reduce-scatter in the domain, all-reduce of 1/g of the data across domains, all-gather in the domain
+                 (NCCL's hierarchical tree/ring): 2(g-1)/g S/bw_in + 2(m-1)/m (S/g)/bw_out, m = n/g
+    all-to-all   of the bytes a rank sends, (g-1)/(n-1) stay in the domain and (n-g)/(n-1) cross it, in parallel
+    all-gather   likewise: (g-1)/n and (n-g)/n of the buffer, in parallel."""
+    m = n / g
+    if kind == COLL_ALLREDUCE:
+        t = 2.0 * (g - 1.0) / g / bw_in + 2.0 * (m - 1.0) / m / (g * bw_out)
+        return 2.0 * (n - 1.0) / n / t
+    if kind == COLL_ALLTOALL:
+        return 1.0 / max((g - 1.0) / (n - 1.0) / bw_in, (n - g) / (n - 1.0) / bw_out)
+    return (n - 1.0) / n / max((g - 1.0) / n / bw_in, (n - g) / n / bw_out)
+
+
 def _collective_rates(hw: Hardware, ops: OpSet, allreduce_latency_s: float | None) -> tuple[np.ndarray, np.ndarray]:
     lat, bw = np.zeros(len(ops)), np.zeros(len(ops))
+    ar = allreduce_latency_s if allreduce_latency_s is not None else hw.allreduce_latency_s
+    bw_in = hw.scaleup_bytes_per_s * hw.link_fraction
     for i in np.flatnonzero(ops.coll > 0):
+        in_lat = hw.alltoall_latency_s if ops.coll[i] == COLL_ALLTOALL else ar
         if ops.link[i] == LINK_SCALEOUT:
             if hw.scaleout_bytes_per_s is None:
                 raise ScenarioError(f"a {int(ops.group[i])}-GPU collective spans more than one "
                                     f"{hw.scaleup_domain}-GPU scale-up domain of {hw.name}, whose scale-out bandwidth "
                                     "is not published")
-            lat[i], bw[i] = hw.scaleout_latency_s, hw.scaleout_bytes_per_s * hw.link_fraction
+            bw_out = hw.scaleout_bytes_per_s * hw.link_fraction
+            lat[i] = hw.scaleout_latency_s + in_lat
+            bw[i] = _hierarchical_bw(int(ops.coll[i]), float(ops.group[i]), float(min(hw.scaleup_domain,
+                                                                                     ops.group[i])), bw_in, bw_out)
             continue
-        bw[i] = hw.scaleup_bytes_per_s * hw.link_fraction
-        if ops.coll[i] == COLL_ALLTOALL:
-            lat[i] = hw.alltoall_latency_s
-        else:
-            lat[i] = allreduce_latency_s if allreduce_latency_s is not None else hw.allreduce_latency_s
+        lat[i], bw[i] = in_lat, bw_in
     return lat, bw
 
 
@@ -220,8 +240,9 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
     ring all-reduce)."""
     peak = np.empty(len(ops))
     for i, dt in enumerate(ops.dtype):
-        frac = gemm_fraction if gemm_fraction is not None else hw.gemm_fraction(dt)
-        peak[i] = hw.peak_flops_per_s(dt) * frac
+        ct = hw.compute_format(dt)     # weight-only formats (MXFP4 on Hopper) compute in bf16
+        frac = gemm_fraction if gemm_fraction is not None else hw.gemm_fraction(ct)
+        peak[i] = hw.peak_flops_per_s(ct) * frac
     lat, bw_op = _collective_rates(hw, ops, allreduce_latency_s)
     return Rates(peak=peak, bw=hw.hbm_bandwidth_bytes_per_s * (hbm_fraction or hw.hbm_fraction), lat=lat,
                  bw_op=bw_op, kernel_s=hw.kernel_floor_s if mechanisms else 0.0,

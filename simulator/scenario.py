@@ -166,6 +166,8 @@ class Scenario:
                                      "published batch sweeps")
     precision: str = _f("bf16", "precision", f"weight format of the target: {', '.join(DTYPE_BYTES)}")
     expert_precision: str | None = _f(None, "precision?", "weight format of MoE experts (default: --precision)")
+    attention_precision: str | None = _f(None, "precision?", "weight format of the attention projections "
+                                         "(default: --precision), e.g. bf16 attention with fp4 experts")
     draft_precision: str | None = _f(None, "precision?", "weight format of the drafter (default: --precision)")
     kv_precision: str | None = _f(None, "precision?", "KV-cache format (default bf16)")
     tp: int = _f(1, "int>=1", "tensor-parallel GPUs")
@@ -311,10 +313,11 @@ def _load(kind: str, v: Any, loaded: dict[tuple[str, str], Any] | None) -> Any:
     return obj
 
 
-def make_precision(weights: str, kv: str | None = None, experts: str | None = None) -> Precision:
-    """Weights set attention/FFN/expert formats; the embedding and LM head stay bf16 (FP8 and NVFP4 checkpoints keep
-    them in bf16, e.g. DeepSeek-R1 on TensorRT-LLM, tech blog 1 precision table)."""
-    p = Precision(weights=weights, experts=experts)
+def make_precision(weights: str, kv: str | None = None, experts: str | None = None,
+                   attention: str | None = None) -> Precision:
+    """Weights set attention/FFN/expert formats unless given apart; the embedding and LM head stay bf16 (FP8 and NVFP4
+    checkpoints keep them in bf16, e.g. DeepSeek-R1 on TensorRT-LLM, tech blog 1 precision table)."""
+    p = Precision(weights=weights, experts=experts, attention=attention)
     if kv:
         p = replace(p, kv=kv)
     p.check()
@@ -341,10 +344,9 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
         raise ScenarioError(f"model {target.name} is a {target.kind} (a drafter), not a model that can be served: "
                             "pass it as draft with its target as model")
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp)
-    p = make_precision(s.precision, s.kv_precision, s.expert_precision)
+    p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
-    for dt in {p.weights, p.expert_dtype, p.lm_head, dp.weights}:
-        hw.peak_flops_per_s(dt)
+    hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain)
     return Deployment(s, hw, eng, target, drafter, p, dp, par,

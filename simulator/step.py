@@ -87,7 +87,8 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
         msgs = [pos] * B.size
     p = dep.p
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "tp": s.tp, "ep": s.ep, "precision": p.weights,
-            "expert_precision": p.expert_dtype, "lm_head_precision": p.lm_head, "kv_precision": p.kv,
+            "expert_precision": p.expert_dtype, "attention_precision": p.attention_dtype,
+            "lm_head_precision": p.lm_head, "kv_precision": p.kv,
             "query_tokens": q, "context": s.context, "engine": dep.eng.name, "overlap": dep.overlap,
             "logits": logits, "n_gpus": dep.n_gpus}
     return StepResult(scen, B, total, fam, tuple(BOUNDS[i] for i in st.bound), mem.total_bytes, ok, tuple(msgs))

@@ -146,7 +146,8 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     acceptance=row_acceptance(r) if method else None, k=_int(r, "k", 3) if method else 3,
                     tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"), batch=(batch,),
                     context=ctx, tp=tp, dp=dp, ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
-                    kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"))
+                    kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"),
+                    attention_precision=_text(r, "attention_precision"))
 
 
 def _plain(s: Scenario, dep: Deployment, metric: str) -> float:

@@ -53,9 +53,10 @@ SAMPLER_BYTES_PER_VOCAB = 2 * 4.0
 class Precision:
     """Storage format per tensor family (real deployments mix: DeepSeek-R1 NVFP4 experts with BF16 attention).
 
-    weights: attention and dense-FFN projections; experts: routed and shared experts (None: same as weights);
-    lm_head: embedding and LM head; kv: KV cache; activations: activations and collectives.
-    A GEMM runs at the tensor peak of its weight format (W8A8 at fp8, NVFP4 at fp4).
+    weights: dense-FFN projections (and every family left None); attention: the attention projections (None: same as
+    weights); experts: routed and shared experts (None: same as weights); lm_head: embedding and LM head; kv: KV
+    cache; activations: activations and collectives. A GEMM runs at the tensor peak of its weight format (W8A8 at
+    fp8, NVFP4 at fp4) where the device has one, else in the activation format (Hardware.compute_format).
     """
 
     weights: str = "bf16"
@@ -63,13 +64,18 @@ class Precision:
     lm_head: str = "bf16"
     kv: str = "bf16"
     activations: str = "bf16"
+    attention: str | None = None
 
     @property
     def expert_dtype(self) -> str:
         return self.experts or self.weights
 
+    @property
+    def attention_dtype(self) -> str:
+        return self.attention or self.weights
+
     def check(self) -> None:
-        for fam in ("weights", "expert_dtype", "lm_head", "kv", "activations"):
+        for fam in ("weights", "expert_dtype", "attention_dtype", "lm_head", "kv", "activations"):
             v = getattr(self, fam)
             if v not in DTYPE_BYTES:
                 raise ScenarioError(f"precision {fam} = {v!r}; expected one of {', '.join(DTYPE_BYTES)}")
@@ -244,7 +250,7 @@ class _Ctx:
 def _attention(g: _Builder, c: _Ctx) -> None:
     """Projections and attention core of every layer (GQA or absorbed MLA), kernels as in vLLM's decode path."""
     m, tp, L, ab = c.m, c.par.tp, c.m.n_layers, c.ab
-    d, hr, wd = m.d_model, m.n_heads / tp, c.p.weights
+    d, hr, wd = m.d_model, m.n_heads / tp, c.p.attention_dtype
     if m.is_mla:
         # DeepSeek-V2 §2.1 in the weight-absorbed form used at decode (W_UK folded into q, W_UV into the output):
         # q_a and kv_a replicated across TP ranks, q_b / kv_b / o split by heads (vLLM MLA). Kernels: input norm +

@@ -1,0 +1,138 @@
+"""Deployments as they run (issue 12): DP attention with wide EP, the NVL72 rack against InfiniBand, redundant expert
+slots, weight-only formats, attention precision, and the busiest EP rank against a Monte Carlo of top-k routing."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.cli import main
+from simulator.hardware import load_hardware
+from simulator.pricing import memory
+from simulator.roofline import rates
+from simulator.scenario import Scenario
+from simulator.step import simulate_step
+from simulator.units import DTYPE_BYTES
+from simulator.workload import (
+    Parallelism,
+    busiest_rank_fraction,
+    busiest_rank_table,
+    experts_touched_fraction,
+    forward_pass,
+)
+
+from .helpers import model
+
+
+def _mc_busiest(E: int, R: int, k: int, T: int, rng: np.random.Generator, trials: int) -> float:
+    """Monte Carlo of exact top-k routing: each token picks k distinct experts uniformly; the busiest of R ranks
+    (E/R experts each) holds how many distinct touched experts, over E/R."""
+    keys = rng.random((trials, T, E))
+    top = np.argpartition(keys, k, axis=2)[:, :, :k]
+    touched = np.zeros((trials, E), dtype=bool)
+    touched[np.arange(trials)[:, None, None], top] = True
+    return float(touched.reshape(trials, R, E // R).sum(2).max(1).mean() / (E // R))
+
+
+@settings(max_examples=12, deadline=None)
+@given(E=st.sampled_from([32, 64, 128, 256]), R=st.sampled_from([2, 4, 8, 16, 32]), k=st.sampled_from([2, 4, 8]),
+       T=st.sampled_from([1, 2, 4, 8, 16, 32, 64]))
+def test_busiest_rank_matches_monte_carlo_within_2_percent(E, R, k, T):
+    if R >= E or k >= E // 2:
+        return
+    u = experts_touched_fraction(np.array([float(T)]), E, k)
+    priced = float(busiest_rank_fraction(u, busiest_rank_table(E, R))[0])
+    mc = _mc_busiest(E, R, k, T, np.random.default_rng(E * 1000 + R * 10 + T), max(300, int(3e6 // (T * E))))
+    assert priced == pytest.approx(mc, rel=0.02)
+
+
+def test_busiest_rank_table_limits():
+    t = busiest_rank_table(256, 8)
+    assert t[0] == 0.0 and t[-1] == pytest.approx(1.0) and np.all(np.diff(t) >= -1e-12)
+    assert t[1] == pytest.approx(1 / 32)                           # one touched expert: one slot of 32 on its rank
+    np.testing.assert_allclose(busiest_rank_table(64, 1), np.arange(65) / 64)
+
+
+def test_dp_attention_with_ep8_has_no_tensor_parallel_all_reduce():
+    ops = forward_pass(model("deepseek-r1"), par=Parallelism(tp=1, ep=8, dp=8))
+    names = [n for n, c in zip(ops.names, ops.coll) if c]
+    assert not any(n.startswith("allreduce") for n in names), names
+    assert {"dispatch", "combine"} <= set(names)
+
+
+def test_nvl72_rack_against_four_hgx_nodes():
+    # DP attention 32 + EP 32 for DeepSeek-R1 NVFP4: on one GB200 NVL72 every collective stays on NVLink; on 4 nodes
+    # of 8x B200 the dispatch/combine cross InfiniBand: the collective time grows, the other families do not.
+    kw = dict(model="deepseek-r1", precision="bf16", expert_precision="fp4", tp=1, dp=32, ep=32, method=None,
+              engine="trtllm", batch=(64, 512))
+    rack = simulate_step(scenario=Scenario(hardware="gb200-nvl72", **kw))
+    hgx = simulate_step(scenario=Scenario(hardware="b200", **kw))
+    assert rack.feasible.all() and hgx.feasible.all()
+    assert np.all(hgx.breakdown_s["collective"] > 1.5 * rack.breakdown_s["collective"])
+    for fam in ("dense", "attention", "moe", "lm_head"):
+        np.testing.assert_allclose(hgx.breakdown_s[fam], rack.breakdown_s[fam], rtol=0.05, err_msg=fam)
+    ops = Scenario(hardware="gb200-nvl72", **kw).resolve().tops
+    assert np.all(ops.link[ops.coll > 0] == 0)                      # scale-up (NVLink) only
+
+
+@pytest.mark.parametrize("ep", [8, 16, 32, 72])
+def test_deepseek_nvfp4_mtp_on_the_rack_fits_at_every_ep(ep):
+    s = Scenario(hardware="gb200-nvl72", model="deepseek-r1", precision="bf16", expert_precision="fp4", tp=1, dp=ep,
+                 ep=ep, method="mtp", engine="trtllm", batch=(ep, 8 * ep))
+    dep = s.resolve()
+    mem = memory(dep, np.array([float(ep)]), 4.0, 2048.0, drafter=True)
+    assert mem.fits.all() and mem.weights_bytes < 0.75 * dep.hw.hbm_capacity_bytes
+    from simulator.speedup import predict
+    assert predict(s).feasible.all()
+
+
+def test_ep72_uses_redundant_expert_slots():
+    par = Parallelism(tp=1, ep=72, dp=72)
+    m = model("deepseek-r1")
+    assert par.expert_slots(m) == 288                                 # 4 slots per rank for 256 experts
+    ops = forward_pass(m, par=par)
+    i = ops.names.index("experts")
+    assert ops.moe_e[i] == 288 and ops.moe_k[i] == pytest.approx(8 * 288 / 256)
+
+
+def test_mxfp4_on_h100_reads_four_bit_weights_and_computes_in_bf16():
+    s = Scenario(hardware="h100-sxm", model="gpt-oss-120b", precision="bf16", expert_precision="mxfp4",
+                 method="eagle3", batch=(1, 64))
+    dep = s.resolve()
+    h = load_hardware("h100-sxm")
+    assert not h.supports("mxfp4") and h.compute_format("mxfp4") == "bf16"
+    r = rates(dep.hw, dep.tops)
+    i = dep.tops.names.index("experts")
+    assert r.peak[i] == pytest.approx(h.peak_bf16_flops_per_s * h.gemm_bf16_fraction)
+    m = model("gpt-oss-120b")
+    assert dep.tops.cb[i].max() == pytest.approx(m.n_experts * 3 * m.d_model * m.d_ff_expert *
+                                                 DTYPE_BYTES["mxfp4"], rel=1e-6)
+    mem = memory(dep, np.array([1.0]), 1.0, 4096.0, drafter=True)
+    assert mem.fits.all() and mem.weights_bytes < 70e9             # MXFP4 experts: ~65 GB on one 80 GB H100
+    from simulator.speedup import predict
+    assert predict(s).feasible.all()
+
+
+def test_attention_precision_is_one_field_everywhere(capsys):
+    a = Scenario(hardware="b200", model="deepseek-r1", tp=8, precision="fp4", method=None)
+    b = a.replace(attention_precision="bf16")
+    wa, wb = (memory(x.resolve(), np.array([1.0]), 1.0, 0.0).weights_bytes for x in (a, b))
+    assert wb > wa                                                  # bf16 attention weighs more than fp4
+    assert main(["curve", "--hardware", "b200", "--model", "deepseek-r1", "--tp", "8", "--precision", "fp4",
+                 "--attention-precision", "bf16", "--method", "mtp", "--batch", "1", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scenario"]["attention_precision"] == "bf16"
+    from simulator.sweep import PARAMS
+    assert "attention_precision" in PARAMS
+
+
+def test_cli_curve_on_the_rack(capsys):
+    for ep in ("8", "16", "32", "72"):
+        rc = main(["curve", "--hardware", "gb200-nvl72", "--model", "deepseek-r1", "--precision", "bf16",
+                   "--expert-precision", "fp4", "--tp", "1", "--dp", ep, "--ep", ep, "--method", "mtp",
+                   "--engine", "trtllm", "--batch", f"{ep},{int(ep) * 16}", "--format", "json"])
+        d = json.loads(capsys.readouterr().out)
+        assert rc == 0 and all(p["feasible"] for p in d["points"]) and d["scenario"]["n_gpus"] == int(ep)
