@@ -319,7 +319,8 @@ crossing the NICs: only the collective time grows."""),
     ("code", """from simulator import simulate_step
 for hw in ("gb200-nvl72", "b200"):
     st = simulate_step(scenario=rack.replace(hardware=hw, dp=32, ep=32, method=None, batch=(32, 1024)))
-    print(f"{hw:12s} step {np.round(st.step_s * 1e3, 2)} ms, collectives {np.round(st.breakdown_s['collective'] * 1e3, 2)} ms")"""),
+    coll = st.breakdown_s["collective"]
+    print(f"{hw:12s} step {np.round(st.step_s * 1e3, 2)} ms, collectives {np.round(coll * 1e3, 2)} ms")"""),
     ("md", """Serving the 8k/1k workload on the rack, and the frontier over layouts (DEP 8..72, TP8) with MTP on and
 off: where speculation's frontier dominates is the production pattern (on for interactive traffic)."""),
     ("code", """from simulator.frontier import frontier
@@ -330,10 +331,10 @@ for t in f.targets:
 plots.frontier(f);"""),
     ("md", """## 2. Kimi-K2 on B300 with its EAGLE-3 head
 
-`AQ-MedAI/Kimi-K2-Instruct-eagle3` (bundled as `eagle3-kimi-k2`: one Llama layer, hidden 7168, draft vocabulary
-32000); its card recommends SGLang `--speculative-num-steps 3 --speculative-eagle-topk 1
---speculative-num-draft-tokens 4` and reports up to 1.8x peak throughput at bs 8. Kimi-K2 (1T parameters, 384
-experts) in FP8 on 8x B300, TP8 attention and EP8 experts."""),
+`AQ-MedAI/Kimi-K2-Instruct-eagle3` (bundled as `eagle3-kimi-k2`: one Llama layer, hidden 7168, draft
+vocabulary 32000); its card recommends SGLang `--speculative-num-steps 3 --speculative-eagle-topk 1
+--speculative-num-draft-tokens 4` and reports up to 1.8x peak throughput at bs 8. Kimi-K2 (1T parameters,
+384 experts) in FP8 on 8x B300, TP8 attention and EP8 experts."""),
     ("code", """kimi = Scenario(hardware="b300", model="kimi-k2", method="eagle3", engine="sglang", precision="fp8", tp=8,
                 ep=8, k="auto", batch=(1, 2, 4, 8, 16, 32, 64, 128))
 rk = predict(kimi)

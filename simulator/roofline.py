@@ -15,7 +15,7 @@ Collectives, by kind, over a group of n GPUs on one link (bandwidth per directio
     all-to-all   lat + S / bw            S = bytes this rank sends (dispatch or combine)
     all-gather   lat + (n-1)/n S / bw    S = the gathered buffer (also reduce-scatter)
 A collective whose group spans several scale-up domains is hierarchical: NVLink inside each domain, the scale-out
-NIC across (_hierarchical_bw), with the scale-out latency added to the in-domain one.
+NIC across (hierarchical_bandwidth), with the scale-out latency added to the in-domain one.
 Eager launch (no CUDA graph): + kernels * launch_s per op repetition, in the "overhead" family.
 
 This module, sweep/kernels.py and montecarlo.py are the only numba importers; _jit.py holds their one jit policy.
@@ -196,7 +196,7 @@ class Rates:
     one_shot: bool = False
 
 
-def _hierarchical_bw(kind: int, n: float, g: float, bw_in: float, bw_out: float) -> float:
+def hierarchical_bandwidth(kind: int, n: float, g: float, bw_in: float, bw_out: float) -> float:
     """Effective bandwidth of a collective over n GPUs spanning n / g scale-up domains of g GPUs (NVLink inside,
     the scale-out NIC of each GPU across), in the form the collective formulas take (module docstring):
     all-reduce   reduce-scatter in the domain, all-reduce of 1/g of the data across domains, all-gather in the domain
@@ -225,7 +225,7 @@ def _collective_rates(hw: Hardware, ops: OpSet, allreduce_latency_s: float | Non
                                     "is not published")
             bw_out = hw.scaleout_bytes_per_s * hw.link_fraction
             lat[i] = hw.scaleout_latency_s + in_lat
-            bw[i] = _hierarchical_bw(int(ops.coll[i]), float(ops.group[i]), float(min(hw.scaleup_domain,
+            bw[i] = hierarchical_bandwidth(int(ops.coll[i]), float(ops.group[i]), float(min(hw.scaleup_domain,
                                                                                      ops.group[i])), bw_in, bw_out)
             continue
         lat[i], bw[i] = in_lat, bw_in

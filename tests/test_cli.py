@@ -243,7 +243,7 @@ LIB_ERRORS = [
     (["step", "--hardware", "nvidia-gb300"], ["'nvidia-gb300' is ambiguous", "b300", "gb300-nvl72"]),
     (["step", "--hardware", "gb300"], ["ambiguous: it fits b300, gb300-nvl72"]),
     (["step", "--tp", "3"], ["tp = 3 does not divide the 32 attention heads of llama-3.1-8b"]),
-    (["step", "--precision", "fp4", "--hardware", "h100-sxm"], ["h100-sxm has no fp4 tensor cores", "fp8"]),
+    (["step", "--attention-precision", "int3"], ["attention_precision = 'int3'", "fp8"]),
     (["step", "--precision", "int4"], ["precision = 'int4'"]),
     (["step", "--kv-precision", "fp5"], ["kv_precision = 'fp5'"]),
     (["step", "--model", "mixtral-8x7b", "--tp", "2", "--ep", "4"],

@@ -17,13 +17,8 @@ from simulator.roofline import rates
 from simulator.scenario import Scenario
 from simulator.step import simulate_step
 from simulator.units import DTYPE_BYTES
-from simulator.workload import (
-    Parallelism,
-    busiest_rank_fraction,
-    busiest_rank_table,
-    experts_touched_fraction,
-    forward_pass,
-)
+from simulator.experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction
+from simulator.workload import Parallelism, forward_pass
 
 from .helpers import model
 

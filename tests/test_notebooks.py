@@ -18,7 +18,8 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 # never the roofline internals (workload, roofline, step, ...); plus the data / plotting libraries.
 ALLOWED_IMPORTS = {"simulator", "simulator.plots", "simulator.advise", "simulator.hazards", "simulator.calibration",
                    "simulator.validation", "simulator.sweep", "numpy", "pandas", "xarray", "matplotlib",
-                   "matplotlib.pyplot", "dataclasses", "time", "simulator.frontier"}   # stdlib: derive a profile variant, time a sweep
+                   "matplotlib.pyplot", "dataclasses", "time",   # stdlib: derive a profile variant, time a sweep
+                   "simulator.frontier"}
 
 
 def code(nb) -> str:

@@ -24,10 +24,10 @@ from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.hardware import list_hardware, load_hardware
 from simulator.memory import weight_bytes_per_rank
 from simulator.model import list_models, model_record
-from simulator.roofline import BOUNDS, rates, step_times, step_times_reference
+from simulator.roofline import BOUNDS, hierarchical_bandwidth, rates, step_times, step_times_reference
 from simulator.scenario import Scenario, make_precision
 from simulator.step import simulate_step
-from simulator.workload import FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals
+from simulator.workload import COLL_ALLREDUCE, FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals
 
 from .helpers import model, ops_for
 
@@ -359,14 +359,17 @@ def test_tp_adds_collective_time():
     assert n * lat <= res.breakdown_s["collective"][0] <= 2 * n * lat
 
 
-def test_tp_beyond_the_scaleup_domain_uses_scaleout():
+def test_tp_beyond_the_scaleup_domain_is_hierarchical():
     ops = ops_for("llama-3.1-70b", 16, domain=8)
     coll = ops.coll > 0
     h = hw("h100-sxm")
-    np.testing.assert_allclose(rates(h, ops).bw_op[coll], h.scaleout_bytes_per_s * h.link_fraction)
-    np.testing.assert_allclose(rates(h, ops).lat[coll], h.scaleout_latency_s)
+    r = rates(h, ops)
+    bw_in, bw_out = h.scaleup_bytes_per_s * h.link_fraction, h.scaleout_bytes_per_s * h.link_fraction
+    for i in np.flatnonzero(coll):
+        assert r.bw_op[i] == pytest.approx(hierarchical_bandwidth(int(ops.coll[i]), 16.0, 8.0, bw_in, bw_out))
+    np.testing.assert_allclose(r.lat[coll & (ops.coll == COLL_ALLREDUCE)], h.scaleout_latency_s + h.allreduce_latency_s)
     eight = ops_for("llama-3.1-70b", 8)
-    np.testing.assert_allclose(rates(h, eight).bw_op[eight.coll > 0], h.scaleup_bytes_per_s * h.link_fraction)
+    np.testing.assert_allclose(rates(h, eight).bw_op[eight.coll > 0], bw_in)
     nvl = ops_for("llama-3.1-70b", 16, domain=72)
     gb = hw("gb200-nvl72")
     np.testing.assert_allclose(rates(gb, nvl).bw_op[nvl.coll > 0], 900e9 * gb.link_fraction)
@@ -386,8 +389,13 @@ def test_rates():
     r2 = rates(h, ops, hbm_fraction=0.5, gemm_fraction=0.6)
     assert r2.bw == pytest.approx(3.35e12 * 0.5)
     assert r2.peak[ops.dtype.index("fp8")] == pytest.approx(1978.9e12 * 0.6)
-    with pytest.raises(ScenarioError, match=r"has no fp8 tensor cores"):
-        rates(hw("a100-sxm-80gb"), ops)
+    # A100 has no fp8 tensor cores: fp8 weights are read as fp8 and multiplied in bf16 (weight-only W8A16)
+    a100 = hw("a100-sxm-80gb")
+    r3 = rates(a100, ops)
+    i = ops.dtype.index("fp8")
+    assert r3.peak[i] == pytest.approx(a100.peak_bf16_flops_per_s * a100.gemm_bf16_fraction)
+    fp4 = simulate_step("h100-sxm", "llama-3.1-8b", [1], precision="fp4")
+    assert fp4.feasible.all() and fp4.step_s[0] < simulate_step("h100-sxm", "llama-3.1-8b", [1]).step_s[0]
 
 
 # ---- overlap -------------------------------------------------------------------------------------------------
@@ -498,7 +506,6 @@ def test_scenario_batch_accepts():
     (dict(context=True), r"context = True; expected an integer >= 0"),
     (dict(tp=3), r"tp = 3 does not divide the 32 attention heads of llama-3.1-8b"),
     (dict(tp=2, ep=2), r"ep = 2 but llama-3.1-8b has no experts"),
-    (dict(precision="fp4"), r"h100-sxm has no fp4 tensor cores"),
     (dict(precision="int4"), r"precision = 'int4'"),
     (dict(kv_precision="fp5"), r"kv_precision = 'fp5'"),
     (dict(overlap="min"), r"overlap = 'min'; expected 'max', 'sum' or a number in \[0, 1\]"),
