@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.cli import main
+from simulator.experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction
 from simulator.hardware import load_hardware
 from simulator.pricing import memory
 from simulator.roofline import rates
 from simulator.scenario import Scenario
 from simulator.step import simulate_step
 from simulator.units import DTYPE_BYTES
-from simulator.experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction
 from simulator.workload import Parallelism, forward_pass
 
 from .helpers import model
