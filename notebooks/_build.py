@@ -335,8 +335,8 @@ plots.frontier(f);"""),
 vocabulary 32000); its card recommends SGLang `--speculative-num-steps 3 --speculative-eagle-topk 1
 --speculative-num-draft-tokens 4` and reports up to 1.8x peak throughput at bs 8. Kimi-K2 (1T parameters,
 384 experts) in FP8 on 8x B300, TP8 attention and EP8 experts."""),
-    ("code", """kimi = Scenario(hardware="b300", model="kimi-k2", method="eagle3", engine="sglang", precision="fp8", tp=8,
-                ep=8, k="auto", batch=(1, 2, 4, 8, 16, 32, 64, 128))
+    ("code", """kimi = Scenario(hardware="b300", model="kimi-k2", method="eagle3", engine="sglang", precision="fp8",
+                tp=8, ep=8, k="auto", batch=(1, 2, 4, 8, 16, 32, 64, 128))
 rk = predict(kimi)
 print("drafter:", rk.scenario["drafter"])
 print("speedup", np.round(rk.speedup, 2), "k", rk.k)
@@ -349,8 +349,8 @@ H100 has no FP4 tensor cores: the MXFP4 experts are read as 4-bit weights and mu
 Marlin-style), attention stays BF16. The vLLM recipe (`GPT-OSS_EAGLE3_Hopper.yaml`) runs
 `nvidia/gpt-oss-120b-Eagle3-v2` with `num_speculative_tokens: 3` at `--tensor-parallel-size 1`; the bundled head is
 the SpecForge template (`eagle3-gpt-oss-120b`)."""),
-    ("code", """oss = Scenario(hardware="h100-sxm", model="gpt-oss-120b", method="eagle3", engine="vllm", precision="bf16",
-               expert_precision="mxfp4", k="auto", batch=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+    ("code", """oss = Scenario(hardware="h100-sxm", model="gpt-oss-120b", method="eagle3", engine="vllm",
+               precision="bf16", expert_precision="mxfp4", k="auto", batch=(1, 2, 4, 8, 16, 32, 64, 128, 256))
 ro = predict(oss)
 print("fits:", ro.feasible.all(), "largest batch", ro.max_batch_spec)
 print("speedup", np.round(ro.speedup, 2), "k", ro.k)
