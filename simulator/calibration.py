@@ -76,6 +76,7 @@ ENGINE_PARAMS = ("host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "draft_s
 # The shipped fit: per-engine host mechanisms and the per-kernel graph cost of each architecture, jointly.
 SHIPPED_PARAMS = ENGINE_PARAMS + ("kernel_floor_s",)
 FITTED, AT_BOUND, LOOSE, NO_ROWS = "fitted", "at bound", "1-sigma > value", "no row depends on it"
+ONE_SOURCE = "one source only (cannot be checked held out)"
 
 
 @dataclass(frozen=True)
@@ -212,16 +213,18 @@ def _solve(prob: _Problem, x0: np.ndarray) -> tuple[Any, np.ndarray]:
     return sol, _stderr(sol.jac, sol.fun, len(prob.cols))
 
 
-def _identified(prob: _Problem, x0: np.ndarray) -> list[bool]:
-    """Whether any row moves when a column moves by 10 % of its range (else the column is not fitted)."""
+def _sources_moved(prob: _Problem, x0: np.ndarray) -> list[set[str]]:
+    """For each column, the sources of the rows that move (log residual by more than 1e-4) when the column moves by
+    10 % of its range: no source, no row depends on it; one source, it cannot be checked held out."""
     r0 = prob(x0)
+    src = np.array([p.row.get("source_id") or p.row["source"] for p in prob.rows])
     out = []
     for j, (_, n) in enumerate(prob.cols):
         par = PARAMS[n]
         x = x0.copy()
         x[j] = x[j] + 0.1 * (par.hi - par.lo) if x[j] + 0.1 * (par.hi - par.lo) <= par.hi else x[j] - 0.1 * (
             par.hi - par.lo)
-        out.append(bool(np.max(np.abs(prob(x) - r0)) > 1e-6))
+        out.append(set(src[np.abs(prob(x) - r0) / prob.w > 1e-4]))
     return out
 
 
@@ -246,17 +249,21 @@ def _cols(groups: Sequence[Group], params: Sequence[str]) -> list[tuple[str, str
 
 
 def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str, EngineProfile],
-        floors: dict[str, float], params: Sequence[str] = ENGINE_PARAMS, prune: bool = True) -> FitResult:
+        floors: dict[str, float], params: Sequence[str] = ENGINE_PARAMS, prune: bool = True,
+        min_sources: int = 1) -> FitResult:
     """Fit `params` to `rows` (row i priced with engines[groups[i].engine] on a device of architecture
     groups[i].arch, whose per-kernel graph cost starts at floors[arch]); see the module docstring. With `prune`,
-    undetermined parameters are fixed at their starting (sourced) values and the rest refitted."""
+    undetermined parameters are fixed at their starting (sourced) values and the rest refitted. A parameter that
+    fewer than `min_sources` sources constrain is not fitted (the shipped calibration asks for 2: a value one source
+    alone sets cannot be checked on data it did not see)."""
     _check_inputs(rows, params)
     cols = _cols(groups, params)
     start = _starts(cols, engines, floors)
     prob = _Problem(rows, groups, engines, floors, cols)
     x_all = np.array([start[c] for c in cols])
     rms0 = float(np.sqrt(np.mean((prob(x_all) / prob.w) ** 2)))
-    verdict = {c: NO_ROWS for c, ok in zip(cols, _identified(prob, x_all)) if not ok}
+    moved = _sources_moved(prob, x_all)
+    verdict = {c: NO_ROWS if not m else ONE_SOURCE for c, m in zip(cols, moved) if len(m) < min_sources or not m}
     tried: dict[tuple[str, str], tuple[float, float]] = {c: (start[c], float("inf")) for c in cols}
     warm = dict(start)
     while True:

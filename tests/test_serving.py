@@ -185,3 +185,41 @@ def test_cli_serve_and_frontier_errors(args, needle, capsys):
     rc, out, err = run(capsys, *args)
     assert rc == 2 and out == ""
     assert err.startswith("error: ") and needle in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+# ---- serving sweeps ------------------------------------------------------------------------------------------------
+
+def test_serve_sweep_is_serve_per_configuration():
+    from simulator.sweep.serving import serve_sweep
+    doc = {"hardware": ["h100-sxm", "b200"], "model": "llama-3.1-8b", "method": "eagle3", "engine": "vllm",
+           "serve": {"isl": [512, 4096], "osl": 256, "concurrency": {"start": 1, "stop": 16, "mul": 4}}}
+    df = serve_sweep(doc)
+    assert len(df) == 2 * 2 * 3 and set(df["concurrency"]) == {1, 4, 16}
+    one = df[(df.hardware == "b200") & (df.isl == 4096)]
+    ref = serve(Scenario(hardware="b200", model="llama-3.1-8b", method="eagle3", engine="vllm"),
+                Workload(isl=4096, osl=256, concurrency=(1, 4, 16)))
+    np.testing.assert_allclose(one["e2e_speedup"].to_numpy(float), ref.e2e_speedup, rtol=1e-12)
+    np.testing.assert_allclose(one["spec_ttft_s"].to_numpy(float), ref.spec.ttft_s, rtol=1e-12)
+
+
+@pytest.mark.parametrize("doc, match", [
+    ({"model": "llama-3.1-8b"}, r"needs a \[serve\] table"),
+    ({"serve": {"isl": 1024, "rate": 3}}, r"serve: unknown key\(s\) \['rate'\]"),
+    ({"batch": [1, 2], "serve": {"isl": 1024}}, "batch: not a serving-sweep parameter"),
+    ({"acceptance_length": 2.5, "serve": {"isl": 1024}}, "acceptance_length: needs acceptance_k"),
+    ({"hardware": "h100-sxn", "serve": {"isl": 1024}}, "unknown hardware")])
+def test_serve_sweep_errors(doc, match):
+    from simulator.errors import SpecroofError
+    from simulator.sweep.serving import serve_sweep
+    with pytest.raises(SpecroofError, match=match):
+        serve_sweep(doc)
+
+
+def test_cli_serving_sweep(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text('model = "llama-3.1-8b"\nmethod = "eagle3"\n[serve]\nisl = [1024, 2048]\nconcurrency = [1, 8]\n')
+    out = tmp_path / "s.csv"
+    assert main(["sweep", str(spec), "--out", str(out)]) == 0
+    assert "serving sweep: 4 rows" in capsys.readouterr().out and out.read_text().startswith("method,model,isl")
+    rc, _, err = run(capsys, "sweep", str(spec), "--out", str(tmp_path / "dir"))
+    assert rc == 2 and "give a .parquet or .csv file" in err

@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+from pathlib import Path
 from typing import Any
 
+from ..data import read_toml
 from ..errors import ScenarioError
+from ..files import check_output, write_bytes
 from .args import int_arg
 
 
@@ -79,6 +82,38 @@ def _print_summary(r: dict[str, Any], a: argparse.Namespace) -> None:
         print(f"merged: {r['merged']}")
 
 
+def _serving_doc(path: str) -> dict[str, Any] | None:
+    """The spec as a dict when it has a [serve] table (a serving sweep), else None."""
+    doc = read_toml(Path(path))
+    return doc if isinstance(doc, dict) and "serve" in doc else None
+
+
+def _serve(doc: dict[str, Any], a: argparse.Namespace) -> int:
+    """A serving sweep ([serve] in the spec): one table, written atomically to --out FILE (.parquet or .csv)."""
+    from ..sweep.serving import serve_sweep  # lazy: keeps --help free of numba
+    if a.shard or a.shards or a.workers or a.scheduler:
+        raise ScenarioError("a serving sweep ([serve]) runs in one process: drop --shard / --shards / --workers / "
+                            "--scheduler")
+    if a.out is None or Path(a.out).suffix not in (".parquet", ".csv"):
+        raise ScenarioError(f"--out = {a.out!r}: a serving sweep writes one table: give a .parquet or .csv file")
+    check_output(a.out, "--out")
+    if a.dry_run:
+        print("serving sweep: one row per (parameters x workload x concurrency); no work done")
+        return 0
+    df = serve_sweep(doc)
+    if a.out.endswith(".csv"):
+        write_bytes(a.out, df.to_csv(index=False).encode("utf-8"))
+    else:
+        import io
+        buf = io.BytesIO()
+        df.to_parquet(buf, index=False)
+        write_bytes(a.out, buf.getvalue())
+    d = {"rows": len(df), "feasible": int(df["feasible"].sum()), "out": a.out}
+    print(json.dumps(d) if a.format == "json" else f"serving sweep: {d['rows']} rows ({d['feasible']} feasible) "
+          f"-> {a.out}")
+    return 0
+
+
 def run(a: argparse.Namespace) -> int:
     from .. import sweep  # lazy: keeps --help free of numba
     _need("pyarrow", "tqdm", *(("distributed",) if a.workers or a.scheduler else ()))
@@ -86,6 +121,9 @@ def run(a: argparse.Namespace) -> int:
         return _merge(a)
     if a.spec is None:
         raise ScenarioError("give a sweep spec (SPEC.toml) and --out DIR, or --merge DIR")
+    doc = _serving_doc(a.spec)
+    if doc is not None:
+        return _serve(doc, a)
     spec = sweep.load_spec(a.spec)
     if a.dry_run:
         return _dry_run(spec, a)

@@ -158,7 +158,7 @@ def _expand_range(key: str, r: dict[str, Any]) -> list[Any]:
     return [float(v) for v in out]
 
 
-def _values(key: str, raw: Any, unique: bool = True) -> tuple[list[Any], bool]:
+def parse_values(key: str, raw: Any, unique: bool = True) -> tuple[list[Any], bool]:
     """(values, given as a list or range) for a parameter's raw spec entry; `unique`: no value twice."""
     if isinstance(raw, dict):
         vals, listed = _expand_range(key, raw), True
@@ -270,7 +270,7 @@ class SweepSpec:
         return out
 
 
-def _names_exist(key: str, vals: Iterable[str]) -> None:
+def names_exist(key: str, vals: Iterable[str]) -> None:
     """Unknown hardware / model / engine / draft names fail before any work, naming the key."""
     load = {"hardware": load_hardware, "engine": load_engine, "model": load_model, "draft": load_model}[key]
     for v in vals:
@@ -316,7 +316,7 @@ def _zip_values(name: str, z: dict[str, Any], members: list[str]) -> dict[str, l
     """Each member's checked values: lists of one length, no combination twice."""
     vals = {}
     for k in members:
-        v, listed = _values(k, z[k], unique=False)
+        v, listed = parse_values(k, z[k], unique=False)
         if not listed:
             raise err(f"zip.{k}", f"{z[k]!r} is a scalar; a zip group needs lists of equal length")
         vals[k] = v
@@ -399,7 +399,7 @@ def _top_values(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any
     single: dict[str, list[Any]] = {}
     for k in PARAMS:
         if k in doc:
-            vals, listed = _values(k, doc[k])
+            vals, listed = parse_values(k, doc[k])
             (single.__setitem__(k, vals) if listed else scalars.__setitem__(k, vals[0]))
     return scalars, single
 
@@ -431,7 +431,7 @@ def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
     if "auto" in _values_of("k", {}, single, zaxes):
         raise err("k", "\"auto\" is a scalar setting (k = \"auto\"); a list of k takes integers")
     for key in ("hardware", "model", "engine", "draft"):
-        _names_exist(key, _values_of(key, scalars, single, zaxes))
+        names_exist(key, _values_of(key, scalars, single, zaxes))
     batch, batch_listed = _batch(doc, scalars, single)
     for k, v in DEFAULTS.items():
         if k != "batch" and k not in every:

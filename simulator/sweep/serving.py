@@ -1,0 +1,123 @@
+"""Serving sweeps: the Cartesian product of Scenario parameters and serving workloads (a `[serve]` table in a sweep
+spec), each configuration priced by `serving.serve` over its concurrencies, as one tidy table.
+
+    hardware = ["h100-sxm", "b300"]          # any Scenario parameter, as in a batch sweep (scalar, list or range)
+    model = "llama-3.1-8b"
+    method = "eagle3"
+    [serve]
+    isl = [1024, 8192]                       # workload parameters: isl, osl, concurrency, chunk, prefix_hit, pd
+    osl = 1024
+    concurrency = { start = 1, stop = 256, mul = 2 }
+
+Acceptance, batch and context are not serving parameters (the workload sets the load and the context); the method's
+published acceptance is used, or `acceptance_rate` / `acceptance_length` with `acceptance_k` as scalars.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..acceptance import Acceptance
+from ..drafters import default_decay
+from ..errors import SpecError, SpecroofError
+from ..scenario import Scenario, scenario_fields
+from ..serving import Workload, serve
+from .spec import err, names_exist, parse_values
+
+WORKLOAD_KEYS = ("isl", "osl", "concurrency", "chunk", "prefix_hit", "pd")
+_NOT_SERVING = ("batch", "context", "k_max")
+PHASE_FIELDS = ("decode_batch", "k", "ttft_s", "tpot_s", "e2e_s", "tokens_per_s_per_gpu", "tokens_per_s_per_user")
+MAX_CONFIGS = 4096
+
+
+def _workload_values(table: Any) -> dict[str, list[Any]]:
+    if not isinstance(table, dict):
+        raise err("serve", f"expected a table of workload parameters ({', '.join(WORKLOAD_KEYS)})")
+    bad = [k for k in table if k not in WORKLOAD_KEYS]
+    if bad:
+        raise err("serve", f"unknown key(s) {bad}; expected {', '.join(WORKLOAD_KEYS)}")
+    out = {}
+    for k in WORKLOAD_KEYS:
+        if k in table:
+            raw = table[k]
+            vals = list(raw) if isinstance(raw, (list, tuple)) else ([raw] if not isinstance(raw, dict) else None)
+            out[k] = vals if vals is not None else parse_values("batch", raw)[0]   # ranges: integer expansion
+    return out
+
+
+def _scenario_values(doc: dict[str, Any]) -> tuple[dict[str, list[Any]], Acceptance | None]:
+    names = {f.name for f in scenario_fields("sweep")} - set(_NOT_SERVING)
+    acc_keys = ("acceptance_rate", "acceptance_length", "acceptance_k")
+    bad = [k for k in doc if k not in names and k not in acc_keys and k not in ("serve", "description")]
+    if bad:
+        raise err(bad[0], f"not a serving-sweep parameter; allowed: {', '.join(sorted(names))}, "
+                          f"{', '.join(acc_keys)} and [serve]")
+    vals = {k: parse_values(k, doc[k])[0] for k in sorted(names) if k in doc}
+    for key in ("hardware", "model", "engine", "draft"):
+        if key in vals:
+            names_exist(key, vals[key])       # unknown names fail before any work
+    return vals, _acceptance(doc)
+
+
+def _acceptance(doc: dict[str, Any]) -> Acceptance | None:
+    if "acceptance_rate" in doc:
+        return Acceptance.from_rate(float(doc["acceptance_rate"]))
+    if "acceptance_length" in doc:
+        if "acceptance_k" not in doc:
+            raise err("acceptance_length", "needs acceptance_k (the k it was measured at)")
+        method = doc.get("method") if isinstance(doc.get("method"), str) else None
+        return Acceptance.from_length(float(doc["acceptance_length"]), int(doc["acceptance_k"]),
+                                      default_decay(method))
+    return None
+
+
+def serve_sweep(doc: dict[str, Any]):
+    """Price every (Scenario parameters x isl x osl x chunk x prefix_hit x pd) combination over its concurrencies.
+    Returns a pandas DataFrame, one row per point: the parameters, the workload, the spec_* and base_* phase fields
+    (None where infeasible), e2e_speedup, tpot_speedup, throughput_ratio, feasible and message."""
+    import pandas as pd  # lazy: pandas is part of the sweep extra
+
+    if "serve" not in doc:
+        raise SpecError("sweep spec: a serving sweep needs a [serve] table")
+    wl = _workload_values(doc["serve"])
+    params, acc = _scenario_values(doc)
+    names = list(params)
+    wl_names = [k for k in WORKLOAD_KEYS if k != "concurrency" and k in wl]
+    combos = list(itertools.product(*(params[k] for k in names)))
+    wcombos = list(itertools.product(*(wl[k] for k in wl_names)))
+    if len(combos) * len(wcombos) > MAX_CONFIGS:
+        raise SpecError(f"sweep spec: {len(combos) * len(wcombos)} serving configurations exceed {MAX_CONFIGS}; "
+                        "split the sweep")
+    rows: list[dict[str, Any]] = []
+    for combo in combos:
+        kw = {k: (None if v == "default" else v) for k, v in zip(names, combo)}
+        for wc in wcombos:
+            wkw = dict(zip(wl_names, wc))
+            rows += _rows(kw, wkw, wl.get("concurrency", [1, 4, 16, 64]), acc)
+    return pd.DataFrame(rows)
+
+
+def _rows(kw: dict[str, Any], wkw: dict[str, Any], conc: list[int], acc: Acceptance | None) -> list[dict[str, Any]]:
+    head = {**{k: ("default" if v is None else v) for k, v in kw.items()}, **wkw}
+    try:
+        s = Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)
+        res = serve(s, Workload(concurrency=tuple(int(c) for c in conc), **wkw))
+    except SpecroofError as e:
+        return [{**head, "concurrency": int(c), "feasible": False, "message": str(e)} for c in conc]
+    out = []
+    for i, c in enumerate(res.concurrency):
+        ok = bool(res.feasible[i])
+        row = {**head, "concurrency": int(c), "feasible": ok, "message": res.message[i]}
+        for name, ph in (("spec", res.spec), ("base", res.base)):
+            for f in PHASE_FIELDS:
+                row[f"{name}_{f}"] = float(np.asarray(getattr(ph, f))[i]) if ok else None
+        for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
+            row[f] = float(getattr(res, f)[i]) if ok else None
+        out.append(row)
+    return out
+
+
+__all__ = ["WORKLOAD_KEYS", "serve_sweep"]
