@@ -77,6 +77,9 @@ ENGINE_PARAMS = ("host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "draft_s
 SHIPPED_PARAMS = ENGINE_PARAMS + ("kernel_floor_s",)
 FITTED, AT_BOUND, LOOSE, NO_ROWS = "fitted", "at bound", "1-sigma > value", "no row depends on it"
 ONE_SOURCE = "one source only (cannot be checked held out)"
+# A fit whose RMS log residual stays above this (predictions still ~35 % off) does not explain the rows: the rows
+# measure something the model does not price, or hold a mistake; `specroof calibrate` refuses it without --force.
+MAX_RMS_LOG = 0.3
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,8 @@ class FitResult:
 
     @property
     def ok(self) -> bool:
-        return all(p.status == FITTED for p in self.params)
+        """Every parameter tried was determined and the fit explains the rows (RMS log residual <= MAX_RMS_LOG)."""
+        return all(p.status == FITTED for p in self.params) and self.rms_after <= MAX_RMS_LOG
 
     def values(self, group: str) -> dict[str, float]:
         return {p.name: p.value for p in self.params if p.group == group and p.status == FITTED}
@@ -188,11 +192,21 @@ def _start(value: float | None, name: str) -> float:
     return float(np.clip(v, par.lo + 1e-9 * span, par.hi - 1e-9 * span))
 
 
-def _stderr(jac: Any, fun: np.ndarray, n_params: int) -> np.ndarray:
-    """1-sigma of each parameter: the Gauss-Newton covariance s^2 (J^T J)^-1."""
+def _stderr(jac: Any, fun: np.ndarray, n_params: int, span: np.ndarray) -> np.ndarray:
+    """1-sigma of each parameter: the Gauss-Newton covariance s^2 (J^T J)^-1. Infinite where it cannot be estimated:
+    no more rows than parameters (no residual degree of freedom), or a column in the near-null space of J scaled by
+    the parameter ranges (collinear parameters: the data fix only a combination of them, however small the
+    residuals)."""
     J = jac.toarray() if hasattr(jac, "toarray") else np.asarray(jac)
-    s2 = float(fun @ fun) / max(1, fun.size - n_params)
-    return np.sqrt(np.clip(np.diag(np.linalg.pinv(J.T @ J)) * s2, 0.0, None))
+    if fun.size <= n_params:
+        return np.full(n_params, np.inf)
+    s2 = float(fun @ fun) / (fun.size - n_params)
+    se = np.sqrt(np.clip(np.diag(np.linalg.pinv(J.T @ J)) * s2, 0.0, None))
+    sv, vt = np.linalg.svd(J * span, full_matrices=False)[1:]
+    if sv.size and sv[-1] <= 1e-6 * sv[0]:
+        for vec in vt[sv <= 1e-6 * sv[0]]:
+            se[np.abs(vec) > 0.1] = np.inf
+    return se
 
 
 def _verdict(v: float, se: float, par: Param) -> str:
@@ -210,7 +224,7 @@ def _solve(prob: _Problem, x0: np.ndarray) -> tuple[Any, np.ndarray]:
     sparsity = prob.sparsity() if len(prob.cols) > 1 else None
     sol = least_squares(prob, x0, bounds=(lo, hi), x_scale=(hi - lo) * 0.1, diff_step=1e-3, method="trf",
                         jac_sparsity=sparsity, max_nfev=200)
-    return sol, _stderr(sol.jac, sol.fun, len(prob.cols))
+    return sol, _stderr(sol.jac, sol.fun, len(prob.cols), hi - lo)
 
 
 def _sources_moved(prob: _Problem, x0: np.ndarray) -> list[set[str]]:

@@ -30,13 +30,31 @@ def data_dir(folder: str) -> Path:
     raise SpecError(f"bundled data folder {folder!r} not found; looked in: {', '.join(map(str, candidates))}")
 
 
+def read_text(path: str | Path, what: str = "file", error: type[SpecError] = SpecError) -> str:
+    """A UTF-8 text file's contents; a missing file, a directory, an unreadable, binary or non-UTF-8 file is one
+    error naming the path (the type `error`, a SpecroofError)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{p}: file not found") from None
+    except IsADirectoryError:
+        raise error(f"{p}: is a directory; expected a {what}") from None
+    except OSError as e:
+        raise error(f"{p}: cannot read: {e.strerror or e}") from None
+    if b"\x00" in data:
+        raise error(f"{p}: binary data (a NUL byte); expected a {what} in UTF-8 text") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(f"{p}: not UTF-8 text (byte {e.start}); expected a {what}") from None
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; errors name the file and the parser's line/column."""
+    text = read_text(path, "TOML file")
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise SpecError(f"{path}: file not found") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: malformed TOML: {e}") from None
 

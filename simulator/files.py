@@ -26,6 +26,20 @@ def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
     return p
 
 
+def check_output_dir(path: str | os.PathLike[str], what: str = "output folder") -> Path:
+    """The folder, created if missing (with its parents), once it is a writable folder; else OutputError."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise OutputError(f"{what} {p}: is a file; expected a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{what} {p}: cannot create it ({e.strerror or e})") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise OutputError(f"{what} {p}: not writable")
+    return p
+
+
 def tmp_name(path: Path) -> Path:
     """A temporary name beside `path`, unique to this process and call (concurrent writers never share one)."""
     return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")

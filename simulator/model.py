@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .data import data_dir, read_toml, suggest
+from .data import data_dir, read_text, read_toml, suggest
 from .errors import ModelConfigError
 
 
@@ -398,7 +398,31 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
                         draft_vocab_size=int(cfg.get("draft_vocab_size") or 0))
     elif kind not in ("target", "medusa-head"):
         raise ModelConfigError(f"{source}: unknown kind {kind!r}")
+    _check_sizes(shape, source)
     return shape
+
+
+# Bounds on what a config may declare, far beyond any published model (Llama-3.1-405B: 126 layers, d 16384, vocab
+# 128256; DeepSeek-V3: 256 experts; Kimi-K2: 384 experts): a size outside them is a typo or a corrupt file, refused
+# before any loop runs over it.
+SIZE_BOUNDS = {"n_layers": (1, 1024), "d_model": (1, 1 << 20), "n_heads": (1, 1 << 16), "n_kv_heads": (1, 1 << 16),
+               "d_head": (1, 1 << 14), "vocab_size": (1, 1 << 24), "d_ff": (0, 1 << 22), "n_experts": (0, 1 << 16),
+               "d_ff_expert": (0, 1 << 22)}
+
+
+def _check_sizes(m: ModelShape, source: str) -> None:
+    """Every size in its bounds (a Medusa head has no decoder layers), and n_heads a multiple of n_kv_heads."""
+    for key, (lo, hi) in SIZE_BOUNDS.items():
+        v = getattr(m, key)
+        if key == "n_layers" and m.kind == "medusa-head":
+            lo = 0
+        if not lo <= v <= hi:
+            raise ModelConfigError(f"{source}: {key} = {v}; expected {lo}..{hi} (a model that can be priced)")
+    if m.n_heads % m.n_kv_heads:
+        raise ModelConfigError(f"{source}: num_attention_heads = {m.n_heads} is not a multiple of "
+                               f"num_key_value_heads = {m.n_kv_heads}")
+    if m.n_experts and not 1 <= m.top_k <= m.n_experts:
+        raise ModelConfigError(f"{source}: experts per token = {m.top_k}; expected 1..{m.n_experts}")
 
 
 # ---- bundled registry ---------------------------------------------------------------------------------------------
@@ -452,13 +476,14 @@ def model_record(model_id: str) -> ModelRecord:
 
 def read_config(path: Path) -> dict[str, Any]:
     """Parse a config.json; errors name the file and position."""
+    text = read_text(path, "config.json", ModelConfigError)
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise ModelConfigError(f"{path}: file not found") from None
+        doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise ModelConfigError(f"{path}: malformed JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise ModelConfigError(f"{path}: expected a JSON object (a config.json), got a {type(doc).__name__}")
+    return doc
 
 
 def load_model_and_record(name_or_path: str | Path) -> tuple[ModelShape, ModelRecord | None]:

@@ -100,7 +100,12 @@ class SpecStep:
 
 def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     """Price a speculative step of shape `v` over the broadcast of batch B and context L (the sweep passes a column
-    of contexts)."""
+    of contexts). k = 0 is speculation off: the plain decode step (no drafter, no bookkeeping)."""
+    if v.k == 0:
+        base, st = base_step(dep, B, L)
+        base = np.broadcast_to(base, np.broadcast_shapes(np.shape(B), np.shape(L)))
+        return SpecStep(np.zeros_like(base), np.broadcast_to(st.total_s, base.shape), base - st.total_s, base,
+                        np.broadcast_to(st.bound, base.shape))
     e, d = dep.eng, dep.drafter
     draft = np.zeros(np.broadcast_shapes(np.shape(B), np.shape(L)))
     launch = np.zeros_like(draft)

@@ -9,6 +9,7 @@ summaries and leave-one-source-out cross-validation.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .acceptance import Acceptance
-from .data import data_dir
+from .data import data_dir, read_text
 from .drafters import default_decay
 from .engine import EngineProfile, load_engine
 from .errors import ScenarioError, SpecError, SpecroofError
@@ -51,18 +52,17 @@ def load_rows(path: str | Path | None = None) -> list[dict[str, str]]:
     """Read a rows CSV; errors name the file, row and column."""
     p = Path(path) if path else default_rows_path()
     try:
-        with open(p, newline="", encoding="utf-8") as f:
-            rd = csv.DictReader(f)
-            cols = rd.fieldnames or []
-            missing = [c for c in REQUIRED if c not in cols]
-            if missing:
-                raise SpecError(f"{p}: missing column(s) {missing}; required: {', '.join(REQUIRED)}")
-            unknown = [c for c in cols if c not in REQUIRED + OPTIONAL]
-            if unknown:
-                raise SpecError(f"{p}: unknown column(s) {unknown}; allowed: {', '.join(REQUIRED + OPTIONAL)}")
-            rows = list(rd)
-    except FileNotFoundError:
-        raise SpecError(f"{p}: file not found") from None
+        rd = csv.DictReader(io.StringIO(read_text(p, "rows CSV"), newline=""))
+        cols = rd.fieldnames or []
+        missing = [c for c in REQUIRED if c not in cols]
+        if missing:
+            raise SpecError(f"{p}: missing column(s) {missing}; required: {', '.join(REQUIRED)}")
+        unknown = [c for c in cols if c not in REQUIRED + OPTIONAL]
+        if unknown:
+            raise SpecError(f"{p}: unknown column(s) {unknown}; allowed: {', '.join(REQUIRED + OPTIONAL)}")
+        rows = list(rd)
+    except csv.Error as e:
+        raise SpecError(f"{p}: malformed CSV: {e}") from None
     for i, r in enumerate(rows, start=2):
         if r["metric"] not in METRICS:
             raise SpecError(f"{p}: line {i} ({r['row_id']}): metric = {r['metric']!r}; expected one of "

@@ -23,6 +23,7 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         kw.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        kw.setdefault("allow_abbrev", False)     # --k must not silently mean --k-max or --kv-precision
         super().__init__(*args, **kw)
 
     def error(self, message: str) -> None:  # type: ignore[override]

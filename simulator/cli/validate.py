@@ -74,14 +74,18 @@ def run_validate(a: argparse.Namespace) -> int:
 
 
 def run_calibrate(a: argparse.Namespace) -> int:
-    from ..calibration import calibrate, write_profile  # lazy: keeps --help free of numba
+    from ..calibration import MAX_RMS_LOG, calibrate, write_profile  # lazy: keeps --help free of numba
     check_output(a.out, "--out")
     eng = load_engine(a.engine)
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
     if not res.ok and not a.force:
         bad = "; ".join(p.line() for p in res.params if p.status != "fitted")
-        raise ScenarioError(f"calibration left parameters undetermined ({bad}); fit fewer --params, add "
-                            "measurements, or pass --force to write the determined ones anyway")
+        if bad:
+            raise ScenarioError(f"calibration left parameters undetermined ({bad}); fit fewer --params, add "
+                                "measurements, or pass --force to write the determined ones anyway")
+        raise ScenarioError(f"calibration does not explain the rows: RMS log residual {res.rms_after:.2f} after the "
+                            f"fit (above {MAX_RMS_LOG}: predictions still off by ~{math.expm1(res.rms_after):.0%}); "
+                            "check the rows' scenarios and units, or pass --force")
     out = write_profile(res, eng.name, a.engine, a.out, a.measurements)
     if a.format == "json":
         print(fmt.dumps({"params": [p.__dict__ for p in res.params], "rms_log_residual_before": res.rms_before,

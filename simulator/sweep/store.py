@@ -8,6 +8,7 @@ written to a temporary name and renamed, and a rerun skips shards whose file exi
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ScenarioError, SpecError
+from ..files import check_output_dir
 from ..version import __version__
 from .dataset import FIELD_ORDER
 from .evaluate import ShardResult, evaluate
@@ -240,14 +242,49 @@ def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[st
     return man
 
 
-def _shard_valid(path: Path, spec_hash: str, rows: int) -> bool:
+def _checksum_path(path: Path) -> Path:
+    """DIR/checksums/NAME.sha256 for DIR/shards/NAME (apart from the shards, which readers glob)."""
+    return path.parent.parent / "checksums" / (path.name + ".sha256")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _seal(path: Path) -> None:
+    """Record a finished shard's SHA-256 beside it (atomically, after the shard is in place): a shard whose bytes no
+    longer match is corrupt, one without its checksum unfinished; both are recomputed on resume."""
+    ck = _checksum_path(path)
+    ck.parent.mkdir(exist_ok=True)
+    _atomic_bytes(ck, (_sha256(path) + "\n").encode())
+
+
+def shard_state(path: Path, spec_hash: str, rows: int) -> str:
+    """'ok', 'missing', or why a shard cannot be used ('unsealed', 'corrupt: ...')."""
     import pyarrow.parquet as pq
+    if not path.exists():
+        return "missing"
+    ck = _checksum_path(path)
+    if not ck.exists():
+        return "unsealed (no checksum: its run did not finish)"
+    if ck.read_text().strip() != _sha256(path):
+        return "corrupt: its bytes do not match the checksum written with it"
     try:
         md = pq.read_metadata(path)
-    except Exception:   # noqa: BLE001 - missing, truncated or not Parquet: recompute
-        return False
+    except Exception as e:   # noqa: BLE001 - truncated or not Parquet
+        return f"corrupt: unreadable Parquet ({type(e).__name__})"
     meta = md.metadata or {}
-    return md.num_rows == rows and meta.get(b"specroof.spec_hash") == spec_hash.encode()
+    if md.num_rows != rows or meta.get(b"specroof.spec_hash") != spec_hash.encode():
+        return "corrupt: another spec or row count"
+    return "ok"
+
+
+def _shard_valid(path: Path, spec_hash: str, rows: int) -> bool:
+    return shard_state(path, spec_hash, rows) == "ok"
 
 
 def _shard_rows(man: dict[str, Any], i: int) -> int:
@@ -280,6 +317,7 @@ def _run_shards(s: SweepSpec, out: Path, todo: list[int], n: int, workers: int |
     with _progress(len(todo), progress, "sweep") as bar:
         for i in todo:
             _atomic_with(shard_path(out, i, n), lambda tmp, i=i: write_shard(s, i, n, str(tmp)))
+            _seal(shard_path(out, i, n))
             bar.update(1)
 
 
@@ -293,7 +331,7 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
     address; client: on an existing dask.distributed Client. Returns a summary dict.
     """
     s = load_spec(spec)
-    out = Path(out)
+    out = check_output_dir(out, "--out")
     man = _check_manifest(out, s, _shard_count(s, shard, n_shards))
     n = man["n_shards"]
     wanted = [shard[0]] if shard else list(range(n))
@@ -330,6 +368,7 @@ def _run_dask(spec: SweepSpec, out: Path, todo: list[int], n: int, workers: int 
             for fut in as_completed(futs):
                 i, data = fut.result()
                 _atomic_bytes(shard_path(out, i, n), data)
+                _seal(shard_path(out, i, n))
                 fut.release()
                 bar.update(1)
     finally:
@@ -343,11 +382,13 @@ def merge(out: str | os.PathLike[str]) -> Path:
     out = Path(out)
     man = _check_manifest(out, None, None)
     n, h = man["n_shards"], man["spec_hash"]
-    missing = [i for i in range(n) if not _shard_valid(shard_path(out, i, n), h, _shard_rows(man, i))]
-    if missing:
-        shown = ", ".join(map(str, missing[:20])) + (", ..." if len(missing) > 20 else "")
-        raise ScenarioError(f"{out}: incomplete sweep: {len(missing)} of {n} shards missing or invalid ({shown}); "
-                            f"run `specroof sweep SPEC --out {out}` (or --shard I/{n} for each) first")
+    states = {i: shard_state(shard_path(out, i, n), h, _shard_rows(man, i)) for i in range(n)}
+    bad = {i: st for i, st in states.items() if st != "ok"}
+    if bad:
+        shown = "; ".join(f"{shard_path(out, i, n).name}: {st}" for i, st in list(bad.items())[:5])
+        raise ScenarioError(f"{out}: incomplete sweep: {len(bad)} of {n} shards not usable ({shown}"
+                            f"{'; ...' if len(bad) > 5 else ''}); run `specroof sweep SPEC --out {out}` (or --shard "
+                            f"I/{n} for each): it recomputes them")
     dest = out / "sweep.parquet"
     if _shard_valid(dest, h, man["n_points"]):
         return dest
@@ -365,8 +406,22 @@ def merge(out: str | os.PathLike[str]) -> Path:
                     w.write_table(t.replace_schema_metadata(md), row_group_size=max(1, t.num_rows))
     _atomic_with(dest, write)
     for stale in list(out.glob(".*.tmp")) + list((out / "shards").glob(".*.tmp")):
-        stale.unlink(missing_ok=True)
+        if not _writer_alive(stale):
+            stale.unlink(missing_ok=True)
     return dest
+
+
+def _writer_alive(tmp: Path) -> bool:
+    """Whether the process that names a temporary file (.NAME.PID-XXXXXXXX.tmp) still runs on this host: a concurrent
+    run's file in flight is never deleted, a crashed one's is."""
+    try:
+        pid = int(tmp.name.rsplit(".", 2)[-2].split("-")[0])
+        os.kill(pid, 0)
+    except (ValueError, IndexError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def read_sweep(out: str | os.PathLike[str]):

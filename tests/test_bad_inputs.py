@@ -1,0 +1,249 @@
+"""The bad-input catalogue (issue 14): every bad value, file or output path given to the CLI is one `error:` line on
+stderr, exit 2, no traceback and nothing on stdout; wrong Python types raise a SpecroofError naming the value."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator import Acceptance, Scenario
+from simulator.cli import main
+from simulator.errors import SpecroofError
+
+from .helpers import run
+
+REPO = Path(__file__).resolve().parents[1]
+EAGLE3_HEAD = str(REPO / "models" / "yuhuili__EAGLE3-LLaMA3.1-Instruct-8B.json")
+LLAMA = json.loads((REPO / "models" / "meta-llama__Llama-3.1-8B-Instruct.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Bad files of every kind: binary, non-UTF-8, empty, a directory, malformed TOML / JSON / CSV, impossible
+    model configs, and an unwritable place."""
+    d = tmp_path_factory.mktemp("bad")
+    (d / "bin.toml").write_bytes(b"\x00\x01\x02\xff\xfe binary")
+    (d / "bin.json").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (d / "bin.csv").write_bytes(b"\x00\xff\xfe\x00")
+    (d / "latin1.csv").write_bytes("row_id,caf\xe9\n".encode("latin-1"))
+    (d / "empty.toml").write_text("")
+    (d / "empty.json").write_text("")
+    (d / "empty.csv").write_text("")
+    (d / "dir.toml").mkdir()
+    (d / "dir.json").mkdir()
+    (d / "dir.csv").mkdir()
+    (d / "bad.toml").write_text("schema = 1\nname = [\n")
+    (d / "bad.json").write_text("{ not json")
+    (d / "list.json").write_text("[1, 2, 3]")
+    for name, change in (("zero_layers", {"num_hidden_layers": 0}), ("zero_vocab", {"vocab_size": 0}),
+                         ("huge_layers", {"num_hidden_layers": 10 ** 10}), ("neg_hidden", {"hidden_size": -4096}),
+                         ("str_heads", {"num_attention_heads": "32"}), ("nan_theta", {"rope_theta": "nan"}),
+                         ("huge_vocab", {"vocab_size": 10 ** 12}), ("odd_heads", {"num_attention_heads": 33})):
+        (d / f"{name}.json").write_text(json.dumps({**LLAMA, **change}))
+    for name in ("rep.md", "o.dir", "p.png"):
+        (d / name).mkdir()
+    ro = d / "readonly"
+    ro.mkdir()
+    ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    (d / "afile").write_text("x")
+    yield d
+    ro.chmod(stat.S_IRWXU)
+
+
+def _cases(d: Path) -> list[tuple[list[str], str]]:
+    """(argv, a needle the error line must contain)."""
+    step, curve, serve = ["step"], ["curve"], ["serve"]
+    out = []
+    # --- values ------------------------------------------------------------------------------------------------
+    for cmd in (step, curve, ["advise"], serve):
+        out += [
+            (cmd + ["--tp", "0"], "tp"), (cmd + ["--tp", "x"], "tp"), (cmd + ["--tp", "1.5"], "tp"),
+            (cmd + ["--tp", "3"], "tp = 3 does not divide"), (cmd + ["--ep", "2"], "ep = 2"),
+            (cmd + ["--dp", "0"], "dp"), (cmd + ["--precision", "int4"], "int4"),
+            (cmd + ["--kv-precision", "fp5"], "fp5"), (cmd + ["--expert-precision", "q8"], "q8"),
+            (cmd + ["--attention-precision", "x"], "attention_precision"),
+            (cmd + ["--hardware", "h100-sxn"], "unknown hardware"), (cmd + ["--model", "llama-9"], "unknown model"),
+            (cmd + ["--engine", "tgi"], "unknown engine"), (cmd + ["--hardware", ""], "hardware"),
+            (cmd + ["--model", EAGLE3_HEAD], "not a model that can be served"),
+            (cmd + ["--model", "eagle3-llama3.1-8b"], "not a model that can be served"),
+            (cmd + ["--model", "medusa-vicuna-7b"], "not a model that can be served"),
+        ]
+    for cmd in (curve, ["advise"], serve):
+        out += [
+            (cmd + ["--method", "telepathy"], "method"), (cmd + ["--k", "-1"], "k"), (cmd + ["--k", "many"], "k"),
+            (cmd + ["--k-max", "0"], "k_max"), (cmd + ["--acceptance-rate", "1"], "acceptance rate"),
+            (cmd + ["--acceptance-rate", "-0.1"], "acceptance rate"), (cmd + ["--acceptance-rate", "nan"], "rate"),
+            (cmd + ["--acceptance-length", "0.5", "--acceptance-k", "3"], "acceptance length"),
+            (cmd + ["--acceptance-length", "4", "--acceptance-k", "3"], "tau"),
+            (cmd + ["--acceptance-length", "2.5"], "acceptance-k"),
+            (cmd + ["--acceptance-k", "3"], "--acceptance-k applies only"),
+            (cmd + ["--acceptance-rates", "0.5,1.2"], "acceptance rate"),
+            (cmd + ["--acceptance-rates", ","], "empty"),
+            (cmd + ["--tree-tokens", "1"], "tree"), (cmd + ["--tree-branching", "0"], "tree"),
+            (cmd + ["--method", "draft", "--draft", "nonexistent-draft"], "unknown model"),
+            (cmd + ["--context", "-5"], "context"), (cmd + ["--overlap", "fast"], "overlap"),
+            (cmd + ["--overlap", "2"], "overlap"), (cmd + ["--cuda-graph-max-batch", "0"], "cuda"),
+        ]
+    for cmd in (step, curve):
+        out += [(cmd + ["--batch", "0"], "batch"), (cmd + ["--batch", "1.5"], "batch"),
+                (cmd + ["--batch", ""], "batch"), (cmd + ["--batch", "8..1"], "empty"),
+                (cmd + ["--batch", "1,,2"], "batch"), (cmd + ["--batch", "x"], "batch"),
+                (cmd + ["--context", "1e9"], "context"), (cmd + ["--format", "xml"], "format")]
+    for cmd in (curve, serve):
+        out.append((cmd + ["--tree-tokens", "64", "--k", "2", "--tree-branching", "2"], "needs 63 draft nodes"))
+    out += [(step + ["--query-tokens", "0"], "query"), (step + ["--logits", "some"], "logits")]
+    out += [(serve + ["--isl", "0"], "isl"), (serve + ["--osl", "-1"], "osl"), (serve + ["--concurrency", "0"], "batch"),
+            (serve + ["--chunk", "0"], "chunk"), (serve + ["--prefix-hit", "1.5"], "prefix-hit"),
+            (serve + ["--prefill-gpus", "0"], "prefill-gpus"), (serve + ["--concurrency", "a,b"], "batch")]
+    out += [(["frontier", "--gpus", "0"], "gpus"), (["frontier", "--gpus", ""], "gpus"),
+            (["frontier", "--targets", "-3"], "target"), (["frontier", "--tpot-slo-ms", "0"], "tpot"),
+            (["frontier", "--max-tp", "0"], "max-tp"), (["frontier", "--method", "telepathy"], "method")]
+    out += [(["advise", "--batch", "0"], "batch"), (["advise", "--max-points", "1"], "max"),
+            (["advise", "--emit", "tgi"], "emit")]
+    out += [(["hardware", "nope-gpu"], "unknown hardware"), (["models", "nope-model"], "unknown model"),
+            (["nosuchcommand"], "invalid choice"), ([], "required")]
+    # --- files -------------------------------------------------------------------------------------------------
+    for flag in ("--hardware", "--engine", "--model"):
+        ext = ".json" if flag == "--model" else ".toml"
+        for stem in ("bin", "empty", "dir", "bad"):
+            out.append((step + [flag, str(d / f"{stem}{ext}")], str(d)))
+        out.append((step + [flag, str(d / f"missing{ext}")], "not found"))
+    for stem in ("zero_layers", "zero_vocab", "huge_layers", "neg_hidden", "str_heads", "huge_vocab", "odd_heads",
+                 "list"):
+        out.append((step + ["--model", str(d / f"{stem}.json")], str(d / stem)))
+    out.append((["models", str(d / "huge_layers.json")], "huge_layers"))
+    for stem in ("bin", "latin1", "empty", "dir"):
+        out.append((["validate", str(d / f"{stem}.csv")], str(d)))
+        out.append((["calibrate", str(d / f"{stem}.csv"), "--engine", "vllm", "--out", str(d / "o.toml")], str(d)))
+    for stem in ("bin", "dir", "bad"):
+        out.append((["sweep", str(d / f"{stem}.toml"), "--out", str(d / "sw")], str(d)))
+    for stem in ("bin", "empty", "dir", "bad"):
+        out.append((curve + ["--hazards", str(d / f"{stem}.toml")], str(d)))
+    # --- outputs (checked before the work) -----------------------------------------------------------------------
+    places = [(d / "nodir" / "x", "nodir"), (d / "afile" / "x", "afile")]
+    if os.geteuid() != 0:                       # root writes into a read-only directory
+        places.append((d / "readonly" / "x", "readonly"))
+    for where, why in places:
+        out.append((["validate", "--report", str(where)], why))
+        out.append((["calibrate", str(REPO / "validation" / "rows.csv"), "--engine", "vllm", "--out",
+                     str(where) + ".toml"], why))
+        out.append((curve + ["--plot", str(where) + ".png"], why))
+        out.append((["frontier", "--plot", str(where) + ".png"], why))
+        out.append((["sweep", str(REPO / "examples" / "serve_sweep.toml"), "--out", str(where) + ".csv"], why))
+    # an existing directory where a file is written
+    out.append((["validate", "--report", str(d / "rep")], "rep.md"))
+    out.append((["calibrate", str(REPO / "validation" / "rows.csv"), "--engine", "vllm", "--out", str(d / "o.dir")],
+                "o.dir"))
+    out.append((curve + ["--plot", str(d / "p.png")], "p.png"))
+    out.append((["sweep", str(REPO / "examples" / "sweep_standard.toml"), "--out", str(d / "afile")], "afile"))
+    return out
+
+
+def test_catalogue_has_150_cases(files):
+    assert len(_cases(files)) >= 150
+
+
+@pytest.mark.parametrize("i", range(230))
+def test_bad_input_is_one_error_line(i, files, capsys):
+    cases = _cases(files)
+    if i >= len(cases):
+        pytest.skip("beyond the catalogue")
+    args, needle = cases[i]
+    rc, out, err = run(capsys, *args)
+    lines = err.strip().splitlines()
+    assert rc == 2, (args, rc, out[:300], err[:300])
+    assert out == "", (args, out[:300])
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, (args, err[:500])
+    assert needle.lower() in lines[0].lower(), (args, needle, lines[0])
+
+
+# ---- the Python API: wrong types ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [dict(tp="2"), dict(tp=2.0), dict(tp=True), dict(batch=[[1, 2]]), dict(batch=1.5),
+                                dict(batch=[0]), dict(batch=[]), dict(acceptance=0.7), dict(k=-1), dict(k="x"),
+                                dict(context=1.5), dict(hardware=3), dict(model=None), dict(engine=1),
+                                dict(precision=None), dict(overlap="fast"), dict(k_max=0), dict(ep="8"),
+                                dict(tree_tokens=1), dict(tree_branching=0), dict(options=[1])])
+def test_wrong_python_types_raise_a_specroof_error(kw):
+    with pytest.raises(SpecroofError):
+        Scenario(**kw).resolve()
+
+
+# ---- malformed files from hypothesis -----------------------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.binary(max_size=200))
+def test_any_bytes_as_a_hardware_spec_is_an_error_or_a_device(data, tmp_path_factory):
+    p = tmp_path_factory.mktemp("h") / "x.toml"
+    p.write_bytes(data)
+    from simulator.hardware import load_hardware
+    try:
+        load_hardware(str(p))
+    except SpecroofError as e:
+        assert str(p) in str(e)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.text(max_size=300))
+def test_any_text_as_a_model_config_is_an_error_or_a_model(data, tmp_path_factory):
+    p = tmp_path_factory.mktemp("m") / "x.json"
+    p.write_text(data)
+    from simulator.model import load_model
+    try:
+        m = load_model(str(p))
+        assert m.n_layers >= 1
+    except SpecroofError as e:
+        assert str(p) in str(e)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.lists(st.lists(st.text(max_size=12), min_size=1, max_size=6), min_size=1, max_size=6))
+def test_any_csv_as_rows_is_an_error_or_rows(data, tmp_path_factory):
+    import csv
+    p = tmp_path_factory.mktemp("c") / "rows.csv"
+    with open(p, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(data)
+    from simulator.validation import load_rows
+    try:
+        load_rows(p)
+    except SpecroofError as e:
+        assert str(p) in str(e)
+
+
+@settings(max_examples=30, deadline=None)
+@given(doc=st.dictionaries(st.sampled_from(["hardware", "model", "batch", "k", "tp", "serve", "acceptance_rate",
+                                            "zip", "context"]),
+                           st.one_of(st.integers(-5, 5), st.text(max_size=5), st.lists(st.integers(-2, 3)),
+                                     st.floats(allow_nan=True)), max_size=5))
+def test_any_sweep_spec_is_an_error_or_a_spec(doc):
+    from simulator.sweep import parse_spec
+    try:
+        parse_spec(doc)
+    except SpecroofError:
+        pass
+
+
+def test_no_number_for_an_infeasible_point(capsys):
+    rc, out, _ = run(capsys, "curve", "--model", "llama-3.1-70b", "--batch", "1,100000", "--format", "json")
+    d = json.loads(out)
+    bad = [p for p in d["points"] if not p["feasible"]]
+    assert rc == 0 and bad and all(p["speedup"] is None and p["message"] for p in bad)
+    assert np.isfinite([p["speedup"] for p in d["points"] if p["feasible"]]).all()
+
+
+def test_k0_is_speculation_off(capsys):
+    rc, out, _ = run(capsys, "curve", "--method", "draft", "--acceptance-rate", "0.6", "--k", "0", "--batch", "1,64",
+                     "--format", "json")
+    d = json.loads(out)
+    assert rc == 0 and all(p["speedup"] == pytest.approx(1.0) for p in d["points"])
+
+
+def test_environment_untouched():
+    assert "SPECROOF_DATA_DIR" not in os.environ
