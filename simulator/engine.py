@@ -210,6 +210,7 @@ def load_engine(name_or_path: str | Path) -> EngineProfile:
     if s.endswith(".toml") or "/" in s or "\\" in s:
         return read_profile(Path(s))
     names = list_engines()
+    s = s.strip().lower() if s.strip().lower() in names else s      # names are case-insensitive
     if s not in names:
         raise SpecError(f"unknown engine {s!r}{suggest(s, names)}; bundled: {', '.join(names)} "
                         "(or pass a path to a .toml profile)")

@@ -468,6 +468,8 @@ def list_models() -> list[str]:
 def model_record(model_id: str) -> ModelRecord:
     """The registry entry for a bundled model id."""
     reg = _registry()
+    lower = {k.lower(): k for k in reg}
+    model_id = lower.get(model_id.strip().lower(), model_id)      # ids are case-insensitive
     if model_id not in reg:
         raise ModelConfigError(f"unknown model {model_id!r}{suggest(model_id, list(reg))}; "
                                f"bundled: {', '.join(reg)} (or pass a path to a config.json)")
