@@ -91,7 +91,7 @@ def _records(rows: list[dict[str, str]], prepared: list[PreparedRow], why: dict[
         if p is None:
             rec["skipped"] = why.get(r["row_id"], "not simulated")
         else:
-            rec["scope"] = scope[r["row_id"]]
+            rec["scope"], rec["route"] = scope[r["row_id"]], p.route
             f = folds.get(_src(p), full) if rec["scope"] == HEADLINE else full
             rec["predicted"] = _predict(p, f)
             rec["error"] = rec["predicted"] / rec["measured"] - 1.0

@@ -402,9 +402,8 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
     return shape
 
 
-# Bounds on what a config may declare, far beyond any published model (Llama-3.1-405B: 126 layers, d 16384, vocab
-# 128256; DeepSeek-V3: 256 experts; Kimi-K2: 384 experts): a size outside them is a typo or a corrupt file, refused
-# before any loop runs over it.
+# Far beyond any published model (Llama-3.1-405B: 126 layers, d 16384; Kimi-K2: 384 experts): a size outside is a
+# typo or a corrupt file, refused before any loop runs over it.
 SIZE_BOUNDS = {"n_layers": (1, 1024), "d_model": (1, 1 << 20), "n_heads": (1, 1 << 16), "n_kv_heads": (1, 1 << 16),
                "d_head": (1, 1 << 14), "vocab_size": (1, 1 << 24), "d_ff": (0, 1 << 22), "n_experts": (0, 1 << 16),
                "d_ff_expert": (0, 1 << 22)}
@@ -413,9 +412,7 @@ SIZE_BOUNDS = {"n_layers": (1, 1024), "d_model": (1, 1 << 20), "n_heads": (1, 1 
 def _check_sizes(m: ModelShape, source: str) -> None:
     """Every size in its bounds (a Medusa head has no decoder layers), and n_heads a multiple of n_kv_heads."""
     for key, (lo, hi) in SIZE_BOUNDS.items():
-        v = getattr(m, key)
-        if key == "n_layers" and m.kind == "medusa-head":
-            lo = 0
+        v, lo = getattr(m, key), 0 if key == "n_layers" and m.kind == "medusa-head" else lo
         if not lo <= v <= hi:
             raise ModelConfigError(f"{source}: {key} = {v}; expected {lo}..{hi} (a model that can be priced)")
     if m.n_heads % m.n_kv_heads:
@@ -468,8 +465,7 @@ def list_models() -> list[str]:
 def model_record(model_id: str) -> ModelRecord:
     """The registry entry for a bundled model id."""
     reg = _registry()
-    lower = {k.lower(): k for k in reg}
-    model_id = lower.get(model_id.strip().lower(), model_id)      # ids are case-insensitive
+    model_id = {k.lower(): k for k in reg}.get(model_id.strip().lower(), model_id)     # ids are case-insensitive
     if model_id not in reg:
         raise ModelConfigError(f"unknown model {model_id!r}{suggest(model_id, list(reg))}; "
                                f"bundled: {', '.join(reg)} (or pass a path to a config.json)")
@@ -478,9 +474,8 @@ def model_record(model_id: str) -> ModelRecord:
 
 def read_config(path: Path) -> dict[str, Any]:
     """Parse a config.json; errors name the file and position."""
-    text = read_text(path, "config.json", ModelConfigError)
     try:
-        doc = json.loads(text)
+        doc = json.loads(read_text(path, "config.json", ModelConfigError))
     except json.JSONDecodeError as e:
         raise ModelConfigError(f"{path}: malformed JSON: {e}") from None
     if not isinstance(doc, dict):

@@ -12,8 +12,11 @@ import numpy as np
 
 from .files import write_text
 
-COLUMNS = ("row_id", "published_row", "source_id", "engine", "metric", "kind", "scope", "measured", "predicted",
-           "error", "skipped")
+COLUMNS = ("row_id", "published_row", "source_id", "engine", "metric", "kind", "scope", "route", "measured",
+           "predicted", "error", "skipped")
+ROUTES = {"step": "a speculative step at a fixed batch", "plain": "a plain decode step at a fixed batch",
+          "serving": "a serving run at a concurrency (prefill shares the steps; serving.serve)",
+          "static": "one static batch run to completion (prefill + decode; serving.static_batch)"}
 
 
 def stats(errs: list[float]) -> dict[str, float]:
@@ -47,6 +50,14 @@ class ValidationReport:
         return {sc: {k: {src: stats(v) for src, v in sorted(by.items(), key=lambda kv: kv[0] == "overall")}
                      for k, by in kinds.items()} for sc, kinds in out.items()}
 
+    def by_route(self, scope: str = "headline") -> dict[str, dict[str, dict[str, float]]]:
+        """{route: {kind: stats}} over the rows of one scope: how each way of pricing a row fares."""
+        out: dict[str, dict[str, list[float]]] = {}
+        for r in self.rows:
+            if r["error"] is not None and r["scope"] == scope:
+                out.setdefault(r.get("route", ""), {}).setdefault(r["kind"], []).append(r["error"])
+        return {rt: {k: stats(v) for k, v in kinds.items()} for rt, kinds in sorted(out.items())}
+
     def headline(self, kind: str) -> dict[str, float] | None:
         """Overall stats of the headline rows of one kind ('speedup' or 'time'), or None when there are none."""
         return self.summary.get("headline", {}).get(kind, {}).get("overall")
@@ -61,7 +72,13 @@ class ValidationReport:
                     out.append(f"| {src} | {v['n']} | {v['median_abs_error']:.1%} | {v['within_20pct']:.0%} | "
                                f"{v['bias']:+.1%} | {v['p90_abs_error']:.1%} |")
                 out.append("")
-        out += ["| row | source | metric | scope | measured | predicted | error |", "|---|---|---|---|---|---|---|"]
+        out += [f"### {self.how.split(':')[0]}: headline rows by how they were priced", "",
+                "| priced as | kind | rows | median abs error | within 20% | bias |", "|---|---|---|---|---|---|"]
+        for rt, kinds in self.by_route().items():
+            for kind, v in kinds.items():
+                out.append(f"| {ROUTES.get(rt, rt)} | {kind} | {v['n']} | {v['median_abs_error']:.1%} | "
+                           f"{v['within_20pct']:.0%} | {v['bias']:+.1%} |")
+        out += ["", "| row | source | metric | scope | measured | predicted | error |", "|---|---|---|---|---|---|---|"]
         for r in self.rows:
             head = f"| {r['row_id']} | {r['source_id']} | {r['metric']} | {r['scope']} |"
             if r["skipped"]:

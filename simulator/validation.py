@@ -305,7 +305,7 @@ def predict_rows(path: str | Path | Sequence[dict[str, str]] | None = None,
         try:
             p = prepare_row(r)
             eng = (engines or {}).get(r["engine"])
-            rec["scope"] = row_scope(r, eng or p.dep.eng)
+            rec["scope"], rec["route"] = row_scope(r, eng or p.dep.eng), p.route
             rec["predicted"] = predict_prepared(p, eng)
             rec["error"] = rec["predicted"] / rec["measured"] - 1.0
         except SpecroofError as e:
@@ -318,7 +318,8 @@ def record(r: dict[str, str]) -> dict[str, Any]:
     """The report record of a row before prediction."""
     return {"row_id": r["row_id"], "published_row": r.get("published_row", ""), "source_id": r.get("source_id") or
             r["source"], "source": r["source"], "engine": r["engine"], "metric": r["metric"], "kind": row_kind(r),
-            "scope": "", "measured": float(r["measured"]), "predicted": None, "error": None, "skipped": ""}
+            "scope": "", "route": "", "measured": float(r["measured"]), "predicted": None, "error": None,
+            "skipped": ""}
 
 
 def validate(path: str | Path | None = None, engines: dict[str, EngineProfile] | None = None) -> ValidationReport:

@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator import Acceptance, Scenario
-from simulator.cli import main
+from simulator import Scenario
 from simulator.errors import SpecroofError
 
 from .helpers import run
@@ -99,7 +98,8 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
     for cmd in (curve, serve):
         out.append((cmd + ["--tree-tokens", "64", "--k", "2", "--tree-branching", "2"], "needs 63 draft nodes"))
     out += [(step + ["--query-tokens", "0"], "query"), (step + ["--logits", "some"], "logits")]
-    out += [(serve + ["--isl", "0"], "isl"), (serve + ["--osl", "-1"], "osl"), (serve + ["--concurrency", "0"], "batch"),
+    out += [(serve + ["--isl", "0"], "isl"), (serve + ["--osl", "-1"], "osl"),
+            (serve + ["--concurrency", "0"], "batch"),
             (serve + ["--chunk", "0"], "chunk"), (serve + ["--prefix-hit", "1.5"], "prefix-hit"),
             (serve + ["--prefill-gpus", "0"], "prefill-gpus"), (serve + ["--concurrency", "a,b"], "batch")]
     out += [(["frontier", "--gpus", "0"], "gpus"), (["frontier", "--gpus", ""], "gpus"),

@@ -53,6 +53,7 @@ def test_public_api_only(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_notebook_runs(path, tmp_path):
     work = tmp_path / path.name
     shutil.copy(path, work)

@@ -184,6 +184,7 @@ def test_numba_only_in_the_kernel_modules_under_one_policy():
         assert "**JIT" in kws, (name, line, kws)
 
 
+@pytest.mark.slow
 def test_grid_kernel_cache_file_holds_the_parallel_compilation(tmp_path):
     """Regression: the prange grid kernel and the serial kernel were two compilations of one function, so they shared
     one cache file and, in a new process, grids ran on one thread (or single curves started the thread pool). After a

@@ -129,6 +129,7 @@ def test_sweep_equals_speedup_curve_point_by_point(spec):
     _one_by_one(ds, spec)
 
 
+@pytest.mark.slow
 def test_sweep_equals_speedup_curve_on_chosen_grids():
     # Every method, fixed and auto k, acceptance lengths, zipped drafters, invalid configurations and the
     # max-position edge, checked against speedup_curve.
@@ -336,6 +337,7 @@ def _cli(*args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_kill_and_resume_is_byte_identical(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text('model = "llama-3.1-8b"\nk = { start = 1, stop = 8 }\n'

@@ -209,6 +209,7 @@ def test_calibrate_errors(tmp_path, capsys):
     assert rc == 2 and capsys.readouterr().err.startswith("error: ")
 
 
+@pytest.mark.slow
 def test_validate_cli(tmp_path, capsys):
     rc = main(["validate", "--report", str(tmp_path / "v"), "--format", "json"])
     out = capsys.readouterr().out

@@ -39,7 +39,11 @@ def _case(kind: str, name: str) -> Any:
     return fn(dict(cases)[name])
 
 
-@pytest.mark.parametrize("key", sorted(GOLDEN))
+# The shipped validation prices every row (seconds): the full lane only.
+KEYS = [pytest.param(k, marks=pytest.mark.slow) if k.startswith("validate/") else k for k in sorted(GOLDEN)]
+
+
+@pytest.mark.parametrize("key", KEYS)
 def test_regression(key: str) -> None:
     kind, name = key.split("/", 1)
     got = S.validation() if kind == "validate" else _case(kind, name)
