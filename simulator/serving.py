@@ -57,7 +57,7 @@ class Workload:
     chunk: int = DEFAULT_CHUNK
     prefix_hit: float = 0.0
     pd: bool = False
-    prefill_gpus: int | None = None
+    prefill_gpus: float | None = None
 
     def __post_init__(self) -> None:
         _pos_int("isl", self.isl)
@@ -72,8 +72,11 @@ class Workload:
             raise ScenarioError(f"prefix_hit = {hit!r}; expected a share in [0, 1)")
         if not isinstance(self.pd, bool):
             raise ScenarioError(f"pd = {self.pd!r}; expected True or False")
-        if self.prefill_gpus is not None:
-            _pos_int("prefill_gpus", self.prefill_gpus)
+        pg = self.prefill_gpus
+        if pg is not None and (isinstance(pg, bool) or not isinstance(pg, (int, float)) or not pg > 0
+                               or not np.isfinite(pg)):
+            raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (a decode instance's share of "
+                                "the prefill GPUs)")
 
     @property
     def prompt(self) -> int:
@@ -120,7 +123,7 @@ class ServeResult:
     scenario: dict[str, Any]
     workload: Workload
     concurrency: np.ndarray
-    gpus: int
+    gpus: float
     spec: Phase
     base: Phase
     prefill_bound: str
@@ -298,7 +301,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     pf = _prefill(dep, w)
     if w.pd:
         pf = _Prefill(0.0, pf.chunk_tokens, pf.n_chunks, pf.pass_s + _kv_transfer_s(dep, w), pf.bound)
-    gpus = dep.n_gpus + ((w.prefill_gpus or dep.n_gpus) if w.pd else 0)
+    gpus = dep.n_gpus + ((w.prefill_gpus or dep.n_gpus) if w.pd else 0.0)
     base = _phase(dep, w, pf, C, False, gpus)
     spec = _phase(dep, w, pf, C, True, gpus) if s.method is not None else base
     ok, msgs = _feasibility(dep, w, C)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -137,9 +138,9 @@ def row_scenario(r: dict[str, str]) -> Scenario:
     method = _text(r, "method")
     method = None if method in (None, "none") else method
     n, tp, dp = _int(r, "n_gpus"), _int(r, "tp", 1), _int(r, "dp", 1)
-    if n is not None and n != tp * dp:
+    if n is not None and n != tp * dp and disaggregation(r) is None:
         raise ScenarioError(f"row {r['row_id']}: n_gpus = {n} but one instance of tp x dp = {tp * dp} GPUs is "
-                            "priced: disaggregated and multi-instance serving are not modelled")
+                            "priced: a multi-instance row that does not say how its GPUs split is not modelled")
     batch, ctx = row_batch_context(r)
     return Scenario(hardware=load_hardware(_text(r, "hardware", "")), model=load_model(_text(r, "model", "")),
                     method=method, draft=_text(r, "draft"), engine=_row_engine(r, load_engine(_text(r, "engine", ""))),
@@ -163,13 +164,35 @@ def _plain(s: Scenario, dep: Deployment, metric: str) -> float:
     return values[metric]
 
 
+_DISAGG = re.compile(r"disaggregated: (\d+) prefill \+ (\d+) decode GPUs")
+
+
+def disaggregation(r: dict[str, str]) -> tuple[int, int] | None:
+    """(prefill GPUs, decode GPUs) of a prefill/decode-disaggregated row (its notes say "disaggregated: P prefill +
+    D decode GPUs", with tp/dp/ep one decode instance), or None."""
+    m = _DISAGG.search(r.get("notes") or "")
+    if m is None:
+        return None
+    P, D = int(m.group(1)), int(m.group(2))
+    inst = _int(r, "tp", 1) * _int(r, "dp", 1)
+    if D % inst or P < 1:
+        raise ScenarioError(f"row {r['row_id']}: {D} decode GPUs are not whole instances of tp x dp = {inst}")
+    return P, D
+
+
 def serving_workload(r: dict[str, str]) -> Workload | None:
     """A row measured in a serving benchmark (a concurrency with prompt and output lengths, no fixed batch) as a
-    Workload; None for a fixed-batch row."""
+    Workload; None for a fixed-batch row. A disaggregated row's D / (tp x dp) decode instances share the
+    concurrency and the P prefill GPUs evenly: one instance serves C / m requests with P / m prefill GPUs (the
+    throughput per GPU over P + D is the same)."""
     c, isl, osl = _int(r, "concurrency"), _int(r, "isl"), _int(r, "osl")
     if _int(r, "batch") is not None or c is None or isl is None or osl is None:
         return None
-    return Workload(isl=isl, osl=osl, concurrency=(c,))
+    pd = disaggregation(r)
+    if pd is None:
+        return Workload(isl=isl, osl=osl, concurrency=(c,))
+    m = pd[1] // (_int(r, "tp", 1) * _int(r, "dp", 1))
+    return Workload(isl=isl, osl=osl, concurrency=(max(1, round(c / m)),), pd=True, prefill_gpus=pd[0] / m)
 
 
 def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str) -> float:
