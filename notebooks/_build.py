@@ -359,6 +359,58 @@ plots.time_breakdown(ro, title="gpt-oss-120b MXFP4 on one H100 (EAGLE-3)");"""),
 ]
 
 
+NB08 = [
+    ("md", """# 08 Serving: TTFT, TPOT and the throughput-interactivity frontier, speculation on and off
+
+Operators run workloads, not fixed batches: prompts of `isl` tokens, answers of `osl`, a number of requests in
+flight, a latency target. `serve` prices a steady-state closed loop (continuous batching, prefill chunks sharing the
+decode steps) with and without speculation; `frontier` searches layouts and concurrencies for the Pareto frontier of
+output tokens/s per GPU against tokens/s per user. All numbers are **predictions**.
+
+The production pattern it explains: speculation on for latency-sensitive traffic, off for throughput. Where the
+speculative frontier lies above the plain one, speculation buys throughput at that interactivity; where the two
+meet, it buys nothing."""),
+    ("code", """import numpy as np
+from simulator import Scenario, Workload, serve
+from simulator import plots
+from simulator.frontier import frontier
+
+s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm", k="auto")
+r = serve(s, Workload(isl=1024, osl=1024, concurrency=(1, 4, 16, 64, 256)))
+for i, c in enumerate(r.concurrency):
+    print(f"C={c:4d}: TTFT {r.spec.ttft_s[i] * 1e3:6.1f} / {r.base.ttft_s[i] * 1e3:6.1f} ms, TPOT "
+          f"{r.spec.tpot_s[i] * 1e3:5.2f} / {r.base.tpot_s[i] * 1e3:5.2f} ms, E2E speedup {r.e2e_speedup[i]:.2f}, "
+          f"throughput ratio {r.throughput_ratio[i]:.2f}")"""),
+    ("code", """import matplotlib.pyplot as plt
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.plot(r.concurrency, r.e2e_speedup, marker="o", label="E2E speedup")
+ax.plot(r.concurrency, r.throughput_ratio, marker="s", label="throughput ratio (on / off)")
+ax.axhline(1.0, color="grey", lw=0.8)
+ax.set_xscale("log", base=2)
+ax.set_xlabel("requests in flight")
+ax.legend();"""),
+    ("md", """## Llama-3.1-70B (FP8, EAGLE-3) on 8 GPUs: H100, B300 and GB200 NVL72
+
+The frontier over TP 1..8 (one instance per TP group; throughput per GPU counts every GPU) and concurrencies, for a
+chat-like workload (1k in, 1k out). The ratio at each interactivity target is speculation-on over off."""),
+    ("code", """fronts = {}
+for hw in ("h100-sxm", "b300", "gb200-nvl72"):
+    fronts[hw] = frontier(Scenario(hardware=hw, model="llama-3.1-70b", method="eagle3", engine="vllm",
+                                   precision="fp8", k="auto"), Workload(isl=1024, osl=1024), gpus=(8,),
+                          targets=(20, 50, 100, 150))
+    print(hw, [(t.tokens_per_s_per_user, t.ratio and round(t.ratio, 2)) for t in fronts[hw].targets])"""),
+    ("code", """fig, axs = plt.subplots(1, 3, figsize=(15, 4))
+for ax, (hw, f) in zip(axs, fronts.items()):
+    plots.frontier(f, ax=ax, title=hw)"""),
+    ("md", """A long-prompt workload (8k in, 1k out) moves work to prefill, which speculation does not shorten: the
+end-to-end gain shrinks as the prompt share of a request grows."""),
+    ("code", """long = frontier(Scenario(hardware="b300", model="llama-3.1-70b", method="eagle3", engine="vllm",
+                        precision="fp8", k="auto"), Workload(isl=8192, osl=1024), gpus=(8,), targets=(20, 50, 100))
+print([(t.tokens_per_s_per_user, None if t.ratio is None else round(t.ratio, 2)) for t in long.targets])
+plots.frontier(long, title="b300, 8k in / 1k out");"""),
+]
+
+
 NB06 = [
     ("md", """# 06 A batch sweep and its analysis
 
@@ -445,6 +497,6 @@ def build(cells, path: Path) -> None:
 if __name__ == "__main__":
     for name, cells in (("01_quickstart", NB01), ("02_drafters_compared", NB02), ("03_moe_vs_dense", NB03),
                         ("04_long_context", NB04), ("05_calibrate", NB05), ("06_sweep", NB06),
-                        ("07_deployments", NB07)):
+                        ("07_deployments", NB07), ("08_serving", NB08)):
         build(cells, HERE / f"{name}.ipynb")
         print(f"wrote notebooks/{name}.ipynb")
