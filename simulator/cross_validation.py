@@ -18,7 +18,7 @@ from typing import Any
 from .calibration import SHIPPED_PARAMS, FitResult, bundled, fit, prior_floors, row_group, usable
 from .errors import ScenarioError
 from .report import ValidationReport
-from .validation import HEADLINE, PreparedRow, load_rows, predict_prepared, record, row_scope
+from .validation import HEADLINE, PreparedRow, load_rows, predict_prepared, record, row_kind, row_scope
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,12 @@ class CrossValidation:
             se = f"{p.stderr:.2g}" if p.status == "fitted" else ""
             out.append(f"| {p.group}.{p.name} | {p.value:.4g} | {se} | {p.status} | {rng} |")
         return "\n".join(out) + "\n"
+
+
+def fit_pool(prepared: Sequence[PreparedRow]) -> list[PreparedRow]:
+    """The rows calibration fits on: headline rows of speedups and step times. Times to first token are reported,
+    not fitted: they hold prefill queueing that no decode mechanism explains."""
+    return [p for p in prepared if row_scope(p.row, p.dep.eng) == HEADLINE and row_kind(p.row) != "ttft"]
 
 
 def fit_headline(rows: Sequence[PreparedRow], params: Sequence[str] = SHIPPED_PARAMS) -> FitResult:
@@ -64,7 +70,7 @@ def crossval(rows: str | Path | Sequence[dict[str, str]] | None = None,
     rows = list(rows) if isinstance(rows, Sequence) and not isinstance(rows, str) else load_rows(rows)
     prepared, skipped = usable(rows)
     scope = {p.row["row_id"]: row_scope(p.row, p.dep.eng) for p in prepared}
-    pool = [p for p in prepared if scope[p.row["row_id"]] == HEADLINE]
+    pool = fit_pool(prepared)
     if not pool:
         raise ScenarioError("no headline rows to cross-validate")
     full = fit_headline(pool, params)
@@ -92,7 +98,7 @@ def _records(rows: list[dict[str, str]], prepared: list[PreparedRow], why: dict[
             rec["skipped"] = why.get(r["row_id"], "not simulated")
         else:
             rec["scope"], rec["route"] = scope[r["row_id"]], p.route
-            f = folds.get(_src(p), full) if rec["scope"] == HEADLINE else full
+            f = folds.get(_src(p), full) if rec["scope"] == HEADLINE else full   # other scopes: never fitted on
             rec["predicted"] = _predict(p, f)
             rec["error"] = rec["predicted"] / rec["measured"] - 1.0
         out.append(rec)
@@ -103,4 +109,4 @@ def _src(p: PreparedRow) -> str:
     return p.row.get("source_id") or p.row["source"]
 
 
-__all__ = ["CrossValidation", "crossval", "fit_headline"]
+__all__ = ["CrossValidation", "crossval", "fit_headline", "fit_pool"]

@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simulator.calibration import PARAMS, FitResult, usable  # noqa: E402
-from simulator.cross_validation import crossval, fit_headline  # noqa: E402
+from simulator.cross_validation import crossval, fit_headline, fit_pool  # noqa: E402
 from simulator.files import write_text  # noqa: E402
 from simulator.fitted import FIT_FILE  # noqa: E402
-from simulator.validation import HEADLINE, load_rows, row_scope  # noqa: E402
+from simulator.validation import load_rows  # noqa: E402
 
 
 def fit_toml(res: FitResult, n_sources: int) -> str:
@@ -55,7 +55,7 @@ def main() -> None:
     ap.add_argument("--cv", action="store_true")
     a = ap.parse_args()
     prepared, _ = usable(load_rows())
-    pool = [p for p in prepared if row_scope(p.row, p.dep.eng) == HEADLINE]
+    pool = fit_pool(prepared)
     res = fit_headline(pool)
     n_src = len({p.row["source_id"] for p in pool})
     print(f"fit on {len(pool)} headline rows of {n_src} sources: RMS log residual {res.rms_before:.3f} -> "
