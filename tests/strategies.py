@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import strategies as st
 
-from simulator.model import ModelShape
+from simulator.hardware import list_hardware, load_hardware
+from simulator.model import ModelShape, list_models, load_model, model_record
 
 BATCH = st.integers(min_value=1, max_value=512)
 QUERY = st.integers(min_value=1, max_value=64)
@@ -52,3 +55,39 @@ SERVE_SCENARIOS = st.sampled_from([
     dict(hardware="b200", model="qwen3-30b-a3b", method="eagle3", engine="sglang"),
     dict(hardware="h200-sxm", model="deepseek-r1", method="mtp", engine="trtllm", tp=8, precision="fp8"),
 ])
+
+
+HARDWARE = tuple(list_hardware())
+TARGETS = tuple(m for m in list_models() if model_record(m).kind == "target")   # heads are not servable models
+
+
+@functools.cache
+def _hw(name: str):
+    return load_hardware(name)
+
+
+@functools.cache
+def _model(mid: str):
+    return load_model(mid)
+
+
+def tp_choices(mid: str) -> list[int]:
+    m = _model(mid)
+    return [t for t in (1, 2, 4, 8) if not m.n_layers or m.n_heads % t == 0]
+
+
+hardware_names = st.sampled_from(HARDWARE)
+
+
+@st.composite
+def scenarios(draw, models=TARGETS, hardware=HARDWARE):
+    """(hardware, model id, tp, ep, weight precision) that the simulator accepts."""
+    mid = draw(st.sampled_from(models))
+    m = _model(mid)
+    tp = draw(st.sampled_from(tp_choices(mid)))
+    ep = 1
+    if m.is_moe and tp > 1 and m.n_experts % tp == 0:
+        ep = draw(st.sampled_from([1, tp]))
+    h = draw(st.sampled_from(hardware))
+    weights = draw(st.sampled_from([p for p in ("bf16", "fp8", "fp4") if _hw(h).supports(p)]))
+    return h, mid, tp, ep, weights

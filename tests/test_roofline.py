@@ -30,6 +30,7 @@ from simulator.step import simulate_step
 from simulator.workload import COLL_ALLREDUCE, FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals
 
 from .helpers import model, ops_for
+from .strategies import scenarios
 
 REPO = Path(__file__).resolve().parents[1]
 HW = list_hardware()
@@ -42,25 +43,6 @@ def hw(name):
     return load_hardware(name)
 
 
-
-
-def tp_choices(mid):
-    m = model(mid)
-    return [t for t in (1, 2, 4, 8) if not m.n_layers or m.n_heads % t == 0]
-
-
-@st.composite
-def scenarios(draw, models=tuple(IDS), hardware=tuple(HW)):
-    """(hardware, model id, tp, ep, weight precision) that the simulator accepts."""
-    mid = draw(st.sampled_from(models))
-    m = model(mid)
-    tp = draw(st.sampled_from(tp_choices(mid)))
-    ep = 1
-    if m.is_moe and tp > 1 and m.n_experts % tp == 0:
-        ep = draw(st.sampled_from([1, tp]))
-    h = draw(st.sampled_from(hardware))
-    weights = draw(st.sampled_from([p for p in ("bf16", "fp8", "fp4") if hw(h).supports(p)]))
-    return h, mid, tp, ep, weights
 
 
 @pytest.fixture(autouse=True, scope="module")
