@@ -19,7 +19,7 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
     tp x dp / ep ways); replicated norms, router and MLA down-projections. MTP modules follow the same layout."""
     p = precision or Precision()
     par = par or Parallelism()
-    tp, n = par.tp, par.n_gpus
+    tp, n, pp = par.tp, par.stage_gpus, par.pp
     c = m.param_counts()
     wb, eb, lb = DTYPE_BYTES[p.weights], DTYPE_BYTES[p.expert_dtype], DTYPE_BYTES[p.lm_head]
     attn = c["attention"] / tp
@@ -36,9 +36,11 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
         routed = (c["moe"] - router - shared) * par.expert_slots(m) / m.n_experts   # redundant slots included
         moe = (routed / n + shared / tp) * eb + router * 2.0
     medusa_heads = m.n_medusa_heads * m.d_model * m.vocab_size   # Medusa LM heads, stored like the LM head
-    total = attn * DTYPE_BYTES[p.attention_dtype] + (c["dense_ffn"] / tp + c["fc"] / tp
-                                                       + (c["medusa"] - medusa_heads) / tp) * wb \
-        + c["norms"] * 2.0 + (c["embedding"] + c["lm_head"] + medusa_heads) / tp * lb + moe
+    layers = attn * DTYPE_BYTES[p.attention_dtype] + (c["dense_ffn"] / tp + c["fc"] / tp
+                                                      + (c["medusa"] - medusa_heads) / tp) * wb + c["norms"] * 2.0 + moe
+    # Pipeline stages hold n_layers / pp layers each; the last stage also holds the LM head (the first the embedding).
+    ends = c["lm_head"] + medusa_heads + (c["embedding"] if pp == 1 else 0.0)
+    total = layers / pp + ends / tp * lb
     if include_mtp and m.n_mtp_layers:
         total += c["mtp"] / (n if m.is_moe else tp) * eb
     return float(total)
@@ -52,7 +54,7 @@ def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray
     par = par or Parallelism()
     tp = par.tp
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    B = B / par.dp
+    B = B / par.dp / par.pp          # a stage keeps every sequence's KV of its n_layers / pp layers: B x layers / pp
     ctx = L + q if cap >= INF_WINDOW else np.minimum(L + q, cap)
     per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv]
     full = (m.n_layers - m.n_window_layers) * ctx
@@ -69,7 +71,7 @@ def activation_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, preci
     p = precision or Precision()
     par = par or Parallelism()
     tp = par.tp
-    B, q = np.asarray(B, dtype=np.float64) / par.dp, np.asarray(q, dtype=np.float64)
+    B, q = np.asarray(B, dtype=np.float64) / par.dp / par.pp, np.asarray(q, dtype=np.float64)   # one micro-batch
     T = B * q
     widest = max(m.d_ff, m.top_k * m.d_ff_expert, (m.n_heads + 2 * m.n_kv_heads) * m.d_head) / tp
     tl = T if logits == "all" else B

@@ -225,8 +225,11 @@ def _collective_rates(hw: Hardware, ops: OpSet, allreduce_latency_s: float | Non
                                     "is not published")
             bw_out = hw.scaleout_bytes_per_s * hw.link_fraction
             lat[i] = hw.scaleout_latency_s + in_lat
-            bw[i] = hierarchical_bandwidth(int(ops.coll[i]), float(ops.group[i]), float(min(hw.scaleup_domain,
-                                                                                     ops.group[i])), bw_in, bw_out)
+            n = float(ops.group[i])
+            # a point-to-point send between domains (pipeline stages) crosses the NIC whole
+            bw[i] = bw_out if n <= hw.scaleup_domain else hierarchical_bandwidth(int(ops.coll[i]), n,
+                                                                                 float(hw.scaleup_domain), bw_in,
+                                                                                 bw_out)
             continue
         lat[i], bw[i] = in_lat, bw_in
     return lat, bw

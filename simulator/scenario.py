@@ -175,6 +175,8 @@ class Scenario:
                  "like the dense FFN)")
     dp: int = _f(1, "int>=1", "attention data-parallel groups of tp GPUs each (DP attention); the instance has tp x dp "
                  "GPUs and each group serves batch/dp sequences")
+    pp: int = _f(1, "int>=1", "pipeline stages of tp x dp GPUs, each with n_layers/pp layers and pp micro-batches in "
+                 "flight (the instance has tp x dp x pp GPUs; PP saves memory, not decode latency)")
     acceptance: Acceptance | None = _f(None, "acceptance", "acceptance model (default: the method's published one)",
                                        cli=False, sweep=False)
     k: int | str = _f("auto", "k", "draft depth, or auto for the best per batch (0: speculation off)")
@@ -343,7 +345,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     if target.kind != "target":
         raise ScenarioError(f"model {target.name} is a {target.kind} (a drafter), not a model that can be served: "
                             "pass it as draft with its target as model")
-    par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp)
+    par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format

@@ -89,34 +89,44 @@ class Parallelism:
     dp : attention data parallelism: dp groups of tp GPUs each serve B/dp of the sequences (DP attention)
     ep : expert parallelism: each GPU holds E/ep whole routed experts; tokens are dispatched and combined by
          all-to-all (DeepSeek-V3 tech report §3.2.2); the remaining tp*dp/ep ways split each expert (MoE TP)
-    The instance has tp * dp GPUs.
+    pp : pipeline stages of tp * dp GPUs, each holding n_layers/pp layers, with pp micro-batches of B/pp sequences
+         in flight (vLLM's virtual engines, SGLang's PP): a token costs every stage's layers at B/pp, so PP saves
+         memory per GPU, not decode latency (GPipe, Huang et al. 2019)
+    The instance has tp * dp * pp GPUs.
     """
 
     tp: int = 1
     ep: int = 1
     dp: int = 1
+    pp: int = 1
+
+    @property
+    def stage_gpus(self) -> int:
+        return self.tp * self.dp
 
     @property
     def n_gpus(self) -> int:
-        return self.tp * self.dp
+        return self.tp * self.dp * self.pp
 
     @property
     def moe_tp(self) -> int:
         """Ways each routed expert is split (tensor parallel inside an expert)."""
-        return self.n_gpus // self.ep
+        return self.stage_gpus // self.ep
 
     def check(self, m: ModelShape) -> None:
-        for k in ("tp", "ep", "dp"):
+        for k in ("tp", "ep", "dp", "pp"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ScenarioError(f"{k} = {v!r}; expected a positive integer")
+        if self.pp > max(1, m.n_layers):
+            raise ScenarioError(f"pp = {self.pp} exceeds the {m.n_layers} layers of {m.name}")
         if m.n_layers and m.n_heads % self.tp:
             raise ScenarioError(f"tp = {self.tp} does not divide the {m.n_heads} attention heads of {m.name}")
         if self.ep > 1:
             if not m.is_moe:
                 raise ScenarioError(f"ep = {self.ep} but {m.name} has no experts")
-            if self.n_gpus % self.ep:
-                raise ScenarioError(f"ep = {self.ep} must divide the instance's GPUs, tp x dp = {self.n_gpus}")
+            if self.stage_gpus % self.ep:
+                raise ScenarioError(f"ep = {self.ep} must divide the instance's GPUs, tp x dp = {self.stage_gpus}")
             if self.ep > m.n_experts:
                 raise ScenarioError(f"ep = {self.ep} exceeds the {m.n_experts} experts of {m.name}")
 
@@ -334,7 +344,7 @@ def _layer_collectives(g: _Builder, c: _Ctx) -> None:
         if par.dp == 1:   # Megatron MoE: experts TP-split like the dense FFN
             g.collective("allreduce_moe", COLL_ALLREDUCE, nm, tok, par.tp, dom)
         else:             # DP attention with TP experts: gather every rank's tokens, reduce-scatter the outputs
-            g.collective("allgather_moe", COLL_ALLGATHER, 2 * nm, {F_T: d * ab * par.dp}, par.n_gpus, dom)
+            g.collective("allgather_moe", COLL_ALLGATHER, 2 * nm, {F_T: d * ab * par.dp}, par.stage_gpus, dom)
         return
     # Expert parallelism: dispatch and combine all-to-all of each rank's tokens' k copies, (ep-1)/ep leaving the
     # rank (DeepEP; DeepSeek-V3 tech report §3.2.2). Under TP attention each rank dispatches its 1/tp of the tokens
@@ -396,7 +406,28 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
             _moe(g, c)
         _layer_collectives(g, c)
     _heads(g, c, F_T if logits == "all" else F_B)
+    if par.pp > 1:
+        _pipeline(g, c)
     return g.build(par.n_gpus)
+
+
+HEAD_OPS = ("embedding", "embed_allreduce", "fc", "lm_head", "logits_gather", "sampler", "medusa_resblock",
+            "medusa_lm_head")
+
+
+def _pipeline(g: _Builder, c: _Ctx) -> None:
+    """Pipeline parallelism (Parallelism.pp): every op sees one micro-batch (share / pp), the layers of all stages
+    add up to one stage's cycle over its pp micro-batches, the first / last stage's ops (embedding, LM head,
+    sampler) run once per micro-batch (repeat x pp), and each stage sends every micro-batch's hidden states to the
+    next (one activation vector per token), on the scale-out link when the instance leaves the scale-up domain."""
+    pp = c.par.pp
+    for row in g.rows:
+        row["share"] /= pp
+        if row["name"] in HEAD_OPS:
+            row["repeat"] *= pp
+    link = LINK_SCALEOUT if c.par.n_gpus > c.domain else LINK_SCALEUP
+    g.op("pp_send", "collective", pp, kernels=1, c={F_T: c.m.d_model * c.ab}, coll=COLL_ALLTOALL, group=2.0,
+         link=link, share=1.0 / (c.par.dp * pp))
 
 
 # ---- evaluation at concrete points (numpy; the numba kernel in roofline.py computes the same) ---------------------

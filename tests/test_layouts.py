@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.cli import main
+from simulator.errors import ScenarioError
 from simulator.experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction
 from simulator.hardware import load_hardware
 from simulator.pricing import memory
@@ -131,3 +132,27 @@ def test_cli_curve_on_the_rack(capsys):
                    "--engine", "trtllm", "--batch", f"{ep},{int(ep) * 16}", "--format", "json"])
         d = json.loads(capsys.readouterr().out)
         assert rc == 0 and all(p["feasible"] for p in d["points"]) and d["scenario"]["n_gpus"] == int(ep)
+
+
+def test_pipeline_parallel_saves_memory_not_latency():
+    # Llama-3.1-405B FP8 on H100s: TP8 x PP2 (two nodes) holds half the layers per GPU; a decode token still crosses
+    # every layer, so the memory-bound step is the TP8 one plus the stage-to-stage sends (GPipe; vLLM/SGLang PP).
+    one = Scenario(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, method=None, batch=(1, 16))
+    two = one.replace(pp=2)
+    d1, d2 = one.resolve(), two.resolve()
+    w1 = memory(d1, np.array([1.0]), 1.0, 0.0).weights_bytes
+    w2 = memory(d2, np.array([1.0]), 1.0, 0.0).weights_bytes
+    assert 0.45 < w2 / w1 < 0.56 and d2.n_gpus == 16
+    s1, s2 = simulate_step(scenario=one), simulate_step(scenario=two)
+    np.testing.assert_allclose(s2.step_s, s1.step_s, rtol=0.10)
+    names = list(d2.tops.names)
+    i = names.index("pp_send")
+    assert d2.tops.link[i] == 1 and "pp_send" not in d1.tops.names     # across the two nodes' NICs
+    with pytest.raises(ScenarioError, match="pp = 200 exceeds the 126 layers"):
+        one.replace(pp=200).resolve()
+
+
+def test_cli_pp_flag(capsys):
+    rc = main(["step", "--hardware", "h100-sxm", "--model", "llama-3.1-405b", "--precision", "fp8", "--tp", "8",
+               "--pp", "2", "--batch", "1", "--format", "json"])
+    assert rc == 0 and json.loads(capsys.readouterr().out)["scenario"]["n_gpus"] == 16
