@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecError
+from .errors import SpecError, SpecroofError
 
 _URL = re.compile(r"^https?://\S+$")
 
@@ -30,7 +30,7 @@ def data_dir(folder: str) -> Path:
     raise SpecError(f"bundled data folder {folder!r} not found; looked in: {', '.join(map(str, candidates))}")
 
 
-def read_text(path: str | Path, what: str = "file", error: type[SpecError] = SpecError) -> str:
+def read_text(path: str | Path, what: str = "file", error: type[SpecroofError] = SpecError) -> str:
     """A UTF-8 text file's contents; a missing file, a directory, an unreadable, binary or non-UTF-8 file is one
     error naming the path (the type `error`, a SpecroofError)."""
     p = Path(path)

@@ -15,7 +15,7 @@ low interactivity (large batches) the plain frontier is higher or equal.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -159,9 +159,7 @@ def best_at(front: Sequence[Point], target: float) -> Point | None:
 
 def _points(s: Scenario, lay: Layout, w: Workload) -> list[Point]:
     conc = tuple(lay.dp * b for b in PER_RANK_BATCH)
-    res = serve(s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep), Workload(isl=w.isl, osl=w.osl, concurrency=conc,
-                                                                      chunk=w.chunk, prefix_hit=w.prefix_hit,
-                                                                      pd=w.pd, prefill_gpus=w.prefill_gpus))
+    res = serve(s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep), replace(w, concurrency=conc, rate=()))
     out = []
     for mode, ph in (("on", res.spec), ("off", res.base)):
         for i, c in enumerate(res.concurrency):

@@ -19,6 +19,15 @@ resets max_running_requests to 48) serves R = min(C, m) and queues the rest: E2E
 the decode instance carries no prefill (P = 0), TTFT is the prefill instance's pass over the prompt plus the KV
 transfer between instances, and the GPUs of both instances count. Speculation off is k = 0: the plain decode step of
 `pricing.base_step`.
+
+Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i)): every formula takes the means over requests;
+L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output tokens: long outputs hold more
+steps), P = B tau mean(isl_i') / mean(osl_i), TTFT = mean over requests of ceil(isl_i' / chunk) (T_step + min(chunk,
+isl_i') m), E2E = TTFT + (mean osl - 1) ITL; memory at L, the positions checked on the longest request.
+Arrival rates (`Workload.rate`, lambda requests/s): the closed-loop throughput X(C) = C / E2E(C) rises with C until
+the running cap or memory stops it; the requests in flight are the smallest C with X(C) = lambda (Little's law),
+a rate above the largest X is beyond capacity (infeasible, with both modes' capacity). A fluid model: the waits of
+bursty arrivals near saturation are not included.
 """
 
 from __future__ import annotations
@@ -32,68 +41,23 @@ from .errors import ScenarioError
 from .pricing import MemoryUse, base_step, best_spec_step, context_message, memory, price_pass
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario
+from .traffic import DEFAULT_CHUNK, Workload, pos_int, read_lengths
 
-# Chunked-prefill size when none is given: SGLang's and vLLM's default on 80 GB-class GPUs is 8192 prompt tokens per
-# step (SGLang server_args chunked_prefill_size; vLLM max_num_batched_tokens 8192 for online serving).
-DEFAULT_CHUNK = 8192
 _ITERATIONS = 6
-
-
-def _pos_int(name: str, v: Any, lo: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
-        raise ScenarioError(f"{name} = {v!r}; expected an integer >= {lo}")
-    return int(v)
-
-
-@dataclass(frozen=True)
-class Workload:
-    """A serving workload: prompt and output lengths (tokens), the concurrencies to evaluate (requests in flight),
-    the chunked-prefill size (prompt tokens per step), the share of prompt tokens found in the prefix cache, and
-    prefill/decode disaggregation (`prefill_gpus`: GPUs of the prefill instance, default the decode instance's)."""
-
-    isl: int = 1024
-    osl: int = 1024
-    concurrency: tuple[int, ...] = (1, 4, 16, 64)
-    chunk: int = DEFAULT_CHUNK
-    prefix_hit: float = 0.0
-    pd: bool = False
-    prefill_gpus: float | None = None
-
-    def __post_init__(self) -> None:
-        _pos_int("isl", self.isl)
-        _pos_int("osl", self.osl)
-        _pos_int("chunk", self.chunk)
-        conc = (self.concurrency,) if isinstance(self.concurrency, (int, np.integer)) else tuple(self.concurrency)
-        if not conc:
-            raise ScenarioError("concurrency: the list is empty; expected at least one")
-        object.__setattr__(self, "concurrency", tuple(_pos_int("concurrency", c) for c in conc))
-        hit = self.prefix_hit
-        if isinstance(hit, bool) or not isinstance(hit, (int, float)) or not 0.0 <= hit < 1.0:
-            raise ScenarioError(f"prefix_hit = {hit!r}; expected a share in [0, 1)")
-        if not isinstance(self.pd, bool):
-            raise ScenarioError(f"pd = {self.pd!r}; expected True or False")
-        pg = self.prefill_gpus
-        if pg is not None and (isinstance(pg, bool) or not isinstance(pg, (int, float)) or not pg > 0
-                               or not np.isfinite(pg)):
-            raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (a decode instance's share of "
-                                "the prefill GPUs)")
-
-    @property
-    def prompt(self) -> int:
-        """Prompt tokens to prefill (those not found in the prefix cache), at least one."""
-        return max(1, round(self.isl * (1.0 - self.prefix_hit)))
 
 
 @dataclass(frozen=True)
 class Phase:
     """One mode (speculation on or off) at each concurrency: every time in s, throughput in output tokens/s.
 
+    in_flight : requests in flight (the concurrency, or solved from the arrival rate);
     decode_batch : requests decoding per step; k, tokens_per_step : draft depth and tokens per step (0, 1 off);
     step_s : time between token bursts; ttft_s, tpot_s, itl_s, e2e_s; tpot_first_s, tpot_last_s : TPOT at the
     first and the last output token (context isl vs isl + osl); tokens_per_s_per_gpu, tokens_per_s_per_user;
     prefill_share : share of a step spent on other requests' prompts; decode_bound : what bounds the decode pass.
     """
 
+    in_flight: np.ndarray
     decode_batch: np.ndarray
     k: np.ndarray
     tokens_per_step: np.ndarray
@@ -130,6 +94,7 @@ class ServeResult:
     feasible: np.ndarray
     message: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def e2e_speedup(self) -> np.ndarray:
@@ -149,6 +114,8 @@ class ServeResult:
         for i, c in enumerate(self.concurrency):
             ok = bool(self.feasible[i])
             pt: dict[str, Any] = {"concurrency": int(c), "feasible": ok, "message": self.message[i]}
+            if self.rate.size:
+                pt["rate"] = float(self.rate[i])
             for name, ph in (("spec", self.spec), ("base", self.base)):
                 pt[name] = {f: (_num(getattr(ph, f)[i]) if f != "decode_bound" else ph.decode_bound[i])
                             for f in Phase.__dataclass_fields__} if ok else None
@@ -156,8 +123,9 @@ class ServeResult:
                 pt[f] = _num(getattr(self, f)[i]) if ok else None
             pts.append(pt)
         w = self.workload
-        return {"scenario": self.scenario, "workload": {"isl": w.isl, "osl": w.osl, "chunk": w.chunk,
-                                                         "prefix_hit": w.prefix_hit, "pd": w.pd},
+        wd = {"isl": w.isl, "osl": w.osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
+              "samples": len(w.lengths) or 1, "mean_context": w.mean_context, "rate": list(w.rate)}
+        return {"scenario": self.scenario, "workload": wd,
                 "gpus": self.gpus, "prefill_bound": self.prefill_bound, "points": pts, "notes": list(self.notes)}
 
 
@@ -167,12 +135,13 @@ def _num(x: Any) -> float | int:
 
 @dataclass(frozen=True)
 class _Prefill:
-    """The prompt side: marginal cost per prompt token in a mixed step, one chunk's tokens, chunks per prompt, the
-    standalone prefill pass of a whole prompt (disaggregated), and what bounds a chunk."""
+    """The prompt side: marginal cost per prompt token in a mixed step, chunks per prompt and tokens per chunk (means
+    over requests, so that TTFT = n_chunks (step + chunk_tokens m) is the mean TTFT), the standalone prefill pass of
+    a prompt (disaggregated; mean over requests), and what bounds a chunk."""
 
     per_token_s: float
-    chunk_tokens: int
-    n_chunks: int
+    chunk_tokens: float
+    n_chunks: float
     pass_s: float
     bound: str
 
@@ -180,17 +149,21 @@ class _Prefill:
 def _prefill(dep: Deployment, w: Workload) -> _Prefill:
     """Price a chunk of prompt tokens added to a step: the extra time of one sequence per attention-DP rank carrying
     the chunk over the same with one token, per prompt token (the weight reads and kernel floors are shared with the
-    decode batch). A chunk attends to the prompt before it: priced at the mean preceding context."""
+    decode batch). A chunk attends to the prompt before it: priced at the mean preceding context of the mean
+    prompt."""
     ops = dep.lops
     n_dp = float(dep.par.dp)
     ct = min(w.chunk, w.prompt)
-    cached = w.isl - w.prompt
-    L = cached + (w.prompt - ct) / 2.0
+    L = w.samples[0].mean() - w.prompts.mean() + (w.prompt - ct) / 2.0
     big = price_pass(dep, ops, n_dp, float(ct), L, "target")
     one = price_pass(dep, ops, n_dp, 1.0, L, "target")
-    whole = price_pass(dep, ops, n_dp, float(w.prompt), float(cached), "target")
     per_tok = max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp)
-    return _Prefill(per_tok, ct, -(-w.prompt // w.chunk), float(whole.total_s), BOUNDS[int(big.bound)])
+    p, cached = w.prompts, w.samples[0] - w.prompts
+    n = np.ceil(p / w.chunk)
+    whole = {(a, c): float(price_pass(dep, ops, n_dp, a, c, "target").total_s) for a, c in set(zip(p, cached))}
+    pass_s = float(np.mean([whole[(a, c)] for a, c in zip(p, cached)]))
+    return _Prefill(per_tok, float((n * np.minimum(p, w.chunk)).mean() / n.mean()), float(n.mean()), pass_s,
+                    BOUNDS[int(big.bound)])
 
 
 def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
@@ -233,42 +206,45 @@ def _curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> _Curve:
     return _Curve(grid, *_decode(dep, grid, L, spec))
 
 
-def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool, gpus: int) -> Phase:
+def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool, gpus: float) -> Phase:
     """Solve the steady state for one mode (see the module docstring) by fixed-point iteration on B, with the step
     priced once on the batch grid."""
     cap = dep.eng.spec_max_running if spec else np.inf
     R = np.minimum(C.astype(np.float64), cap)               # requests running; the rest wait for a slot
     g = batch_grid(R)
-    mid, first, last = (_curve(dep, g, L, spec) for L in (w.isl + w.osl / 2.0, float(w.isl), float(w.isl + w.osl)))
+    i, o = w.samples
+    mid, first, last = (_curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
     B = R.copy()
     for _ in range(_ITERATIONS):
         step, tau, k, bound = mid.at(B)
-        load = 0.0 if w.pd else B * tau * w.prompt / w.osl * pf.per_token_s
+        load = 0.0 if w.pd else B * tau * w.prompts.mean() / w.mean_osl * pf.per_token_s
         T = step + load
         ttft = (pf.pass_s if w.pd else pf.n_chunks * (step + pf.chunk_tokens * pf.per_token_s)) * np.ones_like(T)
         tpot = T / tau
-        e2e = ttft + (w.osl - 1) * tpot
+        e2e = ttft + (w.mean_osl - 1) * tpot
         B = R * (e2e - ttft) / e2e
     f, lst = first.at(B), last.at(B)
     wait = e2e * (C / R - 1.0)
-    return Phase(B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, (f[0] + load) / f[1], (lst[0] + load) / lst[1],
-                 R * w.osl / e2e / gpus, 1.0 / tpot, load / T, tuple(BOUNDS[int(i)] for i in bound))
+    return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, (f[0] + load) / f[1],
+                 (lst[0] + load) / lst[1], R * w.mean_osl / e2e / gpus, 1.0 / tpot, load / T,
+                 tuple(BOUNDS[int(i)] for i in bound))
 
 
 def _kv_transfer_s(dep: Deployment, w: Workload) -> float:
     """Moving a prompt's KV cache from the prefill to the decode instance over the scale-out network (each GPU its
     share over its own NIC)."""
-    kv = float(memory(dep, np.array([1.0]), w.isl, 0.0).kv_bytes[0]) * dep.par.tp   # the whole KV of one request
+    isl = float(w.samples[0].mean())
+    kv = float(memory(dep, np.array([1.0]), isl, 0.0).kv_bytes[0]) * dep.par.tp   # the whole KV of one request
     bw = (dep.hw.scaleout_bytes_per_s or dep.hw.scaleup_bytes_per_s) * dep.hw.link_fraction * dep.par.tp
     return dep.hw.scaleout_latency_s + kv / bw
 
 
 def _memory(dep: Deployment, w: Workload, C: np.ndarray) -> MemoryUse:
-    """Memory per GPU in steady state: the KV cache of C requests at their mean context isl + osl/2 (a closed loop
-    holds requests at every stage of their decode), with the larger of a decode pass's and one prefill chunk's
-    activations."""
-    mem = memory(dep, C, 1.0, w.isl + w.osl / 2.0, drafter=dep.drafter is not None)
-    chunk = memory(dep, np.array([float(dep.par.dp)]), float(min(w.chunk, w.prompt)), 0.0, logits="last")
+    """Memory per GPU in steady state: the KV cache of C requests at their mean context (Workload.mean_context; a
+    closed loop holds requests at every stage of their decode), with the larger of a decode pass's and one prefill
+    chunk's activations (the longest prompt's chunk)."""
+    mem = memory(dep, C, 1.0, w.mean_context, drafter=dep.drafter is not None)
+    chunk = memory(dep, np.array([float(dep.par.dp)]), float(min(w.chunk, w.prompts.max())), 0.0, logits="last")
     return replace(mem, activation_bytes=np.maximum(mem.activation_bytes, chunk.activation_bytes))
 
 
@@ -284,34 +260,82 @@ def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deploymen
 
 def _feasibility(dep: Deployment, w: Workload, C: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Whether each concurrency fits in memory and the context in the model's positions, and why not."""
-    pos = context_message(dep, w.isl, w.osl, "output tokens")
+    pos = context_message(dep, *w.longest(), "output tokens")
     if pos:
         return np.zeros(C.size, dtype=bool), [pos] * C.size
     mem = _memory(dep, w, C)
     return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
 
 
+def _fit_limit(dep: Deployment, w: Workload) -> float:
+    """The most requests in flight whose KV cache fits (a power of two up to 65536; 0 when one does not fit)."""
+    g = np.array([2.0 ** j for j in range(17)])
+    fits = _memory(dep, w, g).fits
+    return float(g[fits].max()) if fits.any() else 0.0
+
+
+def _at_rate(dep: Deployment, w: Workload, pf: _Prefill, spec: bool, gpus: float, c_fit: float
+             ) -> tuple[Phase, np.ndarray, float]:
+    """One mode at each arrival rate: the requests in flight from Little's law, rate = C / E2E(C), on the closed-loop
+    throughput X(C) = C / E2E(C) (it rises with C until the engine's running cap or memory stops it): the smallest C
+    with X(C) = rate, interpolated in log C; at a rate below X(1) one slot suffices (the latencies of C = 1). Reports
+    in flight = rate x E2E and throughput = rate x mean osl / GPUs (what is delivered). Returns (phase, whether the
+    rate is sustained, the capacity in requests/s). A fluid model: the waits of bursty (Poisson) arrivals at a
+    utilisation near 1 are not included."""
+    lam = np.asarray(w.rate, dtype=np.float64)
+    g = np.geomspace(1.0, max(c_fit, 1.0), max(2, int(24 * np.log10(max(c_fit, 1.0))) + 1))
+    X = np.maximum.accumulate(g / _phase(dep, w, pf, g, spec, gpus).e2e_s)
+    C = np.exp(np.interp(lam, X, np.log(g)))
+    ph = _phase(dep, w, pf, C, spec, gpus)
+    ph = replace(ph, in_flight=lam * ph.e2e_s, tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
+    return ph, (lam <= X[-1]) & (c_fit >= 1.0), float(X[-1]) if c_fit >= 1.0 else 0.0
+
+
+def _serve_rate(dep: Deployment, w: Workload, pf: _Prefill, spec_on: bool, gpus: float
+                ) -> tuple[Phase, Phase, np.ndarray, np.ndarray, list[str]]:
+    """Both modes at each arrival rate: (spec, base, slots needed, feasible, messages)."""
+    c_fit = _fit_limit(dep, w)
+    base, ok_b, cap_b = _at_rate(dep, w, pf, False, gpus, c_fit)
+    spec, ok_s, cap_s = _at_rate(dep, w, pf, True, gpus, c_fit) if spec_on else (base, ok_b, cap_b)
+    ok = ok_b & ok_s
+    slots = np.where(ok, np.ceil(np.maximum(spec.in_flight, base.in_flight)), 0).astype(int)
+    msgs = ["" if o else f"rate {r:g} requests/s exceeds the capacity: {cap_s:.3g} requests/s with speculation, "
+            f"{cap_b:.3g} without ({c_fit:.0f} requests in flight fit in memory; beyond it the queue grows without "
+            "bound)" for r, o in zip(w.rate, ok)]
+    return spec, base, slots, ok, msgs
+
+
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,
           **kw: Any) -> ServeResult:
     """Predict a serving workload with and without speculation (see the module docstring). `scenario` and the
-    Scenario fields in `kw` set the deployment (its batch is ignored: the concurrencies set the load); `dep`: it
-    already resolved."""
+    Scenario fields in `kw` set the deployment (its batch is ignored: the concurrencies or the arrival rates set the
+    load); `dep`: it already resolved. With `workload.rate`, each point is an arrival rate and each mode's requests
+    in flight are solved (`_at_rate`); `concurrency` then holds the slots (max concurrency) both modes need, 0 where
+    the rate is not sustained."""
     s, w, dep = _inputs(scenario, workload, dep, kw)
-    C = np.asarray(w.concurrency, dtype=np.float64)
     pf = _prefill(dep, w)
     if w.pd:
         pf = _Prefill(0.0, pf.chunk_tokens, pf.n_chunks, pf.pass_s + _kv_transfer_s(dep, w), pf.bound)
     gpus = dep.n_gpus + ((w.prefill_gpus or dep.n_gpus) if w.pd else 0.0)
-    base = _phase(dep, w, pf, C, False, gpus)
-    spec = _phase(dep, w, pf, C, True, gpus) if s.method is not None else base
-    ok, msgs = _feasibility(dep, w, C)
+    pos = context_message(dep, *w.longest(), "output tokens")
+    if w.rate:
+        spec, base, C, ok, msgs = _serve_rate(dep, w, pf, s.method is not None, gpus)
+        if pos:
+            ok, msgs = np.zeros(C.size, dtype=bool), [pos] * C.size
+    else:
+        C = np.asarray(w.concurrency, dtype=np.float64)
+        base = _phase(dep, w, pf, C, False, gpus)
+        spec = _phase(dep, w, pf, C, True, gpus) if s.method is not None else base
+        ok, msgs = _feasibility(dep, w, C)
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights, "k": s.k,
             "acceptance": dep.acceptance.source if s.method else None,
             "acceptance_model": dep.acceptance.model if s.method else None}
-    notes = ("steady-state closed loop: each of the C slots serves one request after another",
+    notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
+             "steady-state closed loop: each of the C slots serves one request after another",
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)")
-    return ServeResult(scen, w, C.astype(int), gpus, spec, base, pf.bound, ok, tuple(msgs), notes)
+    return ServeResult(scen, w, np.asarray(C).astype(int), gpus, spec, base, pf.bound, ok, tuple(msgs), notes,
+                       np.asarray(w.rate, dtype=np.float64))
 
 
 @dataclass(frozen=True)
@@ -348,7 +372,7 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
     """Price one static batch (see BatchRun): a prefill pass over every prompt, then osl - 1 decode steps (spec: at
     the best verify shape) whose per-token time is integrated over the context isl .. isl + osl by Simpson's rule
     (exact for a cost affine in the context)."""
-    isl, osl = _pos_int("isl", isl), _pos_int("osl", osl)
+    isl, osl = pos_int("isl", isl), pos_int("osl", osl)
     s = (scenario or Scenario()).replace(**kw) if kw or scenario is None else scenario
     dep = dep if dep is not None else s.resolve()
     B = np.asarray(s.batch if batch is None else np.atleast_1d(batch), dtype=np.float64)
@@ -367,4 +391,4 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
     return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, ok, msgs)
 
 
-__all__ = ["DEFAULT_CHUNK", "BatchRun", "Phase", "ServeResult", "Workload", "serve", "static_batch"]
+__all__ = ["DEFAULT_CHUNK", "BatchRun", "Phase", "ServeResult", "Workload", "read_lengths", "serve", "static_batch"]

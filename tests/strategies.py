@@ -42,11 +42,16 @@ def alphas(draw) -> float:
 
 @st.composite
 def workloads(draw, concurrency: bool = True):
-    """A serving workload: prompt and output lengths, concurrencies, chunk, prefix-cache hit."""
+    """A serving workload: prompt and output lengths (one pair or a few samples), concurrencies, chunk, prefix-cache
+    hit."""
     from simulator.serving import Workload
     conc = tuple(sorted(set(draw(st.lists(st.integers(1, 256), min_size=1, max_size=4))))) if concurrency else (1,)
-    return Workload(isl=draw(st.integers(1, 8192)), osl=draw(st.integers(1, 2048)), concurrency=conc,
-                    chunk=draw(st.sampled_from([512, 2048, 8192])), prefix_hit=draw(st.sampled_from([0.0, 0.5])))
+    common = dict(concurrency=conc, chunk=draw(st.sampled_from([512, 2048, 8192])),
+                  prefix_hit=draw(st.sampled_from([0.0, 0.5])))
+    if draw(st.booleans()):                                   # a length distribution (a few request classes)
+        pair = st.tuples(st.integers(1, 8192), st.integers(1, 2048))
+        return Workload(lengths=tuple(draw(st.lists(pair, min_size=1, max_size=4))), **common)
+    return Workload(isl=draw(st.integers(1, 8192)), osl=draw(st.integers(1, 2048)), **common)
 
 
 SERVE_SCENARIOS = st.sampled_from([

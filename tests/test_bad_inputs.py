@@ -101,7 +101,10 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
     out += [(serve + ["--isl", "0"], "isl"), (serve + ["--osl", "-1"], "osl"),
             (serve + ["--concurrency", "0"], "batch"),
             (serve + ["--chunk", "0"], "chunk"), (serve + ["--prefix-hit", "1.5"], "prefix-hit"),
-            (serve + ["--prefill-gpus", "0"], "prefill-gpus"), (serve + ["--concurrency", "a,b"], "batch")]
+            (serve + ["--prefill-gpus", "0"], "prefill-gpus"), (serve + ["--concurrency", "a,b"], "batch"),
+            (serve + ["--rate", "-1"], "rate"), (serve + ["--rate", ""], "rate"), (serve + ["--rate", "inf"], "rate"),
+            (serve + ["--lengths", "/nonexistent/trace.csv"], "trace.csv"), (serve + ["--isl", "8,"], "isl"),
+            (serve + ["--isl", "1,2", "--osl", "1,2,3"], "samples")]
     out += [(["frontier", "--gpus", "0"], "gpus"), (["frontier", "--gpus", ""], "gpus"),
             (["frontier", "--targets", "-3"], "target"), (["frontier", "--tpot-slo-ms", "0"], "tpot"),
             (["frontier", "--max-tp", "0"], "max-tp"), (["frontier", "--method", "telepathy"], "method")]

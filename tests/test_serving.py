@@ -27,7 +27,7 @@ H100 = dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="
 def test_e2e_is_ttft_plus_the_rest_of_the_tokens(sc, w):
     r = serve(Scenario(**sc), w)
     for ph in (r.spec, r.base):
-        np.testing.assert_allclose(ph.e2e_s, ph.ttft_s + (w.osl - 1) * ph.itl_s, rtol=1e-12)
+        np.testing.assert_allclose(ph.e2e_s, ph.ttft_s + (w.mean_osl - 1) * ph.itl_s, rtol=1e-12)
         assert np.all(ph.tpot_s > 0) and np.all(ph.ttft_s > 0) and np.all(np.isfinite(ph.tokens_per_s_per_gpu))
         assert np.all(ph.decode_batch <= np.asarray(w.concurrency) + 1e-9)
     d = r.to_dict()
@@ -99,10 +99,118 @@ def test_static_batch_is_prefill_plus_integrated_decode():
 @pytest.mark.parametrize("bad, match", [
     (dict(isl=0), r"isl = 0; expected an integer >= 1"), (dict(concurrency=()), "concurrency: the list is empty"),
     (dict(prefix_hit=1.0), r"prefix_hit = 1.0; expected a share in \[0, 1\)"), (dict(pd=1), "pd = 1"),
-    (dict(concurrency=(0,)), "concurrency = 0"), (dict(chunk=2.5), "chunk = 2.5")])
+    (dict(concurrency=(0,)), "concurrency = 0"), (dict(chunk=2.5), "chunk = 2.5"),
+    (dict(rate=0.0), "rate = 0.0; expected a positive number"), (dict(rate=(1.0, float("nan"))), "rate = nan"),
+    (dict(rate=True), "rate = True"), (dict(rate="3"), "rate = '3'"),
+    (dict(lengths=((10, 0),)), r"lengths\[0\] osl = 0"), (dict(lengths=((10,),)), r"lengths\[0\] = \(10,\)"),
+    (dict(lengths=5), "lengths = 5"), (dict(lengths=((100, 10),), isl=50), "isl = 50 with lengths given")])
 def test_bad_workloads(bad, match):
     with pytest.raises(ScenarioError, match=match):
         Workload(**bad)
+
+
+# ---- length distributions and arrival rates ---------------------------------------------------------------------
+
+@settings(max_examples=10)
+@given(sc=SERVE_SCENARIOS, w=workloads())
+def test_one_length_sample_is_the_plain_workload(sc, w):
+    # lengths = ((isl, osl),) repeated any number of times prices exactly as isl, osl.
+    s = Scenario(**sc)
+    plain = Workload(isl=w.isl, osl=w.osl, concurrency=w.concurrency, chunk=w.chunk, prefix_hit=w.prefix_hit)
+    a, b = serve(s, plain), serve(s, Workload(lengths=((w.isl, w.osl),) * 3, concurrency=w.concurrency,
+                                              chunk=w.chunk, prefix_hit=w.prefix_hit))
+    for pa, pb in ((a.spec, b.spec), (a.base, b.base)):
+        np.testing.assert_allclose(pb.e2e_s, pa.e2e_s, rtol=1e-12)
+        np.testing.assert_allclose(pb.ttft_s, pa.ttft_s, rtol=1e-12)
+
+
+def test_length_distribution_uses_the_means_and_the_longest_request():
+    w = Workload(lengths=((100, 50), (4000, 1000), (1000, 200)), concurrency=(1, 16))
+    assert (w.isl, w.osl) == (1700, 417) and w.longest() == (4000, 1000)
+    assert w.mean_context == pytest.approx((50 * 125 + 1000 * 4500 + 200 * 1100) / 1250)
+    s = Scenario(**H100)
+    r = serve(s, w)
+    np.testing.assert_allclose(r.spec.e2e_s, r.spec.ttft_s + (1250 / 3 - 1) * r.spec.tpot_s, rtol=1e-12)
+    # TTFT is the mean over requests of chunks x (step + chunk tokens x m), not the TTFT of the mean prompt
+    one = serve(s, Workload(isl=1700, osl=417, concurrency=(1, 16), chunk=512))
+    mix = serve(s, Workload(lengths=w.lengths, concurrency=(1, 16), chunk=512))
+    assert not np.allclose(one.base.ttft_s, mix.base.ttft_s, rtol=1e-3)
+    # one sample beyond the model's positions makes every point infeasible, whatever the means
+    long = serve(s, Workload(lengths=((1000, 100), (200_000, 100)), concurrency=(1,)))
+    assert not long.feasible[0] and "max_position_embeddings" in long.message[0]
+
+
+def test_rate_solves_the_requests_in_flight_by_littles_law():
+    s = Scenario(**H100)
+    w = Workload(isl=1024, osl=512, rate=(0.05, 2.0, 6.0, 1e4))
+    r = serve(s, w)
+    assert r.feasible.tolist() == [True, True, True, False] and "exceeds the capacity" in r.message[3]
+    assert r.concurrency[3] == 0 and r.to_dict()["points"][3]["spec"] is None
+    for ph in (r.spec, r.base):
+        ok = r.feasible
+        np.testing.assert_allclose(ph.in_flight[ok], r.rate[ok] * ph.e2e_s[ok], rtol=1e-12)       # Little
+        np.testing.assert_allclose(ph.tokens_per_s_per_gpu[ok], r.rate[ok] * 512 / r.gpus, rtol=1e-12)
+        assert np.all(np.diff(ph.e2e_s[:3]) > 0)                  # latency grows with the load
+    # closed-loop consistency: serving the solved in-flight count as a concurrency gives back the rate
+    for i in (1, 2):
+        for ph, mode in ((r.spec, "spec"), (r.base, "base")):
+            c = ph.in_flight[i]
+            closed = serve(s, Workload(isl=1024, osl=512, concurrency=(max(1, int(np.floor(c))), int(np.ceil(c)) + 1)))
+            x = closed.concurrency / getattr(closed, mode).e2e_s
+            assert x[0] <= r.rate[i] * (1 + 1e-6) and x[1] >= r.rate[i] * (1 - 1e-6)
+    # the lowest rate needs less than one slot: the latencies of one request alone
+    alone = serve(s, Workload(isl=1024, osl=512, concurrency=(1,)))
+    assert r.spec.e2e_s[0] == pytest.approx(alone.spec.e2e_s[0], rel=1e-4) and r.spec.in_flight[0] < 1   # grid
+    assert r.concurrency[0] == 1 and r.notes[0].startswith("steady state at a fixed arrival rate")
+
+
+def test_speculation_holds_fewer_requests_in_flight_at_a_rate():
+    # The same arrival rate with lower E2E: fewer requests in flight (Little), the production latency win.
+    r = serve(Scenario(**H100), Workload(isl=1024, osl=1024, rate=(0.5, 2.0)))
+    assert np.all(r.e2e_speedup > 1) and np.all(r.spec.in_flight < r.base.in_flight)
+    np.testing.assert_allclose(r.throughput_ratio, 1.0)               # the same delivered throughput
+
+
+def test_sglang_cap_bounds_the_rate_with_speculation():
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang")
+    cap48 = serve(s, Workload(isl=512, osl=512, concurrency=(48,)))
+    x48 = 48 / cap48.spec.e2e_s[0]
+    r = serve(s, Workload(isl=512, osl=512, rate=(0.9 * x48, 1.1 * x48)))
+    assert r.feasible.tolist() == [True, False] and r.spec.in_flight[0] <= 48 + 1e-6
+
+
+def test_cli_rate_lengths_and_their_errors(tmp_path, capsys):
+    base = ["serve", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--method", "eagle3"]
+    rc, out, _ = run(capsys, *base, "--rate", "0.5,4", "--format", "json")
+    d = json.loads(out)
+    assert rc == 0 and [p["rate"] for p in d["points"]] == [0.5, 4.0] and d["workload"]["rate"] == [0.5, 4.0]
+    rc, out, _ = run(capsys, *base, "--isl", "128,4096", "--osl", "256", "--concurrency", "4")
+    assert rc == 0 and "2 length samples (mean isl 2112, osl 256" in out
+    csv = tmp_path / "trace.csv"
+    csv.write_text("id,isl,osl\n1,128,256\n2,4096,256\n")
+    rc, out2, _ = run(capsys, *base, "--lengths", str(csv), "--concurrency", "4")
+    assert rc == 0 and out2 == out
+    csv.write_text("isl,osl\n128,x\n")
+    for args, needle in (([*base, "--lengths", str(csv)], "line 2: isl = '128', osl = 'x'"),
+                         ([*base, "--lengths", str(tmp_path / "none.csv")], "none.csv"),
+                         ([*base, "--lengths", str(csv), "--isl", "5"], "not both"),
+                         ([*base, "--isl", "1,2", "--osl", "1,2,3"], "--isl has 2 samples and --osl 3"),
+                         ([*base, "--rate", "1", "--concurrency", "2"], "not allowed with argument --rate"),
+                         ([*base, "--rate", "0"], "rate 0.0 must be > 0"), ([*base, "--isl", "5,,6"], "isl")):
+        rc, o, err = run(capsys, *args)
+        assert rc == 2 and o == "" and needle in err and len(err.splitlines()) == 1, (args, err)
+    (tmp_path / "hdr.csv").write_text("a,b\n1,2\n")
+    rc, _, err = run(capsys, *base, "--lengths", str(tmp_path / "hdr.csv"))
+    assert rc == 2 and "header naming the columns isl and osl" in err
+
+
+def test_serve_sweep_over_rates():
+    from simulator.sweep.serving import serve_sweep
+    doc = {"model": "llama-3.1-8b", "method": "eagle3", "engine": "vllm", "serve": {"osl": 256, "rate": [1.0, 4.0]}}
+    df = serve_sweep(doc)
+    ref = serve(Scenario(model="llama-3.1-8b", method="eagle3", engine="vllm"), Workload(osl=256, rate=(1.0, 4.0)))
+    assert df["rate"].tolist() == [1.0, 4.0]
+    np.testing.assert_allclose(df["spec_in_flight"].to_numpy(float), ref.spec.in_flight, rtol=1e-12)
 
 
 # ---- frontier ---------------------------------------------------------------------------------------------------
@@ -204,7 +312,9 @@ def test_serve_sweep_is_serve_per_configuration():
 
 @pytest.mark.parametrize("doc, match", [
     ({"model": "llama-3.1-8b"}, r"needs a \[serve\] table"),
-    ({"serve": {"isl": 1024, "rate": 3}}, r"serve: unknown key\(s\) \['rate'\]"),
+    ({"serve": {"isl": 1024, "tpot": 3}}, r"serve: unknown key\(s\) \['tpot'\]"),
+    ({"serve": {"rate": 3, "concurrency": 4}}, "serve: give concurrency or rate, not both"),
+    ({"serve": {"rate": {"start": 1, "stop": 4}}}, "serve.rate: expected a number or a list"),
     ({"batch": [1, 2], "serve": {"isl": 1024}}, "batch: not a serving-sweep parameter"),
     ({"acceptance_length": 2.5, "serve": {"isl": 1024}}, "acceptance_length: needs acceptance_k"),
     ({"hardware": "h100-sxn", "serve": {"isl": 1024}}, "unknown hardware")])

@@ -6,18 +6,48 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..errors import ScenarioError
 from . import fmt
 from .args import add_acceptance_args, add_format, add_scenario_args, batch_arg, float_arg, int_arg, scenario_from
 
 
+def _lengths_arg(name: str) -> Any:
+    """argparse type: one token count, or a list `512,1024,4096` of samples (paired with the other length)."""
+    one = int_arg(name, 1)
+
+    def f(s: str) -> tuple[int, ...]:
+        parts = [t.strip() for t in s.split(",")]
+        if not all(parts):
+            raise argparse.ArgumentTypeError(f"{name} {s!r}: expected a number of tokens or a list 512,1024")
+        return tuple(one(t) for t in parts)
+    return f
+
+
+def _rate_arg(s: str) -> tuple[float, ...]:
+    rate = float_arg("rate", 0.0, lo_open=True)
+    if not s.strip():
+        raise argparse.ArgumentTypeError("empty rate list (expected e.g. 0.5,2,8 requests/s)")
+    return tuple(rate(t.strip()) for t in s.split(","))
+
+
 def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> None:
-    """The workload flags shared by `serve` and `frontier`."""
+    """The workload flags shared by `serve` and `frontier` (the load flags only for `serve`)."""
     g = p.add_argument_group("workload")
-    g.add_argument("--isl", type=int_arg("isl", 1), default=1024, help="prompt tokens per request")
-    g.add_argument("--osl", type=int_arg("osl", 1), default=1024, help="output tokens per request")
+    g.add_argument("--isl", type=_lengths_arg("isl"), default=(1024,),
+                   help="prompt tokens per request, or a list of samples (paired with --osl) for a distribution")
+    g.add_argument("--osl", type=_lengths_arg("osl"), default=(1024,),
+                   help="output tokens per request, or a list of samples (paired with --isl)")
+    g.add_argument("--lengths", metavar="CSV", default=None,
+                   help="length distribution: a CSV with isl and osl columns, one request per row (instead of "
+                        "--isl/--osl)")
     if concurrency:
-        g.add_argument("--concurrency", type=batch_arg, default=(1, 4, 16, 64),
-                       help="requests in flight: a list 1,4,16 or a range 1..256 (powers of two and both ends)")
+        load = g.add_mutually_exclusive_group()
+        load.add_argument("--concurrency", type=batch_arg, default=None,
+                          help="requests in flight: a list 1,4,16 or a range 1..256 (powers of two and both ends); "
+                               "default 1,4,16,64")
+        load.add_argument("--rate", type=_rate_arg, default=None,
+                          help="arrival rates in requests/s (a list 0.5,2,8): each mode's requests in flight are "
+                               "solved from Little's law")
     g.add_argument("--chunk", type=int_arg("chunk", 1), default=8192,
                    help="chunked-prefill size: prompt tokens per step (SGLang / vLLM default)")
     g.add_argument("--prefix-hit", type=float_arg("prefix-hit", 0.0, 1.0, hi_open=True), default=0.0,
@@ -29,10 +59,30 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
                    help="GPUs of the prefill instance under --pd (default: as many as the decode instance)")
 
 
+def _length_samples(a: argparse.Namespace) -> dict[str, Any]:
+    """isl/osl, or the paired samples (a list broadcasts a single value of the other), or the --lengths file."""
+    from ..serving import read_lengths  # lazy: keeps --help free of numba
+    i, o = a.isl, a.osl
+    if a.lengths is not None:
+        if (i, o) != ((1024,), (1024,)):
+            raise ScenarioError("--lengths: give the length distribution or --isl/--osl, not both")
+        return {"lengths": read_lengths(a.lengths)}
+    if len(i) == 1 and len(o) == 1:
+        return {"isl": i[0], "osl": o[0]}
+    if len(i) > 1 and len(o) > 1 and len(i) != len(o):
+        raise ScenarioError(f"--isl has {len(i)} samples and --osl {len(o)}: give lists of one length (paired) or a "
+                            "single value for one of them")
+    n = max(len(i), len(o))
+    return {"lengths": tuple(zip(i * n if len(i) == 1 else i, o * n if len(o) == 1 else o))}
+
+
 def workload_from(a: argparse.Namespace, concurrency: tuple[int, ...] | None = None) -> Any:
     from ..serving import Workload  # lazy: keeps --help free of numba
-    return Workload(isl=a.isl, osl=a.osl, concurrency=concurrency or a.concurrency, chunk=a.chunk,
-                    prefix_hit=a.prefix_hit, pd=a.pd, prefill_gpus=a.prefill_gpus)
+    load: dict[str, Any] = {"concurrency": concurrency or getattr(a, "concurrency", None) or (1, 4, 16, 64)}
+    if getattr(a, "rate", None):
+        load = {"rate": a.rate}
+    return Workload(**_length_samples(a), **load, chunk=a.chunk, prefix_hit=a.prefix_hit, pd=a.pd,
+                    prefill_gpus=a.prefill_gpus)
 
 
 def add(sub: Any, name: str) -> None:
@@ -44,8 +94,13 @@ def add(sub: Any, name: str) -> None:
     p.set_defaults(func=run)
 
 
-HEADERS = ["concurrency", "mode", "k", "decode_batch", "ttft_ms", "tpot_ms", "tpot_first..last_ms", "e2e_s",
+HEADERS = ["mode", "k", "in_flight", "decode_batch", "ttft_ms", "tpot_ms", "tpot_first..last_ms", "e2e_s",
            "tok/s/gpu", "tok/s/user", "prefill_share", "decode_bound"]
+
+
+def _key(d: dict[str, Any]) -> str:
+    """What each point is: an arrival rate or a concurrency."""
+    return "rate" if d["workload"]["rate"] else "concurrency"
 
 
 def _rows(d: dict[str, Any]) -> list[list[Any]]:
@@ -54,9 +109,9 @@ def _rows(d: dict[str, Any]) -> list[list[Any]]:
         for mode in ("spec", "base"):
             ph = p[mode]
             if ph is None:
-                rows.append([p["concurrency"], mode] + ["-"] * (len(HEADERS) - 2))
+                rows.append([p[_key(d)], "on" if mode == "spec" else "off"] + ["-"] * (len(HEADERS) - 1))
                 continue
-            rows.append([p["concurrency"], "on" if mode == "spec" else "off", ph["k"],
+            rows.append([p[_key(d)], "on" if mode == "spec" else "off", ph["k"], fmt.num(ph["in_flight"], ".1f"),
                          fmt.num(ph["decode_batch"], ".1f"), fmt.ms(ph["ttft_s"]), fmt.ms(ph["tpot_s"]),
                          f"{fmt.ms(ph['tpot_first_s'])}..{fmt.ms(ph['tpot_last_s'])}", fmt.num(ph["e2e_s"], ".2f"),
                          fmt.num(ph["tokens_per_s_per_gpu"], ".1f"), fmt.num(ph["tokens_per_s_per_user"], ".1f"),
@@ -72,27 +127,35 @@ def run(a: argparse.Namespace) -> int:
     if a.format == "json":
         print(fmt.dumps(d))
         return 0
+    key = _key(d)
     if a.format == "csv":
-        print(fmt.csv_text(HEADERS + ["e2e_speedup", "tpot_speedup", "throughput_ratio"],
-                           [r + _ratios(d, r) for r in _rows(d)]))
+        print(fmt.csv_text([key] + HEADERS + ["e2e_speedup", "tpot_speedup", "throughput_ratio"],
+                           [r + _ratios(p, r) for p, r in zip(_each_twice(d["points"]), _rows(d))]))
         return 0
     sc, w = d["scenario"], d["workload"]
+    lengths = (f"isl {w['isl']}, osl {w['osl']}" if w["samples"] == 1 else
+               f"{w['samples']} length samples (mean isl {w['isl']}, osl {w['osl']}, decode context "
+               f"{w['mean_context']:.0f})")
     print(f"{sc['model']} on {d['gpus']}x {sc['hardware']} (tp={sc['tp']}, dp={sc['dp']}, ep={sc['ep']}), "
-          f"{sc['method']} (acceptance {sc['acceptance']}), engine {sc['engine']}; isl {w['isl']}, osl {w['osl']}, "
+          f"{sc['method']} (acceptance {sc['acceptance']}), engine {sc['engine']}; {lengths}, "
           f"chunk {w['chunk']}, prefix hit {w['prefix_hit']:g}{', PD-disaggregated' if w['pd'] else ''}")
-    print(fmt.table(HEADERS, _rows(d)))
+    print(fmt.table([key] + HEADERS, _rows(d)))
     print()
-    print(fmt.table(["concurrency", "e2e_speedup", "tpot_speedup", "throughput_ratio", "feasible"],
-                    [[p["concurrency"], fmt.num(p["e2e_speedup"]), fmt.num(p["tpot_speedup"]),
+    print(fmt.table([key, "e2e_speedup", "tpot_speedup", "throughput_ratio", "feasible"],
+                    [[p[key], fmt.num(p["e2e_speedup"]), fmt.num(p["tpot_speedup"]),
                       fmt.num(p["throughput_ratio"]), "yes" if p["feasible"] else f"no: {p['message']}"]
                      for p in d["points"]]))
     print(f"prefill chunks are bound by {d['prefill_bound']}; " + "; ".join(d["notes"]))
-    print("a prediction (steady-state closed loop from datasheet rooflines and the engine profile), not a measurement")
+    print("a prediction (steady state from datasheet rooflines and the engine profile), not a measurement")
     return 0
 
 
-def _ratios(d: dict[str, Any], row: list[Any]) -> list[Any]:
-    p = next(p for p in d["points"] if p["concurrency"] == row[0])
+def _each_twice(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each point once per mode row (on, off)."""
+    return [p for p in points for _ in (0, 1)]
+
+
+def _ratios(p: dict[str, Any], row: list[Any]) -> list[Any]:
     if row[1] != "on":
         return ["", "", ""]
     return [fmt.num(p["e2e_speedup"]), fmt.num(p["tpot_speedup"]), fmt.num(p["throughput_ratio"])]

@@ -7,7 +7,7 @@ spec), each configuration priced by `serving.serve` over its concurrencies, as o
     [serve]
     isl = [1024, 8192]                       # workload parameters: isl, osl, concurrency, chunk, prefix_hit, pd
     osl = 1024
-    concurrency = { start = 1, stop = 256, mul = 2 }
+    concurrency = { start = 1, stop = 256, mul = 2 }   # or rate = [1.0, 5.0, 20.0]: arrival rates, requests/s
 
 Acceptance, batch and context are not serving parameters (the workload sets the load and the context); the method's
 published acceptance is used, or `acceptance_rate` / `acceptance_length` with `acceptance_k` as scalars.
@@ -27,9 +27,11 @@ from ..scenario import Scenario, scenario_fields
 from ..serving import Workload, serve
 from .spec import err, names_exist, parse_values
 
-WORKLOAD_KEYS = ("isl", "osl", "concurrency", "chunk", "prefix_hit", "pd")
+WORKLOAD_KEYS = ("isl", "osl", "concurrency", "rate", "chunk", "prefix_hit", "pd")
+_POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
 _NOT_SERVING = ("batch", "context", "k_max")
-PHASE_FIELDS = ("decode_batch", "k", "ttft_s", "tpot_s", "e2e_s", "tokens_per_s_per_gpu", "tokens_per_s_per_user")
+PHASE_FIELDS = ("in_flight", "decode_batch", "k", "ttft_s", "tpot_s", "e2e_s", "tokens_per_s_per_gpu",
+                "tokens_per_s_per_user")
 MAX_CONFIGS = 4096
 
 
@@ -39,12 +41,16 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
     bad = [k for k in table if k not in WORKLOAD_KEYS]
     if bad:
         raise err("serve", f"unknown key(s) {bad}; expected {', '.join(WORKLOAD_KEYS)}")
+    if all(k in table for k in _POINTS):
+        raise err("serve", "give concurrency or rate, not both")
     out = {}
     for k in WORKLOAD_KEYS:
         if k in table:
             raw = table[k]
             vals = list(raw) if isinstance(raw, (list, tuple)) else ([raw] if not isinstance(raw, dict) else None)
             out[k] = vals if vals is not None else parse_values("batch", raw)[0]   # ranges: integer expansion
+    if "rate" in out and isinstance(table["rate"], dict):
+        raise err("serve.rate", "expected a number or a list of arrival rates (requests/s), not a range")
     return out
 
 
@@ -85,7 +91,8 @@ def serve_sweep(doc: dict[str, Any]):
     wl = _workload_values(doc["serve"])
     params, acc = _scenario_values(doc)
     names = list(params)
-    wl_names = [k for k in WORKLOAD_KEYS if k != "concurrency" and k in wl]
+    wl_names = [k for k in WORKLOAD_KEYS if k not in _POINTS and k in wl]
+    key = "rate" if "rate" in wl else "concurrency"
     combos = list(itertools.product(*(params[k] for k in names)))
     wcombos = list(itertools.product(*(wl[k] for k in wl_names)))
     if len(combos) * len(wcombos) > MAX_CONFIGS:
@@ -96,21 +103,26 @@ def serve_sweep(doc: dict[str, Any]):
         kw = {k: (None if v == "default" else v) for k, v in zip(names, combo)}
         for wc in wcombos:
             wkw = dict(zip(wl_names, wc))
-            rows += _rows(kw, wkw, wl.get("concurrency", [1, 4, 16, 64]), acc)
+            rows += _rows(kw, wkw, key, wl.get(key, [1, 4, 16, 64]), acc)
     return pd.DataFrame(rows)
 
 
-def _rows(kw: dict[str, Any], wkw: dict[str, Any], conc: list[int], acc: Acceptance | None) -> list[dict[str, Any]]:
+def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc: Acceptance | None
+          ) -> list[dict[str, Any]]:
+    """One row per point (a concurrency, or an arrival rate) of one configuration."""
     head = {**{k: ("default" if v is None else v) for k, v in kw.items()}, **wkw}
     try:
         s = Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)
-        res = serve(s, Workload(concurrency=tuple(int(c) for c in conc), **wkw))
+        load = {"rate": tuple(pts)} if key == "rate" else {"concurrency": tuple(int(c) for c in pts)}
+        res = serve(s, Workload(**load, **wkw))
     except SpecroofError as e:
-        return [{**head, "concurrency": int(c), "feasible": False, "message": str(e)} for c in conc]
+        return [{**head, key: p, "feasible": False, "message": str(e)} for p in pts]
     out = []
     for i, c in enumerate(res.concurrency):
         ok = bool(res.feasible[i])
         row = {**head, "concurrency": int(c), "feasible": ok, "message": res.message[i]}
+        if key == "rate":
+            row["rate"] = float(res.rate[i])
         for name, ph in (("spec", res.spec), ("base", res.base)):
             for f in PHASE_FIELDS:
                 row[f"{name}_{f}"] = float(np.asarray(getattr(ph, f))[i]) if ok else None

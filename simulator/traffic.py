@@ -1,0 +1,161 @@
+"""A serving workload: prompt and output lengths (one pair, or samples of a distribution), the load (requests in
+flight, or an arrival rate), chunked prefill, prefix-cache hits and prefill/decode disaggregation. Data only: the
+pricing is `serving.serve`."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .data import read_text
+from .errors import ScenarioError
+
+# Chunked-prefill size when none is given: SGLang's and vLLM's default on 80 GB-class GPUs is 8192 prompt tokens per
+# step (SGLang server_args chunked_prefill_size; vLLM max_num_batched_tokens 8192 for online serving).
+DEFAULT_CHUNK = 8192
+
+
+def pos_int(name: str, v: Any, lo: int = 1) -> int:
+    """v as an int when it is an integer (not a bool) >= lo; else one ScenarioError naming `name` and the value."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
+        raise ScenarioError(f"{name} = {v!r}; expected an integer >= {lo}")
+    return int(v)
+
+
+def _lengths(v: Any) -> tuple[tuple[int, int], ...]:
+    """(isl, osl) samples: a sequence of integer pairs, each at least 1."""
+    if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+        raise ScenarioError(f"lengths = {v!r}; expected a list of (isl, osl) pairs")
+    out = []
+    for i, pair in enumerate(v):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ScenarioError(f"lengths[{i}] = {pair!r}; expected an (isl, osl) pair of integers >= 1")
+        out.append((pos_int(f"lengths[{i}] isl", pair[0]), pos_int(f"lengths[{i}] osl", pair[1])))
+    return tuple(out)
+
+
+def _rates(v: Any) -> tuple[float, ...]:
+    r = (v,) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+    if isinstance(r, (str, bytes)) or not hasattr(r, "__iter__"):
+        raise ScenarioError(f"rate = {v!r}; expected arrival rates in requests/s (positive numbers)")
+    out = tuple(r)
+    for x in out:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not (np.isfinite(x) and x > 0):
+            raise ScenarioError(f"rate = {x!r}; expected a positive number of requests/s")
+    return tuple(float(x) for x in out)
+
+
+def read_lengths(path: str) -> tuple[tuple[int, int], ...]:
+    """(isl, osl) samples from a CSV file with an `isl` and an `osl` column (one request per row; other columns
+    ignored), e.g. the prompt and output token counts of a trace or a benchmark dataset."""
+    rows = list(csv.DictReader(io.StringIO(read_text(path, "lengths CSV", ScenarioError))))
+    if not rows or not {"isl", "osl"} <= set(rows[0]):
+        raise ScenarioError(f"{path}: expected a CSV with a header naming the columns isl and osl and one row per "
+                            "request")
+    out = []
+    for n, r in enumerate(rows, start=2):
+        try:
+            out.append((int(r["isl"]), int(r["osl"])))
+        except (TypeError, ValueError):
+            raise ScenarioError(f"{path}: line {n}: isl = {r['isl']!r}, osl = {r['osl']!r}; expected integers "
+                                ">= 1") from None
+        if min(out[-1]) < 1:
+            raise ScenarioError(f"{path}: line {n}: isl = {r['isl']}, osl = {r['osl']}; expected integers >= 1")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A serving workload: prompt and output lengths (tokens), the concurrencies to evaluate (requests in flight),
+    the chunked-prefill size (prompt tokens per step), the share of prompt tokens found in the prefix cache, and
+    prefill/decode disaggregation (`prefill_gpus`: GPUs of the prefill instance, default the decode instance's).
+
+    lengths : (isl, osl) samples of a length distribution (a trace); when given, `isl` and `osl` become their
+        rounded means and every formula uses the per-request means (see `serve`).
+    rate : arrival rates in requests/s; when given, the requests in flight of each mode are solved from Little's law
+        (rate = in-flight / E2E) instead of taken from `concurrency`.
+    """
+
+    isl: int = 1024
+    osl: int = 1024
+    concurrency: tuple[int, ...] = (1, 4, 16, 64)
+    chunk: int = DEFAULT_CHUNK
+    prefix_hit: float = 0.0
+    pd: bool = False
+    prefill_gpus: float | None = None
+    lengths: tuple[tuple[int, int], ...] = ()
+    rate: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        pos_int("isl", self.isl)
+        pos_int("osl", self.osl)
+        pos_int("chunk", self.chunk)
+        conc = (self.concurrency,) if isinstance(self.concurrency, (int, np.integer)) else tuple(self.concurrency)
+        if not conc:
+            raise ScenarioError("concurrency: the list is empty; expected at least one")
+        object.__setattr__(self, "concurrency", tuple(pos_int("concurrency", c) for c in conc))
+        hit = self.prefix_hit
+        if isinstance(hit, bool) or not isinstance(hit, (int, float)) or not 0.0 <= hit < 1.0:
+            raise ScenarioError(f"prefix_hit = {hit!r}; expected a share in [0, 1)")
+        if not isinstance(self.pd, bool):
+            raise ScenarioError(f"pd = {self.pd!r}; expected True or False")
+        pg = self.prefill_gpus
+        if pg is not None and (isinstance(pg, bool) or not isinstance(pg, (int, float)) or not pg > 0
+                               or not np.isfinite(pg)):
+            raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (a decode instance's share of "
+                                "the prefill GPUs)")
+        object.__setattr__(self, "rate", _rates(self.rate))
+        self._set_lengths()
+
+    def _set_lengths(self) -> None:
+        ln = _lengths(self.lengths)
+        object.__setattr__(self, "lengths", ln)
+        if not ln:
+            return
+        mi, mo = (max(1, round(float(np.mean([p[j] for p in ln])))) for j in (0, 1))
+        for name, given, default, mean in (("isl", self.isl, 1024, mi), ("osl", self.osl, 1024, mo)):
+            if given not in (default, mean):
+                raise ScenarioError(f"{name} = {given} with lengths given: {name} is the samples' mean ({mean}); "
+                                    f"give one or the other")
+        object.__setattr__(self, "isl", mi)
+        object.__setattr__(self, "osl", mo)
+
+    @property
+    def samples(self) -> tuple[np.ndarray, np.ndarray]:
+        """(isl, osl) per request class as float arrays: the samples, or the one (isl, osl)."""
+        ln = self.lengths or ((self.isl, self.osl),)
+        return (np.array([p[0] for p in ln], dtype=np.float64), np.array([p[1] for p in ln], dtype=np.float64))
+
+    @property
+    def prompts(self) -> np.ndarray:
+        """Prompt tokens to prefill per request class (those not found in the prefix cache), at least one."""
+        return np.maximum(1.0, np.round(self.samples[0] * (1.0 - self.prefix_hit)))
+
+    @property
+    def prompt(self) -> int:
+        """Mean prompt tokens to prefill, rounded, at least one."""
+        return max(1, round(float(self.prompts.mean())))
+
+    @property
+    def mean_osl(self) -> float:
+        return float(self.samples[1].mean())
+
+    @property
+    def mean_context(self) -> float:
+        """Context of a decoding request averaged over every output token: sum osl (isl + osl / 2) / sum osl (long
+        outputs hold more of the decode steps); isl + osl / 2 for one length."""
+        i, o = self.samples
+        return float((o * (i + o / 2.0)).sum() / o.sum())
+
+    def longest(self) -> tuple[int, int]:
+        """The (isl, osl) sample with the longest total context (what must fit in the model's positions)."""
+        i, o = self.samples
+        j = int(np.argmax(i + o))
+        return int(i[j]), int(o[j])
+
+
+__all__ = ["DEFAULT_CHUNK", "Workload", "pos_int", "read_lengths"]
