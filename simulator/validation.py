@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .acceptance import Acceptance
 from .data import data_dir, read_text
 from .drafters import default_decay
@@ -180,11 +182,25 @@ def disaggregation(r: dict[str, str]) -> tuple[int, int] | None:
     return P, D
 
 
+def instance_mix(r: dict[str, str]) -> tuple[tuple[int, float], ...]:
+    """How a row's C requests spread over its decode instances: ((requests per instance, share of instances), ...)
+    over the busy instances. One instance: ((C, 1.0),). A disaggregated row's m = D / (tp x dp) instances behind a
+    balancing router: C mod m of them serve ceil(C / m) requests, the others floor(C / m) (idle when that is 0, their
+    GPUs still counted)."""
+    c = _int(r, "concurrency")
+    pd = disaggregation(r)
+    if c is None or pd is None:
+        return ((c or 1, 1.0),)
+    m = pd[1] // (_int(r, "tp", 1) * _int(r, "dp", 1))
+    lo, hi = divmod(c, m)
+    mix = ((lo, (m - hi) / m), (lo + 1, hi / m))
+    return tuple((n, sh) for n, sh in mix if n > 0 and sh > 0)
+
+
 def serving_workload(r: dict[str, str]) -> Workload | None:
     """A row measured in a serving benchmark (a concurrency with prompt and output lengths, no fixed batch) as a
-    Workload; None for a fixed-batch row. A disaggregated row's D / (tp x dp) decode instances share the
-    concurrency and the P prefill GPUs evenly: one instance serves C / m requests with P / m prefill GPUs (the
-    throughput per GPU over P + D is the same)."""
+    Workload; None for a fixed-batch row. A disaggregated row is priced per decode instance (`instance_mix`: the
+    concurrencies its instances serve), each with its P / m share of the prefill GPUs."""
     c, isl, osl = _int(r, "concurrency"), _int(r, "isl"), _int(r, "osl")
     if _int(r, "batch") is not None or c is None or isl is None or osl is None:
         return None
@@ -192,20 +208,38 @@ def serving_workload(r: dict[str, str]) -> Workload | None:
     if pd is None:
         return Workload(isl=isl, osl=osl, concurrency=(c,))
     m = pd[1] // (_int(r, "tp", 1) * _int(r, "dp", 1))
-    return Workload(isl=isl, osl=osl, concurrency=(max(1, round(c / m)),), pd=True, prefill_gpus=pd[0] / m)
+    return Workload(isl=isl, osl=osl, concurrency=tuple(n for n, _ in instance_mix(r)), pd=True,
+                    prefill_gpus=pd[0] / m)
 
 
-def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str) -> float:
-    """A serving row: `serve` at the row's concurrency (prefill of arriving requests shares the decode steps)."""
+def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str, mix: tuple[tuple[int, float], ...]) -> float:
+    """A serving row: `serve` at the concurrency of each busy instance (prefill of arriving requests shares the
+    decode steps, or runs on the prefill instance), combined over the instances: throughput per GPU is the
+    instance-share-weighted sum (idle instances add GPUs, no tokens), per-request figures are request-weighted
+    means, ratios are those of the combined figures."""
     res = serve(s, w, dep=dep)
-    if not res.feasible[0]:
-        raise ScenarioError(f"infeasible: {res.message[0]}")
-    ph = res.spec if s.method is not None else res.base
-    values = {"tpot_s": ph.tpot_s, "itl_s": ph.itl_s, "ttft_s": ph.ttft_s, "e2e_s": ph.e2e_s,
-              "tokens_per_s_per_gpu": ph.tokens_per_s_per_gpu, "tokens_per_s_per_user": ph.tokens_per_s_per_user,
-              "base_step_s": res.base.step_s, "spec_step_s": res.spec.step_s, "speedup": res.tpot_speedup,
-              "e2e_speedup": res.e2e_speedup, "throughput_ratio": res.throughput_ratio}
-    return float(values[metric][0])
+    bad = np.flatnonzero(~res.feasible)
+    if bad.size:
+        raise ScenarioError(f"infeasible: {res.message[int(bad[0])]}")
+    share = np.array([sh for _, sh in mix])
+    req = share * res.concurrency / (share * res.concurrency).sum()
+    spec, base = (res.spec if s.method is not None else res.base), res.base
+
+    def per_req(x: np.ndarray) -> float:
+        return float((req * x).sum())
+
+    def per_gpu(ph: Any) -> float:
+        return float((share * ph.tokens_per_s_per_gpu).sum())
+
+    values = {"tpot_s": lambda: per_req(spec.tpot_s), "itl_s": lambda: per_req(spec.itl_s),
+              "ttft_s": lambda: per_req(spec.ttft_s), "e2e_s": lambda: per_req(spec.e2e_s),
+              "tokens_per_s_per_gpu": lambda: per_gpu(spec),
+              "tokens_per_s_per_user": lambda: per_req(spec.tokens_per_s_per_user),
+              "base_step_s": lambda: per_req(base.step_s), "spec_step_s": lambda: per_req(res.spec.step_s),
+              "speedup": lambda: per_req(base.tpot_s) / per_req(res.spec.tpot_s),
+              "e2e_speedup": lambda: per_req(base.e2e_s) / per_req(res.spec.e2e_s),
+              "throughput_ratio": lambda: per_gpu(res.spec) / per_gpu(base)}
+    return values[metric]()
 
 
 def _step(s: Scenario, dep: Deployment, metric: str) -> float:
@@ -274,7 +308,7 @@ def predict_prepared(p: PreparedRow, engine: EngineProfile | None = None, kernel
     m = p.row["metric"]
     if p.route == "serving":
         assert p.workload is not None
-        return _serving(s, dep, p.workload, m)
+        return _serving(s, dep, p.workload, m, instance_mix(p.row))
     if p.route == "static":
         return _static(s, dep, p.row, m)
     return _plain(s, dep, m) if p.route == "plain" else _step(s, dep, m)

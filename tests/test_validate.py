@@ -18,10 +18,12 @@ from simulator.validation import (
     REQUIRED,
     SCOPES,
     default_rows_path,
+    instance_mix,
     load_rows,
     predict_row,
     row_kind,
     row_scope,
+    serving_workload,
     validate,
 )
 
@@ -95,6 +97,35 @@ def test_bad_integer_in_row():
     r = dict(load_rows()[0], batch="two")
     with pytest.raises(ScenarioError, match="batch = 'two'"):
         predict_row(r)
+
+
+def _disagg_row(c, decode, prefill=8, tp=8, metric="tokens_per_s_per_gpu"):
+    return dict(row_id="X1", source="synthetic", hardware="h200-sxm", engine="sglang", model="deepseek-r1",
+                precision="fp8", tp=str(tp), dp="1", ep="1", concurrency=str(c), isl="1024", osl="1024",
+                metric=metric, measured="1", n_gpus=str(prefill + decode),
+                notes=f"disaggregated: {prefill} prefill + {decode} decode GPUs")
+
+
+@pytest.mark.parametrize("c, decode, mix", [
+    (1, 72, ((1, 1 / 9),)), (16, 72, ((1, 2 / 9), (2, 7 / 9))), (18, 72, ((2, 1.0),)), (4, 8, ((4, 1.0),))])
+def test_instances_share_the_concurrency_of_a_disaggregated_row(c, decode, mix):
+    # A router spreads C requests over the m decode instances: C mod m serve ceil(C/m), the rest floor(C/m).
+    r = _disagg_row(c, decode)
+    got = instance_mix(r)
+    assert [n for n, _ in got] == [n for n, _ in mix] and np.allclose([s for _, s in got], [s for _, s in mix])
+    assert sum(n * s for n, s in got) * decode / 8 == pytest.approx(c)          # every request served once
+    w = serving_workload(r)
+    assert w.pd and w.concurrency == tuple(n for n, _ in mix) and w.prefill_gpus == pytest.approx(8 / (decode / 8))
+
+
+def test_idle_instances_count_their_gpus_but_add_no_tokens():
+    # One request on nine decode instances (InferenceX H200 1P9D, row V698): per-GPU throughput is one instance's
+    # tokens over all 80 GPUs; TPOT is the lone request's. The old rounding served one request per instance (9x).
+    lone = predict_row(_disagg_row(1, 72))
+    one_instance = predict_row(_disagg_row(1, 8, prefill=8))
+    assert lone == pytest.approx(one_instance * 16 / 80, rel=1e-9)
+    assert predict_row(_disagg_row(1, 72, metric="tpot_s")) == pytest.approx(
+        predict_row(_disagg_row(1, 8, metric="tpot_s")), rel=1e-9)
 
 
 def _synthetic_rows():
