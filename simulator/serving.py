@@ -214,19 +214,21 @@ def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool
     g = batch_grid(R)
     i, o = w.samples
     mid, first, last = (_curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
+    osl = float(o.mean())
+    per_step = 0.0 if w.pd else float(w.prompts.mean()) / osl * pf.per_token_s   # prefill load per (B tau)
     B = R.copy()
     for _ in range(_ITERATIONS):
         step, tau, k, bound = mid.at(B)
-        load = 0.0 if w.pd else B * tau * w.prompts.mean() / w.mean_osl * pf.per_token_s
+        load = B * tau * per_step
         T = step + load
         ttft = (pf.pass_s if w.pd else pf.n_chunks * (step + pf.chunk_tokens * pf.per_token_s)) * np.ones_like(T)
         tpot = T / tau
-        e2e = ttft + (w.mean_osl - 1) * tpot
+        e2e = ttft + (osl - 1) * tpot
         B = R * (e2e - ttft) / e2e
     f, lst = first.at(B), last.at(B)
     wait = e2e * (C / R - 1.0)
     return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, (f[0] + load) / f[1],
-                 (lst[0] + load) / lst[1], R * w.mean_osl / e2e / gpus, 1.0 / tpot, load / T,
+                 (lst[0] + load) / lst[1], R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound))
 
 
@@ -259,10 +261,7 @@ def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deploymen
 
 
 def _feasibility(dep: Deployment, w: Workload, C: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Whether each concurrency fits in memory and the context in the model's positions, and why not."""
-    pos = context_message(dep, *w.longest(), "output tokens")
-    if pos:
-        return np.zeros(C.size, dtype=bool), [pos] * C.size
+    """Whether each concurrency fits in memory, and why not."""
     mem = _memory(dep, w, C)
     return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
 
@@ -320,13 +319,13 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     pos = context_message(dep, *w.longest(), "output tokens")
     if w.rate:
         spec, base, C, ok, msgs = _serve_rate(dep, w, pf, s.method is not None, gpus)
-        if pos:
-            ok, msgs = np.zeros(C.size, dtype=bool), [pos] * C.size
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
         spec = _phase(dep, w, pf, C, True, gpus) if s.method is not None else base
         ok, msgs = _feasibility(dep, w, C)
+    if pos:                                   # the longest request exceeds the model's positions: no point stands
+        ok, msgs = np.zeros(C.size, dtype=bool), [pos] * C.size
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights, "k": s.k,
             "acceptance": dep.acceptance.source if s.method else None,

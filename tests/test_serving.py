@@ -194,6 +194,7 @@ def test_cli_rate_lengths_and_their_errors(tmp_path, capsys):
     for args, needle in (([*base, "--lengths", str(csv)], "line 2: isl = '128', osl = 'x'"),
                          ([*base, "--lengths", str(tmp_path / "none.csv")], "none.csv"),
                          ([*base, "--lengths", str(csv), "--isl", "5"], "not both"),
+                         ([*base, "--lengths", str(csv), "--osl", "1024"], "not both"),   # the default, but given
                          ([*base, "--isl", "1,2", "--osl", "1,2,3"], "--isl has 2 samples and --osl 3"),
                          ([*base, "--rate", "1", "--concurrency", "2"], "not allowed with argument --rate"),
                          ([*base, "--rate", "0"], "rate 0.0 must be > 0"), ([*base, "--isl", "5,,6"], "isl")):

@@ -33,10 +33,11 @@ def _rate_arg(s: str) -> tuple[float, ...]:
 def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> None:
     """The workload flags shared by `serve` and `frontier` (the load flags only for `serve`)."""
     g = p.add_argument_group("workload")
-    g.add_argument("--isl", type=_lengths_arg("isl"), default=(1024,),
-                   help="prompt tokens per request, or a list of samples (paired with --osl) for a distribution")
-    g.add_argument("--osl", type=_lengths_arg("osl"), default=(1024,),
-                   help="output tokens per request, or a list of samples (paired with --isl)")
+    g.add_argument("--isl", type=_lengths_arg("isl"), default=None,
+                   help="prompt tokens per request (default 1024), or a list of samples (paired with --osl) for a "
+                        "distribution")
+    g.add_argument("--osl", type=_lengths_arg("osl"), default=None,
+                   help="output tokens per request (default 1024), or a list of samples (paired with --isl)")
     g.add_argument("--lengths", metavar="CSV", default=None,
                    help="length distribution: a CSV with isl and osl columns, one request per row (instead of "
                         "--isl/--osl)")
@@ -62,11 +63,11 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
 def _length_samples(a: argparse.Namespace) -> dict[str, Any]:
     """isl/osl, or the paired samples (a list broadcasts a single value of the other), or the --lengths file."""
     from ..serving import read_lengths  # lazy: keeps --help free of numba
-    i, o = a.isl, a.osl
     if a.lengths is not None:
-        if (i, o) != ((1024,), (1024,)):
+        if a.isl is not None or a.osl is not None:
             raise ScenarioError("--lengths: give the length distribution or --isl/--osl, not both")
         return {"lengths": read_lengths(a.lengths)}
+    i, o = a.isl or (1024,), a.osl or (1024,)
     if len(i) == 1 and len(o) == 1:
         return {"isl": i[0], "osl": o[0]}
     if len(i) > 1 and len(o) > 1 and len(i) != len(o):
