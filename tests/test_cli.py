@@ -409,3 +409,20 @@ def test_outputs_are_finite_numbers(capsys):
     for p in pts:
         vals = [p["memory_bytes"]] + ([p["step_s"], *p["breakdown_s"].values()] if p["feasible"] else [])
         assert np.all(np.isfinite(vals))
+
+
+@pytest.mark.parametrize("cmd", ["hardware", "models", "step", "curve", "advise", "serve", "frontier", "validate",
+                                 "calibrate", "sweep"])
+def test_help_states_each_default_once(capsys, cmd):
+    # Found bug: the Scenario flags said "(default: h100-sxm) (default: h100-sxm)" and --draft said it three times
+    # (the field text, the flag builder and argparse's formatter each appended one).
+    rc, out, _ = run(capsys, cmd, "--help")
+    assert rc == 0
+    entries: list[str] = []
+    for line in out.splitlines():   # an entry starts at an option ("  -x", "  --x") or a group title (column 0)
+        if line.startswith("  -") or not line.startswith(" ") or not entries:
+            entries.append(line)
+        else:
+            entries[-1] += " " + line.strip()
+    twice = [e for e in entries if e.count("(default") > 1]
+    assert not twice, twice[:3]

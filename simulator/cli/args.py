@@ -18,11 +18,21 @@ from ..hazards import OPTIONS
 from ..scenario import Scenario, scenario_fields
 
 
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default once: not where the help text already states it, nor for None / off flags."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        h = action.help or ""
+        if "(default" in h or action.default in (None, False, argparse.SUPPRESS):
+            return h
+        return super()._get_help_string(action) or h
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors: `error: ...` with a hint, on stderr, exit 2 (no 20-line usage dump)."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
-        kw.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        kw.setdefault("formatter_class", _Formatter)
         kw.setdefault("allow_abbrev", False)     # --k must not silently mean --k-max or --kv-precision
         super().__init__(*args, **kw)
 
@@ -113,8 +123,11 @@ def add_scenario_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = (), **
         flag = "--" + f.name.replace("_", "-")
         default = defaults.get(f.name, f.default)
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        h = f.metadata["help"]
+        if "(default" not in h and default is not None:
+            h = f"{h} (default: {shown})"
         p.add_argument(flag, type=_kind_type(f.metadata["kind"], f.name), default=default, dest=f.name,
-                       help=f"{f.metadata['help']} (default: {shown})".replace("%", "%%"))
+                       help=h.replace("%", "%%"))
 
 
 def add_acceptance_args(p: argparse.ArgumentParser) -> None:
