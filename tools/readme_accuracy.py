@@ -1,0 +1,88 @@
+"""Refresh the held-out tables in README.md ("How accurate is it") from validation/ACCURACY.md.
+
+    python tools/calibrate_shipped.py --write --cv   # refit and rewrite validation/ACCURACY.md
+    python tools/readme_accuracy.py                  # then copy its tables into the README
+
+Each README table sits under a fixed caption; this replaces the table that follows the caption with the matching
+table of ACCURACY.md, so the README never carries a figure the last cross-validation did not produce.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simulator.files import write_text  # noqa: E402
+
+ACC, README = ROOT / "validation" / "ACCURACY.md", ROOT / "README.md"
+
+
+def tables(text: str) -> dict[str, list[str]]:
+    """ACCURACY.md: each '###'/'##' heading -> the first markdown table under it (its lines)."""
+    out: dict[str, list[str]] = {}
+    head = None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            head = line.lstrip("#").strip()
+        elif line.startswith("|") and head is not None:
+            out.setdefault(head, []).append(line)
+        elif out.get(head):
+            head = None
+    return out
+
+
+def headline_summary(t: dict[str, list[str]]) -> list[str]:
+    """The README's three-line summary: the 'overall' row of each headline kind."""
+    rows = ["| rows | n | median abs error | within 20% | bias |", "|---|---|---|---|---|"]
+    for kind, label in (("speedup", "speedup (spec / plain)"), ("step", "step time, TPOT, ITL, tok/s, E2E"),
+                        ("ttft", "time to first token")):
+        cells = [c.strip() for c in t[f"headline: {kind} rows"][-1].strip("|").split("|")]
+        rows.append(f"| {label} | {cells[1]} | {cells[2]} | {cells[3]} | {cells[4]} |")
+    return rows
+
+
+def outside(t: dict[str, list[str]]) -> list[str]:
+    """Rows outside the headline: the overall row of each (scope, kind) ACCURACY.md reports."""
+    rows = ["| scope | kind | n | median abs error | within 20% | bias |", "|---|---|---|---|---|---|"]
+    for scope in ("acceptance unknown", "legacy engine"):
+        for kind in ("speedup", "step", "ttft"):
+            lines = t.get(f"{scope}: {kind} rows")
+            if lines:
+                c = [x.strip() for x in lines[-1].strip("|").split("|")]
+                rows.append(f"| {scope} | {kind} | {c[1]} | {c[2]} | {c[3]} | {c[4]} |")
+    return rows
+
+
+def shipped(t: dict[str, list[str]]) -> list[str]:
+    """The calibrated parameters that are shipped (status 'fitted')."""
+    lines = t["Calibrated parameters"]
+    return lines[:2] + [x for x in lines[2:] if "| fitted |" in x]
+
+
+def replace_after(readme: str, caption: str, new: list[str]) -> str:
+    """Replace the markdown table that follows `caption` (the next '|' block) with `new`."""
+    i = readme.index(caption)
+    m = re.compile(r"\n(\|[^\n]*\n)+").search(readme, i)
+    if m is None:
+        raise ValueError(f"README.md: no table after {caption!r}")
+    return readme[:m.start()] + "\n" + "\n".join(new) + "\n" + readme[m.end():]
+
+
+def main() -> int:
+    t = tables(ACC.read_text(encoding="utf-8"))
+    s = README.read_text(encoding="utf-8")
+    s = replace_after(s, "**Headline rows, held out**", headline_summary(t))
+    s = replace_after(s, "Speedup rows by source:", t["headline: speedup rows"])
+    s = replace_after(s, "Step-time rows by source:", t["headline: step rows"])
+    s = replace_after(s, "By how a row is priced", t["leave-one-source-out: headline rows by how they were priced"])
+    s = replace_after(s, "Rows outside the headline", outside(t))
+    s = replace_after(s, "Shipped (determined) values", shipped(t))
+    write_text(README, s)
+    print(f"refreshed the accuracy tables of {README.relative_to(ROOT)} from {ACC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
