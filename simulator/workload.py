@@ -87,8 +87,9 @@ class Parallelism:
 
     tp : attention tensor parallelism: heads and dense FFNs split tp ways (Megatron-LM, Shoeybi et al. 2019 §3)
     dp : attention data parallelism: dp groups of tp GPUs each serve B/dp of the sequences (DP attention)
-    ep : expert parallelism: each GPU holds E/ep whole routed experts; tokens are dispatched and combined by
-         all-to-all (DeepSeek-V3 tech report §3.2.2); the remaining tp*dp/ep ways split each expert (MoE TP)
+    ep : expert parallelism: each GPU holds E/ep whole routed experts; under DP attention tokens are dispatched and
+         combined by all-to-all (DeepSeek-V3 tech report §3.2.2), under TP attention (tokens replicated) one
+         all-reduce sums the ranks' outputs; the remaining tp*dp/ep ways split each expert (MoE TP)
     pp : pipeline stages of tp * dp GPUs, each holding n_layers/pp layers, with pp micro-batches of B/pp sequences
          in flight (vLLM's virtual engines, SGLang's PP): a token costs every stage's layers at B/pp, so PP saves
          memory per GPU, not decode latency (GPipe, Huang et al. 2019)
@@ -340,21 +341,22 @@ def _layer_collectives(g: _Builder, c: _Ctx) -> None:
     if not m.is_moe:
         return
     nm = m.n_moe_layers
-    if par.ep == 1:
-        if par.dp == 1:   # Megatron MoE: experts TP-split like the dense FFN
-            g.collective("allreduce_moe", COLL_ALLREDUCE, nm, tok, par.tp, dom)
-        else:             # DP attention with TP experts: gather every rank's tokens, reduce-scatter the outputs
-            g.collective("allgather_moe", COLL_ALLGATHER, 2 * nm, {F_T: d * ab * par.dp}, par.stage_gpus, dom)
+    if par.dp == 1:
+        # Tokens are replicated after the attention all-reduce: each rank runs its share of the experts (a TP slice
+        # of each, or whole experts under EP) on every token, and one all-reduce sums the outputs (Megatron). EP
+        # under TP attention moves no tokens: TensorRT-LLM enables its MoE all-to-all only with attention DP
+        # (modeling_deepseekv3.py, Deepseekv3MoE.should_enable_alltoall), and vLLM / SGLang FusedMoE reduce the
+        # EP outputs the same way unless a DP-attention all-to-all backend (DeepEP, pplx) is chosen.
+        g.collective("allreduce_moe", COLL_ALLREDUCE, nm, tok, par.tp, dom)
         return
-    # Expert parallelism: dispatch and combine all-to-all of each rank's tokens' k copies, (ep-1)/ep leaving the
-    # rank (DeepEP; DeepSeek-V3 tech report §3.2.2). Under TP attention each rank dispatches its 1/tp of the tokens
-    # and the outputs are gathered back; TP-split experts reduce their partial sums.
-    src = par.tp if par.dp == 1 else 1
-    a2a = {F_T: (par.ep - 1) / par.ep * m.top_k * d * ab / src}
+    if par.ep == 1:   # DP attention with TP experts: gather every rank's tokens, reduce-scatter the outputs
+        g.collective("allgather_moe", COLL_ALLGATHER, 2 * nm, {F_T: d * ab * par.dp}, par.stage_gpus, dom)
+        return
+    # DP attention with expert parallelism: dispatch and combine all-to-all of each rank's tokens' k copies,
+    # (ep-1)/ep leaving the rank (DeepEP; DeepSeek-V3 tech report §3.2.2); TP-split experts reduce their partial sums.
+    a2a = {F_T: (par.ep - 1) / par.ep * m.top_k * d * ab}
     g.collective("dispatch", COLL_ALLTOALL, nm, a2a, par.ep, dom)
     g.collective("combine", COLL_ALLTOALL, nm, a2a, par.ep, dom)
-    if par.dp == 1:
-        g.collective("allgather_moe", COLL_ALLGATHER, nm, tok, par.tp, dom)
     g.collective("allreduce_expert_tp", COLL_ALLREDUCE, nm, {F_T: d * ab * par.dp}, par.moe_tp, dom, share=1.0)
 
 
