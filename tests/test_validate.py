@@ -271,3 +271,32 @@ def test_deepseek_r1_tpot_at_batch_1_on_8_h200_is_within_25_percent_of_inference
     r = next(r for r in load_rows() if r["row_id"] == "V700")
     assert r["metric"] == "tpot_s" and r["model"] == "deepseek-r1" and r["concurrency"] == "1"
     assert predict_row(r) == pytest.approx(float(r["measured"]), rel=0.25)
+
+
+def _readme_tool():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / "readme_accuracy.py"
+    spec = importlib.util.spec_from_file_location("readme_accuracy", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_readme_accuracy_tables_match_the_last_cross_validation():
+    # The README's held-out tables are ACCURACY.md's: refreshing them from it changes nothing.
+    t = _readme_tool()
+    tabs = t.tables(t.ACC.read_text(encoding="utf-8"))
+    s = t.README.read_text(encoding="utf-8")
+    for caption, new in (("**Headline rows, held out**", t.headline_summary(tabs)),
+                         ("Speedup rows by source:", tabs["headline: speedup rows"]),
+                         ("Step-time rows by source:", tabs["headline: step rows"]),
+                         ("Rows outside the headline", t.outside(tabs)),
+                         ("Shipped (determined) values", t.shipped(tabs))):
+        assert t.replace_after(s, caption, new) == s, caption
+
+
+def test_readme_accuracy_refuses_a_caption_without_a_table():
+    t = _readme_tool()
+    with pytest.raises(ValueError, match="no table after"):
+        t.replace_after("caption and no table", "caption", ["| a |"])
