@@ -353,11 +353,12 @@ def _layer_collectives(g: _Builder, c: _Ctx) -> None:
         g.collective("allgather_moe", COLL_ALLGATHER, 2 * nm, {F_T: d * ab * par.dp}, par.stage_gpus, dom)
         return
     # DP attention with expert parallelism: dispatch and combine all-to-all of each rank's tokens' k copies,
-    # (ep-1)/ep leaving the rank (DeepEP; DeepSeek-V3 tech report §3.2.2); TP-split experts reduce their partial sums.
+    # (ep-1)/ep leaving the rank (DeepEP; DeepSeek-V3 tech report §3.2.2). TP-split experts (moe_tp > 1) reduce
+    # their partial sums: one hidden vector per instance token (share 1: the copies a group holds are summed first).
     a2a = {F_T: (par.ep - 1) / par.ep * m.top_k * d * ab}
     g.collective("dispatch", COLL_ALLTOALL, nm, a2a, par.ep, dom)
     g.collective("combine", COLL_ALLTOALL, nm, a2a, par.ep, dom)
-    g.collective("allreduce_expert_tp", COLL_ALLREDUCE, nm, {F_T: d * ab * par.dp}, par.moe_tp, dom, share=1.0)
+    g.collective("allreduce_expert_tp", COLL_ALLREDUCE, nm, {F_T: d * ab}, par.moe_tp, dom, share=1.0)
 
 
 def _heads(g: _Builder, c: _Ctx, lm_tokens: int) -> None:

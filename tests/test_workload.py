@@ -209,13 +209,15 @@ def test_tp1_has_no_collectives(mid):
 
 @pytest.mark.parametrize("mid, tp, ep, dp", [("llama-3.1-70b", 8, 1, 1), ("mixtral-8x7b", 4, 1, 1),
                                              ("mixtral-8x7b", 4, 4, 1), ("deepseek-v3", 8, 8, 1),
-                                             ("deepseek-v3", 1, 8, 8), ("deepseek-v3", 2, 8, 4),
+                                             ("deepseek-v3", 8, 2, 1), ("deepseek-v3", 1, 8, 8),
+                                             ("deepseek-v3", 2, 8, 4), ("deepseek-v3", 1, 4, 8),
                                              ("deepseek-v3", 1, 1, 8)])
 def test_layout_collectives(mid, tp, ep, dp):
     """Each layout has the collectives it implies and no others (issue #12): tensor-parallel all-reduces only inside
     an attention TP group; under TP attention one MoE all-reduce whether experts are TP-split or expert-parallel
     (tokens are replicated, so EP moves none: TensorRT-LLM's Deepseekv3MoE.should_enable_alltoall is False without
-    attention DP); dispatch + combine all-to-all only for EP under DP attention, with no MoE all-reduce."""
+    attention DP); dispatch + combine all-to-all only for EP under DP attention, where the only MoE all-reduce is
+    the expert-TP one (experts split moe_tp ways), of one hidden vector per instance token."""
     m = model(mid)
     ops = forward_pass(m, Precision(), Parallelism(tp, ep, dp))
     coll = {n: i for i, n in enumerate(ops.names) if ops.coll[i] > 0}
@@ -230,7 +232,13 @@ def test_layout_collectives(mid, tp, ep, dp):
         j = coll["dispatch"]
         assert ops.repeat[j] == m.n_moe_layers and ops.group[j] == ep
         assert ops.cc[j, F_T] == pytest.approx((ep - 1) / ep * m.top_k * m.d_model * 2)
-    if dp > 1 and tp == 1:
+    moe_tp = tp * dp // ep
+    assert ("allreduce_expert_tp" in coll) == (m.is_moe and ep > 1 and dp > 1 and moe_tp > 1)
+    if "allreduce_expert_tp" in coll:
+        j = coll["allreduce_expert_tp"]
+        assert ops.group[j] == moe_tp and ops.share[j] == 1.0
+        assert ops.cc[j, F_T] == pytest.approx(m.d_model * 2)   # one hidden vector per instance token, not dp of them
+    if dp > 1 and tp == 1 and moe_tp == 1:
         assert not any(n.startswith("allreduce") for n in coll)           # DP attention + EP: no TP all-reduce
     assert ("allgather_moe" in coll) == (m.is_moe and ep == 1 and dp > 1)
 

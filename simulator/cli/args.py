@@ -23,7 +23,8 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         h = action.help or ""
-        if "(default" in h or action.default in (None, False, argparse.SUPPRESS):
+        d = action.default   # identity, not ==: a default of 0.0 or 0 equals False and must still be shown
+        if "(default" in h or d is None or d is False or d is argparse.SUPPRESS:
             return h
         return super()._get_help_string(action) or h
 
