@@ -301,6 +301,8 @@ def test_readme_accuracy_tables_match_the_last_cross_validation():
     for caption, new in (("**Headline rows, held out**", t.headline_summary(tabs)),
                          ("Speedup rows by source:", tabs["headline: speedup rows"]),
                          ("Step-time rows by source:", tabs["headline: step rows"]),
+                         ("By how a row is priced",
+                          tabs["leave-one-source-out: headline rows by how they were priced"]),
                          ("Rows outside the headline", t.outside(tabs)),
                          ("Shipped (determined) values", t.shipped(tabs))):
         assert t.replace_after(s, caption, new) == s, caption
@@ -310,3 +312,11 @@ def test_readme_accuracy_refuses_a_caption_without_a_table():
     t = _readme_tool()
     with pytest.raises(ValueError, match="no table after"):
         t.replace_after("caption and no table", "caption", ["| a |"])
+    with pytest.raises(ValueError, match="no table after"):       # not the next section's table
+        t.replace_after("caption:\n\ntext\n\n| other |\n", "caption", ["| a |"])
+    with pytest.raises(ValueError, match="no caption"):
+        t.replace_after("| a |\n", "caption", ["| a |"])
+    assert t.replace_after("caption:\n\n| old |\n|---|\n\nafter\n", "caption", ["| new |"]) == \
+        "caption:\n\n| new |\n\nafter\n"
+    with pytest.raises(ValueError, match="no 'overall' last row"):
+        t.overall(["| source | n |", "|---|---|", "| spec-bench | 12 |"], "x")

@@ -4,7 +4,8 @@
     python tools/readme_accuracy.py                  # then copy its tables into the README
 
 Each README table sits under a fixed caption; this replaces the table that follows the caption with the matching
-table of ACCURACY.md, so the README never carries a figure the last cross-validation did not produce.
+table of ACCURACY.md, so the README's tables are the last cross-validation's (figures quoted in its prose are not
+checked here).
 """
 
 import re
@@ -33,13 +34,23 @@ def tables(text: str) -> dict[str, list[str]]:
     return out
 
 
+def overall(lines: list[str], what: str) -> list[str]:
+    """The cells of a table's 'overall' row (its last row); an error naming the table if it has none."""
+    cells = [c.strip() for c in lines[-1].strip("|").split("|")]
+    if cells[0] != "overall":
+        raise ValueError(f"ACCURACY.md: the {what} table has no 'overall' last row")
+    return cells
+
+
 def headline_summary(t: dict[str, list[str]]) -> list[str]:
-    """The README's three-line summary: the 'overall' row of each headline kind."""
+    """The README's summary: the 'overall' row of each headline kind ACCURACY.md reports."""
     rows = ["| rows | n | median abs error | within 20% | bias |", "|---|---|---|---|---|"]
     for kind, label in (("speedup", "speedup (spec / plain)"), ("step", "step time, TPOT, ITL, tok/s, E2E"),
                         ("ttft", "time to first token")):
-        cells = [c.strip() for c in t[f"headline: {kind} rows"][-1].strip("|").split("|")]
-        rows.append(f"| {label} | {cells[1]} | {cells[2]} | {cells[3]} | {cells[4]} |")
+        lines = t.get(f"headline: {kind} rows")
+        if lines:
+            cells = overall(lines, f"headline: {kind} rows")
+            rows.append(f"| {label} | {cells[1]} | {cells[2]} | {cells[3]} | {cells[4]} |")
     return rows
 
 
@@ -50,7 +61,7 @@ def outside(t: dict[str, list[str]]) -> list[str]:
         for kind in ("speedup", "step", "ttft"):
             lines = t.get(f"{scope}: {kind} rows")
             if lines:
-                c = [x.strip() for x in lines[-1].strip("|").split("|")]
+                c = overall(lines, f"{scope}: {kind} rows")
                 rows.append(f"| {scope} | {kind} | {c[1]} | {c[2]} | {c[3]} | {c[4]} |")
     return rows
 
@@ -62,12 +73,15 @@ def shipped(t: dict[str, list[str]]) -> list[str]:
 
 
 def replace_after(readme: str, caption: str, new: list[str]) -> str:
-    """Replace the markdown table that follows `caption` (the next '|' block) with `new`."""
-    i = readme.index(caption)
-    m = re.compile(r"\n(\|[^\n]*\n)+").search(readme, i)
-    if m is None:
+    """Replace the markdown table that follows the line holding `caption` (only blank lines between) with `new`."""
+    i = readme.find(caption)
+    if i < 0:
+        raise ValueError(f"README.md: no caption {caption!r}")
+    start = readme.find("\n", i) + 1
+    m = re.compile(r"(?:[ \t]*\n)*((?:\|[^\n]*\n)+)").match(readme, start)
+    if start == 0 or m is None:
         raise ValueError(f"README.md: no table after {caption!r}")
-    return readme[:m.start()] + "\n" + "\n".join(new) + "\n" + readme[m.end():]
+    return readme[:m.start(1)] + "\n".join(new) + "\n" + readme[m.end(1):]
 
 
 def main() -> int:
