@@ -416,6 +416,36 @@ DECODE = {
 # 4. speculative.csv.
 # ----------------------------------------------------------------------------------------------------------------
 
+# GPUStack Qwen3-8B on H100 (docs/performance-lab/qwen3-8b/h100-latency.md), SGLang v0.5.3.post3 EAGLE-3 runs: the
+# published (mean ITL, mean TPOT) in ms of each benchmark block, keyed by (drafter, steps, topk, draft tokens,
+# concurrency). vLLM's bench serve times each streamed chunk (ITL) and each request's tokens after the first (TPOT);
+# SGLang streams the tokens one speculative step accepts as one chunk, so mean ITL / mean TPOT is the tokens per
+# step (tau), and mean ITL the step time, both from the same published run.
+GPUSTACK_ITL_TPOT_MS = {
+    ("Tengyunw/qwen3_8b_eagle3", 4, 4, 16, 4): (11.05, 3.75), ("AngelSlim/Qwen3-8B_eagle3", 4, 4, 16, 4): (10.49, 4.45),
+    ("Tengyunw/qwen3_8b_eagle3", 2, 4, 16, 4): (9.82, 3.98), ("Tengyunw/qwen3_8b_eagle3", 8, 4, 16, 4): (13.94, 4.27),
+    ("Tengyunw/qwen3_8b_eagle3", 4, 8, 16, 4): (11.24, 3.62), ("Tengyunw/qwen3_8b_eagle3", 4, 4, 32, 4): (11.90, 3.54),
+    ("Tengyunw/qwen3_8b_eagle3", 4, 4, 8, 4): (10.71, 3.71), ("Tengyunw/qwen3_8b_eagle3", 2, 1, 4, 4): (8.78, 4.37),
+    ("Tengyunw/qwen3_8b_eagle3", 4, 4, 16, 1): (8.74, 2.67), ("Tengyunw/qwen3_8b_eagle3", 4, 4, 16, 2): (9.69, 3.04),
+    ("Tengyunw/qwen3_8b_eagle3", 4, 4, 16, 8): (13.06, 4.82),
+}
+
+
+def gpustack_tau(r: Row, out: Row) -> str:
+    """tau = mean ITL / mean TPOT of the row's published run (GPUSTACK_ITL_TPOT_MS), or "" when none is published.
+    The 'Other Benchmark Cases' concurrency-4 block (10.54 / 3.34 ms) repeats the Section 5 configuration; its
+    own pair is used for its own row."""
+    key = (r["draft"], int(out["k"]), int(r["tree_branching"] or 1), int(r["tree_tokens"] or 0),
+           int(out["concurrency"]))
+    if "Other Benchmark" in r["locator"] and key[-1] == 4:
+        itl, tpot = 10.54, 3.34
+    elif key in GPUSTACK_ITL_TPOT_MS:
+        itl, tpot = GPUSTACK_ITL_TPOT_MS[key]
+    else:
+        return ""
+    return f"{itl / tpot:.3f}"
+
+
 def s_gpustack_qwen3(r: Row, out: Row) -> None:
     if out["method"] and not out["k"]:
         raise Skip("SGLang automatic speculative parameters: steps / topk / draft tokens not stated")
@@ -423,9 +453,15 @@ def s_gpustack_qwen3(r: Row, out: Row) -> None:
         raise Skip("duplicate: the vLLM bf16 concurrency-4 TPOT (7.38 ms) is also in Section 1 (mapped from there)")
     out["precision"] = out["precision"].split(" (")[0]
     out["isl"], out["osl"] = lead_int(out["isl"]), lead_int(out["osl"])
+    tau = gpustack_tau(r, out) if out["method"] else ""
     sglang_tree(out)
-    note(out, "ShareGPT, 100 prompts: isl / osl are the mean lengths (233 / 221); mean TPOT excludes the first "
-              "token; tau not reported (method default acceptance)")
+    note(out, "ShareGPT, 100 prompts: isl / osl are the mean lengths (233 / 221); mean TPOT excludes the first token")
+    if tau:
+        out["tau"], out["tau_k"] = tau, out["k"]
+        note(out, f"tau {tau} = the run's published mean ITL / mean TPOT (derived: vLLM bench serve times one "
+                  "streamed chunk per SGLang speculative step)")
+    elif out["method"]:
+        note(out, "tau not reported (method default acceptance)")
     if out["metric"] == "speedup":
         note(out, "speedup = SGLang FP8 plain mean TPOT 5.65 ms / spec mean TPOT, same engine, precision and "
                   "concurrency (derived)")
