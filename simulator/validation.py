@@ -342,11 +342,12 @@ def row_scope(r: dict[str, str], eng: EngineProfile) -> str:
     """Where a row counts (validation/README.md, "Scopes"): 'legacy engine' when it was measured with an engine build
     older than the profile's valid_from (the profile does not model that build); 'acceptance unknown' when it
     speculates without a published acceptance length (its error mixes the acceptance guess with the cost model);
-    else 'headline'. Calibration fits headline rows only."""
+    else 'headline'. A plain-step metric (base_step_s) is priced without acceptance, so an unknown one does not
+    matter to it. Calibration fits headline rows only."""
     date = _text(r, "engine_date", "")
     if eng.valid_from and date and date < eng.valid_from:
         return LEGACY
-    if _text(r, "method", "none") != "none" and not _text(r, "tau"):
+    if _text(r, "method", "none") != "none" and not _text(r, "tau") and _text(r, "metric", "") != "base_step_s":
         return NO_TAU
     return HEADLINE
 

@@ -60,6 +60,10 @@ def test_scope_rules():
     assert row_scope(dict(row, tau=""), eng) == "acceptance unknown"
     assert row_scope(dict(row, engine_date="2025-03"), eng) == "legacy engine"     # before PR #6606 (2025-06)
     assert row_scope(dict(row, method="", tau=""), eng) == "headline"              # plain decode needs no tau
+    # Found bug: vLLM #20780's plain TPOT (row S038) named the speculative scenario it was the baseline of, so it
+    # counted as 'acceptance unknown' and was never fitted, though a plain step is priced without acceptance.
+    assert row_scope(dict(row, tau="", metric="base_step_s"), eng) == "headline"
+    assert row_scope(dict(row, tau="", metric="spec_step_s"), eng) == "acceptance unknown"
     assert row_kind(row) == "speedup" and row_kind(dict(row, metric="ttft_s")) == "ttft"
     assert row_kind(dict(row, metric="tpot_s")) == "step"
 
