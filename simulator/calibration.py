@@ -77,6 +77,7 @@ ENGINE_PARAMS = ("host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "draft_s
 SHIPPED_PARAMS = ENGINE_PARAMS + ("kernel_floor_s",)
 FITTED, AT_BOUND, LOOSE, NO_ROWS = "fitted", "at bound", "1-sigma > value", "no row depends on it"
 ONE_SOURCE = "one source only (cannot be checked held out)"
+HIDDEN = "hidden on plain steps by the overlap scheduler; on speculative steps spec_bookkeeping_s is the same host work"
 # A fit whose RMS log residual stays above this (predictions still ~35 % off) does not explain the rows: the rows
 # measure something the model does not price, or hold a mistake; `specroof calibrate` refuses it without --force.
 MAX_RMS_LOG = 0.3
@@ -278,6 +279,7 @@ def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str,
     rms0 = float(np.sqrt(np.mean((prob(x_all) / prob.w) ** 2)))
     moved = _sources_moved(prob, x_all)
     verdict = {c: NO_ROWS if not m else ONE_SOURCE for c, m in zip(cols, moved) if len(m) < min_sources or not m}
+    verdict.update({c: HIDDEN for c in cols if c not in verdict and _hidden(engines.get(c[0]), c[1])})
     tried: dict[tuple[str, str], tuple[float, float]] = {c: (start[c], float("inf")) for c in cols}
     warm = dict(start)
     while True:
@@ -288,6 +290,13 @@ def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str,
             break
         verdict.update(_worst_per_group(bad_now, tried))
     return _result(prob, sol, free, cols, start, tried, verdict, rms0)
+
+
+def _hidden(eng: EngineProfile | None, name: str) -> bool:
+    """Host work per step of an engine that overlaps it with plain steps but not with speculative ones: plain rows
+    see it only where it exceeds the GPU step, speculative rows only summed with spec_bookkeeping_s, so its share of
+    that sum is not identified and it keeps its sourced value (the speculative host work goes to the bookkeeping)."""
+    return name == "host_step_s" and eng is not None and eng.overlap and not eng.overlap_with_spec
 
 
 def _check_inputs(rows: Sequence[PreparedRow], params: Sequence[str]) -> None:
