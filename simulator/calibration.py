@@ -265,12 +265,13 @@ def _cols(groups: Sequence[Group], params: Sequence[str]) -> list[tuple[str, str
 
 def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str, EngineProfile],
         floors: dict[str, float], params: Sequence[str] = ENGINE_PARAMS, prune: bool = True,
-        min_sources: int = 1) -> FitResult:
+        min_sources: int = 1, hide_overlapped: bool = False) -> FitResult:
     """Fit `params` to `rows` (row i priced with engines[groups[i].engine] on a device of architecture
     groups[i].arch, whose per-kernel graph cost starts at floors[arch]); see the module docstring. With `prune`,
     undetermined parameters are fixed at their starting (sourced) values and the rest refitted. A parameter that
     fewer than `min_sources` sources constrain is not fitted (the shipped calibration asks for 2: a value one source
-    alone sets cannot be checked on data it did not see)."""
+    alone sets cannot be checked on data it did not see). With `hide_overlapped` (the shipped calibration), an
+    engine's host step that only speculative steps expose is not fitted (`_hidden`)."""
     _check_inputs(rows, params)
     cols = _cols(groups, params)
     start = _starts(cols, engines, floors)
@@ -279,7 +280,8 @@ def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str,
     rms0 = float(np.sqrt(np.mean((prob(x_all) / prob.w) ** 2)))
     moved = _sources_moved(prob, x_all)
     verdict = {c: NO_ROWS if not m else ONE_SOURCE for c, m in zip(cols, moved) if len(m) < min_sources or not m}
-    verdict.update({c: HIDDEN for c in cols if c not in verdict and _hidden(engines.get(c[0]), c[1])})
+    if hide_overlapped:
+        verdict.update({c: HIDDEN for c in cols if c not in verdict and _hidden(engines.get(c[0]), c[1])})
     tried: dict[tuple[str, str], tuple[float, float]] = {c: (start[c], float("inf")) for c in cols}
     warm = dict(start)
     while True:

@@ -51,7 +51,8 @@ def fit_headline(rows: Sequence[PreparedRow], params: Sequence[str] = SHIPPED_PA
     """Fit `params` jointly on `rows`, every engine and architecture starting from its sourced priors (never from
     values calibrated on other data); a parameter only one source constrains keeps its prior."""
     groups = [row_group(p) for p in rows]
-    return fit(rows, groups, bundled(sorted({g.engine for g in groups})), prior_floors(rows), params, min_sources=2)
+    return fit(rows, groups, bundled(sorted({g.engine for g in groups})), prior_floors(rows), params, min_sources=2,
+               hide_overlapped=True)
 
 
 def _predict(p: PreparedRow, f: FitResult) -> float:
