@@ -279,9 +279,7 @@ def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str,
     x_all = np.array([start[c] for c in cols])
     rms0 = float(np.sqrt(np.mean((prob(x_all) / prob.w) ** 2)))
     moved = _sources_moved(prob, x_all)
-    verdict = {c: NO_ROWS if not m else ONE_SOURCE for c, m in zip(cols, moved) if len(m) < min_sources or not m}
-    if hide_overlapped:
-        verdict.update({c: HIDDEN for c in cols if c not in verdict and _hidden(engines.get(c[0]), c[1])})
+    verdict = _undetermined_from_the_start(cols, moved, min_sources, engines if hide_overlapped else {})
     tried: dict[tuple[str, str], tuple[float, float]] = {c: (start[c], float("inf")) for c in cols}
     warm = dict(start)
     while True:
@@ -292,6 +290,15 @@ def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str,
             break
         verdict.update(_worst_per_group(bad_now, tried))
     return _result(prob, sol, free, cols, start, tried, verdict, rms0)
+
+
+def _undetermined_from_the_start(cols: list[tuple[str, str]], moved: list[set[str]], min_sources: int,
+                                 hide: dict[str, EngineProfile]) -> dict[tuple[str, str], str]:
+    """Columns no fit can determine: no row moves them, fewer than `min_sources` sources do, or (for the engines in
+    `hide`) host work the overlap scheduler hides (`_hidden`)."""
+    out = {c: NO_ROWS if not m else ONE_SOURCE for c, m in zip(cols, moved) if len(m) < min_sources or not m}
+    out.update({c: HIDDEN for c in cols if c not in out and _hidden(hide.get(c[0]), c[1])})
+    return out
 
 
 def _hidden(eng: EngineProfile | None, name: str) -> bool:
