@@ -42,28 +42,30 @@ def overall(lines: list[str], what: str) -> list[str]:
     return cells
 
 
+def overall_rows(t: dict[str, list[str]], heads: list[tuple[str, list[str]]]) -> list[str]:
+    """For each (ACCURACY.md heading, leading cells) whose table exists: the leading cells, then the 'overall' row's
+    n, median, within-20% and bias."""
+    out = []
+    for heading, lead in heads:
+        if t.get(heading):
+            out.append("| " + " | ".join(lead + overall(t[heading], heading)[1:5]) + " |")
+    return out
+
+
 def headline_summary(t: dict[str, list[str]]) -> list[str]:
     """The README's summary: the 'overall' row of each headline kind ACCURACY.md reports."""
-    rows = ["| rows | n | median abs error | within 20% | bias |", "|---|---|---|---|---|"]
-    for kind, label in (("speedup", "speedup (spec / plain)"), ("step", "step time, TPOT, ITL, tok/s, E2E"),
-                        ("ttft", "time to first token")):
-        lines = t.get(f"headline: {kind} rows")
-        if lines:
-            cells = overall(lines, f"headline: {kind} rows")
-            rows.append(f"| {label} | {cells[1]} | {cells[2]} | {cells[3]} | {cells[4]} |")
-    return rows
+    labels = (("speedup", "speedup (spec / plain)"), ("step", "step time, TPOT, ITL, tok/s, E2E"),
+              ("ttft", "time to first token"))
+    return ["| rows | n | median abs error | within 20% | bias |", "|---|---|---|---|---|"] + \
+        overall_rows(t, [(f"headline: {kind} rows", [label]) for kind, label in labels])
 
 
 def outside(t: dict[str, list[str]]) -> list[str]:
     """Rows outside the headline: the overall row of each (scope, kind) ACCURACY.md reports."""
-    rows = ["| scope | kind | n | median abs error | within 20% | bias |", "|---|---|---|---|---|---|"]
-    for scope in ("acceptance unknown", "legacy engine"):
-        for kind in ("speedup", "step", "ttft"):
-            lines = t.get(f"{scope}: {kind} rows")
-            if lines:
-                c = overall(lines, f"{scope}: {kind} rows")
-                rows.append(f"| {scope} | {kind} | {c[1]} | {c[2]} | {c[3]} | {c[4]} |")
-    return rows
+    heads = [(f"{scope}: {kind} rows", [scope, kind]) for scope in ("acceptance unknown", "legacy engine")
+             for kind in ("speedup", "step", "ttft")]
+    return ["| scope | kind | n | median abs error | within 20% | bias |", "|---|---|---|---|---|---|"] + \
+        overall_rows(t, heads)
 
 
 def shipped(t: dict[str, list[str]]) -> list[str]:
