@@ -417,32 +417,30 @@ DECODE = {
 # ----------------------------------------------------------------------------------------------------------------
 
 # GPUStack Qwen3-8B on H100 (docs/performance-lab/qwen3-8b/h100-latency.md), SGLang v0.5.3.post3 EAGLE-3 runs: the
-# published (mean ITL, mean TPOT) in ms of each benchmark block, keyed by (drafter, steps, topk, draft tokens,
-# concurrency). vLLM's bench serve times each streamed chunk (ITL) and each request's tokens after the first (TPOT);
-# SGLang streams the tokens one speculative step accepts as one chunk, so mean ITL / mean TPOT is the tokens per
-# step (tau), and mean ITL the step time, both from the same published run.
+# published (mean ITL, mean TPOT) in ms of each benchmark block, keyed by (block: Section 5's config sweep or the
+# 'Other Benchmark Cases' concurrency sweep, drafter, steps, topk, draft tokens, concurrency). vLLM's bench serve
+# times each streamed chunk (ITL) and each request's tokens after the first (TPOT); SGLang streams the tokens one
+# speculative step accepts as one chunk, so mean ITL / mean TPOT is the tokens per step (tau), and mean ITL the step
+# time, both from the same published run.
+_TW, _AS = "Tengyunw/qwen3_8b_eagle3", "AngelSlim/Qwen3-8B_eagle3"
 GPUSTACK_ITL_TPOT_MS = {
-    ("Tengyunw/qwen3_8b_eagle3", 4, 4, 16, 4): (11.05, 3.75), ("AngelSlim/Qwen3-8B_eagle3", 4, 4, 16, 4): (10.49, 4.45),
-    ("Tengyunw/qwen3_8b_eagle3", 2, 4, 16, 4): (9.82, 3.98), ("Tengyunw/qwen3_8b_eagle3", 8, 4, 16, 4): (13.94, 4.27),
-    ("Tengyunw/qwen3_8b_eagle3", 4, 8, 16, 4): (11.24, 3.62), ("Tengyunw/qwen3_8b_eagle3", 4, 4, 32, 4): (11.90, 3.54),
-    ("Tengyunw/qwen3_8b_eagle3", 4, 4, 8, 4): (10.71, 3.71), ("Tengyunw/qwen3_8b_eagle3", 2, 1, 4, 4): (8.78, 4.37),
-    ("Tengyunw/qwen3_8b_eagle3", 4, 4, 16, 1): (8.74, 2.67), ("Tengyunw/qwen3_8b_eagle3", 4, 4, 16, 2): (9.69, 3.04),
-    ("Tengyunw/qwen3_8b_eagle3", 4, 4, 16, 8): (13.06, 4.82),
+    ("sweep", _TW, 4, 4, 16, 4): (11.05, 3.75), ("sweep", _AS, 4, 4, 16, 4): (10.49, 4.45),
+    ("sweep", _TW, 2, 4, 16, 4): (9.82, 3.98), ("sweep", _TW, 8, 4, 16, 4): (13.94, 4.27),
+    ("sweep", _TW, 4, 8, 16, 4): (11.24, 3.62), ("sweep", _TW, 4, 4, 32, 4): (11.90, 3.54),
+    ("sweep", _TW, 4, 4, 8, 4): (10.71, 3.71), ("sweep", _TW, 2, 1, 4, 4): (8.78, 4.37),
+    ("other", _TW, 4, 4, 16, 1): (8.74, 2.67), ("other", _TW, 4, 4, 16, 2): (9.69, 3.04),
+    ("other", _TW, 4, 4, 16, 4): (10.54, 3.34), ("other", _TW, 4, 4, 16, 8): (13.06, 4.82),
 }
 
 
 def gpustack_tau(r: Row, out: Row) -> str:
-    """tau = mean ITL / mean TPOT of the row's published run (GPUSTACK_ITL_TPOT_MS), or "" when none is published.
-    The 'Other Benchmark Cases' concurrency-4 block (10.54 / 3.34 ms) repeats the Section 5 configuration; its
-    own pair is used for its own row."""
-    key = (r["draft"], int(out["k"]), int(r["tree_branching"] or 1), int(r["tree_tokens"] or 0),
+    """tau = mean ITL / mean TPOT of the row's published run (GPUSTACK_ITL_TPOT_MS), or "" when none is published."""
+    block = "other" if "Other Benchmark" in r["locator"] else "sweep"
+    key = (block, r["draft"], int(out["k"]), int(r["tree_branching"] or 1), int(r["tree_tokens"] or 0),
            int(out["concurrency"]))
-    if "Other Benchmark" in r["locator"] and key[-1] == 4:
-        itl, tpot = 10.54, 3.34
-    elif key in GPUSTACK_ITL_TPOT_MS:
-        itl, tpot = GPUSTACK_ITL_TPOT_MS[key]
-    else:
+    if key not in GPUSTACK_ITL_TPOT_MS:
         return ""
+    itl, tpot = GPUSTACK_ITL_TPOT_MS[key]
     return f"{itl / tpot:.3f}"
 
 
