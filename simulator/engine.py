@@ -17,8 +17,8 @@ from .fitted import engine_values
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
     "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "no_overlap_methods"},
-    "spec": {"bookkeeping_s", "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s",
-             "max_running_requests"},
+    "spec": {"bookkeeping_s", "bookkeeping_on_host", "draft_step_overhead_s", "ngram_host_s",
+             "ngram_host_per_seq_s", "max_running_requests"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction"},
@@ -41,6 +41,8 @@ class EngineProfile:
     no_overlap_methods : tuple[str]  methods for which the engine turns that overlap off (CPU proposers)
     host_per_seq_s : float          host work per running sequence per step (batch building, input prep, outputs)
     spec_bookkeeping_s : float      per speculative step (rejection sampling, tree build, draft-extend prep)
+    bookkeeping_on_host : bool      that bookkeeping is host (CPU) work, so it hides behind the GPU with the rest of
+                                    the host work when the engine overlaps a speculative step; False: GPU kernels
     draft_step_overhead_s : float   host/scheduling work per draft forward pass (the drafter's Python loop)
     ngram_host_s, ngram_host_per_seq_s : float   n-gram / suffix proposer host cost per step, and per sequence
     kernel_launch_s : float         per kernel when a pass runs eager
@@ -63,6 +65,7 @@ class EngineProfile:
     no_overlap_methods: tuple[str, ...] = ()
     host_per_seq_s: float = 0.0
     spec_bookkeeping_s: float = 0.0
+    bookkeeping_on_host: bool = False
     draft_step_overhead_s: float = 0.0
     ngram_host_s: float = 0.0
     ngram_host_per_seq_s: float = 0.0
@@ -116,7 +119,8 @@ class EngineProfile:
 
 # Fields that price host work around the passes, not the passes themselves.
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
-                         "overlap_with_spec", "no_overlap_methods", "spec_bookkeeping_s", "draft_step_overhead_s",
+                         "overlap_with_spec", "no_overlap_methods", "spec_bookkeeping_s", "bookkeeping_on_host",
+                         "draft_step_overhead_s",
                          "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
                          "priors", "spec_max_running"})
 
@@ -126,6 +130,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "overlap_with_spec"): ("overlap_with_spec", bool, None, None),
     ("host", "per_seq_s"): ("host_per_seq_s", float, 0.0, 1e-3),
     ("spec", "bookkeeping_s"): ("spec_bookkeeping_s", float, 0.0, 0.1),
+    ("spec", "bookkeeping_on_host"): ("bookkeeping_on_host", bool, None, None),
     ("spec", "draft_step_overhead_s"): ("draft_step_overhead_s", float, 0.0, 0.02),
     ("spec", "ngram_host_s"): ("ngram_host_s", float, 0.0, 0.1),
     ("spec", "ngram_host_per_seq_s"): ("ngram_host_per_seq_s", float, 0.0, 0.01),

@@ -122,8 +122,21 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     host = host_s(e, B)
     if d.gpu_free:
         host = host + e.ngram_host_s + e.ngram_host_per_seq_s * B
-    spec = (np.maximum(gpu, host) if e.overlaps(d.method) else gpu + host) + e.spec_bookkeeping_s
+    spec = _spec_host_rule(e, gpu, host, e.overlaps(d.method))
     return SpecStep(draft, verify, spec - draft - verify, spec, vs.bound)
+
+
+def _spec_host_rule(e: EngineProfile, gpu, host, overlapped: bool):
+    """A speculative step from its GPU time, host work and bookkeeping. Overlapped, the host work hides behind the
+    GPU (max), and so does bookkeeping that is host work (SGLang's SpecV2 worker removed the ~1.1 ms of host time
+    the V1 worker exposed per step, PR #11398); bookkeeping done by GPU kernels (vLLM's rejection sampler, PR
+    #14930; TensorRT-LLM's in-graph acceptance) adds either way."""
+    bk = e.spec_bookkeeping_s
+    if not overlapped:
+        return gpu + host + bk
+    if e.bookkeeping_on_host:
+        return np.maximum(gpu, host + bk)
+    return np.maximum(gpu, host) + bk
 
 
 # ---- memory -----------------------------------------------------------------------------------------------------
