@@ -3,7 +3,9 @@
 import csv
 import json
 import math
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from simulator.cli import main
 from simulator.cross_validation import crossval, fit_headline
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
+from simulator.fitted import describe
 from simulator.validation import (
     METRICS,
     REQUIRED,
@@ -348,3 +351,20 @@ def test_readme_accuracy_refuses_a_caption_without_a_table():
         "caption:\n\n| new |\n\nafter\n"
     with pytest.raises(ValueError, match="no 'overall' last row"):
         t.overall(["| source | n |", "|---|---|", "| spec-bench | 12 |"], "x")
+
+
+def test_engine_profiles_readme_lists_what_fit_toml_ships():
+    # engine_profiles/README.md copies the shipped calibration into a table: every entry fit.toml holds is there, at
+    # the value and 1-sigma shown (3 significant digits), and nothing else is.
+    text = (Path(__file__).resolve().parents[1] / "engine_profiles" / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `((?:engine|device)\.\w+\.\w+)` \|(.*)$", text, re.M))
+    unit = {"ms": 1e-3, "us": 1e-6}
+    fit = describe()
+    want = {f"{kind}.{name}.{key}": e for kind in ("engine", "device") for name, t in fit.get(kind, {}).items()
+            for key, e in t.items()}
+    assert set(rows) == set(want)
+    for entry, e in want.items():
+        cells = [c.strip() for c in rows[entry].split("|")]
+        (v, u), (s, su) = (c.split() for c in cells[-3:-1])
+        assert float(v) * unit[u] == pytest.approx(e["value"], rel=6e-3), entry
+        assert float(s) * unit[su] == pytest.approx(e["stderr"], rel=6e-3), entry
