@@ -74,10 +74,14 @@ def host_s(eng: EngineProfile, B):
     return eng.host_step_s + eng.host_per_seq_s * np.asarray(B, dtype=np.float64)
 
 
-def host_rule(eng: EngineProfile, gpu, B, overlapped: bool):
-    """A step's time from its GPU time and the engine's host work: max when they overlap, else the sum."""
-    host = host_s(eng, B)
+def _hide(gpu, host, overlapped: bool):
+    """A step's time from its GPU time and host work: max when they overlap, else the sum."""
     return np.maximum(gpu, host) if overlapped else gpu + host
+
+
+def host_rule(eng: EngineProfile, gpu, B, overlapped: bool):
+    """A plain step's time from its GPU time and the engine's host work (`_hide`)."""
+    return _hide(gpu, host_s(eng, B), overlapped)
 
 
 def base_step(dep: Deployment, B, L) -> tuple[np.ndarray, StepTimes]:
@@ -122,21 +126,12 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     host = host_s(e, B)
     if d.gpu_free:
         host = host + e.ngram_host_s + e.ngram_host_per_seq_s * B
-    spec = _spec_host_rule(e, gpu, host, e.overlaps(d.method))
+    # Bookkeeping that is host work hides with the rest of the host work when the step overlaps (SGLang's SpecV2
+    # worker removed the ~1.1 ms of host time the V1 worker exposed per step, PR #11398); bookkeeping done by GPU
+    # kernels (vLLM's rejection sampler, PR #14930; TensorRT-LLM's in-graph acceptance) adds either way.
+    bk_host = e.spec_bookkeeping_s if e.bookkeeping_on_host else 0.0
+    spec = _hide(gpu, host + bk_host, e.overlaps(d.method)) + (e.spec_bookkeeping_s - bk_host)
     return SpecStep(draft, verify, spec - draft - verify, spec, vs.bound)
-
-
-def _spec_host_rule(e: EngineProfile, gpu, host, overlapped: bool):
-    """A speculative step from its GPU time, host work and bookkeeping. Overlapped, the host work hides behind the
-    GPU (max), and so does bookkeeping that is host work (SGLang's SpecV2 worker removed the ~1.1 ms of host time
-    the V1 worker exposed per step, PR #11398); bookkeeping done by GPU kernels (vLLM's rejection sampler, PR
-    #14930; TensorRT-LLM's in-graph acceptance) adds either way."""
-    bk = e.spec_bookkeeping_s
-    if not overlapped:
-        return gpu + host + bk
-    if e.bookkeeping_on_host:
-        return np.maximum(gpu, host + bk)
-    return np.maximum(gpu, host) + bk
 
 
 # ---- memory -----------------------------------------------------------------------------------------------------
