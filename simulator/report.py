@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import shape
 from .files import write_text
 
 COLUMNS = ("row_id", "published_row", "source_id", "engine", "metric", "kind", "scope", "route", "measured",
@@ -62,6 +63,10 @@ class ValidationReport:
         """Overall stats of the headline rows of one kind ('speedup' or 'time'), or None when there are none."""
         return self.summary.get("headline", {}).get(kind, {}).get("overall")
 
+    def shape(self) -> list[dict[str, Any]]:
+        """The steps along every measured speedup curve, predicted change against measured (shape.pairs)."""
+        return shape.pairs(self.rows)
+
     def markdown(self) -> str:
         out = [f"Predictions: {self.how}.", ""]
         for sc, kinds in self.summary.items():
@@ -78,7 +83,8 @@ class ValidationReport:
             for kind, v in kinds.items():
                 out.append(f"| {ROUTES.get(rt, rt)} | {kind} | {v['n']} | {v['median_abs_error']:.1%} | "
                            f"{v['within_20pct']:.0%} | {v['bias']:+.1%} |")
-        out += ["", "| row | source | metric | scope | measured | predicted | error |", "|---|---|---|---|---|---|---|"]
+        out += ["", shape.markdown(self.shape())]
+        out += ["| row | source | metric | scope | measured | predicted | error |", "|---|---|---|---|---|---|---|"]
         for r in self.rows:
             head = f"| {r['row_id']} | {r['source_id']} | {r['metric']} | {r['scope']} |"
             if r["skipped"]:
@@ -98,7 +104,7 @@ class ValidationReport:
         return md, cs
 
     def to_dict(self) -> dict[str, Any]:
-        return {"how": self.how, "summary": self.summary, "rows": self.rows}
+        return {"how": self.how, "summary": self.summary, "shape": self.shape(), "rows": self.rows}
 
 
 def _csv_cell(v: Any) -> str:

@@ -29,6 +29,7 @@ from .model import load_model
 from .report import ValidationReport
 from .scenario import Deployment, Scenario, with_engine
 from .serving import Workload, serve, static_batch
+from .shape import curve_key, curve_load
 from .speedup import predict
 from .step import simulate_step
 
@@ -373,11 +374,12 @@ def predict_rows(path: str | Path | Sequence[dict[str, str]] | None = None,
 
 
 def record(r: dict[str, str]) -> dict[str, Any]:
-    """The report record of a row before prediction."""
+    """The report record of a row before prediction (curve, load: the configuration and load of a point of a speedup
+    curve, shape.curve_key)."""
     return {"row_id": r["row_id"], "published_row": r.get("published_row", ""), "source_id": r.get("source_id") or
             r["source"], "source": r["source"], "engine": r["engine"], "metric": r["metric"], "kind": row_kind(r),
             "scope": "", "route": "", "measured": float(r["measured"]), "predicted": None, "error": None,
-            "skipped": ""}
+            "skipped": "", "curve": curve_key(r), "load": curve_load(r)}
 
 
 def validate(path: str | Path | None = None, engines: dict[str, EngineProfile] | None = None) -> ValidationReport:

@@ -74,6 +74,29 @@ def shipped(t: dict[str, list[str]]) -> list[str]:
     return lines[:2] + [x for x in lines[2:] if "| fitted |" in x]
 
 
+def shape_summary(t: dict[str, list[str]]) -> list[str]:
+    """The curve-shape summary: the 'overall' row of each scope's shape table (steps, median abs shape error,
+    within 20 %, bias, direction agrees)."""
+    out = ["| scope | steps | median abs shape error | within 20% | bias | direction agrees |",
+           "|---|---|---|---|---|---|"]
+    for scope in ("headline", "acceptance unknown", "legacy engine"):
+        heading = f"curve shape: {scope} speedup rows"
+        if t.get(heading):
+            out.append("| " + " | ".join([scope] + overall(t[heading], heading)[1:6]) + " |")
+    return out
+
+
+def sections(t: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    """Every README caption with the table ACCURACY.md gives it."""
+    return [("**Headline rows, held out**", headline_summary(t)),
+            ("Speedup rows by source:", t["headline: speedup rows"]),
+            ("Step-time rows by source:", t["headline: step rows"]),
+            ("By how a row is priced", t["leave-one-source-out: headline rows by how they were priced"]),
+            ("Rows outside the headline", outside(t)),
+            ("**Curve shape, held out**", shape_summary(t)),
+            ("Shipped (determined) values", shipped(t))]
+
+
 def replace_after(readme: str, caption: str, new: list[str]) -> str:
     """Replace the markdown table that follows the line holding `caption` (only blank lines between) with `new`."""
     i = readme.find(caption)
@@ -89,12 +112,8 @@ def replace_after(readme: str, caption: str, new: list[str]) -> str:
 def main() -> int:
     t = tables(ACC.read_text(encoding="utf-8"))
     s = README.read_text(encoding="utf-8")
-    s = replace_after(s, "**Headline rows, held out**", headline_summary(t))
-    s = replace_after(s, "Speedup rows by source:", t["headline: speedup rows"])
-    s = replace_after(s, "Step-time rows by source:", t["headline: step rows"])
-    s = replace_after(s, "By how a row is priced", t["leave-one-source-out: headline rows by how they were priced"])
-    s = replace_after(s, "Rows outside the headline", outside(t))
-    s = replace_after(s, "Shipped (determined) values", shipped(t))
+    for caption, table in sections(t):
+        s = replace_after(s, caption, table)
     write_text(README, s)
     print(f"refreshed the accuracy tables of {README.relative_to(ROOT)} from {ACC.relative_to(ROOT)}")
     return 0
