@@ -37,7 +37,7 @@ REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric
 OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp", "dp", "ep", "engine_version",
             "precision", "expert_precision", "attention_precision", "kv_precision", "draft", "batch", "concurrency",
             "isl", "osl", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler",
-            "engine_date", "notes")
+            "spec_max_running", "engine_date", "notes")
 # Step-level metrics (a decode step at a batch): predicted by `predict`. A row with a concurrency instead of a batch
 # is priced at batch = concurrency and context = isl + osl / 2 (the mean context over a request's decode).
 STEP_METRICS = ("speedup", "base_step_s", "spec_step_s", "tpot_s", "itl_s", "tokens_per_s_per_user",
@@ -108,14 +108,20 @@ def row_acceptance(r: dict[str, str]) -> Acceptance | None:
 
 
 def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
-    """The profile with the row's scheduler mode (e.g. vLLM before async scheduling became the default): a fact of
-    the measured run, like tp or precision, not a fitted knob."""
+    """The profile with the row's scheduler facts (e.g. vLLM before async scheduling became the default, or the
+    requests a launch flag lets the engine run while speculating): facts of the measured run, like tp or precision,
+    not fitted knobs."""
     ov = (r.get("overlap_scheduler") or "").strip().lower()
-    if not ov:
-        return eng
-    if ov not in ("true", "false"):
+    if ov not in ("", "true", "false"):
         raise ScenarioError(f"row {r['row_id']}: overlap_scheduler = {ov!r}; expected true or false")
-    return replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
+    if ov:
+        eng = replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
+    cap = _int(r, "spec_max_running")
+    if cap is not None:
+        if cap < 1:
+            raise ScenarioError(f"row {r['row_id']}: spec_max_running = {cap}; expected a whole number >= 1")
+        eng = replace(eng, spec_max_running=float(cap))
+    return eng
 
 
 def _text(r: dict[str, str], key: str, default: str | None = None) -> str | None:

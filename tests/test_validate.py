@@ -296,6 +296,24 @@ def test_row_scheduler_mode_and_draft_step_overhead():
     assert predict_row(spec, more) == pytest.approx(predict_row(spec, eng) + 4e-3, rel=1e-9)   # 4 draft passes
 
 
+def test_row_spec_max_running_is_the_runs_launch_flag():
+    # InferenceX's H200 SGLang MTP script passes --max-running-requests 512 at 1k/1k (PR #1523), so the 64 requests
+    # of V251 all run; SGLang's default of 48 for speculation would queue 16 of them (slower per user at 48, not 64).
+    rows = {r["row_id"]: r for r in load_rows()}
+    r = rows["V251"]
+    assert (r["concurrency"], r["spec_max_running"], r["overlap_scheduler"]) == ("64", "512", "true")
+    assert "PR #1523" in r["notes"]
+    eng = load_engine("sglang")
+    assert eng.spec_max_running == 48
+    at64, at48 = predict_row(r, eng), predict_row(dict(r, spec_max_running="48"), eng)
+    assert at64 < at48                                        # tok/s/user: 64 running is a bigger, slower batch
+    assert predict_row(dict(r, spec_max_running=""), eng) == pytest.approx(at48, rel=1e-12)   # the profile's 48
+    assert rows["V089"]["spec_max_running"] == "512" and rows["V089"]["overlap_scheduler"] == ""   # B200: V1 worker
+    for bad in ("0", "2.5"):
+        with pytest.raises(ScenarioError, match="spec_max_running"):
+            predict_row(dict(r, spec_max_running=bad), eng)
+
+
 def test_deepseek_r1_tpot_at_batch_1_on_8_h200_is_within_25_percent_of_inferencex():
     # InferenceX dashboard, DeepSeek-R1 FP8 on H200, dynamo-sglang, one TP8 decode instance, concurrency 1, 1k/1k
     # (row V700: mean TPOT 8.92 ms). Predicted 9.3 ms at the time of writing.

@@ -54,7 +54,8 @@ SRC = VAL / "sources"
 COLS = ["row_id", "source_id", "source", "source_url", "locator", "published_row", "hardware", "n_gpus", "tp", "dp",
         "ep", "engine", "engine_version", "model", "precision", "expert_precision", "attention_precision",
         "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
-        "tree_branching", "tau", "tau_k", "overlap_scheduler", "engine_date", "metric", "measured", "notes"]
+        "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "engine_date", "metric", "measured",
+        "notes"]
 INT_COLS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
             "tree_branching", "tau_k")
 METHODS = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash")
@@ -571,6 +572,41 @@ SPEC = {
 # 5. serving.csv.
 # ----------------------------------------------------------------------------------------------------------------
 
+# Launch flags of InferenceX's single-node SGLang MTP scripts, as of the runs' dates (InferenceX repository,
+# benchmarks/single_node/): script (as the 'MTP k source' note names it) -> (SpecV2 overlap on, requests run at once
+# while speculating: by (isl, osl), 'conc' for the run's concurrency, None for SGLang's speculative default of 48;
+# the note). SGLang's SpecV2 worker needs SGLANG_ENABLE_SPEC_V2 in the server's environment.
+IX_SGLANG_MTP = {
+    "dsr1_*_h200_mtp.sh": (True, {(1024, 1024): "512", None: "256"},
+                           "dsr1_fp8_h200_mtp.sh (InferenceX PR #1523, 2026-05-20): export SGLANG_ENABLE_SPEC_V2=1 "
+                           "(SpecV2 overlap: overlap_scheduler true); --max-running-requests 512 at 1k/1k, else 256"),
+    "dsr1_*_b200_mtp.sh": (False, {None: "512"},
+                           "dsr1_fp8_b200_mtp.sh (InferenceX PR #626, 2026-02-05): SGLANG_ENABLE_SPEC_V2=1 is set "
+                           "without export, so the server runs the V1 worker; --max-running-requests 512"),
+    "dsr1_*_mi355x_mtp.sh fp8": (True, {None: "conc"},
+                                 "dsr1_fp8_mi355x_mtp.sh (created 2026-05-20): export SGLANG_ENABLE_SPEC_V2=1 "
+                                 "(overlap_scheduler true); --max-running-requests = the concurrency"),
+    "dsr1_*_mi355x_mtp.sh fp4": (True, {None: None},
+                                 "dsr1_fp4_mi355x_mtp.sh (created 2026-05-20): export SGLANG_ENABLE_SPEC_V2=1 "
+                                 "(overlap_scheduler true); no --max-running-requests (SGLang's 48 for speculation)"),
+}
+
+
+def ix_sglang_mtp(script: str, out: Row) -> None:
+    """A single-node InferenceX SGLang MTP run's scheduler facts from its script (IX_SGLANG_MTP): every row of the
+    run, its speedup included (whose notes do not name the script)."""
+    if "mi355x" in script:
+        script += " fp4" if out["expert_precision"] in ("mxfp4", "fp4") else " fp8"
+    if script not in IX_SGLANG_MTP:
+        return
+    v2, cap, why = IX_SGLANG_MTP[script]
+    n = cap.get((int(out["isl"] or 0), int(out["osl"] or 0)), cap.get(None))
+    out["spec_max_running"] = out["concurrency"] if n == "conc" else (n or "")
+    if v2:
+        out["overlap_scheduler"] = "true"
+    note(out, why)
+
+
 def v_fixture(r: Row, out: Row) -> None:
     eng = r["engine"].strip().lower()
     if eng == "atom":
@@ -594,6 +630,8 @@ def v_fixture(r: Row, out: Row) -> None:
     if out["metric"] == "tokens_per_s_per_user":
         note(out, "median interactivity (tok/s/user)")
     ksrc = [s for s in r["notes"].split("; ") if s.startswith("MTP k source")]
+    if out["engine"] == "sglang" and out["method"] == "mtp" and not disagg:   # one script per device (and format)
+        ix_sglang_mtp(f"dsr1_*_{out['hardware'].removesuffix('-sxm')}_mtp.sh", out)
     pair = re.search(r"matched pair pair\d+ \(.*\)$", r["notes"])
     note(out, *ksrc, "InferenceX CI (random isl/osl, 10 x concurrency prompts)",
          pair.group(0) if pair else r["notes"].split("; ")[-1])
