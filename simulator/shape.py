@@ -23,10 +23,10 @@ import numpy as np
 
 # Columns that may differ between the points of one curve: the load, what was measured there, and bookkeeping
 # (one campaign's runs at different loads can come from different fixture files and dated builds of the same
-# harness, e.g. InferenceX). Everything else (source and its label, layout, model, formats, method, k, tree,
-# lengths, context) must match.
+# harness, e.g. InferenceX; a launch script may size the running-request cap to the load). Everything else (source
+# and its label, layout, model, formats, method, k, tree, lengths, context, scheduler mode) must match.
 _FREE = frozenset({"row_id", "published_row", "locator", "source_url", "batch", "concurrency", "tau", "tau_k",
-                   "measured", "notes", "engine_date", "engine_version", "n_gpus"})
+                   "measured", "notes", "engine_date", "engine_version", "n_gpus", "spec_max_running"})
 CURVE_METRICS = ("speedup", "e2e_speedup")
 FLAT = 0.05
 
