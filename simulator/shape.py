@@ -7,10 +7,14 @@ next larger load hi, compares the predicted change with the measured one:
 
     shape error = (predicted_hi / predicted_lo) / (measured_hi / measured_lo) - 1
 
-A speedup at a fixed k is tau x base step / speculative step, and neither step depends on the acceptance length,
-so an acceptance length that is the same at both loads cancels from both changes: the 'acceptance unknown' rows,
-whose level mixes the acceptance guess with the cost model, score the cost model's shape alone. The change's
-direction agrees when both rise, both fall, or both move less than FLAT (5 %).
+A speedup at a fixed batch and k is tau x base step / speculative step, and neither step depends on the acceptance
+length, so an acceptance length that is the same at both loads cancels exactly from both changes: such 'acceptance
+unknown' rows, whose level mixes the acceptance guess with the cost model, score the cost model's shape alone. A
+serving run at a concurrency is not one step: prefill chunks share the decode steps, and a faster speculative decode
+meets more of them per output token, so there the acceptance length moves the predicted change as well, the more
+the longer the prompts (DeepSeek-R1 on 8x H200 from 4 to 64 requests: +20 % to +14 % at 1k/1k, +16 % to -4 % at
+8k/1k, for tau 1.5 to 2.8; tests/test_shape.py). The change's direction agrees when both rise, both fall, or both
+move less than FLAT (5 %).
 """
 
 from __future__ import annotations
@@ -24,45 +28,65 @@ import numpy as np
 # Columns that may differ between the points of one curve: the load, what was measured there, and bookkeeping
 # (one campaign's runs at different loads can come from different fixture files and dated builds of the same
 # harness, e.g. InferenceX; a launch script may size the running-request cap to the load). Everything else (source
-# and its label, layout, model, formats, method, k, tree, lengths, context, scheduler mode) must match.
+# and its label, GPUs and layout, model, formats, method, k, tree, lengths, context, scheduler mode) must match, and
+# the load must be of one kind (a batch, or a concurrency).
 _FREE = frozenset({"row_id", "published_row", "locator", "source_url", "batch", "concurrency", "tau", "tau_k",
-                   "measured", "notes", "engine_date", "engine_version", "n_gpus", "spec_max_running"})
+                   "measured", "notes", "engine_date", "engine_version", "spec_max_running"})
 CURVE_METRICS = ("speedup", "e2e_speedup")
 FLAT = 0.05
 
 
 def curve_key(r: dict[str, str]) -> str:
     """The configuration a ratio row's curve is keyed by ('' when the row is no point of a curve: not a speedup,
-    or no batch or concurrency)."""
-    if r.get("metric") not in CURVE_METRICS or not curve_load(r):
+    or no valid batch or concurrency). A column left blank and a column left out key alike."""
+    if r.get("metric") not in CURVE_METRICS or curve_load(r) is None:
         return ""
-    return "|".join(f"{k}={(v or '').strip()}" for k, v in sorted(r.items()) if k not in _FREE)
+    kind = "batch" if (r.get("batch") or "").strip() else "concurrency"
+    cells = (f"{k}={v.strip()}" for k, v in sorted(r.items()) if k not in _FREE and (v or "").strip())
+    return "|".join([f"load={kind}", *cells])
 
 
 def curve_load(r: dict[str, str]) -> float | None:
-    """The row's load: its batch, else its concurrency (None when neither is given)."""
+    """The row's load: its batch, else its concurrency (None when neither is a positive number: the row's own
+    pricing reports a malformed one)."""
     for k in ("batch", "concurrency"):
         v = (r.get(k) or "").strip()
         if v:
-            return float(v)
+            try:
+                x = float(v)
+            except ValueError:
+                return None
+            return x if math.isfinite(x) and x > 0 else None
     return None
 
 
-def pairs(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Consecutive loads of every curve among predicted report records (each with 'curve' and 'load'): one dict per
-    step with its rows, loads, measured and predicted changes (hi / lo - 1), shape error and direction."""
-    curves: dict[tuple[str, str], list[dict[str, Any]]] = {}
+def curves(records: Sequence[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]]:
+    """The curves among predicted report records (each with 'curve' and 'load'; a positive measured and predicted
+    value), each sorted by load, and apart the ambiguous ones: two rows of one key at one load (configurations the
+    row columns do not tell apart, e.g. two drafters named only in the notes), which no step is drawn from."""
+    by: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in records:
-        if r.get("curve") and r.get("predicted") is not None:
-            curves.setdefault((r["scope"], r["curve"]), []).append(r)
-    out = []
-    for (scope, _), pts in sorted(curves.items(), key=lambda kv: kv[1][0]["row_id"]):
+        p, m = r.get("predicted"), r.get("measured")
+        if r.get("curve") and p is not None and m is not None and p > 0 and m > 0:
+            by.setdefault((r["scope"], r["curve"]), []).append(r)
+    good, ambiguous = [], []
+    for pts in sorted(by.values(), key=lambda v: min(r["row_id"] for r in v)):
         pts = sorted(pts, key=lambda r: r["load"])
+        loads = [r["load"] for r in pts]
+        if len(pts) > 1:
+            (ambiguous if len(set(loads)) < len(loads) else good).append(pts)
+    return good, ambiguous
+
+
+def pairs(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive priced loads of every unambiguous curve (`curves`): one dict per step with its rows, loads,
+    measured and predicted changes (hi / lo - 1), shape error and direction. A point between them that was not priced
+    (skipped, infeasible) is stepped over: the step compares the two loads that were."""
+    out = []
+    for pts in curves(records)[0]:
         for lo, hi in zip(pts, pts[1:]):
-            if hi["load"] == lo["load"]:
-                continue
             dm, dp = hi["measured"] / lo["measured"] - 1.0, hi["predicted"] / lo["predicted"] - 1.0
-            out.append({"scope": scope, "source_id": lo["source_id"], "rows": f"{lo['row_id']}-{hi['row_id']}",
+            out.append({"scope": lo["scope"], "source_id": lo["source_id"], "rows": f"{lo['row_id']}-{hi['row_id']}",
                         "loads": f"{lo['load']:g}->{hi['load']:g}", "measured_change": dm, "predicted_change": dp,
                         "error": (1.0 + dp) / (1.0 + dm) - 1.0, "agrees": _direction(dm) == _direction(dp)})
     return out
@@ -90,8 +114,8 @@ def _stats(steps: list[dict[str, Any]]) -> dict[str, float]:
             "agrees": float(np.mean([s["agrees"] for s in steps]))}
 
 
-def markdown(steps: Sequence[dict[str, Any]]) -> str:
-    """The shape tables (per scope, by source) and every step, as markdown."""
+def markdown(steps: Sequence[dict[str, Any]], ambiguous: Sequence[Sequence[dict[str, Any]]] = ()) -> str:
+    """The shape tables (per scope, by source), the curves left out as ambiguous, and every step, as markdown."""
     out = []
     for sc, by in summary(steps).items():
         out += [f"### curve shape: {sc} speedup rows", "",
@@ -100,6 +124,10 @@ def markdown(steps: Sequence[dict[str, Any]]) -> str:
         out += [f"| {src} | {v['n']} | {v['median_abs_error']:.1%} | {v['within_20pct']:.0%} | {v['bias']:+.1%} | "
                 f"{v['agrees']:.0%} |" for src, v in by.items()]
         out.append("")
+    if ambiguous:
+        names = "; ".join(", ".join(r["row_id"] for r in c) for c in ambiguous)
+        out += [f"Curves left out (two rows of one configuration at one load, told apart only in their notes): "
+                f"{names}.", ""]
     if steps:
         out += ["| rows | source | scope | load | measured change | predicted change | shape error | direction |",
                 "|---|---|---|---|---|---|---|---|"]
@@ -110,4 +138,4 @@ def markdown(steps: Sequence[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-__all__ = ["CURVE_METRICS", "FLAT", "curve_key", "curve_load", "markdown", "pairs", "summary"]
+__all__ = ["CURVE_METRICS", "FLAT", "curve_key", "curve_load", "curves", "markdown", "pairs", "summary"]

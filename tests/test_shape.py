@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from simulator import Acceptance, Scenario, predict
 from simulator.report import ValidationReport
-from simulator.shape import FLAT, curve_key, curve_load, markdown, pairs, summary
-from simulator.validation import load_rows, record
+from simulator.shape import FLAT, curve_key, curve_load, curves, markdown, pairs, summary
+from simulator.validation import load_rows, predict_row, record
 
 BASE = {"row_id": "X1", "source_id": "src", "source": "src", "hardware": "h100-sxm", "engine": "sglang",
         "model": "llama-3.1-8b", "method": "eagle3", "k": "3", "metric": "speedup", "measured": "1.5", "batch": "1",
@@ -55,6 +55,31 @@ def test_rows_of_different_scopes_or_unpredicted_rows_make_no_step():
     c = _rec("C", 16, 1.4, 1.4)
     c["predicted"] = None
     assert pairs([a, b, c]) == [] and markdown([]) == ""
+    # a point that was not priced is stepped over: the step compares the two loads that were
+    assert [s["loads"] for s in pairs([a, c, _rec("D", 32, 1.2, 1.2)])] == ["1->32"]
+    # non-positive values make no step (no NaN reaches a median)
+    assert pairs([a, _rec("E", 8, 1.6, 0.0)]) == []
+
+
+def test_two_rows_at_one_load_make_the_curve_ambiguous():
+    # e.g. GPUStack's two drafters (S046, S048) at concurrency 4: only the notes tell them apart
+    recs = [_rec("A", 4, 1.5, 1.4), _rec("B", 4, 1.27, 1.1), _rec("C", 8, 1.2, 1.2)]
+    good, ambiguous = curves(recs)
+    assert good == [] and [r["row_id"] for r in ambiguous[0]] == ["A", "B", "C"] and pairs(recs) == []
+    assert "Curves left out" in markdown([], ambiguous) and "A, B, C" in markdown([], ambiguous)
+    shipped = [dict(record(r), scope="headline", predicted=1.0, error=0.0) for r in load_rows()
+               if r["row_id"] in ("S046", "S048")]
+    assert [[r["row_id"] for r in c] for c in curves(shipped)[1]] == [["S046", "S048"]]
+
+
+def test_a_curve_keeps_one_deployment_and_one_kind_of_load():
+    k = curve_key(BASE)
+    assert curve_key({**BASE, "n_gpus": "16"}) != curve_key({**BASE, "n_gpus": "32"})   # other disaggregated layouts
+    assert curve_key({**BASE, "batch": "", "concurrency": "1"}) != k                     # static batch vs serving
+    assert curve_key({**BASE, "draft": ""}) == curve_key({k2: v for k2, v in BASE.items() if k2 != "draft"})
+    for bad in ("4x", "0", "-2", "nan"):                 # malformed loads are no point of a curve (and do not raise)
+        assert curve_load({**BASE, "batch": bad}) is None and curve_key({**BASE, "batch": bad}) == ""
+        assert record({**BASE, "batch": bad})["curve"] == ""
 
 
 @settings(max_examples=40)
@@ -89,6 +114,21 @@ def test_the_predicted_change_along_batch_does_not_depend_on_the_acceptance_leng
     np.testing.assert_allclose(ratios[2], ratios[0], rtol=1e-12)
 
 
+def test_on_the_serving_route_the_acceptance_length_moves_the_shape_through_the_prefill_share():
+    """The limit of the cancellation (shape.py docstring): a serving run interleaves prefill chunks with the decode
+    steps, so the predicted change between two concurrencies depends on tau, the more the longer the prompts."""
+    rows = {r["row_id"]: r for r in load_rows()}
+
+    def change(lo, hi, tau):
+        a, b = (predict_row(dict(rows[i], tau=tau, tau_k=rows[i]["k"])) for i in (lo, hi))
+        return b / a
+
+    short = [change("V247", "V255", t) for t in ("1.5", "2.8")]      # H200, 1k/1k, 4 -> 64 requests
+    long_ = [change("V271", "V279", t) for t in ("1.5", "2.8")]      # H200, 8k/1k, 4 -> 64 requests
+    assert 0.02 < short[0] / short[1] - 1 < 0.08
+    assert long_[0] / long_[1] - 1 > 0.15 and long_[1] < 1.0 < long_[0]
+
+
 def test_flat_changes_agree_in_direction():
     recs = [_rec("A", 1, 1.0, 1.0), _rec("B", 2, 1.0 + FLAT / 2, 1.0 - FLAT / 2)]
     assert pairs(recs)[0]["agrees"]
@@ -105,4 +145,13 @@ def test_the_report_carries_the_shape_of_the_shipped_curves():
     rep = ValidationReport(recs, "test")
     steps = rep.shape()
     assert len(steps) >= 20 and all(s["error"] == pytest.approx(0.0) for s in steps)
+    by = {r["row_id"]: r for r in rows}
+    fixed = ("source_id", "source", "hardware", "n_gpus", "tp", "dp", "ep", "engine", "model", "precision",
+             "expert_precision", "method", "k", "tree_tokens", "isl", "osl", "context", "overlap_scheduler")
+    for s_ in steps:                           # both rows of a step are one deployment at two loads of one kind
+        a, b = (by[i] for i in s_["rows"].split("-"))
+        assert all(a[c] == b[c] for c in fixed), s_["rows"]
+        assert bool(a["batch"]) == bool(b["batch"]) and curve_load(a) < curve_load(b)
+    assert {"V085-V090", "V239-V255", "S074-S075"} <= {s_["rows"] for s_ in steps}
+    assert "V075-V080" not in {s_["rows"] for s_ in steps}       # 8 + 8 against 8 + 24 GPUs: two deployments
     assert "curve shape: headline speedup rows" in rep.markdown() and rep.to_dict()["shape"] == steps
