@@ -113,7 +113,8 @@ def engine_date(out: Row) -> str:
 # ----------------------------------------------------------------------------------------------------------------
 
 def first_rows() -> list[Row]:
-    pub = {r["row_id"]: r for r in csv.DictReader(open(VAL / "published_measurements.csv", encoding="utf-8"))}
+    with open(VAL / "published_measurements.csv", encoding="utf-8") as f:
+        pub = {r["row_id"]: r for r in csv.DictReader(f)}
     out: list[Row] = []
 
     def add(rid, sid, src, **kw):
@@ -592,15 +593,19 @@ IX_SGLANG_MTP = {
 }
 
 
-def ix_sglang_mtp(script: str, out: Row) -> None:
-    """A single-node InferenceX SGLang MTP run's scheduler facts from its script (IX_SGLANG_MTP): every row of the
-    run, its speedup included (whose notes do not name the script)."""
+def ix_sglang_mtp(out: Row, disagg: bool) -> None:
+    """A single-node InferenceX SGLang DeepSeek-R1 MTP run's scheduler facts from its script (IX_SGLANG_MTP): every
+    row of the run, its speedup included (whose notes do not name the script). The scripts were added on the dates
+    they name, before the runs mapped here (runs from 2026-02 on B200, 2026-05 on H200 and MI355X)."""
+    if disagg or (out["engine"], out["method"], out["model"]) != ("sglang", "mtp", "deepseek-r1"):
+        return
+    script = f"dsr1_*_{out['hardware'].removesuffix('-sxm')}_mtp.sh"
     if "mi355x" in script:
         script += " fp4" if out["expert_precision"] in ("mxfp4", "fp4") else " fp8"
     if script not in IX_SGLANG_MTP:
         return
     v2, cap, why = IX_SGLANG_MTP[script]
-    n = cap.get((int(out["isl"] or 0), int(out["osl"] or 0)), cap.get(None))
+    n = cap.get((int(float(out["isl"] or 0)), int(float(out["osl"] or 0))), cap.get(None))
     out["spec_max_running"] = out["concurrency"] if n == "conc" else (n or "")
     if v2:
         out["overlap_scheduler"] = "true"
@@ -630,8 +635,7 @@ def v_fixture(r: Row, out: Row) -> None:
     if out["metric"] == "tokens_per_s_per_user":
         note(out, "median interactivity (tok/s/user)")
     ksrc = [s for s in r["notes"].split("; ") if s.startswith("MTP k source")]
-    if out["engine"] == "sglang" and out["method"] == "mtp" and not disagg:   # one script per device (and format)
-        ix_sglang_mtp(f"dsr1_*_{out['hardware'].removesuffix('-sxm')}_mtp.sh", out)
+    ix_sglang_mtp(out, disagg)
     pair = re.search(r"matched pair pair\d+ \(.*\)$", r["notes"])
     note(out, *ksrc, "InferenceX CI (random isl/osl, 10 x concurrency prompts)",
          pair.group(0) if pair else r["notes"].split("; ")[-1])
@@ -803,7 +807,8 @@ def check(out: Row) -> None:
 
 
 def staged(name: str, table: dict, prefix: str, dropped: list[Row]) -> list[Row]:
-    rows = list(csv.DictReader(open(SRC / name, encoding="utf-8")))
+    with open(SRC / name, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
     mapped = []
     for i, r in enumerate(rows, start=1):
         sid, label, rule = table[r["source_id"]]
@@ -823,7 +828,8 @@ def staged(name: str, table: dict, prefix: str, dropped: list[Row]) -> list[Row]
     return mapped
 
 
-def main() -> None:
+def build() -> tuple[list[Row], list[Row]]:
+    """Every mapped row (in rows.csv order) and every staged row that is not mapped (with the reason)."""
     dropped: list[Row] = []
     first = first_rows()
     spec = staged("speculative.csv", SPEC, "S", dropped)
@@ -833,6 +839,11 @@ def main() -> None:
     assert len({r["row_id"] for r in rows}) == len(rows)
     for r in rows:
         r["engine_date"] = engine_date(r)
+    return rows, dropped
+
+
+def main() -> None:
+    rows, dropped = build()
     with open(VAL / "rows.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=COLS, lineterminator="\n")
         w.writeheader()
@@ -841,8 +852,8 @@ def main() -> None:
         w = csv.DictWriter(f, fieldnames=list(dropped[0]), lineterminator="\n")
         w.writeheader()
         w.writerows(dropped)
-    print(f"wrote {len(rows)} rows ({len(first)} first, {len(spec)} S, "
-          f"{sum(r['row_id'][0] == 'D' for r in rows)} D, {sum(r['row_id'][0] == 'V' for r in rows)} V); "
+    n = Counter(r["row_id"][0] for r in rows)
+    print(f"wrote {len(rows)} rows ({n['S']} S, the first 44 included; {n['D']} D, {n['V']} V); "
           f"{len(dropped)} staged rows not mapped")
     for (sid, why), n in sorted(Counter((d["source_id"], d["reason"]) for d in dropped).items()):
         print(f"  not mapped: {sid}: {n} x {why}")

@@ -1,0 +1,58 @@
+"""tools/build_rows.py: validation/rows.csv is what the staged sources map to, and the launch facts of InferenceX's
+single-node SGLang MTP scripts land on the rows of their runs only."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from simulator.validation import load_rows
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "build_rows.py"
+
+
+@pytest.fixture(scope="module")
+def br():
+    spec = importlib.util.spec_from_file_location("build_rows", TOOL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_rows_csv_is_what_the_sources_map_to(br):
+    built, _ = br.build()
+    shipped = load_rows()
+    assert len(built) == len(shipped)
+    for b, s in zip(built, shipped):
+        assert {c: str(b.get(c, "")) for c in br.COLS} == {c: s.get(c, "") for c in br.COLS}, b["row_id"]
+
+
+def _out(**kw):
+    base = dict(engine="sglang", method="mtp", model="deepseek-r1", hardware="h200-sxm", isl="1024", osl="1024",
+                concurrency="64", expert_precision="", overlap_scheduler="", spec_max_running="", notes="")
+    return {**base, **kw}
+
+
+@pytest.mark.parametrize("kw,cap,v2", [
+    ({}, "512", "true"),                                                  # H200 1k/1k (PR #1523)
+    ({"isl": "8192"}, "256", "true"),                                     # H200 otherwise
+    ({"hardware": "b200"}, "512", ""),                                    # B200: SpecV2 not exported (PR #626)
+    ({"hardware": "mi355x"}, "64", "true"),                               # MI355X FP8: the concurrency
+    ({"hardware": "mi355x", "expert_precision": "mxfp4"}, "", "true"),    # MI355X FP4: SGLang's 48 stays
+])
+def test_each_script_sets_its_own_facts(br, kw, cap, v2):
+    out = _out(**kw)
+    br.ix_sglang_mtp(out, disagg=False)
+    assert (out["spec_max_running"], out["overlap_scheduler"]) == (cap, v2)
+    assert "InferenceX" in out["notes"] or "created 2026-05-20" in out["notes"]
+
+
+@pytest.mark.parametrize("kw,disagg", [({}, True), ({"method": ""}, False), ({"model": "gpt-oss-120b"}, False),
+                                       ({"engine": "trtllm"}, False), ({"hardware": "h100-sxm"}, False)])
+def test_no_facts_on_other_runs(br, kw, disagg):
+    out = _out(**kw)
+    before = dict(out)
+    br.ix_sglang_mtp(out, disagg=disagg)
+    assert out == before
