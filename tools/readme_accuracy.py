@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from simulator.files import write_text  # noqa: E402
+from simulator.validation import SCOPES  # noqa: E402
 
 ACC, README = ROOT / "validation" / "ACCURACY.md", ROOT / "README.md"
 
@@ -79,7 +80,7 @@ def shape_summary(t: dict[str, list[str]]) -> list[str]:
     within 20 %, bias, direction agrees)."""
     out = ["| scope | steps | median abs shape error | within 20% | bias | direction agrees |",
            "|---|---|---|---|---|---|"]
-    for scope in ("headline", "acceptance unknown", "legacy engine"):
+    for scope in SCOPES:
         heading = f"curve shape: {scope} speedup rows"
         if t.get(heading):
             out.append("| " + " | ".join([scope] + overall(t[heading], heading)[1:6]) + " |")
