@@ -108,10 +108,10 @@ def summary(steps: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, fl
 
 
 def _stats(steps: list[dict[str, Any]]) -> dict[str, float]:
-    e = np.array([s["error"] for s in steps])
-    return {"n": int(e.size), "median_abs_error": float(np.median(np.abs(e))),
-            "within_20pct": float(np.mean(np.abs(e) <= 0.2)), "bias": float(np.median(e)),
-            "agrees": float(np.mean([s["agrees"] for s in steps]))}
+    """report.stats of the shape errors, and the share whose direction agrees."""
+    from .report import stats  # cycle: report imports this module for its markdown
+
+    return {**stats([s["error"] for s in steps]), "agrees": float(np.mean([s["agrees"] for s in steps]))}
 
 
 def markdown(steps: Sequence[dict[str, Any]], ambiguous: Sequence[Sequence[dict[str, Any]]] = ()) -> str:

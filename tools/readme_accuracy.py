@@ -43,13 +43,13 @@ def overall(lines: list[str], what: str) -> list[str]:
     return cells
 
 
-def overall_rows(t: dict[str, list[str]], heads: list[tuple[str, list[str]]]) -> list[str]:
-    """For each (ACCURACY.md heading, leading cells) whose table exists: the leading cells, then the 'overall' row's
-    n, median, within-20% and bias."""
+def overall_rows(t: dict[str, list[str]], heads: list[tuple[str, list[str]]], cells: int = 4) -> list[str]:
+    """For each (ACCURACY.md heading, leading cells) whose table exists: the leading cells, then the first `cells`
+    figures of its 'overall' row (n, median, within-20% and bias; a shape table adds direction agrees)."""
     out = []
     for heading, lead in heads:
         if t.get(heading):
-            out.append("| " + " | ".join(lead + overall(t[heading], heading)[1:5]) + " |")
+            out.append("| " + " | ".join(lead + overall(t[heading], heading)[1:1 + cells]) + " |")
     return out
 
 
@@ -78,13 +78,9 @@ def shipped(t: dict[str, list[str]]) -> list[str]:
 def shape_summary(t: dict[str, list[str]]) -> list[str]:
     """The curve-shape summary: the 'overall' row of each scope's shape table (steps, median abs shape error,
     within 20 %, bias, direction agrees)."""
-    out = ["| scope | steps | median abs shape error | within 20% | bias | direction agrees |",
-           "|---|---|---|---|---|---|"]
-    for scope in SCOPES:
-        heading = f"curve shape: {scope} speedup rows"
-        if t.get(heading):
-            out.append("| " + " | ".join([scope] + overall(t[heading], heading)[1:6]) + " |")
-    return out
+    return ["| scope | steps | median abs shape error | within 20% | bias | direction agrees |",
+            "|---|---|---|---|---|---|"] + \
+        overall_rows(t, [(f"curve shape: {scope} speedup rows", [scope]) for scope in SCOPES], cells=5)
 
 
 def sections(t: dict[str, list[str]]) -> list[tuple[str, list[str]]]:

@@ -2,13 +2,15 @@
 
     python tools/routing_sensitivity.py
 
-A two-term model of a decode step on 8x H200 (TP8, SGLang), least-squares fitted to InferenceX's measured plain
-TPOT (rows V242, D095-D098: 9.7, 12.8, 17.2, 25.6, 34.6 ms at 4-64 requests): step = a + b x the touched fraction of
-the 256 routed experts (top-8), a fixed part and the time to read every expert. The speculative step (MTP, k = 2:
-3 tokens per sequence verified) is the same step at the verify's token count plus 1.5 ms of draft passes and 0.5 ms
-of bookkeeping, and speedup = tau x plain / speculative at one acceptance length (2.05, what the 1-16-request runs
-imply). The two terms are fitted afresh for each popularity model. Two departures from uniform top-k routing are
-tried, alone and together:
+A two-term model of a decode step on 8x H200 (TP8, SGLang), least-squares fitted to InferenceX's measured plain TPOT
+(rows V242, D095-D098: 9.7, 12.8, 17.2, 25.6, 34.6 ms at 4-64 requests): step = a + b x the touched fraction of the
+256 routed experts (top-8), a fixed part and the time to read every expert. The speculative step (MTP, k = 2: 3 tokens
+per sequence verified) is the same step at the verify's token count plus 1.5 ms of draft passes (specroof's priced MTP
+draft passes at 64 sequences: 1.58 ms, `specroof curve --hardware h200-sxm --model deepseek-r1 --tp 8 --method mtp
+--precision fp8 --k 2`) and 0.5 ms of bookkeeping (SGLang's sourced prior, PR #11398), and speedup = tau x plain /
+speculative at one acceptance length (2.05: the level specroof's priced steps need to meet InferenceX's 1-16-request
+H200 runs, README "Curve shape, held out"). The two terms are fitted afresh for each popularity model. Two departures
+from uniform top-k routing are tried, alone and together:
 
   skew         expert popularity p_e = (k / E) X with X ~ Gamma(kappa, 1 / kappa) (mean 1, coefficient of variation
                1 / sqrt(kappa)): touched fraction 1 - E[(1 - p)^T] ~= 1 - (1 + T k / (E kappa))^-kappa
