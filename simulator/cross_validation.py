@@ -47,12 +47,14 @@ def fit_pool(prepared: Sequence[PreparedRow]) -> list[PreparedRow]:
     return [p for p in prepared if row_scope(p.row, p.dep.eng) == HEADLINE and row_kind(p.row) != "ttft"]
 
 
-def fit_headline(rows: Sequence[PreparedRow], params: Sequence[str] = SHIPPED_PARAMS) -> FitResult:
+def fit_headline(rows: Sequence[PreparedRow], params: Sequence[str] = SHIPPED_PARAMS, min_sources: int = 2
+                 ) -> FitResult:
     """Fit `params` jointly on `rows`, every engine and architecture starting from its sourced priors (never from
-    values calibrated on other data); a parameter only one source constrains keeps its prior."""
+    values calibrated on other data); a parameter fewer than `min_sources` sources constrain keeps its prior (the
+    shipped rule: 2)."""
     groups = [row_group(p) for p in rows]
-    return fit(rows, groups, bundled(sorted({g.engine for g in groups})), prior_floors(rows), params, min_sources=2,
-               hide_overlapped=True)
+    return fit(rows, groups, bundled(sorted({g.engine for g in groups})), prior_floors(rows), params,
+               min_sources=min_sources, hide_overlapped=True)
 
 
 def _predict(p: PreparedRow, f: FitResult) -> float:
@@ -64,10 +66,15 @@ def _predict(p: PreparedRow, f: FitResult) -> float:
 
 
 def crossval(rows: str | Path | Sequence[dict[str, str]] | None = None,
-             params: Sequence[str] = SHIPPED_PARAMS, progress: Callable[[str], None] | None = None
-             ) -> CrossValidation:
+             params: Sequence[str] = SHIPPED_PARAMS, progress: Callable[[str], None] | None = None,
+             fold_min_sources: int = 2) -> CrossValidation:
     """Leave-one-source-out cross-validation of `params` on `rows` (a rows CSV path, loaded rows, or None for the
-    shipped rows)."""
+    shipped rows). Each fold applies the shipped rule (a parameter fewer than 2 sources constrain keeps its prior)
+    unless `fold_min_sources` says otherwise: 1 fits a parameter two sources share on the one left in each fold,
+    which tests whether its value transfers from one source to the other (an experiment; the full fit keeps 2)."""
+    if fold_min_sources < 1:
+        raise ScenarioError(f"fold_min_sources = {fold_min_sources}: a fold fits a parameter at least 1 source "
+                            "constrains (allowed: an integer >= 1; the shipped rule is 2)")
     rows = list(rows) if isinstance(rows, Sequence) and not isinstance(rows, str) else load_rows(rows)
     prepared, skipped = usable(rows)
     scope = {p.row["row_id"]: row_scope(p.row, p.dep.eng) for p in prepared}
@@ -80,7 +87,7 @@ def crossval(rows: str | Path | Sequence[dict[str, str]] | None = None,
         if progress:
             progress(f"fold: leaving out {src}")
         rest = [p for p in pool if _src(p) != src]
-        folds[src] = fit_headline(rest, params) if rest else full
+        folds[src] = fit_headline(rest, params, fold_min_sources) if rest else full
     out = _records(rows, prepared, dict(skipped), scope, folds, full)
     return CrossValidation(ValidationReport(out, "leave-one-source-out: every calibrated parameter refitted without "
                                                  "the row's source"), full, folds)

@@ -83,7 +83,8 @@ class ValidationReport:
             for kind, v in kinds.items():
                 out.append(f"| {ROUTES.get(rt, rt)} | {kind} | {v['n']} | {v['median_abs_error']:.1%} | "
                            f"{v['within_20pct']:.0%} | {v['bias']:+.1%} |")
-        out += ["", shape.markdown(self.shape(), shape.curves(self.rows)[1])]
+        good, ambiguous = shape.curves(self.rows)
+        out += ["", shape.markdown(shape.steps(good), ambiguous)]
         out += ["| row | source | metric | scope | measured | predicted | error |", "|---|---|---|---|---|---|---|"]
         for r in self.rows:
             head = f"| {r['row_id']} | {r['source_id']} | {r['metric']} | {r['scope']} |"

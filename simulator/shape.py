@@ -82,8 +82,13 @@ def pairs(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Consecutive priced loads of every unambiguous curve (`curves`): one dict per step with its rows, loads,
     measured and predicted changes (hi / lo - 1), shape error and direction. A point between them that was not priced
     (skipped, infeasible) is stepped over: the step compares the two loads that were."""
+    return steps(curves(records)[0])
+
+
+def steps(good: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The steps of curves already grouped by `curves` (its first list): what `pairs` returns."""
     out = []
-    for pts in curves(records)[0]:
+    for pts in good:
         for lo, hi in zip(pts, pts[1:]):
             dm, dp = hi["measured"] / lo["measured"] - 1.0, hi["predicted"] / lo["predicted"] - 1.0
             out.append({"scope": lo["scope"], "source_id": lo["source_id"], "rows": f"{lo['row_id']}-{hi['row_id']}",
@@ -138,4 +143,4 @@ def markdown(steps: Sequence[dict[str, Any]], ambiguous: Sequence[Sequence[dict[
     return "\n".join(out)
 
 
-__all__ = ["CURVE_METRICS", "FLAT", "curve_key", "curve_load", "curves", "markdown", "pairs", "summary"]
+__all__ = ["CURVE_METRICS", "FLAT", "curve_key", "curve_load", "curves", "markdown", "pairs", "steps", "summary"]

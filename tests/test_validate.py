@@ -23,7 +23,9 @@ from simulator.validation import (
     default_rows_path,
     instance_mix,
     load_rows,
+    predict_prepared,
     predict_row,
+    prepare_row,
     row_kind,
     row_scope,
     serving_workload,
@@ -214,6 +216,29 @@ def test_crossval_predicts_each_source_from_a_fit_without_it(tmp_path):
     scored = [r for r in cv.report.rows if r["scope"] == "headline" and r["error"] is not None]
     assert len(scored) >= 10 and all(math.isfinite(r["error"]) for r in scored)
     assert "leave-one-source-out" in cv.report.how and "| vllm.host_step_s |" in cv.params_table()
+
+
+def test_crossval_fold_rule_one_source_tests_transfer_between_two(tmp_path):
+    # Two sources share the bookkeeping: under the shipped rule each fold has one left and keeps the prior, so
+    # held-out rows never see the shipped value; fold_min_sources=1 fits it on the other source (a transfer test).
+    base = load_engine("sglang").uncalibrated()          # the fit starts from the sourced priors: so does the truth
+    truth, prior = replace(base, spec_bookkeeping_s=2e-3), base.spec_bookkeeping_s
+    rows = _synthetic_rows()
+    for i, r in enumerate(rows):
+        p = prepare_row(r)
+        r["measured"] = repr(predict_prepared(p, truth, p.dep.hw.uncalibrated().kernel_floor_s))
+        r["source"] = r["source_id"] = f"synthetic-{i % 2}"
+    path = _write(tmp_path / "r.csv", rows)
+    for rule in (2, 1):
+        cv = crossval(path, params=("spec_bookkeeping_s",), fold_min_sources=rule)
+        full = {(p.group, p.name): p for p in cv.full.params}[("sglang", "spec_bookkeeping_s")]
+        assert full.status == "fitted" and full.value == pytest.approx(2e-3, rel=1e-3)
+        for f in cv.folds.values():       # both sources hold the same truth: one alone recovers it
+            got = {(p.group, p.name): p for p in f.params}[("sglang", "spec_bookkeeping_s")]
+            assert got.value == pytest.approx(prior if rule == 2 else 2e-3, rel=1e-3)
+            assert got.status == ("fitted" if rule == 1 else "one source only (cannot be checked held out)")
+    with pytest.raises(ScenarioError, match="fold_min_sources = 0"):
+        crossval(path, fold_min_sources=0)
 
 
 def test_calibrate_cli_writes_a_working_profile(tmp_path, capsys):
