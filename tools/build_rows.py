@@ -551,6 +551,8 @@ SPEC_SKIPS = {
                                  "and k=3 in different versions)"),
     "sglang-pr10281-dsr1-mtp": ("sglang-pr-10281", "GPU not named (trtllm_mla implies a Blackwell part)"),
     "sglang-pr3582-dsv3-nextn": ("sglang-pr-3582", "GPU not stated; MTP config not tied to the 1.76x"),
+    "sglang-pr12128-dsr1-mtp": ("sglang-pr-12128", "GPU not stated (a Hopper part with FA3 MLA: H200 or H20-96G "
+                                "hold DeepSeek-R1 FP8 on 8 GPUs); checked against 8x H200 in the README instead"),
     "inferencex-isointeractivity": ("inferencex", "duplicate: the same compare-page sentences are mapped from "
                                     "serving.csv"),
 }
