@@ -226,7 +226,11 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     # fit took from two other sources (Qwen3-8B, Qwen3-30B-A3B) price the V1 step within 5 %; their sourced priors
     # alone are 26 % fast. SpecV2 is priced 12 % fast: the run hid 1.96 ms per step, the profile 3.6 ms of its 4.5 ms
     # of host work and bookkeeping (README, "What is calibrated").
-    r = {c: "" for c in load_rows()[0]}
+    shipped = load_rows()
+    assert not any(x["source_id"] == "sglang-pr-12128" for x in shipped)
+    # context 280: send_one's one-line prompt (~25 tokens) plus half of its 512 output tokens (estimate; 20 to 532
+    # moves the price by 0.1 %).
+    r = {c: "" for c in shipped[0]}
     r.update(row_id="pr12128", source_id="sglang-pr-12128", hardware="h200-sxm", n_gpus="8", tp="8", engine="sglang",
              model="deepseek-r1", precision="fp8", method="mtp", batch="1", context="280", k="3", tau="2.296",
              tau_k="3", metric="tokens_per_s_per_user", measured="140.52", overlap_scheduler="false")

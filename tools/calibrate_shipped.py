@@ -54,7 +54,8 @@ def fit_toml(res: FitResult, n_sources: int) -> str:
 def experiment(cv: CrossValidation) -> None:
     """Print what a fold rule other than the shipped one gives: the held-out headline tables and each fold's
     values of the parameters the full fit ships (ACCURACY.md stays the shipped rule's)."""
-    print(cv.report.markdown().split("### headline: ttft")[0].split("### headline: speedup")[-1])
+    head = "### headline: speedup rows"
+    print(head + cv.report.markdown().split("### headline: ttft")[0].split(head)[-1])
     print(cv.params_table())
     shipped = [(p.group, p.name) for p in cv.full.params if p.status == FITTED]
     for src, f in cv.folds.items():
@@ -70,6 +71,9 @@ def main() -> None:
     ap.add_argument("--fold-min-sources", type=int, default=2,
                     help="sources a parameter needs to be fitted in a fold (shipped rule 2; 1 is an experiment)")
     a = ap.parse_args()
+    if a.fold_min_sources < 1:
+        ap.error(f"--fold-min-sources {a.fold_min_sources}: a fold fits a parameter at least 1 source constrains "
+                 "(allowed: an integer >= 1; the shipped rule is 2)")
     if a.fold_min_sources != 2 and (a.write or not a.cv):
         ap.error("--fold-min-sources is an experiment on the held-out folds: use it with --cv and without --write")
     prepared, _ = usable(load_rows())
