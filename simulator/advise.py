@@ -206,14 +206,16 @@ def _width(k: int, T: int, branching: int | None) -> int:
 
 
 def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np.ndarray,
-                    schedule: tuple[KRange, ...]) -> tuple[int, dict[str, Any]]:
+                    schedule: tuple[KRange, ...], spec_overlap: bool) -> tuple[int, dict[str, Any]]:
     """The options for the hazard check: what the prediction decides (tp, ep, max_batch, max_k, verify_tokens,
-    context, topk, dynamic_k, batch_off) with the scenario's own options over them. Returns (topk, options)."""
+    context, topk, dynamic_k, batch_off, and overlap_scheduler: whether the priced speculative steps overlap host
+    work) with the scenario's own options over them. Returns (topk, options)."""
     pays = bool(on.any())
     topk = max([_width(int(kk), int(TT), s.tree_branching) for kk, TT in zip(sk[on], sT[on])], default=1)
     auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context, "topk": topk,
-                 "dynamic_k": len({x.k for x in schedule}) > 1, "batch_off": pays and not on.all()}
+                 "dynamic_k": len({x.k for x in schedule}) > 1, "batch_off": pays and not on.all(),
+                 "overlap_scheduler": spec_overlap}
     return topk, resolve_options({**auto_opts, **dict(s.options)})
 
 
@@ -250,7 +252,10 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     ratio, fixed_k, fixed_T, fixed_s = float("nan"), 0, 0, np.full(B.size, np.nan)
     if pays:
         ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT)
-    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule)
+    # The priced speculative overlap, for the hazard check and the SGLang line (SGLANG_ENABLE_SPEC_V2): another
+    # engine's own overlap (vLLM's async scheduling) does not ask SGLang for SpecV2 unless the scenario says so.
+    v2 = s.spec_overlap if s.spec_overlap is not None else (eng_name == "sglang" and r.scenario["spec_overlap"])
+    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, bool(v2))
     hz = tuple(check(eng_name, s.method, opts, hazards_all))
     sc = r.scenario
     plan = ConfigPlan(s.method, repo_of(sc["model"]), repo_of(sc["draft_model"]), s.tp, s.ep, lo, hi, schedule,

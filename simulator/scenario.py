@@ -124,6 +124,12 @@ def _acceptance(name: str, v: Any) -> Acceptance | None:
                         ".from_rates([...])) or None for the method's published default")
 
 
+def _bool_optional(name: str, v: Any) -> bool | None:
+    if v is None or isinstance(v, bool):
+        return v
+    raise ScenarioError(f"{name} = {v!r}; expected true, false or none (the engine profile's)")
+
+
 def _options(name: str, v: Any) -> tuple[tuple[str, Any], ...]:
     if isinstance(v, tuple) and all(isinstance(x, tuple) and len(x) == 2 for x in v):
         v = dict(v)
@@ -138,7 +144,7 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "engine": _name((EngineProfile,)), "method": _method, "precision": _precision(False),
     "precision?": _precision(True), "int>=1": _int_at_least(1), "int>=0": _int_at_least(0),
     "int>=1?": _int_at_least(1, optional=True), "int>=2?": _int_at_least(2, optional=True), "k": _k,
-    "batch": _batch, "overlap": _overlap, "acceptance": _acceptance, "options": _options,
+    "batch": _batch, "overlap": _overlap, "acceptance": _acceptance, "options": _options, "bool?": _bool_optional,
 }
 
 
@@ -194,6 +200,9 @@ class Scenario:
     cuda_graph_max_batch: int | None = _f(None, "int>=1?", "largest batch that replays CUDA graphs, above it passes "
                                           "run eager (default: every batch, as a deployment sized to its load "
                                           "captures; engines' own defaults are 128-512)")
+    spec_overlap: bool | None = _f(None, "bool?", "host work of a speculative step hidden behind the GPU (SGLang's "
+                                   "SpecV2 worker, SGLANG_ENABLE_SPEC_V2, topk 1; vLLM async scheduling): on or "
+                                   "off; default: the engine profile's (SGLang off, vLLM and TensorRT-LLM on)")
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 
@@ -202,6 +211,18 @@ class Scenario:
             v = CHECKS[f.metadata["kind"]](f.name, getattr(self, f.name))
             object.__setattr__(self, f.name, v)     # normalized (lower-case names, tuples): still frozen after
         self._check_tree()
+        self._check_spec_overlap()
+
+    def _check_spec_overlap(self) -> None:
+        """The hazard option overlap_scheduler says the same as spec_overlap: one sets the other, and they agree."""
+        opt = dict(self.options).get("overlap_scheduler")
+        if opt is None:
+            return
+        if self.spec_overlap is None:
+            object.__setattr__(self, "spec_overlap", opt)
+        elif opt != self.spec_overlap:
+            raise ScenarioError(f"spec_overlap = {self.spec_overlap} but options overlap_scheduler = {opt}: both "
+                                "say whether speculative steps overlap host work; give one, or the same value")
 
     def _check_tree(self) -> None:
         if self.tree_tokens is None:
@@ -294,11 +315,23 @@ class Deployment:
         return self.par.n_gpus
 
 
+def spec_overlapped(eng: EngineProfile, on: bool | None) -> EngineProfile:
+    """The profile with speculative steps overlapping host work or not (`on`; None keeps the profile's). An engine
+    without an overlap scheduler has nothing to run them on: refused."""
+    if on is None or on == eng.overlap_with_spec:
+        return eng
+    if on and not eng.overlap:
+        raise ScenarioError(f"spec_overlap = true: engine {eng.name} has no overlap scheduler (its profile: "
+                            "host.overlap_scheduler = false), so its speculative steps cannot hide host work")
+    return replace(eng, overlap_with_spec=on)
+
+
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
     resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
     if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
+    eng = spec_overlapped(eng, dep.scenario.spec_overlap)
     s = replace(dep.scenario, engine=eng)
     return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng))
 
@@ -339,7 +372,7 @@ def resolve_overlap(overlap: str | float | None, eng: EngineProfile) -> str | fl
 
 
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
-    eng = _load("engine", s.engine, loaded)
+    eng = spec_overlapped(_load("engine", s.engine, loaded), s.spec_overlap)
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
     target = _load("model", s.model, loaded)
     if target.kind != "target":
@@ -359,4 +392,4 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
 
 
 __all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "check_value", "engine_hardware", "make_precision",
-           "resolve_overlap", "scenario_fields"]
+           "resolve_overlap", "scenario_fields", "spec_overlapped"]

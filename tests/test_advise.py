@@ -424,3 +424,18 @@ def test_cli_errors(capsys, args, needle):
     assert rc == 2 and "Traceback" not in err and "Traceback" not in out
     last = err.strip().splitlines()[-1]
     assert last.startswith("error: ") and needle in last, last
+
+
+def test_spec_overlap_is_priced_and_asks_sglang_for_specv2():
+    kw = dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", batch_range=(1, 8),
+              emit=["sglang", "vllm"])
+    v1, v2 = (advise(engine="sglang", spec_overlap=on, **kw) for on in (False, True))
+    assert not v1.config("sglang").text.startswith("SGLANG_ENABLE_SPEC_V2")
+    assert v2.config("sglang").text.startswith("SGLANG_ENABLE_SPEC_V2=True ")
+    assert np.all(v2.result.spec_step_s <= v1.result.spec_step_s) and np.any(
+        v2.result.spec_step_s < v1.result.spec_step_s)           # the advice prices the mode it tells SGLang to run
+    assert v2.options["overlap_scheduler"] is True and v1.options["overlap_scheduler"] is False
+    # vLLM overlaps its own speculative steps (async scheduling): that does not ask SGLang for SpecV2.
+    v = advise(engine="vllm", **kw)
+    assert v.result.scenario["spec_overlap"] is True
+    assert not v.config("sglang").text.startswith("SGLANG_ENABLE_SPEC_V2")

@@ -89,6 +89,8 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--method", "draft", "--draft", "nonexistent-draft"], "unknown model"),
             (cmd + ["--context", "-5"], "context"), (cmd + ["--overlap", "fast"], "overlap"),
             (cmd + ["--overlap", "2"], "overlap"), (cmd + ["--cuda-graph-max-batch", "0"], "cuda"),
+            (cmd + ["--engine", "hf", "--model", "vicuna-7b", "--method", "draft", "--draft", "llama-68m",
+                    "--spec-overlap"], "no overlap scheduler"),
         ]
     for cmd in (step, curve):
         out += [(cmd + ["--batch", "0"], "batch"), (cmd + ["--batch", "1.5"], "batch"),
@@ -173,7 +175,8 @@ def test_bad_input_is_one_error_line(i, files, capsys):
                                 dict(batch=[0]), dict(batch=[]), dict(acceptance=0.7), dict(k=-1), dict(k="x"),
                                 dict(context=1.5), dict(hardware=3), dict(model=None), dict(engine=1),
                                 dict(precision=None), dict(overlap="fast"), dict(k_max=0), dict(ep="8"),
-                                dict(tree_tokens=1), dict(tree_branching=0), dict(options=[1])])
+                                dict(tree_tokens=1), dict(tree_branching=0), dict(options=[1]),
+                                dict(spec_overlap=1), dict(spec_overlap="true")])
 def test_wrong_python_types_raise_a_specroof_error(kw):
     with pytest.raises(SpecroofError):
         Scenario(**kw).resolve()

@@ -274,10 +274,16 @@ def test_curve_csv_sends_warnings_to_stderr(capsys):
 
 
 def test_curve_topk_from_tree_triggers_overlap_hazard(capsys):
-    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--tree-tokens", "16", "--k", "3", "--overlap-scheduler")
+    # --spec-overlap (SGLang SpecV2) is priced and sets the hazard option overlap_scheduler (the old hazard-only
+    # flag --overlap-scheduler is gone: one flag says it).
+    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--tree-tokens", "16", "--k", "3", "--spec-overlap")
     assert rc == 0 and "sglang-overlap-needs-topk-1" in out
-    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--k", "3", "--overlap-scheduler")
+    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--k", "3", "--spec-overlap")
     assert rc == 0 and "sglang-overlap-needs-topk-1" not in out
+    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--k", "3")
+    assert rc == 0 and "sglang-overlap-needs-topk-1" not in out
+    rc, _, err = run(capsys, "curve", "--batch", "1", "--overlap-scheduler")
+    assert rc == 2 and "--overlap-scheduler" in err
 
 
 def test_curve_user_hazards_file(capsys, tmp_path):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.acceptance import Verify
+from simulator.errors import ScenarioError
 from simulator.memory import kv_bytes_per_rank
 from simulator.pricing import base_step, best_spec_step, candidates, memory, spec_step
 from simulator.scenario import Deployment, Scenario, with_engine
@@ -131,3 +132,35 @@ def test_hf_assisted_generation_pays_a_generate_step_per_draft_pass():
     t4, t5 = (spec_step(no_host, Verify(k, 1, k + 1), B, 512.0) for k in (4, 5))
     np.testing.assert_allclose((s5.step_s - s4.step_s) - (t5.step_s - t4.step_s), e.host_step_s, rtol=1e-9)
     np.testing.assert_allclose(s5.step_s - t5.step_s, 5 * e.host_step_s, rtol=1e-9)
+
+
+# ---- speculative overlap (SGLang SpecV2) as a scenario fact ---------------------------------------------------------
+
+@FAST
+@given(B=st.integers(1, 256), k=st.integers(1, 6), eng=st.sampled_from(["sglang", "vllm", "trtllm"]))
+def test_spec_overlap_hides_host_work_only_and_none_is_the_profile(B, k, eng):
+    s = Scenario(engine=eng, batch=(B,), k=k)
+    prof = s.resolve().eng.overlap_with_spec
+    r0, off, on = (predict(s.replace(spec_overlap=v)) for v in (None, False, True))
+    same = on if prof else off
+    np.testing.assert_array_equal(r0.spec_step_s, same.spec_step_s)           # None: the profile's mode
+    assert on.spec_step_s[0] <= off.spec_step_s[0] * (1 + 1e-12)               # hiding host work never costs
+    np.testing.assert_array_equal(on.base_step_s, off.base_step_s)             # plain steps do not change
+    np.testing.assert_array_equal(on.verify_s, off.verify_s)                   # nor the GPU passes
+    assert (on.scenario["spec_overlap"], off.scenario["spec_overlap"], r0.scenario["spec_overlap"]) == \
+        (True, False, prof)
+
+
+def test_spec_overlap_option_prices_and_the_two_must_agree():
+    # The hazard option overlap_scheduler says the same thing: alone it sets spec_overlap (so an API caller who
+    # passed it for the hazard check gets the SpecV2 price the advice's SGLANG_ENABLE_SPEC_V2 line asks for).
+    s = Scenario(options={"overlap_scheduler": True}, batch=(1,))
+    assert s.spec_overlap is True and s.resolve().eng.overlap_with_spec
+    with pytest.raises(ScenarioError, match="spec_overlap = False but options overlap_scheduler = True"):
+        Scenario(spec_overlap=False, options={"overlap_scheduler": True})
+    with pytest.raises(ScenarioError, match="spec_overlap = 'yes'; expected true, false or none"):
+        Scenario(spec_overlap="yes")
+    with pytest.raises(ScenarioError, match="engine hf has no overlap scheduler"):
+        Scenario(engine="hf", model="vicuna-7b", method="draft", draft="llama-68m", spec_overlap=True).resolve()
+    assert Scenario(engine="hf", model="vicuna-7b", method="draft", draft="llama-68m",
+                    spec_overlap=False).resolve().eng.overlap_with_spec is False

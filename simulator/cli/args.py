@@ -127,6 +127,10 @@ def add_scenario_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = (), **
         h = f.metadata["help"]
         if "(default" not in h and default is not None:
             h = f"{h} (default: {shown})"
+        if f.metadata["kind"] == "bool?":      # --name / --no-name; absent: None (the engine profile's)
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, dest=f.name,
+                           help=h.replace("%", "%%"))
+            continue
         p.add_argument(flag, type=_kind_type(f.metadata["kind"], f.name), default=default, dest=f.name,
                        help=h.replace("%", "%%"))
 
@@ -152,8 +156,8 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("deployment options (checked against known hazards only: they change no number)")
     for name, (kind, _, meaning) in OPTIONS.items():
         if name in ("dynamic_k", "batch_off", "topk", "tp", "ep", "dp", "max_batch", "max_k", "verify_tokens",
-                    "context"):
-            continue       # filled in from the scenario and the prediction
+                    "context", "overlap_scheduler"):
+            continue       # filled in from the scenario and the prediction (overlap_scheduler: --spec-overlap)
         flag = "--" + name.replace("_", "-")
         if kind is bool:
             d.add_argument(flag, action=argparse.BooleanOptionalAction, default=False, dest=f"opt_{name}",

@@ -32,7 +32,8 @@ def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
                 if T > k + 1], default=1)
     opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "max_batch": int(np.max(r.batch)), "context": a.context, "topk": topk,
             "max_k": int(r.k[ok].max()) if ok.any() else 0,
-            "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0, **options_from(a)}
+            "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0,
+            "overlap_scheduler": r.scenario["spec_overlap"], **options_from(a)}
     return check(r.scenario["engine"], r.scenario["method"], opts, files=a.hazards)
 
 
