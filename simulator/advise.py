@@ -252,15 +252,15 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     ratio, fixed_k, fixed_T, fixed_s = float("nan"), 0, 0, np.full(B.size, np.nan)
     if pays:
         ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT)
-    # The priced speculative overlap, for the hazard check and the SGLang line (SGLANG_ENABLE_SPEC_V2): another
-    # engine's own overlap (vLLM's async scheduling) does not ask SGLang for SpecV2 unless the scenario says so.
-    v2 = s.spec_overlap if s.spec_overlap is not None else (eng_name == "sglang" and r.scenario["spec_overlap"])
-    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, bool(v2))
+    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, bool(r.scenario["spec_overlap"]))
     hz = tuple(check(eng_name, s.method, opts, hazards_all))
     sc = r.scenario
+    # The SGLang line asks for SpecV2 only when SGLang itself was priced with it (the hazards checked are the priced
+    # engine's: another engine's overlap, vLLM's async scheduling, says nothing of SGLang's).
     plan = ConfigPlan(s.method, repo_of(sc["model"]), repo_of(sc["draft_model"]), s.tp, s.ep, lo, hi, schedule,
                       off_above, pays, fixed_k, fixed_T, ratio, topk, opts, interior,
-                      _width(fixed_k, fixed_T, s.tree_branching))
+                      _width(fixed_k, fixed_T, s.tree_branching),
+                      sglang_spec_v2=eng_name == "sglang" and bool(sc["spec_overlap"]))
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name)
     return Advice(r, (lo, hi), sk, sT, schedule, pays, off_above, fixed_k, fixed_T, ratio, fixed_s, interior,
                   engine_configs(plan, targets), hz, assumptions, opts)

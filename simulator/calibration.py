@@ -403,6 +403,8 @@ def row_group(p: PreparedRow) -> Group:
 def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     if isinstance(v, (int, float)):
         return repr(float(v)) if isinstance(v, float) else str(v)
     s = str(v).replace("\\", "\\\\").replace('"', '\\"')

@@ -121,6 +121,7 @@ class ConfigPlan:
     options: Mapping[str, Any]
     interior_off: tuple[int, ...] = ()
     fixed_topk: int = 1
+    sglang_spec_v2: bool = False       # SGLang priced with SpecV2 (Scenario.spec_overlap): SGLANG_ENABLE_SPEC_V2
 
     @property
     def on_ranges(self) -> list[KRange]:
@@ -196,7 +197,7 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     if p.ep > 1:
         args.append(f"--ep-size {p.ep}")
     args += [f"--cuda-graph-max-bs {p.hi}", f"--max-running-requests {p.hi}"]
-    prefix = "SGLANG_ENABLE_SPEC_V2=True " if p.options.get("overlap_scheduler") else ""
+    prefix = "SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 else ""
     notes = [_fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged",

@@ -31,7 +31,8 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
     "prefix_caching": (bool, False, "prefix / radix KV caching on"),
     "hybrid_model": (bool, False, "the target has Mamba / GDN (linear-attention) layers"),
     "pd_disaggregation": (bool, False, "prefill and decode run on separate instances"),
-    "overlap_scheduler": (bool, False, "host work overlapped with speculative steps (SGLang SpecV2)"),
+    "overlap_scheduler": (bool, False, "host work overlapped with speculative steps (SGLang SpecV2); priced: "
+                          "given in a Scenario's options it acts as Scenario.spec_overlap"),
     "relaxed_acceptance": (bool, False, "TensorRT-LLM MTP relaxed acceptance for thinking"),
     "dynamic_k": (bool, False, "a per-batch-size K table (more than one k, counting k = 0)"),
     "batch_off": (bool, False, "the config switches speculation off at some batch sizes (k = 0, max_concurrency)"),

@@ -214,15 +214,17 @@ class Scenario:
         self._check_spec_overlap()
 
     def _check_spec_overlap(self) -> None:
-        """The hazard option overlap_scheduler says the same as spec_overlap: one sets the other, and they agree."""
+        """The hazard option overlap_scheduler says the same as spec_overlap: given both, they agree."""
         opt = dict(self.options).get("overlap_scheduler")
-        if opt is None:
-            return
-        if self.spec_overlap is None:
-            object.__setattr__(self, "spec_overlap", opt)
-        elif opt != self.spec_overlap:
-            raise ScenarioError(f"spec_overlap = {self.spec_overlap} but options overlap_scheduler = {opt}: both "
-                                "say whether speculative steps overlap host work; give one, or the same value")
+        if opt is not None and self.spec_overlap is not None and opt != self.spec_overlap:
+            raise ScenarioError(f"spec_overlap = {str(self.spec_overlap).lower()} but options overlap_scheduler = "
+                                f"{str(opt).lower()}: both say whether speculative steps overlap host work; give "
+                                "one, or the same value")
+
+    @property
+    def spec_overlap_asked(self) -> bool | None:
+        """spec_overlap, else the hazard option overlap_scheduler, else None (the engine profile's mode)."""
+        return self.spec_overlap if self.spec_overlap is not None else dict(self.options).get("overlap_scheduler")
 
     def _check_tree(self) -> None:
         if self.tree_tokens is None:
@@ -315,14 +317,19 @@ class Deployment:
         return self.par.n_gpus
 
 
-def spec_overlapped(eng: EngineProfile, on: bool | None) -> EngineProfile:
+def spec_overlapped(eng: EngineProfile, on: bool | None, method: str | None = None) -> EngineProfile:
     """The profile with speculative steps overlapping host work or not (`on`; None keeps the profile's). An engine
-    without an overlap scheduler has nothing to run them on: refused."""
-    if on is None or on == eng.overlap_with_spec:
-        return eng
+    without an overlap scheduler, or one that runs `method` without it (host.no_overlap_methods), is refused."""
     if on and not eng.overlap:
         raise ScenarioError(f"spec_overlap = true: engine {eng.name} has no overlap scheduler (its profile: "
-                            "host.overlap_scheduler = false), so its speculative steps cannot hide host work")
+                            "host.overlap_scheduler = false), so its speculative steps cannot hide host work; use "
+                            "--no-spec-overlap or leave it unset")
+    if on and method in eng.no_overlap_methods:
+        raise ScenarioError(f"spec_overlap = true: engine {eng.name} runs {method} without its overlap scheduler "
+                            f"(host.no_overlap_methods = {list(eng.no_overlap_methods)}); use --no-spec-overlap or "
+                            "leave it unset")
+    if on is None or on == eng.overlap_with_spec:
+        return eng
     return replace(eng, overlap_with_spec=on)
 
 
@@ -331,7 +338,7 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
     if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
-    eng = spec_overlapped(eng, dep.scenario.spec_overlap)
+    eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     s = replace(dep.scenario, engine=eng)
     return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng))
 
@@ -372,7 +379,7 @@ def resolve_overlap(overlap: str | float | None, eng: EngineProfile) -> str | fl
 
 
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
-    eng = spec_overlapped(_load("engine", s.engine, loaded), s.spec_overlap)
+    eng = spec_overlapped(_load("engine", s.engine, loaded), s.spec_overlap_asked, s.method)
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
     target = _load("model", s.model, loaded)
     if target.kind != "target":

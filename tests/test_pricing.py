@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.acceptance import Verify
+from simulator.acceptance import Acceptance, Verify
 from simulator.errors import ScenarioError
 from simulator.memory import kv_bytes_per_rank
 from simulator.pricing import base_step, best_spec_step, candidates, memory, spec_step
@@ -155,8 +155,9 @@ def test_spec_overlap_option_prices_and_the_two_must_agree():
     # The hazard option overlap_scheduler says the same thing: alone it sets spec_overlap (so an API caller who
     # passed it for the hazard check gets the SpecV2 price the advice's SGLANG_ENABLE_SPEC_V2 line asks for).
     s = Scenario(options={"overlap_scheduler": True}, batch=(1,))
-    assert s.spec_overlap is True and s.resolve().eng.overlap_with_spec
-    with pytest.raises(ScenarioError, match="spec_overlap = False but options overlap_scheduler = True"):
+    assert s.spec_overlap is None and s.spec_overlap_asked is True and s.resolve().eng.overlap_with_spec
+    assert s.replace(options=()).resolve().eng.overlap_with_spec is False        # nothing sticks once it is gone
+    with pytest.raises(ScenarioError, match="spec_overlap = false but options overlap_scheduler = true"):
         Scenario(spec_overlap=False, options={"overlap_scheduler": True})
     with pytest.raises(ScenarioError, match="spec_overlap = 'yes'; expected true, false or none"):
         Scenario(spec_overlap="yes")
@@ -164,3 +165,8 @@ def test_spec_overlap_option_prices_and_the_two_must_agree():
         Scenario(engine="hf", model="vicuna-7b", method="draft", draft="llama-68m", spec_overlap=True).resolve()
     assert Scenario(engine="hf", model="vicuna-7b", method="draft", draft="llama-68m",
                     spec_overlap=False).resolve().eng.overlap_with_spec is False
+    for eng in ("vllm", "sglang"):          # CPU proposers run without the overlap scheduler (no_overlap_methods)
+        with pytest.raises(ScenarioError, match=f"engine {eng} runs ngram without its overlap scheduler"):
+            Scenario(engine=eng, method="ngram", spec_overlap=True).resolve()
+        r = predict(Scenario(engine=eng, method="ngram", batch=(1,), k=3, acceptance=Acceptance.from_rate(0.5)))
+        assert r.scenario["spec_overlap"] is False

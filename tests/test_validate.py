@@ -445,3 +445,20 @@ def test_engine_profiles_readme_lists_what_fit_toml_ships():
         (v, u), (s, su) = (c.split() for c in cells[-3:-1])
         assert float(v) * unit[u] == pytest.approx(e["value"], rel=6e-3), entry
         assert float(s) * unit[su] == pytest.approx(e["stderr"], rel=6e-3), entry
+
+
+@pytest.mark.parametrize("name", ["sglang", "vllm", "trtllm", "hf", "ideal"])
+def test_written_profiles_round_trip_every_bundled_engine(name, tmp_path):
+    # calibrate writes profiles with calibration.dump_toml: every value kind a bundled profile holds (lists such as
+    # host.no_overlap_methods included; found bug: a list was written as the string "['ngram']") reads back equal.
+    import tomllib
+
+    from simulator.calibration import dump_toml
+    from simulator.data import data_dir, read_toml
+    src = data_dir("engine_profiles") / f"{name}.toml"
+    doc = read_toml(src)
+    out = tmp_path / f"{name}.toml"
+    out.write_text(dump_toml(doc))
+    assert tomllib.loads(out.read_text()) == doc
+    a, b = load_engine(str(src)), load_engine(str(out))
+    assert replace(a, name="x") == replace(b, name="x")

@@ -39,7 +39,7 @@ _NUMBERS = ACCEPTANCE + ("acceptance_k", "batch")          # parameters that are
 CONFIG_PARAMS: tuple[str, ...] = tuple(f.name for f in scenario_fields("sweep") if f.name not in _CELL)
 # Parameters in grid order (outermost first); acceptance_rate / acceptance_length and batch always come last.
 PARAMS: tuple[str, ...] = CONFIG_PARAMS + _CELL + ACCEPTANCE + ("batch",)
-_OPTIONAL_KINDS = {"draft", "precision?", "int>=1?", "int>=2?", "overlap"}
+_OPTIONAL_KINDS = {"draft", "precision?", "int>=1?", "int>=2?", "overlap", "bool?"}
 DEFAULTS: dict[str, Any] = {f.name: ("default" if f.default is None else f.default)
                             for f in scenario_fields("sweep")} | {"batch": list(Scenario().batch)}
 STRING_PARAMS = tuple(p for p in CONFIG_PARAMS if field_kind(p) in ("hardware", "model", "method", "draft", "engine",
