@@ -1,0 +1,49 @@
+"""tools/gpu_probe.py, the prepared device script: its CPU smoke test runs every probe and writes what it says
+(the timings themselves need the device machine; `python tools/gpu_probe.py --out OUT` there)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "gpu_probe.py"
+
+
+@pytest.fixture(scope="module")
+def probe():
+    spec = importlib.util.spec_from_file_location("gpu_probe", TOOL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_quick_run_writes_every_probe(probe, tmp_path):
+    torch = pytest.importorskip("torch")
+    assert probe.main(["--out", str(tmp_path), "--quick"]) == 0
+    with open(tmp_path / "probe.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["probe"] for r in rows} == {"floor", "copy", "gemm", "moe", "attention"}
+    assert all(float(r["time_us"]) > 0 for r in rows)
+    moe = [r for r in rows if r["probe"] == "moe"]
+    assert all("experts touched" in r["note"] for r in moe)
+    info = json.loads((tmp_path / "meta.json").read_text())
+    assert info["torch"] == torch.__version__ and rows[0]["device"] == info["device"]
+
+
+def test_refuses_a_full_run_without_cuda(probe, tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the full run is allowed")
+    assert probe.main(["--out", str(tmp_path)]) == 2
+    assert "no CUDA device" in capsys.readouterr().err and not (tmp_path / "probe.csv").exists()
+
+
+def test_uniform_routing_offsets(probe):
+    torch = pytest.importorskip("torch")
+    tok, offs, touched = probe._experts(torch, 64, 16, 4, "cpu")
+    assert tok.numel() == 64 * 4 and int(offs[-1]) == 64 * 4 and 4 <= touched <= 16
+    assert torch.all(offs[1:] >= offs[:-1])

@@ -1,0 +1,247 @@
+"""Time, on one GPU, the kernels specroof prices from datasheets: a prepared script for a session lent a device.
+
+    python tools/gpu_probe.py --out OUT          # on the device machine (CUDA, PyTorch): a few minutes on an H200
+    python tools/gpu_probe.py --out OUT --quick  # anywhere with PyTorch, CPU included: tiny sizes, a smoke test
+
+It writes OUT/probe.csv (one row per timed shape) and OUT/meta.json (device, PyTorch, CUDA, clocks as read). Every
+timed op on a GPU replays inside a CUDA graph (graphed repeats, timed with CUDA events after warm-ups), so launch
+overhead is left out as engines leave it out; the kernel-floor probe measures what a replayed kernel costs anyway.
+Random weights, shapes of the shipped models (models/*.json); what each probe stands for:
+
+  floor      per-kernel cost of a graph replay: N one-element in-place adds (`kernel_floor_s`), and eager launches
+  copy       device-to-device copies from 64 KiB to 1 GiB: bandwidth reached against bytes per kernel
+  gemm       bf16 GEMMs of Llama-3.1-8B and DeepSeek-V3 (TP8) projection shapes at M = 1..512 (tile quantisation)
+  moe        routed experts of DeepSeek-V3 at TP8 (256 experts of 7168 x 256 per GPU, top-8) and Qwen3-30B-A3B at TP1
+             (128 x 2048 x 768, top-8), bf16, uniform routing, torch grouped GEMM, at M = 1..512 tokens: the expert
+             saturation behind the DeepSeek MTP curve (issue 11) measured on a real grouped-GEMM kernel
+  attention  SDPA of Llama-3.1-8B (32 heads, 8 KV heads, d 128) with q = 1, 2, 4, 8 query tokens per sequence
+             (decode and verify shapes), batch 1..64, context 1024 and 4096
+
+Not here: collectives (one GPU), engine kernels (vLLM / SGLang fused MoE, FlashMLA) that the machine does not have;
+the MoE rows time PyTorch's grouped GEMM, not an engine's. Each row names its device and library versions, so the
+figures can become validation rows that say what measured them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+COLUMNS = ("probe", "case", "m", "q", "batch", "context", "bytes", "flops", "time_us", "note")
+GEMMS = {   # (name, K, N): Llama-3.1-8B at TP1 and DeepSeek-V3 at TP8 (models/*.json)
+    "llama-3.1-8b": (("qkv_proj", 4096, 6144), ("o_proj", 4096, 4096), ("gate_up", 4096, 28672),
+                     ("down", 14336, 4096)),
+    "deepseek-v3-tp8": (("q_a+kv_a", 7168, 2112), ("q_b", 1536, 3072), ("o_proj", 2048, 7168)),
+}
+MOE = {"deepseek-v3-tp8": (256, 8, 7168, 256), "qwen3-30b-a3b-tp1": (128, 8, 2048, 768)}   # E, top-k, d, inter
+M_SET = (1, 2, 4, 8, 16, 32, 64, 128, 192, 256, 512)
+
+
+class Timer:
+    """Mean time of one call of `fn`: replayed in a CUDA graph on a GPU, plain wall-clock on a CPU."""
+
+    def __init__(self, torch, cuda: bool, reps: int):
+        self.torch, self.cuda, self.reps = torch, cuda, reps
+
+    def __call__(self, fn: Callable[[], object], inner: int = 10) -> float:
+        t = self.torch
+        if not self.cuda:
+            fn()
+            t0 = time.perf_counter()
+            for _ in range(self.reps):
+                fn()
+            return (time.perf_counter() - t0) / self.reps
+        s = t.cuda.Stream()
+        s.wait_stream(t.cuda.current_stream())
+        with t.cuda.stream(s):            # warm up outside the graph (allocations, autotuning)
+            for _ in range(3):
+                fn()
+        t.cuda.current_stream().wait_stream(s)
+        g = t.cuda.CUDAGraph()
+        with t.cuda.graph(g):
+            for _ in range(inner):
+                fn()
+        g.replay()
+        t.cuda.synchronize()
+        a, b = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(self.reps):
+            g.replay()
+        b.record()
+        t.cuda.synchronize()
+        return a.elapsed_time(b) / 1e3 / (self.reps * inner)
+
+
+def _row(probe: str, case: str, sec: float, **kw: object) -> dict[str, object]:
+    r = {c: "" for c in COLUMNS}
+    r.update(probe=probe, case=case, time_us=f"{sec * 1e6:.3f}", **kw)
+    return r
+
+
+def floor_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
+    x = torch.zeros(1, device=dev)
+    n = 50 if quick else 2000
+    how = ("graph replay, one-element add", f"{n} kernels per graph, time per kernel") if dev == "cuda" else \
+        ("cpu wall clock, one-element add", "time per call")
+    out = [_row("floor", how[0], timer(lambda: x.add_(1.0), inner=n), m=1, note=how[1])]
+    if dev == "cuda":             # eager: the host launches each kernel (kernel_launch_s)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x.add_(1.0)
+        torch.cuda.synchronize()
+        out.append(_row("floor", "eager launch, one-element add", (time.perf_counter() - t0) / n, m=1,
+                        note=f"{n} kernels launched back to back, time per kernel"))
+    return out
+
+
+def copy_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
+    out = []
+    for kib in ((64, 1024) if quick else (64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)):
+        n = kib * 1024 // 2
+        a, b = torch.empty(n, dtype=torch.bfloat16, device=dev), torch.empty(n, dtype=torch.bfloat16, device=dev)
+        sec = timer(lambda a=a, b=b: b.copy_(a))
+        out.append(_row("copy", f"{kib} KiB", sec, bytes=2 * kib * 1024,
+                        note=f"bytes read + written; {2 * kib * 1024 / sec / 1e12:.3f} TB/s"))
+    return out
+
+
+def gemm_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
+    out = []
+    for model, shapes in GEMMS.items():
+        for name, k, n in (shapes[:1] if quick else shapes):
+            if quick:
+                k, n = k // 32, n // 32
+            w = torch.randn(k, n, dtype=torch.bfloat16, device=dev)
+            for m in ((1, 64) if quick else M_SET):
+                x = torch.randn(m, k, dtype=torch.bfloat16, device=dev)
+                sec = timer(lambda x=x, w=w: x @ w)
+                out.append(_row("gemm", f"{model} {name} {k}x{n}", sec, m=m, bytes=2 * (k * n + m * k + m * n),
+                                flops=2 * m * k * n))
+    return out
+
+
+def _experts(torch, m: int, e: int, k: int, dev: str):
+    """Uniform top-k routing of m tokens: the token order sorted by expert and the cumulative offsets per expert."""
+    choice = torch.stack([torch.randperm(e, device=dev)[:k] for _ in range(m)]).flatten()
+    order = torch.argsort(choice)
+    counts = torch.bincount(choice, minlength=e)
+    return order // k, torch.cumsum(counts, 0).to(torch.int32), int((counts > 0).sum())
+
+
+def _moe_fn(torch, x, w13, w2, tok, offs) -> tuple[Callable[[], object], str]:
+    """SwiGLU experts over tokens sorted by expert (weights stored [E, N, K], used as column-major [E, K, N]): torch
+    grouped GEMM where it runs (Hopper), else one GEMM per touched expert. Returns the call and which one it is."""
+    grouped = getattr(torch, "_grouped_mm", None)
+    xs, a, b = x[tok], w13.transpose(-2, -1), w2.transpose(-2, -1)
+    if grouped is not None and x.is_cuda:
+        def run():
+            h = grouped(xs, a, offs=offs)
+            g, u = h.chunk(2, dim=-1)
+            return grouped(torch.nn.functional.silu(g) * u, b, offs=offs)
+        try:
+            run()
+            return run, "torch._grouped_mm"
+        except (RuntimeError, TypeError) as e:       # an unsupported shape or build: say so, time the loop
+            why = f"per-expert loop (torch._grouped_mm failed: {str(e).splitlines()[0][:80]})"
+    else:
+        why = "per-expert loop"
+    bounds = [0, *offs.tolist()]
+
+    def loop():
+        outs = []
+        for i in range(len(bounds) - 1):
+            if bounds[i + 1] > bounds[i]:
+                h = xs[bounds[i]:bounds[i + 1]] @ a[i]
+                g, u = h.chunk(2, dim=-1)
+                outs.append((torch.nn.functional.silu(g) * u) @ b[i])
+        return outs
+    return loop, why
+
+
+def moe_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
+    out = []
+    for model, (e, k, d, f) in MOE.items():
+        if quick:
+            e, d, f = 16, 128, 32
+        w13 = torch.randn(e, 2 * f, d, dtype=torch.bfloat16, device=dev) * 0.02
+        w2 = torch.randn(e, d, f, dtype=torch.bfloat16, device=dev) * 0.02
+        for m in ((1, 8) if quick else M_SET):
+            x = torch.randn(m, d, dtype=torch.bfloat16, device=dev)
+            tok, offs, touched = _experts(torch, m, e, k, dev)
+            fn, how = _moe_fn(torch, x, w13, w2, tok, offs)
+            sec = timer(fn, inner=1 if quick else 10)
+            out.append(_row("moe", f"{model} E{e} top{k} {d}x{f}", sec, m=m,
+                            bytes=touched * 3 * d * f * 2, flops=2 * m * k * 3 * d * f,
+                            note=f"{how}; {touched} experts touched (uniform routing, this draw)"))
+    return out
+
+
+def attention_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
+    out, sdpa = [], torch.nn.functional.scaled_dot_product_attention
+    h, hkv, dh = (4, 1, 64) if quick else (32, 8, 128)
+    for ctx in ((256,) if quick else (1024, 4096)):
+        for b in ((1, 2) if quick else (1, 8, 64)):
+            kv = [torch.randn(b, hkv, ctx, dh, dtype=torch.bfloat16, device=dev) for _ in range(2)]
+            for q in ((1, 4) if quick else (1, 2, 4, 8)):
+                xq = torch.randn(b, h, q, dh, dtype=torch.bfloat16, device=dev)
+                sec = timer(lambda xq=xq, kv=kv: sdpa(xq, kv[0], kv[1], enable_gqa=True))
+                out.append(_row("attention", f"llama-3.1-8b h{h} kv{hkv} d{dh}", sec, q=q, batch=b, context=ctx,
+                                bytes=2 * b * hkv * ctx * dh * 2, flops=4 * b * h * q * ctx * dh,
+                                note="q query tokens per sequence attend to the whole context (no mask)"))
+    return out
+
+
+def meta(torch, cuda: bool) -> dict[str, object]:
+    m = {"torch": torch.__version__, "python": platform.python_version(), "cuda": torch.version.cuda,
+         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if cuda:
+        p = torch.cuda.get_device_properties(0)
+        m.update(device=p.name, sms=p.multi_processor_count, memory_bytes=p.total_memory)
+    else:
+        m.update(device=f"cpu ({platform.processor() or platform.machine()})")
+    return m
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="folder for probe.csv and meta.json")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, a few repeats: a smoke test (CPU works)")
+    a = ap.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print("error: tools/gpu_probe.py needs PyTorch (the device machine has it)", file=sys.stderr)
+        return 2
+    cuda = torch.cuda.is_available()
+    if not cuda and not a.quick:
+        print("error: no CUDA device: run it on the device machine, or pass --quick for a CPU smoke test",
+              file=sys.stderr)
+        return 2
+    dev = "cuda" if cuda else "cpu"
+    torch.manual_seed(0)
+    timer = Timer(torch, cuda, reps=3 if a.quick else 20)
+    rows = []
+    for probe in (floor_rows, copy_rows, gemm_rows, moe_rows, attention_rows):
+        rows += probe(torch, dev, timer, a.quick)
+        print(f"{probe.__name__}: {len(rows)} rows", file=sys.stderr, flush=True)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    info = meta(torch, cuda)
+    with open(out / "probe.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=("device", *COLUMNS))
+        w.writeheader()
+        w.writerows({"device": info["device"], **r} for r in rows)
+    (out / "meta.json").write_text(json.dumps(info, indent=1) + "\n")
+    print(f"wrote {out / 'probe.csv'} ({len(rows)} rows) and {out / 'meta.json'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
