@@ -48,6 +48,7 @@ class Timer:
 
     def __init__(self, torch, cuda: bool, reps: int):
         self.torch, self.cuda, self.reps = torch, cuda, reps
+        self.eager: list[str] = []        # calls that could not be captured in a graph (timed eagerly instead)
 
     def __call__(self, fn: Callable[[], object], inner: int = 10) -> float:
         t = self.torch
@@ -64,15 +65,23 @@ class Timer:
                 fn()
         t.cuda.current_stream().wait_stream(s)
         g = t.cuda.CUDAGraph()
-        with t.cuda.graph(g):
-            for _ in range(inner):
-                fn()
-        g.replay()
+        try:
+            with t.cuda.graph(g):
+                for _ in range(inner):
+                    fn()
+            run = g.replay
+        except RuntimeError as e:        # not capturable: time it eagerly, and say so in meta.json
+            self.eager.append(f"{getattr(fn, '__qualname__', fn)}: {str(e).splitlines()[0][:120]}")
+
+            def run():
+                for _ in range(inner):
+                    fn()
+        run()
         t.cuda.synchronize()
         a, b = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
         a.record()
         for _ in range(self.reps):
-            g.replay()
+            run()
         b.record()
         t.cuda.synchronize()
         return a.elapsed_time(b) / 1e3 / (self.reps * inner)
@@ -233,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{probe.__name__}: {len(rows)} rows", file=sys.stderr, flush=True)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    info = meta(torch, cuda)
+    info = meta(torch, cuda) | {"timed_eagerly": timer.eager}
     with open(out / "probe.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=("device", *COLUMNS))
         w.writeheader()
