@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 
 from simulator.cli import main
 from simulator.model import load_model
@@ -29,3 +32,12 @@ def model(mid):
 def ops_for(mid, tp=1, ep=1, weights="bf16", logits="all", domain=1 << 30):
     """Forward-pass ops of a bundled model (collectives over more than `domain` GPUs on the scale-out link)."""
     return forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep), logits, scaleup_domain=domain)
+
+
+def load_tool(name: str) -> ModuleType:
+    """A script of tools/ imported as a module (tools/ is not a package)."""
+    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

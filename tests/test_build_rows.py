@@ -3,22 +3,16 @@ single-node SGLang MTP scripts land on the rows of their runs only."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from simulator.validation import load_rows
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "build_rows.py"
+from .helpers import load_tool
 
 
 @pytest.fixture(scope="module")
 def br():
-    spec = importlib.util.spec_from_file_location("build_rows", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("build_rows")
 
 
 def test_rows_csv_is_what_the_sources_map_to(br):

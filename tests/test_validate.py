@@ -32,6 +32,8 @@ from simulator.validation import (
     validate,
 )
 
+from .helpers import load_tool
+
 ROWS = default_rows_path()
 
 
@@ -383,13 +385,7 @@ def test_trtllm_ep8_under_tp8_attention_tpot_on_h200_is_within_15_percent_of_inf
     assert predict_row(r) == pytest.approx(float(r["measured"]), rel=0.15)
 
 def _readme_tool():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "tools" / "readme_accuracy.py"
-    spec = importlib.util.spec_from_file_location("readme_accuracy", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("readme_accuracy")
 
 
 def test_readme_accuracy_tables_match_the_last_cross_validation():
