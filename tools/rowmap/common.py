@@ -1,0 +1,204 @@
+"""What every mapping rule shares: the rows.csv columns, paths, engine dates, helpers and the checks every
+mapped row passes (tools/build_rows.py rules 1-7)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from simulator.engine import list_engines
+from simulator.hardware import list_hardware
+from simulator.model import list_models, load_model_and_record
+from simulator.validation import METRICS, STEP_METRICS
+
+VAL = Path(__file__).resolve().parents[2] / "validation"   # the shipped data folder (tools/rowmap/ -> root)
+SRC = VAL / "sources"
+COLS = ["row_id", "source_id", "source", "source_url", "locator", "published_row", "hardware", "n_gpus", "tp", "dp",
+        "ep", "engine", "engine_version", "model", "precision", "expert_precision", "attention_precision",
+        "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
+        "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "engine_date", "metric", "measured",
+        "notes"]
+INT_COLS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
+            "tree_branching", "tau_k")
+METHODS = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash")
+ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "trtllm", "trtllm": "trtllm",
+           "dynamo+sglang": "sglang", "dynamo+tensorrt-llm": "trtllm", "sglang (mori disagg)": "sglang",
+           "tensorrt-llm (pytorch backend)": "trtllm"}
+MT_BENCH_CONTEXT = "context 512 = MT-Bench prompt (~100) plus half of a ~800-token answer (estimate, as in S001-S018)"
+CTX_DEFAULT = "context not stated: specroof's default 1024"
+FP4_RULE = ("experts {fmt}, other weights bf16 (the checkpoint's non-expert formats are not stated here: rule as in "
+            "S021-S025)")
+VLLM_SYNC = "no async scheduling (vLLM before PR #27614, where it became the default): overlap_scheduler false"
+
+Row = dict[str, str]
+
+# engine_date (YYYY-MM): the release month of the engine build a row was measured with, or, where the build is not
+# stated, the month the measurement was published (an upper bound). `specroof validate` compares it with each
+# profile's valid_from (the month the mechanisms the profile models shipped) and reports older rows apart.
+SOURCE_DATES = {
+    "eagle3-paper": "2025-03",            # arXiv 2503.01840 (March 2025), SGLang of that month
+    "spec-bench": "2024-02",              # research implementations on HF Transformers (the hf profile has no date)
+    "trtllm-tech-blog-1": "2025-05",      # blog 1 (PyTorch backend, DeepSeek-R1 min latency on B200)
+    "vllm-issue-20780": "2025-07",        # V1, ~v0.9.x, July 2025
+    "vllm-pr-16937": "2025-04",           # V1 main, April 2025
+    "gpustack-qwen3-8b-h100": "2025-10",  # SGLang 0.5.3.post3, vLLM 0.11.0, TRT-LLM 1.2.0rc1
+    "qwen3-30b-a3b-eagle3-user-reports": "2025-12",
+    "sglang-pr-4716": "2025-03",          # ~v0.4.4
+    "trtllm-tech-blog-7": "2025-08",
+    "inferencex": "2025-10",              # oldest named builds: Dynamo 0.5.1, TRT-LLM 1.1.0rc2, SGLang 0.5.6
+    "dstack-deepseek-r1-h200-mi300x": "2025-02",  # SGLang 0.4.2/0.4.3, vLLM 0.7.3/0.7.4, TRT-LLM 0.17
+    "amd-rocm-blog-mi300x-best-practices": "2025-01",  # rocm/vllm-dev:20250112; TRT-LLM 0.16.0 (Dec 2024) below
+    "rocm-vllm-dev-docker-v0.10.0": "2025-07",    # vLLM 0.10.0
+    "oracle-oci-mi300x-llama-405b": "2024-10",    # blog of autumn 2024, vLLM version not stated (V0 era)
+    "vllm-ci-perf-benchmark-2024": "2024-10",     # Buildkite builds 9513-9555 (2024, V0)
+    "qwen2.5-speed-benchmark": "2024-10",         # vLLM 0.6.3
+    "nvidia-nim-llama-3.3-70b": "2025-05",        # NIM 1.8.0
+    "lmsys-blog-sglang-gptoss": "2025-08",        # SGLang v0.5.1.post3
+    "amd-rocm-blog-dsv3-mtp-mi300x": "2025-08",   # SGLang v0.5.0rc0
+    "lmsys-blog-large-scale-ep": "2025-05",
+    "specdrift-gptoss-h100": "2026-03",           # card of 2026
+    "trtllm-best-perf-dsr1": "2025-06",
+}
+VERSION_DATES = ((re.compile(r"^0\.16\.0$"), "2024-12"),)   # TRT-LLM 0.16.0 in the AMD best-practices tables
+
+
+def engine_date(out: Row) -> str:
+    """The row's engine_date (see SOURCE_DATES)."""
+    for pat, date in VERSION_DATES:
+        if pat.search(out["engine_version"]):
+            return date
+    return SOURCE_DATES[out["source_id"]]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# 2. Helpers for the staged rows.
+# ----------------------------------------------------------------------------------------------------------------
+
+class Skip(Exception):
+    """A staged row that is not mapped; the message is the reason (not_mapped.csv)."""
+
+
+def lead_int(v: str) -> str:
+    """'233 (mean; 23260/100)' -> '233'; '' -> ''. Only where a rule says the leading number is the value."""
+    m = re.match(r"\s*(\d+)", v or "")
+    return m.group(1) if m else ""
+
+
+def note(out: Row, *texts: str) -> None:
+    out["notes"] = "; ".join([t for t in [out["notes"], *texts] if t])
+
+
+def drafters() -> dict[str, str]:
+    """HF repo -> bundled drafter id (heads and small draft models)."""
+    out = {}
+    for m in list_models():
+        _, rec = load_model_and_record(m)
+        if rec is not None and rec.hf_repo and (rec.kind != "target" or m == "llama-68m"):
+            out[rec.hf_repo] = m
+    return out
+
+
+DRAFTERS = drafters()
+
+
+def base_row(r: Row, sid: str, label: str, where: str) -> Row:
+    """The columns every staged file shares, copied as published (engine names mapped to the bundled profiles)."""
+    out = {c: "" for c in COLS}
+    out.update(source_id=sid, source=label, source_url=r["source_url"], locator=r["locator"], published_row=where,
+               hardware=r.get("hardware", ""), engine=ENGINES.get(r.get("engine", "").strip().lower(), ""),
+               engine_version=r.get("engine_version", ""), model=r.get("model", ""), metric=r["metric"],
+               measured=r["measured"].strip(), kv_precision=r.get("kv_precision", ""),
+               attention_precision=r.get("attention_precision", ""))
+    for c in ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
+              "tree_branching", "tau", "tau_k"):
+        out[c] = (r.get(c) or "").strip()
+    method = (r.get("method") or "").strip()
+    out["method"] = "" if method in ("", "none") else method
+    out["precision"], out["expert_precision"] = (r.get("precision") or "").strip(), \
+        (r.get("expert_precision") or "").strip()
+    if out["method"] in ("draft", "eagle", "eagle3", "medusa", "dflash"):   # drafters that are models
+        hf = (r.get("draft") or r.get("drafter") or "").split(" (")[0].strip()
+        if hf in DRAFTERS:
+            out["draft"] = DRAFTERS[hf]
+        elif hf:
+            note(out, f"drafter {hf} not bundled: the method's bundled or synthesized head is priced")
+    return out
+
+
+def formats(out: Row, model_kind: str = "deepseek") -> None:
+    """Weight formats: 'nvfp4'/'fp4'/'mxfp4' MoE checkpoints -> experts 4-bit, the rest bf16 (rule 5)."""
+    p = out["precision"].split(" (")[0].strip().lower()
+    e = out["expert_precision"].split(" (")[0].strip().lower()
+    if p in ("nvfp4", "fp4", "mxfp4") or e in ("nvfp4", "fp4", "mxfp4"):
+        fmt = "mxfp4" if "mx" in (p + e) else "fp4"
+        out["precision"], out["expert_precision"] = "bf16", fmt
+        if model_kind == "gpt-oss":
+            note(out, "gpt-oss checkpoint: MoE experts MXFP4, attention and the rest bf16 (model card)")
+        else:
+            note(out, FP4_RULE.format(fmt="NVFP4 (fp4)" if fmt == "fp4" else "MXFP4"))
+    else:
+        out["precision"] = p
+        out["expert_precision"] = "" if e in ("", p) else e
+
+
+def sglang_tree(out: Row) -> None:
+    """SGLang (steps, topk, draft tokens) = (k, tree_branching, tree_tokens); topk 1 is a chain of steps + 1 tokens
+    (SGLang server_args sets num_draft_tokens = steps + 1 when topk is 1)."""
+    if out["tree_branching"] in ("", "1"):
+        if out["tree_tokens"] and out["k"] and int(out["tree_tokens"]) != int(out["k"]) + 1:
+            note(out, f"topk 1 with {out['tree_tokens']} draft tokens: SGLang verifies a chain of steps + 1 = "
+                      f"{int(out['k']) + 1} tokens (server_args resets num_draft_tokens for topk 1)")
+        out["tree_tokens"], out["tree_branching"] = "", ""
+
+
+def ctx_note(out: Row, mt_bench: bool = False) -> None:
+    if out["context"] or (out["isl"] and out["osl"]):
+        return
+    if mt_bench:
+        out["context"] = "512"
+        note(out, MT_BENCH_CONTEXT)
+    else:
+        note(out, CTX_DEFAULT)
+
+
+
+def d_skip(reason: str) -> Callable[[Row, Row], None]:
+    def rule(r: Row, out: Row) -> None:
+        raise Skip(reason)
+    return rule
+
+
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# 6. Checks every mapped row passes (rule 1 and the schema), then the driver.
+# ----------------------------------------------------------------------------------------------------------------
+
+HARDWARE, MODELS, ENGINE_NAMES = set(list_hardware()), set(list_models()), set(list_engines())
+
+
+def check(out: Row) -> None:
+    """Vocabulary and number checks; a failure is a Skip with the reason (or a bug in a rule: AssertionError)."""
+    if out["expert_precision"] == out["precision"]:
+        out["expert_precision"] = ""
+    for c in ("precision", "expert_precision", "attention_precision", "kv_precision"):
+        assert out[c] in ("", "bf16", "fp16", "fp8", "fp4", "mxfp4"), (c, out)
+    if out["hardware"] not in HARDWARE:
+        raise Skip(f"hardware not bundled or not stated ({out['hardware'] or 'empty'})")
+    if out["model"] not in MODELS:
+        raise Skip(f"model not bundled ({out['model'].split(' (')[0] or 'empty'})")
+    if out["engine"] not in ENGINE_NAMES and out["metric"] != "throughput_ratio":
+        raise Skip(f"engine not bundled ({out['engine'] or 'empty'})")
+    assert out["metric"] in METRICS, out
+    assert out["method"] in ("", *METHODS), out
+    assert out["draft"] in ("", *MODELS), out
+    for c in INT_COLS:
+        assert out[c] == "" or re.fullmatch(r"\d+", out[c]), (c, out)
+    for c in ("tau", "measured"):
+        assert out[c] == "" or float(out[c]) > 0, (c, out)
+    assert out["batch"] or out["concurrency"] or out["metric"] in ("throughput_ratio",), out
+    if out["metric"] in STEP_METRICS and not out["context"] and not (out["isl"] and out["osl"]):
+        assert "context" in out["notes"], out
+
+

@@ -1,0 +1,214 @@
+"""Rule set 5: validation/sources/serving.csv."""
+
+from __future__ import annotations
+
+import re
+
+from .common import MT_BENCH_CONTEXT, Row, Skip, d_skip, formats, note
+
+# ----------------------------------------------------------------------------------------------------------------
+# 5. serving.csv.
+# ----------------------------------------------------------------------------------------------------------------
+
+# Launch flags of InferenceX's single-node SGLang MTP scripts, as of the runs' dates (InferenceX repository,
+# benchmarks/single_node/): script (as the 'MTP k source' note names it) -> (SpecV2 overlap on, requests run at once
+# while speculating: by (isl, osl), 'conc' for the run's concurrency, None for SGLang's speculative default of 48;
+# the note). SGLang's SpecV2 worker needs SGLANG_ENABLE_SPEC_V2 in the server's environment.
+IX_SGLANG_MTP = {
+    "dsr1_*_h200_mtp.sh": (True, {(1024, 1024): "512", None: "256"},
+                           "dsr1_fp8_h200_mtp.sh (InferenceX PR #1523, 2026-05-20): export SGLANG_ENABLE_SPEC_V2=1 "
+                           "(SpecV2 overlap: overlap_scheduler true); --max-running-requests 512 at 1k/1k, else 256"),
+    "dsr1_*_b200_mtp.sh": (False, {None: "512"},
+                           "dsr1_fp8_b200_mtp.sh (InferenceX PR #626, 2026-02-05): SGLANG_ENABLE_SPEC_V2=1 is set "
+                           "without export, so the server runs the V1 worker; --max-running-requests 512"),
+    "dsr1_*_mi355x_mtp.sh fp8": (True, {None: "conc"},
+                                 "dsr1_fp8_mi355x_mtp.sh (created 2026-05-20): export SGLANG_ENABLE_SPEC_V2=1 "
+                                 "(overlap_scheduler true); --max-running-requests = the concurrency"),
+    "dsr1_*_mi355x_mtp.sh fp4": (True, {None: None},
+                                 "dsr1_fp4_mi355x_mtp.sh (created 2026-05-20): export SGLANG_ENABLE_SPEC_V2=1 "
+                                 "(overlap_scheduler true); no --max-running-requests (SGLang's 48 for speculation)"),
+}
+
+
+def ix_sglang_mtp(out: Row, disagg: bool) -> None:
+    """A single-node InferenceX SGLang DeepSeek-R1 MTP run's scheduler facts from its script (IX_SGLANG_MTP): every
+    row of the run, its speedup included (whose notes do not name the script). The scripts were added on the dates
+    they name, before the runs mapped here (runs from 2026-02 on B200, 2026-05 on H200 and MI355X)."""
+    if disagg or (out["engine"], out["method"], out["model"]) != ("sglang", "mtp", "deepseek-r1"):
+        return
+    script = f"dsr1_*_{out['hardware'].removesuffix('-sxm')}_mtp.sh"
+    if "mi355x" in script:
+        script += " fp4" if out["expert_precision"] in ("mxfp4", "fp4") else " fp8"
+    if script not in IX_SGLANG_MTP:
+        return
+    v2, cap, why = IX_SGLANG_MTP[script]
+    n = cap.get((int(float(out["isl"] or 0)), int(float(out["osl"] or 0))), cap.get(None))
+    out["spec_max_running"] = out["concurrency"] if n == "conc" else (n or "")
+    if v2:
+        out["overlap_scheduler"] = "true"
+    note(out, why)
+
+
+def v_fixture(r: Row, out: Row) -> None:
+    eng = r["engine"].strip().lower()
+    if eng == "atom":
+        raise Skip("engine not bundled (AMD ATOM)")
+    if r["metric"] == "throughput_ratio_same_concurrency":
+        raise Skip("same pair as the mapped speedup (median tok/s/user ratio): one ratio per pair")
+    disagg = r["pd_disaggregated"] == "yes"
+    out["source"] = "InferenceX dashboard (" + ("disaggregated" if disagg else "single node") + ")"
+    formats(out)
+    if r["metric"] == "interactivity_ratio_same_concurrency":
+        out["metric"] = "speedup"
+        note(out, "speedup = MTP / plain median tok/s/user at the same concurrency and layout (derived by the "
+                  "collector; runs of different dates)")
+    if r["per_rank_batch"]:
+        note(out, f"decode max_batch_size {r['per_rank_batch']} per rank (recipe)")
+    if disagg:
+        note(out, f"disaggregated: {r['prefill_gpus']} prefill + {r['decode_gpus']} decode GPUs; tp/dp/ep = one "
+                  "decode instance; throughput per GPU divides by all n_gpus")
+    if out["method"] == "mtp" and not out["k"]:
+        note(out, "MTP depth not resolved from the run's config: specroof's default k is priced")
+    if out["metric"] == "tokens_per_s_per_user":
+        note(out, "median interactivity (tok/s/user)")
+    ksrc = [s for s in r["notes"].split("; ") if s.startswith("MTP k source")]
+    ix_sglang_mtp(out, disagg)
+    pair = re.search(r"matched pair pair\d+ \(.*\)$", r["notes"])
+    note(out, *ksrc, "InferenceX CI (random isl/osl, 10 x concurrency prompts)",
+         pair.group(0) if pair else r["notes"].split("; ")[-1])
+
+
+def v_compare(r: Row, out: Row) -> None:
+    if out["model"] != "deepseek-r1":
+        raise Skip("model not bundled (" + out["model"].split(" (")[0] + ")")
+    if r["metric"] != "throughput_ratio":
+        raise Skip("absolute tok/s/GPU of a compare page: unit (output or input+output) not defined on the page; "
+                   "the page's MTP/Off ratio is mapped")
+    out["source"] = "InferenceX compare pages (iso-interactivity)"
+    formats(out)
+    m = re.search(r"at (\d+) tok/s/user", r["locator"])
+    note(out, f"WEAKEST ROWS: MTP / Off tok/s/GPU read from Pareto frontiers interpolated across engines, layouts "
+              f"and concurrencies at matched interactivity {m.group(1) if m else '?'} tok/s/user; engine, layout, "
+              "k unknown; frontier edges may be extrapolated")
+
+
+def v_ix_blog(r: Row, out: Row) -> None:
+    out["source"] = "InferenceX v2 blog"
+    out["metric"] = "throughput_ratio"
+    formats(out)
+    note(out, "throughput_ratio = $2.35 / $0.11 per M tokens (no MTP / MTP) at 150 tok/s/user on the same GB300 "
+              "frontier: equal $/GPU-hour, so the cost ratio is the tok/s/GPU ratio (derived; $0.11 has two digits, "
+              "+-5%); Dynamo TRT-LLM, layouts not given")
+
+
+def v_amd_mtp(r: Row, out: Row) -> None:
+    out["isl"], out["osl"] = "", ""
+    note(out, "lossy: --speculative-accept-threshold-single=0.001 (relaxed acceptance); k = 2 (steps 2, topk 1, "
+              "3 draft tokens); tau not reported")
+    if r["locator"].startswith("Table 1") or "Table 1" in r["locator"]:
+        note(out, "random dataset: isl/osl not stated next to the table (the ROCm blog's client command shows "
+                  "3200/800, the LMSYS copy 1024/1024, without range ratio and with --request-rate 1)")
+    else:
+        note(out, "ShareGPT dataset")
+    note(out, "mean E2E latency per request at a max concurrency; the LMSYS copy of this blog names SGLang "
+              "v0.4.10.post1, the ROCm blog v0.5.0rc0")
+
+
+LARGE_EP_SKIPS = {"57674": "prefill throughput (input tok/s per node): no schema metric",
+                  "54543": "prefill throughput (input tok/s per node): no schema metric",
+                  "50302": "prefill throughput (input tok/s per node): no schema metric",
+                  "52300": "prefill throughput headline: no schema metric",
+                  "17373": "'simulated MTP' (doubled batch, dummy kernels): not an MTP measurement",
+                  "17552": "'simulated MTP' (doubled batch, dummy kernels): not an MTP measurement",
+                  "12929": "'simulated MTP' (doubled batch, dummy kernels): not an MTP measurement",
+                  "22310": "TBO ablation point: per-node unit assumed, same decode configuration as the mapped 22,282",
+                  "22300": "headline over 12 nodes: prefill/decode split not stated"}
+
+
+def v_large_ep(r: Row, out: Row) -> None:
+    if r["measured"] in LARGE_EP_SKIPS:
+        raise Skip(LARGE_EP_SKIPS[r["measured"]])
+    assert r["measured"] == "22282" and r["metric"] == "tokens_per_s_per_node", r
+    out.update(metric="tokens_per_s_per_gpu", measured=repr(22282 / 8), batch=str(256 * 72), context="2000")
+    note(out, "decode-only test on 9 nodes: 22,282 tok/s per node / 8 GPUs (derived); DP attention DP72 (attention "
+              "TP1), dense FFN DP, experts EP72 (DeepEP, EPLB, TBO); 256 sequences per device x 72 = batch 18432 "
+              "(derived); context = KV length 2000")
+
+
+def v_bestperf(r: Row, out: Row) -> None:
+    formats(out)
+    note(out, f"'Expected Result Format' sample of the max-throughput command: --tp 8 --ep 8 with attention DP "
+              f"(attention TP1, DP8), max_batch_size {r['per_rank_batch']} per rank, concurrency = 8 x "
+              f"max_batch_size; no MTP; synthetic 1K/2K")
+
+
+def v_specdrift(r: Row, out: Row) -> None:
+    if r["metric"] != "throughput_ratio_same_concurrency":
+        raise Skip("absolute tok/s of the table: GPU count not stated; the spec/plain ratio is mapped")
+    out.update(metric="speedup", tp="1", method="eagle3", k="3", tau_k="3", concurrency="")
+    out["precision"], out["expert_precision"] = "bf16", "mxfp4"
+    note(out, "speedup = SpecDrift EAGLE-3 / plain tok/s at the same batch (derived); third-party mirror of the HF "
+              "card; SpecDrift-trained head (standard EAGLE-3 shape); TP1, steps 3 / topk 1 / 4 draft tokens and "
+              "SpecV2 overlap from the card's launch command (table setup not stated); MT-Bench, temperature 0.7",
+         "gpt-oss checkpoint: MoE experts MXFP4, attention and the rest bf16 (model card)", MT_BENCH_CONTEXT)
+    out["context"] = "512"
+    out["overlap_scheduler"] = "true"
+
+
+SERVING_SKIPS = {
+    "lmsys_mtp_h200": ("lmsys-blog-sglang-mtp", "decode layout (attention DP / EP) not stated"),
+    "lmsys_gb300_longctx": ("lmsys-blog-gb300-longctx", "per-point layouts and concurrency not stated (MTP and "
+                            "non-MTP read in different interactivity bands)"),
+    "vllm_specdecode_blog_2024": ("vllm-blog-2024-spec-decode", "model not bundled (Llama-3-70B); load given as QPS"),
+    "baseten_gptoss_eagle3": ("baseten-gptoss", "production API measured by a third party: load and layout unknown, "
+                              "approximate values"),
+    "redhat_gptoss_eagle3_h200": ("redhat-gptoss-eagle3", "only summary ranges retrieved; TP and concurrency per "
+                                  "value not stated"),
+    "aqmedai_kimi_k2_eagle3": ("aqmedai-kimi-k2-eagle3", "hardware and TP not stated"),
+    "inferencemax_v1_blog": ("inferencex", "a range ('2-3x'): a single value would be invented"),
+    "deepseek_official_via_lmsys": ("deepseek-official", "H800 (not bundled; recorded as h100-sxm by the "
+                                    "collector); secondary quote"),
+    "lmsys_gb200_part1": ("lmsys-blog-gb200", "no batch or concurrency; decode layout assumed by the collector"),
+    "lmsys_gb200_part2": ("lmsys-blog-gb200", "batch 1408 per rank or global not stated; layout assumed"),
+    "lmsys_kimi_k2_h200": ("lmsys-blog-kimi-k2", "decode batch 480 per rank or global not stated; EP degree assumed"),
+    "trtllm_dsr1_b200_throughput": ("trtllm-tech-blog-3", "no batch or concurrency given for the 4600 / 2000 TPS/GPU"),
+    "vllm_wide_ep_h200": ("vllm-blog-wide-ep", "headline: GPU counts, isl/osl and load not stated"),
+    "trtllm_blog5_disagg": ("trtllm-tech-blog-5", "disaggregated-over-aggregated speedup on rate-matched curves: no "
+                            "schema metric"),
+    "inferencex_blog_gb200_vs_b200": ("inferencex", "input+output tok/s/GPU of two MTP deployments: no schema "
+                                      "metric"),
+    "gpustack_gptoss_h100": ("gpustack-gptoss-h100", "1000 prompts offered at once: running batch set by the "
+                             "engine's limits, not stated"),
+    "gpustack_dsr1_h200": ("gpustack-dsr1-h200", "1000 prompts offered at once: running batch set by the engine's "
+                           "limits, not stated"),
+    "gpustack_qwen3_235b_h100": ("gpustack-qwen3-235b-h100", "1000 prompts offered at once: running batch set by "
+                                 "the engine's limits, not stated"),
+}
+
+
+def v_gptoss(r: Row, out: Row) -> None:
+    if out["hardware"] == "mi350x":
+        raise Skip("hardware not bundled (MI350X)")
+    if out["method"]:
+        raise Skip("EAGLE3 speedups: batch and speedup definition not stated")
+    raise Skip("duplicate: the bs-1 decode figures are mapped from decode.csv")
+
+
+SERVING = {
+    "inferencex_fixture_pairs": ("inferencex", "", v_fixture),
+    "inferencex_fixture_disagg": ("inferencex", "", v_fixture),
+    "inferencex_compare_pages": ("inferencex", "", v_compare),
+    "inferencex_v2_blog": ("inferencex", "", v_ix_blog),
+    "rocm_mtp_dsv3_mi300x": ("amd-rocm-blog-dsv3-mtp-mi300x", "AMD ROCm blog: DeepSeek-V3 MTP on 8x MI300X (SGLang)",
+                             v_amd_mtp),
+    "lmsys_large_scale_ep_h100": ("lmsys-blog-large-scale-ep", "LMSYS blog: large-scale EP on 96 H100 (decode)",
+                                  v_large_ep),
+    "trtllm_best_perf_dsr1": ("trtllm-best-perf-dsr1", "TRT-LLM DeepSeek-R1 best-perf doc (max throughput)",
+                              v_bestperf),
+    "specdrift_gptoss_h100": ("specdrift-gptoss-h100", "SpecDrift card: gpt-oss-120b EAGLE-3 (SGLang, H100)",
+                              v_specdrift),
+    "lmsys_gptoss": ("lmsys-blog-sglang-gptoss", "", v_gptoss),
+    **{k: (sid, "", d_skip(why)) for k, (sid, why) in SERVING_SKIPS.items()},
+}
+
+

@@ -1,0 +1,163 @@
+"""Rule set 4: validation/sources/speculative.csv."""
+
+from __future__ import annotations
+
+from .common import MT_BENCH_CONTEXT, VLLM_SYNC, Row, Skip, ctx_note, d_skip, lead_int, note, sglang_tree
+
+# ----------------------------------------------------------------------------------------------------------------
+# 4. speculative.csv.
+# ----------------------------------------------------------------------------------------------------------------
+
+# GPUStack Qwen3-8B on H100 (docs/performance-lab/qwen3-8b/h100-latency.md), SGLang v0.5.3.post3 EAGLE-3 runs: the
+# published (mean ITL, mean TPOT) in ms of each benchmark block, keyed by (block: Section 5's config sweep or the
+# 'Other Benchmark Cases' concurrency sweep, drafter, steps, topk, draft tokens, concurrency). vLLM's bench serve
+# times each streamed chunk (ITL) and each request's tokens after the first (TPOT); SGLang streams the tokens one
+# speculative step accepts as one chunk, so mean ITL / mean TPOT is the tokens per step (tau), and mean ITL the step
+# time, both from the same published run.
+_TW, _AS = "Tengyunw/qwen3_8b_eagle3", "AngelSlim/Qwen3-8B_eagle3"
+GPUSTACK_ITL_TPOT_MS = {
+    ("sweep", _TW, 4, 4, 16, 4): (11.05, 3.75), ("sweep", _AS, 4, 4, 16, 4): (10.49, 4.45),
+    ("sweep", _TW, 2, 4, 16, 4): (9.82, 3.98), ("sweep", _TW, 8, 4, 16, 4): (13.94, 4.27),
+    ("sweep", _TW, 4, 8, 16, 4): (11.24, 3.62), ("sweep", _TW, 4, 4, 32, 4): (11.90, 3.54),
+    ("sweep", _TW, 4, 4, 8, 4): (10.71, 3.71), ("sweep", _TW, 2, 1, 4, 4): (8.78, 4.37),
+    ("other", _TW, 4, 4, 16, 1): (8.74, 2.67), ("other", _TW, 4, 4, 16, 2): (9.69, 3.04),
+    ("other", _TW, 4, 4, 16, 4): (10.54, 3.34), ("other", _TW, 4, 4, 16, 8): (13.06, 4.82),
+}
+
+
+def gpustack_tau(r: Row, out: Row) -> str:
+    """tau = mean ITL / mean TPOT of the row's published run (GPUSTACK_ITL_TPOT_MS), or "" when none is published."""
+    block = "other" if "Other Benchmark" in r["locator"] else "sweep"
+    key = (block, r["draft"], int(out["k"]), int(r["tree_branching"] or 1), int(r["tree_tokens"] or 0),
+           int(out["concurrency"]))
+    if key not in GPUSTACK_ITL_TPOT_MS:
+        return ""
+    itl, tpot = GPUSTACK_ITL_TPOT_MS[key]
+    return f"{itl / tpot:.3f}"
+
+
+def s_gpustack_qwen3(r: Row, out: Row) -> None:
+    if out["method"] and not out["k"]:
+        raise Skip("SGLang automatic speculative parameters: steps / topk / draft tokens not stated")
+    if r["engine"] == "vllm" and out["concurrency"] == "4" and "Other Benchmark" in r["locator"]:
+        raise Skip("duplicate: the vLLM bf16 concurrency-4 TPOT (7.38 ms) is also in Section 1 (mapped from there)")
+    out["precision"] = out["precision"].split(" (")[0]
+    out["isl"], out["osl"] = lead_int(out["isl"]), lead_int(out["osl"])
+    tau = gpustack_tau(r, out) if out["method"] else ""
+    sglang_tree(out)
+    note(out, "ShareGPT, 100 prompts: isl / osl are the mean lengths (233 / 221); mean TPOT excludes the first token")
+    if tau:
+        out["tau"], out["tau_k"] = tau, out["k"]
+        note(out, f"tau {tau} = the run's published mean ITL / mean TPOT (derived: vLLM bench serve times one "
+                  "streamed chunk per SGLang speculative step)")
+    elif out["method"]:
+        note(out, "tau not reported (method default acceptance)")
+    if out["metric"] == "speedup":
+        note(out, "speedup = SGLang FP8 plain mean TPOT 5.65 ms / spec mean TPOT, same engine, precision and "
+                  "concurrency (derived)")
+    if out["engine"] == "vllm":
+        out["overlap_scheduler"] = "false"
+        note(out, "vLLM v0.11.0: " + VLLM_SYNC)
+
+
+def s_qwen3_moe_user(r: Row, out: Row) -> None:
+    label = "AngelSlim #163" if r["source_id"].startswith("angelslim") else "SpecForge #339"
+    out["source"] = f"{label}: Qwen3-30B-A3B EAGLE3 (SGLang, H100 TP{out['tp']})"
+    out["concurrency"] = ""
+    for c in ("tau_k", "k"):
+        out[c] = lead_int(out[c])
+    # SpecForge #339 runs bench_eagle3 with --benchmark-list mtbench:20: 20 MT-bench prompts per configuration (the
+    # same author's AngelSlim #163 table is taken to use the same script). Its throughput is total output tokens/s
+    # of those 20 requests, whose running batch shrinks as answers of unequal length finish.
+    b = int(out["batch"])
+    if b > 8:
+        raise Skip("bench_eagle3 ran 20 MT-bench prompts: a nominal batch above 8 is at most 20 requests with a long "
+                   "shrinking tail, not a batch of that size")
+    if out["metric"] != "speedup" and b > 1:
+        raise Skip("total throughput of 20 requests with a shrinking tail: not a per-user rate at the nominal batch "
+                   "(only batch 1 is)")
+    sglang_tree(out)
+    ctx_note(out, mt_bench=True)
+    note(out, "user-reported table (same author for AngelSlim #163 and SpecForge #339); bench_eagle3 over 20 MT-bench "
+              "prompts (SpecForge #339 command line); bf16; at batch 1 the throughput is the per-user rate")
+    if out["metric"] == "speedup":
+        note(out, "speedup = spec / plain batch throughput at the same batch (derived)")
+
+
+def s_20780(r: Row, out: Row) -> None:
+    if not out["method"]:
+        raise Skip("duplicate: the vanilla TPOT 7.07 ms is S038 (base_step_s)")
+    out["source"] = "vLLM issue #20780 (H100, bs 1)"
+    out["concurrency"], out["context"], out["overlap_scheduler"] = "", "512", "false"
+    note(out, "EAGLE-1 spec TPOT at K draft tokens (chain); tau = the issue's acceptance length at the same K; "
+              "context 512 as in S038-S044 (estimate); bf16 assumed", VLLM_SYNC)
+
+
+def s_16937(r: Row, out: Row) -> None:
+    if not out["method"]:
+        raise Skip("duplicate: the vanilla 133 tok/s is mapped from decode.csv")
+    out["concurrency"], out["context"], out["overlap_scheduler"] = "", "512", "false"
+    note(out, "speedup = spec / vanilla output tok/s of offline runs with --max_num_seqs 1 (quoted; includes the "
+              "short prefills); tau not reported; bf16 assumed", MT_BENCH_CONTEXT, VLLM_SYNC)
+
+
+def s_4716(r: Row, out: Row) -> None:
+    if out["tau"] == "2.42":
+        raise Skip("speedup pairs a single-prompt (send_one) spec run with the MT-Bench baseline")
+    out["concurrency"] = ""
+    out["tau_k"] = lead_int(out["tau_k"])
+    note(out, "bench_speculative-style MT-Bench run at bs 1 (cuda-graph-max-bs 1), fp16 as published; tree: steps 8, "
+              "topk 8, 64 draft tokens", MT_BENCH_CONTEXT)
+    if out["metric"] == "speedup":
+        note(out, "speedup = 234.54 / 88.61 tok/s (derived)")
+
+
+def s_ngram7(r: Row, out: Row) -> None:
+    out["model"] = "llama-4-scout"
+    out["concurrency"] = ""
+    note(out, "Llama-4-Scout-17B-16E (bundled as llama-4-scout; the collector marked it not bundled); "
+              "E2E runtime speedup of 20 x batch requests with max_batch_size = batch (measured = 1 + quoted %); "
+              "k = max_draft_len (blog's v), match size 3/5; tau = second-turn AL; lossless; ISL/OSL not stated")
+
+
+SPEC_SKIPS = {
+    "amd-rocm-eagle3-mi355x": ("amd-rocm-blog-eagle3-mi355x", "models not bundled (Kimi-K2.5-MXFP4, MiniMax-M2.5)"),
+    "amd-rocm-mtp-dsv3": ("amd-rocm-blog-dsv3-mtp-mi300x", "duplicate: the same E2E speedup table is mapped from "
+                          "serving.csv (with its absolute E2E latencies)"),
+    "arcticinference-docs-suffix": ("arcticinference-docs", "model and hardware not stated next to the table "
+                                    "(Llama-3.1-70B on 8x H100 only probable)"),
+    "gpustack-dsr1-h200": ("gpustack-dsr1-h200", "1000 prompts offered at once; the MTP server's running batch is "
+                           "capped (SGLang default 32 with MTP): not a same-batch comparison"),
+    "llmd-qwen3-32b-eagle3": ("llmd-qwen3-32b-eagle3", "load given as a request rate (QPS): decode batch unknown"),
+    "vllm-pr12755-dsr1-mtp": ("vllm-pr-12755", "load given as a request rate (QPS); GPU not stated"),
+    "inferencex-trtbench-dsv4pro": ("inferencex-trt-bench", "model not bundled (DeepSeek-V4-Pro)"),
+    "lmsys-mtp-eigen": ("lmsys-blog-sglang-mtp", "decode layout (attention DP / EP) not stated"),
+    "vllm-pr16035-eagle-llama3": ("vllm-pr-16035", "GPU not stated; model not bundled (Meta-Llama-3-8B-Instruct)"),
+    "vllm-blog-2024-spec-decode": ("vllm-blog-2024-spec-decode", "model not bundled (Llama-3-70B); load given as "
+                                   "QPS"),
+    "vllm-pr48944-gemma4-ctx": ("vllm-pr-48944", "model and hardware not bundled (Gemma-4-31B, H100 NVL)"),
+    "vllm-pr24243-minicpm3-eagle3": ("vllm-pr-24243", "model and hardware not bundled (MiniCPM3-4B, RTX 4090)"),
+    "sglang-docs-deepseek-mtp": ("sglang-docs-deepseek-mtp", "MTP depth not tied to the claim (the docs show k=1 "
+                                 "and k=3 in different versions)"),
+    "sglang-pr10281-dsr1-mtp": ("sglang-pr-10281", "GPU not named (trtllm_mla implies a Blackwell part)"),
+    "sglang-pr3582-dsv3-nextn": ("sglang-pr-3582", "GPU not stated; MTP config not tied to the 1.76x"),
+    "sglang-pr12128-dsr1-mtp": ("sglang-pr-12128", "GPU not stated (a Hopper part with FA3 MLA: H200 or H20-96G "
+                                "hold DeepSeek-R1 FP8 on 8 GPUs); checked against 8x H200 in the README instead"),
+    "inferencex-isointeractivity": ("inferencex", "duplicate: the same compare-page sentences are mapped from "
+                                    "serving.csv"),
+}
+
+SPEC = {
+    "gpustack-qwen3-8b-h100": ("gpustack-qwen3-8b-h100", "GPUStack: Qwen3-8B on H100 (concurrency sweep)",
+                               s_gpustack_qwen3),
+    "angelslim-163-qwen3-30b-a3b": ("qwen3-30b-a3b-eagle3-user-reports", "", s_qwen3_moe_user),
+    "specforge-339-qwen3-30b-a3b": ("qwen3-30b-a3b-eagle3-user-reports", "", s_qwen3_moe_user),
+    "vllm-issue20780-eagle-k-sweep": ("vllm-issue-20780", "", s_20780),
+    "vllm-pr16937-eagle3": ("vllm-pr-16937", "vLLM PR #16937 (EAGLE on H100, bs 1)", s_16937),
+    "sglang-pr4716-llama33-70b-eagle3": ("sglang-pr-4716", "SGLang PR #4716 (Llama-3.3-70B EAGLE3, H100 TP8, bs 1)",
+                                         s_4716),
+    "trtllm-blog7-ngram": ("trtllm-tech-blog-7", "TRT-LLM tech blog 7 (n-gram, Llama-4-Scout, 8x B200)", s_ngram7),
+    **{k: (sid, "", d_skip(why)) for k, (sid, why) in SPEC_SKIPS.items()},
+}
+
+
