@@ -329,7 +329,39 @@ def test_single_shard_jobs_then_merge(tmp_path, capsys):
     other = tmp_path / "other.toml"
     other.write_text('model = "llama-3.1-8b"\nk = [1, 2]\n')
     assert main(["sweep", str(other), "--out", str(d)]) == 2                          # another spec, same dir
-    assert "another spec" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "another spec" in err and "axis context: [256, 1024] there, absent here" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_resume_refusal_names_what_differs(tmp_path, capsys):
+    # A directory written by a build without a newer parameter (here spec_overlap, added after 0.2.0 sweeps were
+    # written) is refused, naming the parameter, not only two hashes.
+    spec = tmp_path / "s.toml"
+    spec.write_text('model = "llama-3.1-8b"\nk = [1, 2]\nbatch = [1, 8]\n')
+    d = tmp_path / "d"
+    assert main(["sweep", str(spec), "--out", str(d)]) == 0
+    man = json.loads((d / "manifest.json").read_text())
+    del man["spec"]["scalars"]["spec_overlap"]
+    man["spec_hash"] = "0" * 64
+    (d / "manifest.json").write_text(json.dumps(man))
+    capsys.readouterr()
+    assert main(["sweep", str(spec), "--out", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert 'spec_overlap: absent there, "default" here' in err and "use a new --out directory" in err
+
+
+def test_spec_difference_lists_at_most_three():
+    from simulator.sweep.spec import spec_difference
+    a = {"scalars": {"tp": 1, "ep": 1}, "axes": [{"name": "k", "values": {"k": [1]}}], "batch": [1]}
+    assert spec_difference(a, a) == ""
+    b = {"scalars": {"tp": 2, "pp": 1}, "axes": [], "batch": [1, 2]}
+    got = spec_difference(a, b)
+    assert got.startswith("ep: 1 there, absent here; pp: absent there, 1 here; tp: 1 there, 2 here")
+    assert got.endswith("(+2 more)")
+    # Same axes in another order hash differently; the message says so.
+    c = {"axes": [{"name": "k", "values": {"k": [1]}}, {"name": "tp", "values": {"tp": [1]}}]}
+    assert spec_difference(c, {"axes": c["axes"][::-1]}) == "axis order: ['k', 'tp'] there, ['tp', 'k'] here"
 
 
 def _cli(*args: str) -> subprocess.Popen:

@@ -393,6 +393,39 @@ def _normalized(scalars: dict[str, Any], axes: tuple[Axis, ...], acc_axis: Axis 
                if acc_axis else []), "batch": list(batch), "batch_listed": batch_listed}
 
 
+_ABSENT = object()   # a key one of two specs lacks (spec_difference)
+
+
+def spec_difference(there: dict[str, Any], here: dict[str, Any], most: int = 3) -> str:
+    """What differs between two normalized specs (a manifest's and this one), for the one-line refusal to resume:
+    e.g. "spec_overlap: absent there, 'default' here" (a parameter a newer build added). '' when they are equal."""
+    out: list[str] = []
+
+    def show(v: Any) -> str:
+        return "absent" if v is _ABSENT else json.dumps(v)
+
+    a, b = there.get("scalars", {}), here.get("scalars", {})
+    for k in sorted(set(a) | set(b)):
+        if a.get(k, _ABSENT) != b.get(k, _ABSENT):
+            out.append(f"{k}: {show(a.get(k, _ABSENT))} there, {show(b.get(k, _ABSENT))} here")
+    def values(x: dict[str, Any]) -> Any:   # one parameter's axis shows its list; a zip group its table
+        v = x["values"]
+        return v[x["name"]] if list(v) == [x["name"]] else v
+
+    ax = {x["name"]: values(x) for x in there.get("axes", [])}
+    bx = {x["name"]: values(x) for x in here.get("axes", [])}
+    for k in sorted(set(ax) | set(bx)):
+        if ax.get(k, _ABSENT) != bx.get(k, _ABSENT):
+            out.append(f"axis {k}: {show(ax.get(k, _ABSENT))} there, {show(bx.get(k, _ABSENT))} here")
+    for k in ("format", "batch", "batch_listed"):
+        if there.get(k, _ABSENT) != here.get(k, _ABSENT):
+            out.append(f"{k}: {show(there.get(k, _ABSENT))} there, {show(here.get(k, _ABSENT))} here")
+    if not out and list(ax) != list(bx):
+        out.append(f"axis order: {list(ax)} there, {list(bx)} here")
+    more = f" (+{len(out) - most} more)" if len(out) > most else ""
+    return "; ".join(out[:most]) + more
+
+
 def _top_values(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """The top-level parameters, checked: (scalars, lists and ranges)."""
     scalars: dict[str, Any] = {}

@@ -26,7 +26,7 @@ from ..files import check_output_dir
 from ..version import __version__
 from .dataset import FIELD_ORDER
 from .evaluate import ShardResult, evaluate
-from .spec import ACCEPTANCE, FORMAT, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec
+from .spec import ACCEPTANCE, FORMAT, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec, spec_difference
 
 ROW_GROUP_ROWS = 1 << 19           # rows per Parquet row group (bounds the flattened columns in memory)
 
@@ -224,8 +224,9 @@ def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[st
         if spec is None:
             return man
         if man.get("spec_hash") != spec.spec_hash:
+            diff = spec_difference(man.get("spec") or {}, spec.normalized) or "the hashes differ"
             raise ScenarioError(f"{out} holds a sweep of another spec (hash {str(man.get('spec_hash'))[:12]}, this "
-                                f"one {spec.spec_hash[:12]}); use a new --out directory")
+                                f"one {spec.spec_hash[:12]}: {diff}); use a new --out directory")
         if man.get("specroof_version") != __version__:
             raise ScenarioError(f"{out} was written by specroof {man.get('specroof_version')}; this is {__version__}"
                                 "; use a new --out directory")
