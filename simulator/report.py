@@ -67,16 +67,23 @@ class ValidationReport:
         """The steps along every measured speedup curve, predicted change against measured (shape.pairs)."""
         return shape.pairs(self.rows)
 
+    def summary_table(self, scope: str, kind: str) -> str:
+        """One markdown table of `summary`: the rows of one scope and kind by source, then overall ('' if none)."""
+        by = self.summary.get(scope, {}).get(kind)
+        if not by:
+            return ""
+        out = [f"### {scope}: {kind} rows", "", "| source | rows | median abs error | within 20% | bias | "
+               "p90 abs error |", "|---|---|---|---|---|---|"]
+        for src, v in by.items():
+            out.append(f"| {src} | {v['n']} | {v['median_abs_error']:.1%} | {v['within_20pct']:.0%} | "
+                       f"{v['bias']:+.1%} | {v['p90_abs_error']:.1%} |")
+        return "\n".join(out) + "\n"
+
     def markdown(self) -> str:
         out = [f"Predictions: {self.how}.", ""]
         for sc, kinds in self.summary.items():
-            for kind, by in kinds.items():
-                out += [f"### {sc}: {kind} rows", "", "| source | rows | median abs error | within 20% | bias | "
-                        "p90 abs error |", "|---|---|---|---|---|---|"]
-                for src, v in by.items():
-                    out.append(f"| {src} | {v['n']} | {v['median_abs_error']:.1%} | {v['within_20pct']:.0%} | "
-                               f"{v['bias']:+.1%} | {v['p90_abs_error']:.1%} |")
-                out.append("")
+            for kind in kinds:
+                out.append(self.summary_table(sc, kind))
         out += [f"### {self.how.split(':')[0]}: headline rows by how they were priced", "",
                 "| priced as | kind | rows | median abs error | within 20% | bias |", "|---|---|---|---|---|---|"]
         for rt, kinds in self.by_route().items():

@@ -155,3 +155,15 @@ def test_the_report_carries_the_shape_of_the_shipped_curves():
     assert {"V085-V090", "V239-V255", "S074-S075"} <= {s_["rows"] for s_ in steps}
     assert "V075-V080" not in {s_["rows"] for s_ in steps}       # 8 + 8 against 8 + 24 GPUs: two deployments
     assert "curve shape: headline speedup rows" in rep.markdown() and rep.to_dict()["shape"] == steps
+
+
+def test_summary_table_is_the_markdown_section():
+    recs = [{"row_id": f"R{i}", "published_row": "", "source_id": src, "engine": "sglang", "metric": "speedup",
+             "kind": "speedup", "scope": "headline", "route": "step", "measured": 1.5, "predicted": 1.5 * (1 + e),
+             "error": e, "skipped": ""} for i, (src, e) in enumerate([("a", 0.1), ("a", -0.3), ("b", 0.05)])]
+    rep = ValidationReport(recs, "test")
+    t = rep.summary_table("headline", "speedup")
+    assert t.startswith("### headline: speedup rows\n") and t in rep.markdown()
+    assert "| a | 2 | 20.0% | 50% |" in t and "| overall | 3 | 10.0% | 67% | +5.0% |" in t
+    assert t.splitlines()[-1].startswith("| overall")          # sources first, overall last
+    assert rep.summary_table("headline", "ttft") == "" and rep.summary_table("legacy engine", "speedup") == ""
