@@ -20,7 +20,11 @@ IX_SGLANG_MTP = {
                            "(SpecV2 overlap: overlap_scheduler true); --max-running-requests 512 at 1k/1k, else 256"),
     "dsr1_*_b200_mtp.sh": (False, {None: "512"},
                            "dsr1_fp8_b200_mtp.sh (InferenceX PR #626, 2026-02-05): SGLANG_ENABLE_SPEC_V2=1 is set "
-                           "without export, so the server runs the V1 worker; --max-running-requests 512"),
+                           "without export, so the server runs the V1 worker; --max-running-requests 512; "
+                           "its client passes --use-chat-template and the server --chunked-prefill-size 16384, "
+                           "where the plain dsr1_fp8_b200 scripts of the paired runs (2025-12-31, 2026-01-13) "
+                           "sent the random prompt tokens without the template and prefilled 32768 tokens per "
+                           "chunk: the pair differs in more than MTP"),
     "dsr1_*_mi355x_mtp.sh fp8": (True, {None: "conc"},
                                  "dsr1_fp8_mi355x_mtp.sh (created 2026-05-20): export SGLANG_ENABLE_SPEC_V2=1 "
                                  "(overlap_scheduler true); --max-running-requests = the concurrency"),
