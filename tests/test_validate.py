@@ -458,3 +458,26 @@ def test_written_profiles_round_trip_every_bundled_engine(name, tmp_path):
     assert tomllib.loads(out.read_text()) == doc
     a, b = load_engine(str(src)), load_engine(str(out))
     assert replace(a, name="x") == replace(b, name="x")
+
+
+def test_pair_errors_splits_a_speedup_error_between_its_two_runs(tmp_path, capsys):
+    tool = load_tool("pair_errors")
+    head = ["row_id", "source_id", "method", "metric", "notes", "hardware", "engine", "concurrency", "isl", "osl"]
+    rows = [["P1", "ix", "", "tokens_per_s_per_user", "x; matched pair pair07 (a)", "b200", "sglang", "64", "1024",
+             "1024"],
+            ["P2", "ix", "mtp", "tokens_per_s_per_user", "matched pair pair07 (a)", "b200", "sglang", "64", "1024",
+             "1024"],
+            ["P3", "ix", "mtp", "speedup", "matched pair pair07 (a)", "b200", "sglang", "64", "1024", "1024"],
+            ["P4", "ix", "", "tokens_per_s_per_user", "matched pair pair08 (b)", "b200", "sglang", "4", "1024",
+             "1024"]]                                     # pair08 has no speculative run: left out
+    rp, rr = tmp_path / "rows.csv", tmp_path / "rep.csv"
+    rp.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [head, *rows]) + "\n")
+    rr.write_text("row_id,error\nP1,0.1\nP2,0.65\nP3,0.5\nP4,0.0\n")
+    assert tool.main([str(rr), "--rows", str(rp)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[1].split()[:7] == ["ix", "pair07", "b200", "sglang", "mtp", "1024/1024", "64"]
+    assert out[1].split()[7:11] == ["1.100", "1.650", "1.500", "P1,P2"]
+    rr.write_text("row_id,error\nP3,0.5\n")                  # no run rows predicted: one line, exit 2
+    assert tool.main([str(rr), "--rows", str(rp)]) == 2
+    assert "no matched pair" in capsys.readouterr().err
+    assert tool.main([str(tmp_path / "missing.csv"), "--rows", str(rp)]) == 2

@@ -1,0 +1,78 @@
+"""Where a speculative-speedup error comes from: the plain run, the speculative run, or both.
+
+    specroof validate --cv source --report /tmp/cv      # held-out predictions (minutes)
+    python tools/pair_errors.py /tmp/cv.csv             # one line per matched pair
+
+A derived speedup row of InferenceX is the ratio of two runs' median tokens/s/user at one concurrency (the notes name
+the pair: "matched pair pairNN"). Both runs have their own tokens/s/user rows. For each pair this prints the
+predicted / measured ratio of the plain run, of the speculative run, and their quotient (the speedup's own
+predicted / measured ratio up to rounding): a quotient far from 1 with a plain ratio near 1 puts the error in the
+speculative run. The report CSV may come from `specroof validate` (in-sample) or `--cv source` (held out); say which
+when quoting it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = ROOT / "validation" / "rows.csv"
+PAIR = re.compile(r"matched pair (pair\d+)")
+
+
+def pairs(rows: list[dict[str, str]], report: dict[str, dict[str, str]]) -> list[dict[str, object]]:
+    """Matched pairs with both runs' tokens/s/user rows predicted: plain and speculative predicted / measured."""
+    runs: dict[tuple[str, str], dict[str, float]] = {}
+    meta: dict[tuple[str, str], dict[str, str]] = {}
+    for r in rows:
+        m = PAIR.search(r["notes"])
+        rep = report.get(r["row_id"])
+        if not m or r["metric"] != "tokens_per_s_per_user" or not rep or not rep.get("error"):
+            continue
+        key = (r["source_id"], m.group(1))
+        runs.setdefault(key, {})["spec" if r["method"] else "plain"] = 1.0 + float(rep["error"])
+        meta.setdefault(key, {"rows": "", **{c: r[c] for c in ("hardware", "engine", "concurrency", "isl", "osl")}})
+        meta[key]["rows"] += ("," if meta[key]["rows"] else "") + r["row_id"]
+        if r["method"]:
+            meta[key]["method"] = r["method"]
+    out = []
+    for key, v in runs.items():
+        if {"plain", "spec"} <= v.keys():
+            out.append({"source": key[0], "pair": key[1], **meta[key], "plain": v["plain"], "spec": v["spec"],
+                        "quotient": v["spec"] / v["plain"]})
+    return sorted(out, key=lambda p: (p["source"], p["hardware"], p["engine"], int(p["isl"] or 0),
+                                      int(p["osl"] or 0), float(p["concurrency"] or 0)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("report", type=Path, help="a validate report CSV (--report PREFIX writes PREFIX.csv)")
+    ap.add_argument("--rows", type=Path, default=ROWS, help="the rows CSV the report was made from")
+    a = ap.parse_args(argv)
+    try:
+        with a.rows.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        with a.report.open(newline="") as f:
+            report = {r["row_id"]: r for r in csv.DictReader(f)}
+    except (OSError, KeyError, csv.Error) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    found = pairs(rows, report)
+    if not found:
+        print(f"error: {a.report}: no matched pair has both runs' tokens_per_s_per_user rows predicted",
+              file=sys.stderr)
+        return 2
+    print("source  pair  hardware  engine  method  isl/osl  concurrency  plain  spec  spec/plain  rows")
+    for p in found:
+        print(f"{p['source']}  {p['pair']}  {p['hardware']}  {p['engine']}  {p.get('method', '')}  "
+              f"{p['isl']}/{p['osl']}  {p['concurrency']}  {p['plain']:.3f}  {p['spec']:.3f}  "
+              f"{p['quotient']:.3f}  {p['rows']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
