@@ -21,7 +21,10 @@ def test_quick_run_writes_every_probe(probe, tmp_path):
     assert probe.main(["--out", str(tmp_path), "--quick"]) == 0
     with open(tmp_path / "probe.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert {r["probe"] for r in rows} == {"floor", "copy", "gemm", "moe", "attention"}
+    assert {r["probe"] for r in rows} == {"floor", "copy", "gemm", "moe", "attention", "layer"}
+    layer = [r for r in rows if r["probe"] == "layer"]        # a decode and a verify at every batch, all timed
+    assert sorted((int(r["batch"]), int(r["q"])) for r in layer) == [(1, 1), (1, 3), (4, 1), (4, 3)]
+    assert all(int(r["m"]) == int(r["batch"]) * int(r["q"]) and "not timed" not in r["note"] for r in layer)
     assert all(float(r["time_us"]) > 0 for r in rows)
     moe = [r for r in rows if r["probe"] == "moe"]
     assert all("experts touched" in r["note"] for r in moe)
@@ -42,3 +45,13 @@ def test_uniform_routing_offsets(probe):
     tok, offs, touched = probe._experts(torch, 64, 16, 4, "cpu")
     assert tok.numel() == 64 * 4 and int(offs[-1]) == 64 * 4 and 4 <= touched <= 16
     assert torch.all(offs[1:] >= offs[:-1])
+
+
+def test_layer_pass_keeps_its_shape(probe):
+    # The absorbed-MLA layer returns the residual stream [tokens, d] for a decode and for a verify of q tokens.
+    torch = pytest.importorskip("torch")
+    c = probe.DSV3_QUICK
+    for b, q in ((1, 1), (3, 3)):
+        fn, how = probe._mla_layer(torch, c, b, q, 16, "cpu")
+        y, _ = fn()
+        assert tuple(y.shape) == (b * q, c["d"]) and torch.isfinite(y.float()).all() and how

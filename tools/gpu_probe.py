@@ -16,10 +16,16 @@ Random weights, shapes of the shipped models (models/*.json); what each probe st
              saturation behind the DeepSeek MTP curve (issue 11) measured on a real grouped-GEMM kernel
   attention  SDPA of Llama-3.1-8B (32 heads, 8 KV heads, d 128) with q = 1, 2, 4, 8 query tokens per sequence
              (decode and verify shapes), batch 1..64, context 1024 and 4096
+  layer      one GPU's share of a DeepSeek-V3 MoE layer at TP8 (absorbed MLA over a 576-wide latent cache, 16 heads;
+             router, shared expert, 256 routed experts of 7168 x 256, top-8), bf16, at batch 1..256 with q = 1
+             (decode) and q = 3 (an MTP k = 2 verify) at context 1536: whether a verify of B x 3 tokens costs what a
+             decode of 3 B tokens costs (specroof: about that, experts saturating) or about twice a decode of B
+             (what InferenceX's MTP runs at 64 requests imply; README "How accurate is it")
 
-Not here: collectives (one GPU), engine kernels (vLLM / SGLang fused MoE, FlashMLA) that the machine does not have;
-the MoE rows time PyTorch's grouped GEMM, not an engine's. Each row names its device and library versions, so the
-figures can become validation rows that say what measured them.
+Not here: collectives (one GPU; the layer probe leaves out its two all-reduces), engine kernels (vLLM / SGLang
+fused MoE, FlashMLA) that the machine does not have; the MoE and layer rows time PyTorch's grouped GEMM and SDPA, not
+an engine's. Each row names its device and library versions, so the figures can become validation rows that say what
+measured them.
 """
 
 from __future__ import annotations
@@ -207,6 +213,65 @@ def attention_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str,
     return out
 
 
+# DeepSeek-V3 at TP8, per GPU (models/deepseek-ai__DeepSeek-V3.json): hidden, q LoRA rank, latent (kv LoRA rank),
+# rope and nope head dims, v head dim, heads per GPU (128 / 8), routed experts, top-k, expert and shared-expert width
+# per GPU (2048 / 8).
+DSV3_TP8 = {"d": 7168, "q_rank": 1536, "lat": 512, "rope": 64, "nope": 128, "v": 128, "h": 16, "e": 256, "k": 8,
+            "f": 256, "shared": 256}
+DSV3_QUICK = {"d": 128, "q_rank": 64, "lat": 32, "rope": 8, "nope": 16, "v": 16, "h": 2, "e": 16, "k": 4, "f": 16,
+              "shared": 16}
+
+
+def _mla_layer(torch, c: dict[str, int], b: int, q: int, ctx: int, dev: str) -> tuple[Callable[[], object], str]:
+    """One decode (q = 1) or verify (q > 1) pass of the layer for b sequences: the call and how its experts run.
+    Attention is absorbed MLA (DeepSeek-V2 paper §2.1, weight absorption): the latent cache is both keys (with the
+    rope part) and values; the verify's causal mask among its q tokens is left out (its cost is the same)."""
+    bf, t = torch.bfloat16, b * q
+    f = torch.nn.functional
+    w = {n: torch.randn(*sh, dtype=bf, device=dev) * 0.02 for n, sh in {
+        "a": (c["d"], c["q_rank"] + c["lat"] + c["rope"]), "qb": (c["q_rank"], c["h"] * (c["nope"] + c["rope"])),
+        "uk": (c["h"], c["nope"], c["lat"]), "uv": (c["h"], c["lat"], c["v"]), "o": (c["h"] * c["v"], c["d"]),
+        "gate": (c["d"], c["e"]), "s13": (c["d"], 2 * c["shared"]), "s2": (c["shared"], c["d"])}.items()}
+    w13 = torch.randn(c["e"], 2 * c["f"], c["d"], dtype=bf, device=dev) * 0.02
+    w2 = torch.randn(c["e"], c["d"], c["f"], dtype=bf, device=dev) * 0.02
+    cache = torch.randn(b, 1, ctx, c["lat"] + c["rope"], dtype=bf, device=dev)
+    x = torch.randn(t, c["d"], dtype=bf, device=dev)
+    tok, offs, _ = _experts(torch, t, c["e"], c["k"], dev)
+    experts, how = _moe_fn(torch, x, w13, w2, tok, offs)
+    nr = c["nope"] + c["rope"]
+
+    def layer():
+        a = f.rms_norm(x, (c["d"],)) @ w["a"]
+        qs = (f.rms_norm(a[:, :c["q_rank"]], (c["q_rank"],)) @ w["qb"]).view(t, c["h"], nr)
+        q_lat = torch.bmm(qs[..., :c["nope"]].transpose(0, 1), w["uk"]).transpose(0, 1)     # [t, h, lat]
+        qq = torch.cat([q_lat, qs[..., c["nope"]:]], -1).view(b, q, c["h"], -1).transpose(1, 2)
+        o = f.scaled_dot_product_attention(qq, cache, cache[..., :c["lat"]], enable_gqa=True)   # [b, h, q, lat]
+        o = torch.bmm(o.transpose(1, 2).reshape(t, c["h"], c["lat"]).transpose(0, 1), w["uv"])
+        y = x + o.transpose(0, 1).reshape(t, -1) @ w["o"]
+        hn = f.rms_norm(y, (c["d"],))
+        torch.topk(hn @ w["gate"], c["k"], dim=-1)           # routing is drawn uniformly beforehand (`_experts`)
+        g, u = (hn @ w["s13"]).chunk(2, dim=-1)
+        return y + (f.silu(g) * u) @ w["s2"], experts()
+    return layer, how
+
+
+def layer_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
+    out, c = [], (DSV3_QUICK if quick else DSV3_TP8)
+    ctx = 64 if quick else 1536
+    for b in ((1, 4) if quick else (1, 4, 16, 32, 64, 128, 192, 256)):
+        for q in (1, 3):
+            try:
+                fn, how = _mla_layer(torch, c, b, q, ctx, dev)
+                sec = timer(fn, inner=1 if quick else 5)
+            except (RuntimeError, TypeError) as e:        # a shape this build cannot run: a row that says so
+                out.append(_row("layer", "deepseek-v3-tp8 moe layer", 0.0, m=b * q, q=q, batch=b, context=ctx,
+                                note=f"not timed: {str(e).splitlines()[0][:100]}"))
+                continue
+            out.append(_row("layer", "deepseek-v3-tp8 moe layer", sec, m=b * q, q=q, batch=b, context=ctx,
+                            note=f"bf16; {how}; no all-reduce; {'decode' if q == 1 else 'verify'}"))
+    return out
+
+
 def meta(torch, cuda: bool) -> dict[str, object]:
     m = {"torch": torch.__version__, "python": platform.python_version(), "cuda": torch.version.cuda,
          "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -237,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(0)
     timer = Timer(torch, cuda, reps=3 if a.quick else 20)
     rows = []
-    for probe in (floor_rows, copy_rows, gemm_rows, moe_rows, attention_rows):
+    for probe in (floor_rows, copy_rows, gemm_rows, moe_rows, attention_rows, layer_rows):
         rows += probe(torch, dev, timer, a.quick)
         print(f"{probe.__name__}: {len(rows)} rows", file=sys.stderr, flush=True)
     out = Path(a.out)
