@@ -53,5 +53,18 @@ def test_layer_pass_keeps_its_shape(probe):
     c = probe.DSV3_QUICK
     for b, q in ((1, 1), (3, 3)):
         fn, how = probe._mla_layer(torch, c, b, q, 16, "cpu")
-        y, _ = fn()
+        y = fn()
         assert tuple(y.shape) == (b * q, c["d"]) and torch.isfinite(y.float()).all() and how
+
+
+def test_mla_attention_matches_sdpa(probe):
+    # The latent-cache product (rows = heads x query tokens, the cache read once) is SDPA with one KV head whose
+    # values are the first `lat` columns of the keys (the reference, in fp32).
+    torch = pytest.importorskip("torch")
+    b, h, q, L, lat, rope = 2, 4, 3, 10, 8, 4
+    qq = torch.randn(b, q * h, lat + rope)
+    cache = torch.randn(b, L, lat + rope)
+    got = probe._mla_attention(torch, qq, cache, lat, 0.3)
+    ref = torch.nn.functional.scaled_dot_product_attention(qq.view(b, q * h, 1, lat + rope).transpose(1, 2),
+                                                           cache[:, None], cache[:, None, :, :lat], scale=0.3)
+    torch.testing.assert_close(got, ref.transpose(1, 2).reshape(b, q * h, lat), rtol=1e-5, atol=1e-5)

@@ -362,6 +362,27 @@ def test_spec_difference_lists_at_most_three():
     # Same axes in another order hash differently; the message says so.
     c = {"axes": [{"name": "k", "values": {"k": [1]}}, {"name": "tp", "values": {"tp": [1]}}]}
     assert spec_difference(c, {"axes": c["axes"][::-1]}) == "axis order: ['k', 'tp'] there, ['tp', 'k'] here"
+    # A zip group shows its table; a long value is cut to 80 characters.
+    z = {"axes": [{"name": "zip1", "values": {"tp": [1, 2], "ep": [1, 2]}}]}
+    assert spec_difference(z, {"axes": []}) == 'axis zip1: {"tp": [1, 2], "ep": [1, 2]} there, absent here'
+    long = {"axes": [{"name": "context", "values": {"context": list(range(1000))}}]}
+    got = spec_difference(long, {})
+    assert got.startswith("axis context: [0, 1, 2") and "... there, absent here" in got and len(got) < 120
+
+
+def test_resume_refusal_of_an_unreadable_manifest_spec_is_one_line(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text('model = "llama-3.1-8b"\nk = [1, 2]\nbatch = [1, 8]\n')
+    d = tmp_path / "d"
+    assert main(["sweep", str(spec), "--out", str(d)]) == 0
+    man = json.loads((d / "manifest.json").read_text())
+    man["spec"]["axes"] = [{"name": "k"}]                   # hand-edited: no values
+    man["spec_hash"] = "0" * 64
+    (d / "manifest.json").write_text(json.dumps(man))
+    capsys.readouterr()
+    assert main(["sweep", str(spec), "--out", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert "not one this build reads" in err and len(err.strip().splitlines()) == 1
 
 
 def _cli(*args: str) -> subprocess.Popen:

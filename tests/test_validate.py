@@ -476,8 +476,16 @@ def test_pair_errors_splits_a_speedup_error_between_its_two_runs(tmp_path, capsy
     assert tool.main([str(rr), "--rows", str(rp)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and out[1].split()[:7] == ["ix", "pair07", "b200", "sglang", "mtp", "1024/1024", "64"]
-    assert out[1].split()[7:11] == ["1.100", "1.650", "1.500", "P1,P2"]
+    assert out[1].split()[7:12] == ["1.100", "1.650", "1.500", "1.500", "P1,P2"]      # speedup row P3 beside
     rr.write_text("row_id,error\nP3,0.5\n")                  # no run rows predicted: one line, exit 2
     assert tool.main([str(rr), "--rows", str(rp)]) == 2
     assert "no matched pair" in capsys.readouterr().err
     assert tool.main([str(tmp_path / "missing.csv"), "--rows", str(rp)]) == 2
+    capsys.readouterr()
+    # Bad input is one line naming the file: a rows CSV passed as the report, an error that is not a number.
+    assert tool.main([str(rp), "--rows", str(rp)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no column error" in err and len(err.strip().splitlines()) == 1
+    rr.write_text("row_id,error\nP1,abc\nP2,0.65\n")
+    assert tool.main([str(rr), "--rows", str(rp)]) == 2
+    assert "abc" in capsys.readouterr().err

@@ -77,7 +77,7 @@ class Timer:
                     fn()
             run = g.replay
         except RuntimeError as e:        # not capturable: time it eagerly, and say so in meta.json
-            self.eager.append(f"{getattr(fn, '__qualname__', fn)}: {str(e).splitlines()[0][:120]}")
+            self.eager.append(f"{getattr(fn, '__qualname__', fn)}: {_first_line(e, 120)}")
 
             def run():
                 for _ in range(inner):
@@ -91,6 +91,11 @@ class Timer:
         b.record()
         t.cuda.synchronize()
         return a.elapsed_time(b) / 1e3 / (self.reps * inner)
+
+
+def _first_line(e: BaseException, n: int) -> str:
+    """The first line of an exception's message (its type when the message is empty), at most n characters."""
+    return (str(e).splitlines() or [type(e).__name__])[0][:n]
 
 
 def _row(probe: str, case: str, sec: float, **kw: object) -> dict[str, object]:
@@ -150,33 +155,34 @@ def _experts(torch, m: int, e: int, k: int, dev: str):
     return order // k, torch.cumsum(counts, 0).to(torch.int32), int((counts > 0).sum())
 
 
-def _moe_fn(torch, x, w13, w2, tok, offs) -> tuple[Callable[[], object], str]:
+def _moe_fn(torch, xs, w13, w2, offs) -> tuple[Callable[[object], object], str]:
     """SwiGLU experts over tokens sorted by expert (weights stored [E, N, K], used as column-major [E, K, N]): torch
-    grouped GEMM where it runs (Hopper), else one GEMM per touched expert. Returns the call and which one it is."""
+    grouped GEMM where it runs (Hopper), else one GEMM per touched expert. Returns the call (sorted tokens -> their
+    outputs; `xs` tries it) and which one it is."""
     grouped = getattr(torch, "_grouped_mm", None)
-    xs, a, b = x[tok], w13.transpose(-2, -1), w2.transpose(-2, -1)
-    if grouped is not None and x.is_cuda:
-        def run():
-            h = grouped(xs, a, offs=offs)
+    a, b = w13.transpose(-2, -1), w2.transpose(-2, -1)
+    if grouped is not None and xs.is_cuda:
+        def run(x):
+            h = grouped(x, a, offs=offs)
             g, u = h.chunk(2, dim=-1)
             return grouped(torch.nn.functional.silu(g) * u, b, offs=offs)
         try:
-            run()
+            run(xs)
             return run, "torch._grouped_mm"
         except (RuntimeError, TypeError) as e:       # an unsupported shape or build: say so, time the loop
-            why = f"per-expert loop (torch._grouped_mm failed: {str(e).splitlines()[0][:80]})"
+            why = f"per-expert loop (torch._grouped_mm failed: {_first_line(e, 80)})"
     else:
         why = "per-expert loop"
     bounds = [0, *offs.tolist()]
 
-    def loop():
+    def loop(x):
         outs = []
         for i in range(len(bounds) - 1):
             if bounds[i + 1] > bounds[i]:
-                h = xs[bounds[i]:bounds[i + 1]] @ a[i]
+                h = x[bounds[i]:bounds[i + 1]] @ a[i]
                 g, u = h.chunk(2, dim=-1)
                 outs.append((torch.nn.functional.silu(g) * u) @ b[i])
-        return outs
+        return torch.cat(outs)
     return loop, why
 
 
@@ -190,8 +196,9 @@ def moe_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, objec
         for m in ((1, 8) if quick else M_SET):
             x = torch.randn(m, d, dtype=torch.bfloat16, device=dev)
             tok, offs, touched = _experts(torch, m, e, k, dev)
-            fn, how = _moe_fn(torch, x, w13, w2, tok, offs)
-            sec = timer(fn, inner=1 if quick else 10)
+            xs = x[tok]                                # sorted by expert outside the timed call: the GEMMs alone
+            run, how = _moe_fn(torch, xs, w13, w2, offs)
+            sec = timer(lambda run=run, xs=xs: run(xs), inner=1 if quick else 10)
             out.append(_row("moe", f"{model} E{e} top{k} {d}x{f}", sec, m=m,
                             bytes=touched * 3 * d * f * 2, flops=2 * m * k * 3 * d * f,
                             note=f"{how}; {touched} experts touched (uniform routing, this draw)"))
@@ -222,37 +229,60 @@ DSV3_QUICK = {"d": 128, "q_rank": 64, "lat": 32, "rope": 8, "nope": 16, "v": 16,
               "shared": 16}
 
 
+def _mla_attention(torch, qq, cache, lat: int, scale: float):
+    """Absorbed MLA attention of one sequence's query rows over its latent cache, read once: qq [b, rows, lat + rope],
+    cache [b, L, lat + rope] (keys; its first `lat` columns are the values) -> [b, rows, lat]."""
+    p = torch.softmax(torch.bmm(qq, cache.transpose(1, 2)).float() * scale, dim=-1).to(qq.dtype)
+    return torch.bmm(p, cache[..., :lat])
+
+
 def _mla_layer(torch, c: dict[str, int], b: int, q: int, ctx: int, dev: str) -> tuple[Callable[[], object], str]:
     """One decode (q = 1) or verify (q > 1) pass of the layer for b sequences: the call and how its experts run.
-    Attention is absorbed MLA (DeepSeek-V2 paper §2.1, weight absorption): the latent cache is both keys (with the
-    rope part) and values; the verify's causal mask among its q tokens is left out (its cost is the same)."""
-    bf, t = torch.bfloat16, b * q
+    Attention is absorbed MLA (DeepSeek-V2 paper §2.1, weight absorption) as FlashMLA computes it: the h heads x q
+    tokens of a sequence are the rows of one product with its latent cache, read once, which is both the keys (with
+    the rope part) and the values. Left out (small): the kv_a norm, rope, the cache write and the verify's causal
+    mask among its q tokens. The experts gather their tokens and combine their weighted outputs inside the call."""
+    bf, t, h, lat = torch.bfloat16, b * q, c["h"], c["lat"]
     f = torch.nn.functional
     w = {n: torch.randn(*sh, dtype=bf, device=dev) * 0.02 for n, sh in {
-        "a": (c["d"], c["q_rank"] + c["lat"] + c["rope"]), "qb": (c["q_rank"], c["h"] * (c["nope"] + c["rope"])),
-        "uk": (c["h"], c["nope"], c["lat"]), "uv": (c["h"], c["lat"], c["v"]), "o": (c["h"] * c["v"], c["d"]),
+        "a": (c["d"], c["q_rank"] + lat + c["rope"]), "qb": (c["q_rank"], h * (c["nope"] + c["rope"])),
+        "uk": (h, c["nope"], lat), "uv": (h, lat, c["v"]), "o": (h * c["v"], c["d"]),
         "gate": (c["d"], c["e"]), "s13": (c["d"], 2 * c["shared"]), "s2": (c["shared"], c["d"])}.items()}
     w13 = torch.randn(c["e"], 2 * c["f"], c["d"], dtype=bf, device=dev) * 0.02
     w2 = torch.randn(c["e"], c["d"], c["f"], dtype=bf, device=dev) * 0.02
-    cache = torch.randn(b, 1, ctx, c["lat"] + c["rope"], dtype=bf, device=dev)
+    cache = torch.randn(b, ctx, lat + c["rope"], dtype=bf, device=dev)
     x = torch.randn(t, c["d"], dtype=bf, device=dev)
     tok, offs, _ = _experts(torch, t, c["e"], c["k"], dev)
-    experts, how = _moe_fn(torch, x, w13, w2, tok, offs)
-    nr = c["nope"] + c["rope"]
+    gates = torch.rand(t * c["k"], 1, dtype=bf, device=dev)
+    experts, how = _moe_fn(torch, x[tok], w13, w2, offs)
+    nr, scale = c["nope"] + c["rope"], (c["nope"] + c["rope"]) ** -0.5      # softmax scale of the 192-wide q.k
 
     def layer():
         a = f.rms_norm(x, (c["d"],)) @ w["a"]
-        qs = (f.rms_norm(a[:, :c["q_rank"]], (c["q_rank"],)) @ w["qb"]).view(t, c["h"], nr)
+        qs = (f.rms_norm(a[:, :c["q_rank"]], (c["q_rank"],)) @ w["qb"]).view(t, h, nr)
         q_lat = torch.bmm(qs[..., :c["nope"]].transpose(0, 1), w["uk"]).transpose(0, 1)     # [t, h, lat]
-        qq = torch.cat([q_lat, qs[..., c["nope"]:]], -1).view(b, q, c["h"], -1).transpose(1, 2)
-        o = f.scaled_dot_product_attention(qq, cache, cache[..., :c["lat"]], enable_gqa=True)   # [b, h, q, lat]
-        o = torch.bmm(o.transpose(1, 2).reshape(t, c["h"], c["lat"]).transpose(0, 1), w["uv"])
-        y = x + o.transpose(0, 1).reshape(t, -1) @ w["o"]
+        qq = torch.cat([q_lat, qs[..., c["nope"]:]], -1).view(b, q * h, lat + c["rope"])   # rows (q, h)
+        o = _mla_attention(torch, qq, cache, lat, scale).view(t, h, lat)                   # [t, h, lat]
+        o = torch.bmm(o.transpose(0, 1), w["uv"]).transpose(0, 1).reshape(t, -1)
+        y = x + o @ w["o"]
         hn = f.rms_norm(y, (c["d"],))
         torch.topk(hn @ w["gate"], c["k"], dim=-1)           # routing is drawn uniformly beforehand (`_experts`)
         g, u = (hn @ w["s13"]).chunk(2, dim=-1)
-        return y + (f.silu(g) * u) @ w["s2"], experts()
+        y = y + (f.silu(g) * u) @ w["s2"]
+        return y.index_add_(0, tok, experts(hn[tok]) * gates)
     return layer, how
+
+
+def _layer_work(c: dict[str, int], b: int, q: int, ctx: int, touched: float) -> tuple[float, float]:
+    """(bytes, FLOPs) of one layer pass in bf16: dense weights, the touched experts and the latent cache read once;
+    2 FLOPs per multiply-add over the tokens, the k experts of each and the attention products."""
+    t, h, lat, r = b * q, c["h"], c["lat"], c["rope"]
+    dense = (c["d"] * (c["q_rank"] + lat + r) + c["q_rank"] * h * (c["nope"] + r) + h * c["nope"] * lat
+             + h * lat * c["v"] + h * c["v"] * c["d"] + c["d"] * c["e"] + 3 * c["d"] * c["shared"])
+    expert = 3 * c["d"] * c["f"]
+    nbytes = 2 * (dense + touched * expert + b * ctx * (lat + r))
+    flops = 2 * t * (dense + c["k"] * expert) + 2 * t * h * ctx * (2 * lat + r)
+    return nbytes, flops
 
 
 def layer_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
@@ -265,10 +295,14 @@ def layer_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, obj
                 sec = timer(fn, inner=1 if quick else 5)
             except (RuntimeError, TypeError) as e:        # a shape this build cannot run: a row that says so
                 out.append(_row("layer", "deepseek-v3-tp8 moe layer", 0.0, m=b * q, q=q, batch=b, context=ctx,
-                                note=f"not timed: {str(e).splitlines()[0][:100]}"))
+                                note=f"not timed: {_first_line(e, 100)}"))
                 continue
+            touched = c["e"] * (1.0 - (1.0 - c["k"] / c["e"]) ** (b * q))      # expected, uniform routing
+            nbytes, flops = _layer_work(c, b, q, ctx, touched)
             out.append(_row("layer", "deepseek-v3-tp8 moe layer", sec, m=b * q, q=q, batch=b, context=ctx,
-                            note=f"bf16; {how}; no all-reduce; {'decode' if q == 1 else 'verify'}"))
+                            bytes=f"{nbytes:.0f}", flops=f"{flops:.0f}",
+                            note=f"bf16; {how}; no all-reduce; {'decode' if q == 1 else 'verify'}; bytes with the "
+                                 "expected touched experts"))
     return out
 
 

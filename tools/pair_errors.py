@@ -5,10 +5,10 @@
 
 A derived speedup row of InferenceX is the ratio of two runs' median tokens/s/user at one concurrency (the notes name
 the pair: "matched pair pairNN"). Both runs have their own tokens/s/user rows. For each pair this prints the
-predicted / measured ratio of the plain run, of the speculative run, and their quotient (the speedup's own
-predicted / measured ratio up to rounding): a quotient far from 1 with a plain ratio near 1 puts the error in the
-speculative run. The report CSV may come from `specroof validate` (in-sample) or `--cv source` (held out); say which
-when quoting it.
+predicted / measured ratio of the plain run, of the speculative run, and their quotient (close to the speedup row's
+own ratio, which is priced on its own and printed beside it): a quotient far from 1 with a plain ratio near 1 puts the
+error in the speculative run. The report CSV may come from `specroof validate` (in-sample) or `--cv source` (held
+out); say which when quoting it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ROOT / "validation" / "rows.csv"
 PAIR = re.compile(r"matched pair (pair\d+)")
+ROW_COLUMNS = ("row_id", "source_id", "method", "metric", "notes", "hardware", "engine", "concurrency", "isl", "osl")
+REPORT_COLUMNS = ("row_id", "error")
 
 
 def pairs(rows: list[dict[str, str]], report: dict[str, dict[str, str]]) -> list[dict[str, object]]:
@@ -31,9 +33,14 @@ def pairs(rows: list[dict[str, str]], report: dict[str, dict[str, str]]) -> list
     for r in rows:
         m = PAIR.search(r["notes"])
         rep = report.get(r["row_id"])
-        if not m or r["metric"] != "tokens_per_s_per_user" or not rep or not rep.get("error"):
+        if not m or not rep or not rep.get("error"):
             continue
         key = (r["source_id"], m.group(1))
+        if r["metric"] == "speedup":
+            runs.setdefault(key, {})["speedup"] = 1.0 + float(rep["error"])
+            continue
+        if r["metric"] != "tokens_per_s_per_user":
+            continue
         runs.setdefault(key, {})["spec" if r["method"] else "plain"] = 1.0 + float(rep["error"])
         meta.setdefault(key, {"rows": "", **{c: r[c] for c in ("hardware", "engine", "concurrency", "isl", "osl")}})
         meta[key]["rows"] += ("," if meta[key]["rows"] else "") + r["row_id"]
@@ -43,9 +50,28 @@ def pairs(rows: list[dict[str, str]], report: dict[str, dict[str, str]]) -> list
     for key, v in runs.items():
         if {"plain", "spec"} <= v.keys():
             out.append({"source": key[0], "pair": key[1], **meta[key], "plain": v["plain"], "spec": v["spec"],
-                        "quotient": v["spec"] / v["plain"]})
-    return sorted(out, key=lambda p: (p["source"], p["hardware"], p["engine"], int(p["isl"] or 0),
-                                      int(p["osl"] or 0), float(p["concurrency"] or 0)))
+                        "quotient": v["spec"] / v["plain"], "speedup": v.get("speedup")})
+    return sorted(out, key=lambda p: (p["source"], p["hardware"], p["engine"], _num(p["isl"]), _num(p["osl"]),
+                                      _num(p["concurrency"])))
+
+
+def _num(v: object) -> float:
+    """A sort key for a numeric cell that may be empty or text (those sort first)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return -1.0
+
+
+def _read(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
+    """A CSV's rows; a ValueError naming the file and the columns it lacks."""
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    missing = [c for c in need if rows and c not in rows[0]]
+    if missing or not rows:
+        raise ValueError(f"{path}: " + (f"no column {', '.join(missing)}" if rows else "no rows")
+                         + f" (a {'validate report' if 'error' in need else 'rows'} CSV has {', '.join(need)})")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,23 +80,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=Path, default=ROWS, help="the rows CSV the report was made from")
     a = ap.parse_args(argv)
     try:
-        with a.rows.open(newline="") as f:
-            rows = list(csv.DictReader(f))
-        with a.report.open(newline="") as f:
-            report = {r["row_id"]: r for r in csv.DictReader(f)}
-    except (OSError, KeyError, csv.Error) as e:
+        rows = _read(a.rows, ROW_COLUMNS)
+        report = {r["row_id"]: r for r in _read(a.report, REPORT_COLUMNS)}
+        found = pairs(rows, report)
+    except (OSError, ValueError, csv.Error) as e:       # a bad file or a non-numeric error: one line
         print(f"error: {e}", file=sys.stderr)
         return 2
-    found = pairs(rows, report)
     if not found:
         print(f"error: {a.report}: no matched pair has both runs' tokens_per_s_per_user rows predicted",
               file=sys.stderr)
         return 2
-    print("source  pair  hardware  engine  method  isl/osl  concurrency  plain  spec  spec/plain  rows")
+    print("source  pair  hardware  engine  method  isl/osl  concurrency  plain  spec  spec/plain  speedup  rows")
     for p in found:
+        sp = "-" if p["speedup"] is None else f"{p['speedup']:.3f}"
         print(f"{p['source']}  {p['pair']}  {p['hardware']}  {p['engine']}  {p.get('method', '')}  "
               f"{p['isl']}/{p['osl']}  {p['concurrency']}  {p['plain']:.3f}  {p['spec']:.3f}  "
-              f"{p['quotient']:.3f}  {p['rows']}")
+              f"{p['quotient']:.3f}  {sp}  {p['rows']}")
     return 0
 
 

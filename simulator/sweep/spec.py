@@ -398,16 +398,19 @@ _ABSENT = object()   # a key one of two specs lacks (spec_difference)
 
 def spec_difference(there: dict[str, Any], here: dict[str, Any], most: int = 3) -> str:
     """What differs between two normalized specs (a manifest's and this one), for the one-line refusal to resume:
-    e.g. "spec_overlap: absent there, 'default' here" (a parameter a newer build added). '' when they are equal."""
+    e.g. 'spec_overlap: absent there, "default" here' (a parameter a newer build added); each value shown in at most
+    80 characters. '' when they are equal."""
     out: list[str] = []
 
     def show(v: Any) -> str:
-        return "absent" if v is _ABSENT else json.dumps(v)
+        t = "absent" if v is _ABSENT else json.dumps(v)
+        return t if len(t) <= 80 else t[:77] + "..."
 
     a, b = there.get("scalars", {}), here.get("scalars", {})
     for k in sorted(set(a) | set(b)):
         if a.get(k, _ABSENT) != b.get(k, _ABSENT):
             out.append(f"{k}: {show(a.get(k, _ABSENT))} there, {show(b.get(k, _ABSENT))} here")
+
     def values(x: dict[str, Any]) -> Any:   # one parameter's axis shows its list; a zip group its table
         v = x["values"]
         return v[x["name"]] if list(v) == [x["name"]] else v

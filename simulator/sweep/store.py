@@ -224,7 +224,10 @@ def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[st
         if spec is None:
             return man
         if man.get("spec_hash") != spec.spec_hash:
-            diff = spec_difference(man.get("spec") or {}, spec.normalized) or "the hashes differ"
+            try:
+                diff = spec_difference(man.get("spec") or {}, spec.normalized) or "the hashes differ"
+            except (KeyError, TypeError, AttributeError):     # a manifest spec not in the normalized form
+                diff = "its recorded spec is not one this build reads"
             raise ScenarioError(f"{out} holds a sweep of another spec (hash {str(man.get('spec_hash'))[:12]}, this "
                                 f"one {spec.spec_hash[:12]}: {diff}); use a new --out directory")
         if man.get("specroof_version") != __version__:
