@@ -52,9 +52,10 @@ def test_layer_pass_keeps_its_shape(probe):
     torch = pytest.importorskip("torch")
     c = probe.DSV3_QUICK
     for b, q in ((1, 1), (3, 3)):
-        fn, how = probe._mla_layer(torch, c, b, q, 16, "cpu")
+        fn, how, touched = probe._mla_layer(torch, c, b, q, 16, "cpu")
         y = fn()
         assert tuple(y.shape) == (b * q, c["d"]) and torch.isfinite(y.float()).all() and how
+        assert c["k"] <= touched <= min(c["e"], b * q * c["k"])
 
 
 def test_mla_attention_matches_sdpa(probe):

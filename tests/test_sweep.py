@@ -334,20 +334,26 @@ def test_single_shard_jobs_then_merge(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
-def test_resume_refusal_names_what_differs(tmp_path, capsys):
-    # A directory written by a build without a newer parameter (here spec_overlap, added after 0.2.0 sweeps were
-    # written) is refused, naming the parameter, not only two hashes.
+def _resume_after_editing(tmp_path, capsys, edit) -> str:
+    """Sweep a small spec, edit its manifest's spec (edit(spec) in place; the hash no longer matches), resume: the
+    refusal's stderr (exit 2 asserted)."""
     spec = tmp_path / "s.toml"
     spec.write_text('model = "llama-3.1-8b"\nk = [1, 2]\nbatch = [1, 8]\n')
     d = tmp_path / "d"
     assert main(["sweep", str(spec), "--out", str(d)]) == 0
     man = json.loads((d / "manifest.json").read_text())
-    del man["spec"]["scalars"]["spec_overlap"]
+    edit(man["spec"])
     man["spec_hash"] = "0" * 64
     (d / "manifest.json").write_text(json.dumps(man))
     capsys.readouterr()
     assert main(["sweep", str(spec), "--out", str(d)]) == 2
-    err = capsys.readouterr().err
+    return capsys.readouterr().err
+
+
+def test_resume_refusal_names_what_differs(tmp_path, capsys):
+    # A directory written by a build without a newer parameter (here spec_overlap, added after 0.2.0 sweeps were
+    # written) is refused, naming the parameter, not only two hashes.
+    err = _resume_after_editing(tmp_path, capsys, lambda sp: sp["scalars"].pop("spec_overlap"))
     assert 'spec_overlap: absent there, "default" here' in err and "use a new --out directory" in err
 
 
@@ -371,17 +377,7 @@ def test_spec_difference_lists_at_most_three():
 
 
 def test_resume_refusal_of_an_unreadable_manifest_spec_is_one_line(tmp_path, capsys):
-    spec = tmp_path / "s.toml"
-    spec.write_text('model = "llama-3.1-8b"\nk = [1, 2]\nbatch = [1, 8]\n')
-    d = tmp_path / "d"
-    assert main(["sweep", str(spec), "--out", str(d)]) == 0
-    man = json.loads((d / "manifest.json").read_text())
-    man["spec"]["axes"] = [{"name": "k"}]                   # hand-edited: no values
-    man["spec_hash"] = "0" * 64
-    (d / "manifest.json").write_text(json.dumps(man))
-    capsys.readouterr()
-    assert main(["sweep", str(spec), "--out", str(d)]) == 2
-    err = capsys.readouterr().err
+    err = _resume_after_editing(tmp_path, capsys, lambda sp: sp.update(axes=[{"name": "k"}]))   # hand-edited
     assert "not one this build reads" in err and len(err.strip().splitlines()) == 1
 
 

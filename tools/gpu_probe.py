@@ -236,8 +236,9 @@ def _mla_attention(torch, qq, cache, lat: int, scale: float):
     return torch.bmm(p, cache[..., :lat])
 
 
-def _mla_layer(torch, c: dict[str, int], b: int, q: int, ctx: int, dev: str) -> tuple[Callable[[], object], str]:
-    """One decode (q = 1) or verify (q > 1) pass of the layer for b sequences: the call and how its experts run.
+def _mla_layer(torch, c: dict[str, int], b: int, q: int, ctx: int, dev: str) -> tuple[Callable[[], object], str, int]:
+    """One decode (q = 1) or verify (q > 1) pass of the layer for b sequences: the call, how its experts run and how
+    many experts this draw of the routing touches.
     Attention is absorbed MLA (DeepSeek-V2 paper §2.1, weight absorption) as FlashMLA computes it: the h heads x q
     tokens of a sequence are the rows of one product with its latent cache, read once, which is both the keys (with
     the rope part) and the values. Left out (small): the kv_a norm, rope, the cache write and the verify's causal
@@ -252,7 +253,7 @@ def _mla_layer(torch, c: dict[str, int], b: int, q: int, ctx: int, dev: str) -> 
     w2 = torch.randn(c["e"], c["d"], c["f"], dtype=bf, device=dev) * 0.02
     cache = torch.randn(b, ctx, lat + c["rope"], dtype=bf, device=dev)
     x = torch.randn(t, c["d"], dtype=bf, device=dev)
-    tok, offs, _ = _experts(torch, t, c["e"], c["k"], dev)
+    tok, offs, touched = _experts(torch, t, c["e"], c["k"], dev)
     gates = torch.rand(t * c["k"], 1, dtype=bf, device=dev)
     experts, how = _moe_fn(torch, x[tok], w13, w2, offs)
     nr, scale = c["nope"] + c["rope"], (c["nope"] + c["rope"]) ** -0.5      # softmax scale of the 192-wide q.k
@@ -270,10 +271,10 @@ def _mla_layer(torch, c: dict[str, int], b: int, q: int, ctx: int, dev: str) -> 
         g, u = (hn @ w["s13"]).chunk(2, dim=-1)
         y = y + (f.silu(g) * u) @ w["s2"]
         return y.index_add_(0, tok, experts(hn[tok]) * gates)
-    return layer, how
+    return layer, how, touched
 
 
-def _layer_work(c: dict[str, int], b: int, q: int, ctx: int, touched: float) -> tuple[float, float]:
+def _layer_work(c: dict[str, int], b: int, q: int, ctx: int, touched: int) -> tuple[float, float]:
     """(bytes, FLOPs) of one layer pass in bf16: dense weights, the touched experts and the latent cache read once;
     2 FLOPs per multiply-add over the tokens, the k experts of each and the attention products."""
     t, h, lat, r = b * q, c["h"], c["lat"], c["rope"]
@@ -291,18 +292,17 @@ def layer_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, obj
     for b in ((1, 4) if quick else (1, 4, 16, 32, 64, 128, 192, 256)):
         for q in (1, 3):
             try:
-                fn, how = _mla_layer(torch, c, b, q, ctx, dev)
+                fn, how, touched = _mla_layer(torch, c, b, q, ctx, dev)
                 sec = timer(fn, inner=1 if quick else 5)
             except (RuntimeError, TypeError) as e:        # a shape this build cannot run: a row that says so
                 out.append(_row("layer", "deepseek-v3-tp8 moe layer", 0.0, m=b * q, q=q, batch=b, context=ctx,
                                 note=f"not timed: {_first_line(e, 100)}"))
                 continue
-            touched = c["e"] * (1.0 - (1.0 - c["k"] / c["e"]) ** (b * q))      # expected, uniform routing
             nbytes, flops = _layer_work(c, b, q, ctx, touched)
             out.append(_row("layer", "deepseek-v3-tp8 moe layer", sec, m=b * q, q=q, batch=b, context=ctx,
                             bytes=f"{nbytes:.0f}", flops=f"{flops:.0f}",
-                            note=f"bf16; {how}; no all-reduce; {'decode' if q == 1 else 'verify'}; bytes with the "
-                                 "expected touched experts"))
+                            note=f"bf16; {how}; no all-reduce; {'decode' if q == 1 else 'verify'}; {touched} experts "
+                                 "touched (uniform routing, this draw)"))
     return out
 
 
