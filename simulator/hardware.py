@@ -26,6 +26,11 @@ DEFAULT_HBM_FRACTION = 0.85
 DEFAULT_GEMM_FRACTION = 0.75
 DEFAULT_LINK_FRACTION = 0.83
 DEFAULT_ALLREDUCE_LATENCY_S = 6e-6
+# Share of a GEMM's smaller (math or memory) time that its larger one hides at decode / verify sizes: least squares on
+# log time over published cuBLAS bf16 GEMM timings at M = 16..4096 on H100 (3 shapes) and B200 (4 shapes), with a
+# fixed time per kernel (tools/fit_gemm_overlap.py: 0.60 +- 0.06; H100 alone 0.64 +- 0.10, B200 alone 0.54 +- 0.09;
+# over every M, 0.68 +- 0.08). Derived from kernel timings, not from the validation rows.
+DEFAULT_GEMM_OVERLAP = 0.60
 
 _FIG = frozenset({"vendor_quoted_sparse"})
 _ALLOWED: dict[str, set[str] | None] = {
@@ -37,7 +42,8 @@ _ALLOWED: dict[str, set[str] | None] = {
     "interconnect": {"scaleup_gb_s_per_direction", "scaleup_domain_gpus", "scaleout_gb_s_per_direction"},
     "power": {"tdp_w"},
     "achievable": {"hbm_fraction", "gemm_bf16_fraction", "gemm_fp8_fraction", "gemm_fp4_fraction",
-                   "link_fraction", "allreduce_latency_us", "alltoall_latency_us", "scaleout_latency_us"},
+                   "link_fraction", "allreduce_latency_us", "alltoall_latency_us", "scaleout_latency_us",
+                   "gemm_overlap"},
     "kernels": {"graph_kernel_us", "gemm_tile_m"},
 }
 
@@ -61,6 +67,8 @@ class Hardware:
     tdp_w : float                     board power, W
     hbm_fraction, gemm_bf16_fraction, gemm_fp8_fraction, gemm_fp4_fraction, link_fraction : float
         achievable fraction of peak (measured where published, else the documented default)
+    gemm_overlap : float              share of a GEMM's smaller time (math or memory) its larger one hides (1: the
+                                      roofline max, 0: their sum), measured on cuBLAS GEMMs (DEFAULT_GEMM_OVERLAP)
     allreduce_latency_s : float       small-message all-reduce latency on the scale-up domain under CUDA graphs, s
     alltoall_latency_s : float        expert-parallel dispatch (or combine) latency at a few tokens per rank, s
     scaleout_latency_s : float        small collective latency across nodes (scale-out network), s
@@ -92,6 +100,7 @@ class Hardware:
     gemm_fp8_fraction: float = DEFAULT_GEMM_FRACTION
     gemm_fp4_fraction: float = DEFAULT_GEMM_FRACTION
     link_fraction: float = DEFAULT_LINK_FRACTION
+    gemm_overlap: float = DEFAULT_GEMM_OVERLAP
     allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
     alltoall_latency_s: float = 66e-6
     scaleout_latency_s: float = 20e-6
@@ -223,6 +232,7 @@ class _Reader:
             hbm_fraction=self.default(a, "hbm_fraction", DEFAULT_HBM_FRACTION, 0.3, 1.0), gemm_bf16_fraction=bf16,
             gemm_fp8_fraction=fp8, gemm_fp4_fraction=self.default(a, "gemm_fp4_fraction", fp8, 0.2, 1.0)
             if has_fp4 else fp8, link_fraction=self.default(a, "link_fraction", DEFAULT_LINK_FRACTION, 0.2, 1.0),
+            gemm_overlap=self.default(a, "gemm_overlap", DEFAULT_GEMM_OVERLAP, 0.0, 1.0, estimate=True),
             allreduce_latency_s=self.default(a, "allreduce_latency_us", DEFAULT_ALLREDUCE_LATENCY_S * 1e6, 0.5, 500.0,
                                              estimate=True) * u.US,
             alltoall_latency_s=self.default(a, "alltoall_latency_us", 66.0, 1.0, 2000.0, estimate=True) * u.US,

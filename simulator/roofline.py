@@ -1,9 +1,14 @@
 """Roofline pricing of op tables over whole (B, q, L) grids: numba kernels plus a plain numpy reference.
 
 Per op repetition (Williams et al. 2009, "Roofline"; scaling-book roofline.md for the overlap bounds):
-    t_op = max(tc, tm) + (1 - eta) * min(tc, tm) + kernels * t_kernel
+    t_op = max(tc, tm) + (1 - eta) * min(tc*, tm) + kernels * t_kernel
     tc = FLOPs / (peak * gemm_fraction),  tm = bytes / (HBM bandwidth * hbm_fraction)
-eta = 1 is the roofline max, 0 the sum (the two differ by at most 2x). t_kernel is the per-kernel cost of a replayed
+eta = 1 is the roofline max, 0 the sum (the two differ by at most 2x). A GEMM (a matmul or the routed experts) hides
+only part of its math under its memory traffic at decode and verify sizes: its eta is min(eta, gemm_eta), the
+device's measured GEMM overlap (Hardware.gemm_overlap: cuBLAS bf16 GEMMs at M = 16..4096 on H100 and B200 sit
+between the max and the sum, tools/fit_gemm_overlap.py), and tc* counts the real tokens, not the tile-padded rows,
+which the tensor cores compute alongside the real ones (a GEMM at M = 16 costs what it costs at M = 1, measured).
+Elsewhere tc* = tc. t_kernel is the per-kernel cost of a replayed
 CUDA / HIP graph node (launch gap plus ramp and tail, a device figure): with t = t_kernel + bytes / BW per kernel the
 bandwidth a kernel reaches grows with the bytes it moves, as measured (the project's physics notes: H100 decode
 attention 1.2 TB/s at 34 MB, 1.85 TB/s at 1 GB). GEMM FLOPs use the tokens rounded up to the tensor-core tile height
@@ -110,7 +115,8 @@ def _dot(c, i, f):
 
 
 def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, table, share, peak, repeat,
-                    kernels, fam, coll, group, lat, bw_op, bw, eta, tile, one_shot, out_total, out_fam, out_bound):
+                    kernels, fam, coll, group, gemm, lat, bw_op, bw, eta, gemm_eta, tile, one_shot, out_total,
+                    out_fam, out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
     n_ops = cf.shape[0]
     for p in nb.prange(B.shape[0]):
@@ -128,10 +134,14 @@ def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e,
             else:
                 tc = _dot(cf, i, f) / peak[i]
                 tm = _dot(cb, i, f) / bw
+                e = eta
+                if gemm[i] > 0.0:
+                    e = min(eta, gemm_eta)
+                tr = tc + cf[i, F_TPAD] * (f[F_T] - f[F_TPAD]) / peak[i]   # tc*: the real tokens' math
                 if tc > tm:
-                    t, cls = tc + (1.0 - eta) * tm, 1
+                    t, cls = tc + (1.0 - e) * min(tr, tm), 1
                 else:
-                    t, cls = tm + (1.0 - eta) * tc, 0
+                    t, cls = tm + (1.0 - e) * min(tr, tm), 0
                 t += kernels[i] * floor_s[p]
             t *= repeat[i]
             out_fam[p, int(fam[i])] += t
@@ -184,7 +194,8 @@ class Rates:
 
     peak : (n_ops,) FLOP/s per op; bw : HBM bytes/s; lat, bw_op : (n_ops,) collective latency per call (s) and link
     bandwidth per direction (bytes/s) of each collective (0 elsewhere); kernel_s : per-kernel cost of a graph-replayed
-    kernel, s (0: off); tile : GEMM tile height in tokens (0: off); one_shot : all-reduce picks one-shot or two-shot.
+    kernel, s (0: off); tile : GEMM tile height in tokens (0: off); one_shot : all-reduce picks one-shot or two-shot;
+    gemm_eta : share of a GEMM's smaller time its larger one hides (the device's gemm_overlap; 1: roofline max).
     """
 
     peak: np.ndarray
@@ -194,6 +205,7 @@ class Rates:
     kernel_s: float = 0.0
     tile: float = 0.0
     one_shot: bool = False
+    gemm_eta: float = 1.0
 
 
 def hierarchical_bandwidth(kind: int, n: float, g: float, bw_in: float, bw_out: float) -> float:
@@ -240,7 +252,7 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
     """Effective FLOP/s per op from its dtype, HBM bandwidth, and each collective's link. `hbm_fraction` /
     `gemm_fraction` override the hardware's measured fractions, `allreduce_latency_s` its all-reduce latency (an
     engine's own implementation). `mechanisms=False` prices the bare roofline (no per-kernel cost, no tile rounding,
-    ring all-reduce)."""
+    ring all-reduce, GEMMs at the roofline max)."""
     peak = np.empty(len(ops))
     for i, dt in enumerate(ops.dtype):
         ct = hw.compute_format(dt)     # weight-only formats (MXFP4 on Hopper) compute in bf16
@@ -249,7 +261,8 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
     lat, bw_op = _collective_rates(hw, ops, allreduce_latency_s)
     return Rates(peak=peak, bw=hw.hbm_bandwidth_bytes_per_s * (hbm_fraction or hw.hbm_fraction), lat=lat,
                  bw_op=bw_op, kernel_s=hw.kernel_floor_s if mechanisms else 0.0,
-                 tile=float(hw.gemm_tile_m) if mechanisms else 0.0, one_shot=mechanisms)
+                 tile=float(hw.gemm_tile_m) if mechanisms else 0.0, one_shot=mechanisms,
+                 gemm_eta=hw.gemm_overlap if mechanisms else 1.0)
 
 
 def _points(B, q, L, launch_s, floor_s):
@@ -294,8 +307,8 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
            c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), c(ops.share, dtype=np.float64),
            c(r.peak), c(ops.repeat, dtype=np.float64), c(ops.kernels, dtype=np.float64),
            c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64), c(ops.group, dtype=np.float64),
-           c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64), float(r.bw), eta, float(r.tile),
-           bool(r.one_shot), tot, fam, bnd)
+           c(ops.gemm, dtype=np.float64), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64), float(r.bw),
+           eta, float(r.gemm_eta), float(r.tile), bool(r.one_shot), tot, fam, bnd)
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 
@@ -324,7 +337,10 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
             cls = np.full(n, 2)
         else:
             tc, tm = (f @ ops.cf[i]) / r.peak[i], (f @ ops.cb[i]) / r.bw
-            t = np.maximum(tc, tm) + (1.0 - eta) * np.minimum(tc, tm) + ops.kernels[i] * ff
+            real = f.copy()
+            real[:, F_TPAD] = f[:, F_T]                  # tc*: the real tokens' math
+            e = min(eta, r.gemm_eta) if ops.gemm[i] else eta
+            t = np.maximum(tc, tm) + (1.0 - e) * np.minimum((real @ ops.cf[i]) / r.peak[i], tm) + ops.kernels[i] * ff
             cls = (tc > tm).astype(int)
         t = t * ops.repeat[i]
         fam[:, ops.family[i]] += t

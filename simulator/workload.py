@@ -147,7 +147,9 @@ class OpSet:
     cf, cb, cc : float arrays (n_ops, N_FEAT); window : float array; moe_e, moe_k, moe_ranks : float arrays (routed
     experts, experts per token, EP ranks they are spread over); share : float array (fraction of the instance's
     batch this rank's op processes); coll : int array (COLL_*); group : float array (collective group size);
-    link : int array (LINK_SCALEUP or LINK_SCALEOUT); n_gpus : GPUs of the instance.
+    link : int array (LINK_SCALEUP or LINK_SCALEOUT); gemm : float array (1 for a GEMM: a matmul or the routed
+    experts' grouped GEMM, whose math and memory overlap as roofline.Rates.gemm_eta says; 0 elsewhere);
+    n_gpus : GPUs of the instance.
     """
 
     names: tuple[str, ...]
@@ -167,6 +169,7 @@ class OpSet:
     coll: np.ndarray
     group: np.ndarray
     link: np.ndarray
+    gemm: np.ndarray
     n_gpus: int = 1
 
     def __len__(self) -> int:
@@ -185,12 +188,13 @@ class _Builder:
     def op(self, name: str, fam: str, repeat: float, *, dtype: str = "bf16", kernels: float = 1.0,
            f: dict[int, float] | None = None, b: dict[int, float] | None = None, c: dict[int, float] | None = None,
            window: float = INF_WINDOW, moe: tuple[float, float, float] = (0.0, 0.0, 1.0), coll: int = COLL_NONE,
-           group: float = 1.0, link: int = LINK_SCALEUP, share: float | None = None) -> None:
+           group: float = 1.0, link: int = LINK_SCALEUP, share: float | None = None, gemm: bool = False) -> None:
         if repeat <= 0:
             return
         row = dict(name=name, fam=FAM[fam], repeat=float(repeat), dtype=dtype, kernels=kernels,
                    cf=np.zeros(N_FEAT), cb=np.zeros(N_FEAT), cc=np.zeros(N_FEAT), window=window, moe=moe,
-                   share=self.share if share is None else share, coll=coll, group=float(group), link=link)
+                   share=self.share if share is None else share, coll=coll, group=float(group), link=link,
+                   gemm=float(gemm))
         for key, dct in (("cf", f), ("cb", b), ("cc", c)):
             for i, v in (dct or {}).items():
                 row[key][i] += v
@@ -204,7 +208,7 @@ class _Builder:
         ab = DTYPE_BYTES[adtype]
         fm = F_TPAD if m == F_T else m
         self.op(name, fam, repeat, dtype=wdtype, kernels=kernels, f={fm: 2.0 * n * k},
-                b={F_ONE: n * k * DTYPE_BYTES[wdtype], m: (n + k) * ab})
+                b={F_ONE: n * k * DTYPE_BYTES[wdtype], m: (n + k) * ab}, gemm=True)
 
     def collective(self, name: str, kind: int, repeat: float, payload: dict[int, float], group: int,
                    scaleup_domain: int, share: float | None = None) -> None:
@@ -227,7 +231,7 @@ class _Builder:
                      kernels=arr("kernels"), dtype=tuple(x["dtype"] for x in r), cf=mat("cf"), cb=mat("cb"),
                      cc=mat("cc"), window=arr("window"), moe_e=moe[:, 0], moe_k=moe[:, 1], moe_ranks=moe[:, 2],
                      moe_table=table, share=arr("share"), coll=arr("coll", np.int64), group=arr("group"),
-                     link=arr("link", np.int64), n_gpus=n_gpus)
+                     link=arr("link", np.int64), gemm=arr("gemm"), n_gpus=n_gpus)
 
 
 def kv_heads_per_rank(m: ModelShape, tp: int) -> float:
@@ -325,7 +329,7 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     # With redundant slots (ep not dividing E) the busiest-rank table runs over the Es slots with k Es / E of them
     # touched per token: the same touched fraction, spread over Es / ep slots per rank.
     Es = float(par.expert_slots(m))
-    g.op("experts", "moe", nm, dtype=ed, kernels=5, moe=(Es, k * Es / E, float(par.ep)), share=1.0,
+    g.op("experts", "moe", nm, dtype=ed, kernels=5, moe=(Es, k * Es / E, float(par.ep)), share=1.0, gemm=True,
          f={F_T: 2.0 * k * pe / spread},
          b={F_U: Es / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
             F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep})
@@ -412,6 +416,17 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     if par.pp > 1:
         _pipeline(g, c)
     return g.build(par.n_gpus)
+
+
+def gemm(n: int, k: int, weights: str = "bf16", activations: str = "bf16") -> OpSet:
+    """One GEMM y[M, N] = x[M, K] W[K, N] as an op set of one kernel, the op a layer's projections are priced as (M is
+    the token count, B * q): what a kernel benchmark times, for checking the GEMM mechanisms against published kernel
+    timings (tools/fit_gemm_overlap.py)."""
+    if n < 1 or k < 1:
+        raise ScenarioError(f"gemm n = {n}, k = {k}; expected positive integers")
+    g = _Builder()
+    g.matmul("gemm", "dense", 1, F_T, float(n), float(k), weights, activations)
+    return g.build(1)
 
 
 HEAD_OPS = ("embedding", "embed_allreduce", "fc", "lm_head", "logits_gather", "sampler", "medusa_resblock",

@@ -22,6 +22,7 @@ from simulator.data import check_keys, data_dir, figure, read_toml, suggest
 from simulator.errors import ScenarioError, SpecError
 from simulator.hardware import (
     DEFAULT_ALLREDUCE_LATENCY_S,
+    DEFAULT_GEMM_OVERLAP,
     DEFAULT_HBM_FRACTION,
     DEFAULT_LINK_FRACTION,
     Hardware,
@@ -190,10 +191,11 @@ def test_missing_achievable_section_uses_documented_defaults(tmp_path):
     h = load_hardware(write_spec(tmp_path, doc))
     assert h.hbm_fraction == DEFAULT_HBM_FRACTION and h.link_fraction == DEFAULT_LINK_FRACTION
     assert h.allreduce_latency_s == DEFAULT_ALLREDUCE_LATENCY_S
-    # h100 has no fp4, so no gemm_fp4_fraction assumption: seven fallbacks
+    assert h.gemm_overlap == DEFAULT_GEMM_OVERLAP
+    # h100 has no fp4, so no gemm_fp4_fraction assumption: eight fallbacks
     assert sorted(a.split()[0] for a in h.assumptions) == [
-        "allreduce_latency_us", "alltoall_latency_us", "gemm_bf16_fraction", "gemm_fp8_fraction", "hbm_fraction",
-        "link_fraction", "scaleout_latency_us"]
+        "allreduce_latency_us", "alltoall_latency_us", "gemm_bf16_fraction", "gemm_fp8_fraction", "gemm_overlap",
+        "hbm_fraction", "link_fraction", "scaleout_latency_us"]
     assert all("not measured for h100-sxm: default" in a for a in h.assumptions)
 
 
@@ -410,6 +412,8 @@ BAD_SPECS = [
     (_set(("interconnect", "scaleup_domain_gpus", "value"), 8.5),
      r"\[interconnect\] scaleup_domain_gpus: value = 8.5, expected an integer"),
     (_set(("achievable", "hbm_fraction", "value"), 1.5), r"\[achievable\] hbm_fraction: value = 1.5 outside"),
+    (_set(("achievable", "gemm_overlap", "value"), -0.1),
+     r"\[achievable\] gemm_overlap: value = -0.1 outside the plausible range \[0.0, 1.0\]"),
     (_del(("power", "tdp_w")), r"\[power\] tdp_w is missing"),
     (_del(("interconnect",)), r"\[interconnect\] scaleup_gb_s_per_direction is missing"),
     (lambda d: d.update(memory=5), r"\[memory\] must be a table, got int"),

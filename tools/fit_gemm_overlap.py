@@ -1,0 +1,100 @@
+"""Derive the GEMM overlap (Hardware.gemm_overlap, hardware.DEFAULT_GEMM_OVERLAP) from published GEMM kernel timings.
+Run by hand; the value it prints is the one written into simulator/hardware.py and the specs' notes:
+
+    python tools/fit_gemm_overlap.py [validation/sources/gemm_kernels.csv]
+
+Data: cuBLAS bf16 GEMMs (torch F.linear) of LLM weight shapes N x K at M = 1..4096 tokens, timed under CUDA graphs
+(triton do_bench_cudagraph, median) on H100 and B200, from vLLM pull requests (URLs per row in the CSV). Each timing
+is priced as specroof prices a projection (workload.gemm: one matmul op through roofline.step_times at the device's
+sourced HBM and GEMM fractions), with two unknowns fitted by least squares on log time:
+    eta  the share of the smaller of math and memory time the larger one hides (1: roofline max, 0: their sum)
+    t0   a fixed time per kernel (a replayed kernel's launch gap and ramp; a nuisance parameter here)
+over the rows at M >= 16 (at M = 1 the math time is nil and a row says nothing about eta; those rows are printed as
+a check of the fixed time). The uncertainty is the least-squares standard error (residual variance times
+(J^T J)^-1); each device is also fitted alone, and the fit over every M is printed as a sensitivity.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import least_squares
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simulator.hardware import load_hardware  # noqa: E402
+from simulator.roofline import rates, step_times  # noqa: E402
+from simulator.workload import gemm  # noqa: E402
+
+CSV = ROOT / "validation" / "sources" / "gemm_kernels.csv"
+M_MIN = 16
+
+
+def load(path: Path) -> dict[tuple[str, int, int], list[tuple[int, float]]]:
+    """(gpu, N, K) -> [(M, measured seconds)], from TFLOP/s = 2 M N K / t."""
+    tables: dict[tuple[str, int, int], list[tuple[int, float]]] = defaultdict(list)
+    with open(path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            n, k, m = int(r["n"]), int(r["k"]), int(r["m"])
+            tables[(r["gpu"], n, k)].append((m, 2.0 * m * n * k / (float(r["tflops"]) * 1e12)))
+    return tables
+
+
+def priced(gpu: str, n: int, k: int, M: np.ndarray, eta: float, t0: float) -> np.ndarray:
+    """specroof's time for one GEMM at M tokens on `gpu` with GEMM overlap eta and a fixed time t0 per kernel."""
+    hw = replace(load_hardware(gpu).uncalibrated(), gemm_overlap=eta, kernel_floor_s=t0)
+    ops = gemm(n, k)
+    return step_times(ops, rates(hw, ops), M.astype(float), 1.0, 0.0).total_s
+
+
+def residuals(p: np.ndarray, tables, m_min: int) -> np.ndarray:
+    out = []
+    for (gpu, n, k), rows in tables.items():
+        M = np.array([m for m, _ in rows if m >= m_min])
+        t = np.array([s for m, s in rows if m >= m_min])
+        if len(M):
+            out.append(np.log(priced(gpu, n, k, M, p[0], p[1]) / t))
+    return np.concatenate(out)
+
+
+def fit(tables, m_min: int) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """(eta, t0), their standard errors, the RMS log residual and the number of rows."""
+    r = least_squares(residuals, [0.7, 1e-6], args=(tables, m_min), bounds=([0.0, 0.0], [1.0, 2e-5]))
+    n = len(r.fun)
+    cov = np.linalg.inv(r.jac.T @ r.jac) * float(r.fun @ r.fun) / max(n - 2, 1)
+    return r.x, np.sqrt(np.diag(cov)), float(np.sqrt(np.mean(r.fun ** 2))), n
+
+
+def main(argv: list[str]) -> int:
+    tables = load(Path(argv[0]) if argv else CSV)
+    groups = {"all devices": tables}
+    for gpu in sorted({g for g, _, _ in tables}):
+        groups[gpu] = {key: v for key, v in tables.items() if key[0] == gpu}
+    print(f"fit over M >= {M_MIN} (the shipped value) and, as a sensitivity, over every M")
+    print("devices        rows  eta            t0 (us)      RMS log  | every M: eta, t0 (us)")
+    for name, tab in groups.items():
+        x, se, rms, n = fit(tab, M_MIN)
+        xa, sea, _, _ = fit(tab, 1)
+        print(f"{name:13s}  {n:4d}  {x[0]:.2f} +- {se[0]:.2f}  {x[1] * 1e6:.2f} +- {se[1] * 1e6:.2f}  {rms:.3f}    "
+              f"|  {xa[0]:.2f} +- {sea[0]:.2f}, {xa[1] * 1e6:.2f} +- {sea[1] * 1e6:.2f}")
+    eta, t0 = fit(tables, M_MIN)[0]
+    r1 = least_squares(lambda p: residuals(np.array([1.0, p[0]]), tables, M_MIN), [1e-6], bounds=([0.0], [2e-5]))
+    print(f"with eta = 1 (the roofline max; t0 refitted, {r1.x[0] * 1e6:.2f} us) the RMS log residual is "
+          f"{np.sqrt(np.mean(r1.fun ** 2)):.3f}")
+    print(f"\npriced / measured at eta = {eta:.2f}, t0 = {t0 * 1e6:.2f} us (and at eta = 1, the roofline max):")
+    for (gpu, n, k), rows in tables.items():
+        M = np.array([m for m, _ in rows])
+        t = np.array([s for _, s in rows])
+        a, b = priced(gpu, n, k, M, eta, t0) / t, priced(gpu, n, k, M, 1.0, t0) / t
+        print(f"{gpu} N={n} K={k}: " + "  ".join(f"{m}: {x:.2f} ({y:.2f})" for m, x, y in zip(M, a, b)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
