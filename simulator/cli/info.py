@@ -37,12 +37,13 @@ def run_hardware(a: argparse.Namespace) -> int:
         return 0
     rows = [[h.name, _peak(h, "bf16"), _peak(h, "fp8"), _peak(h, "fp4"), fmt.gb(h.hbm_capacity_bytes),
              f"{h.hbm_bandwidth_bytes_per_s / 1e12:g}", f"{h.scaleup_bytes_per_s / 1e9:g}", h.scaleup_domain,
-             f"{h.hbm_fraction:.2f}", f"{h.gemm_bf16_fraction:.2f}"] for h in hws]
+             f"{h.hbm_fraction:.2f}", f"{h.gemm_bf16_fraction:.2f}", f"{h.gemm_overlap:.2f}"] for h in hws]
     hdr = ["name", "bf16_TF", "fp8_TF", "fp4_TF", "HBM_GB", "HBM_TB/s", "link_GB/s/dir", "domain", "hbm_frac",
-           "gemm_frac"]
+           "gemm_frac", "gemm_overlap"]
     print(fmt.rows_out(a.format, hdr, rows))
     if a.name and a.format == "table":
-        print("\ndense peaks (no 2:4 sparsity); link bandwidth per direction; GB = 1e9 bytes")
+        print("\ndense peaks (no 2:4 sparsity); link bandwidth per direction; GB = 1e9 bytes; gemm_overlap: share of "
+              "a GEMM's smaller time (math or memory) its larger one hides")
         for s in hws[0].assumptions:
             print(f"assumption: {s}")
         for s in hws[0].sources:
