@@ -14,6 +14,7 @@ case against a cited measurement.
 
 from __future__ import annotations
 
+import csv
 from dataclasses import fields, replace
 
 import numpy as np
@@ -170,6 +171,37 @@ def test_gemm_overlap_against_published_cublas_timings():
         np.testing.assert_allclose(tool.priced(gpu, nn, kk, M, H100.gemm_overlap, t0), t, rtol=0.20)
         worst_max = max(worst_max, float(np.max(np.abs(tool.priced(gpu, nn, kk, M, 1.0, t0) / t - 1))))
     assert worst_max > 0.30 and rms < 0.12
+
+
+def test_gemm_overlap_fit_recovers_a_probed_device_and_names_bad_input(tmp_path, capsys):
+    # Round trip: GEMM rows in tools/gpu_probe.py's format, timed as specroof prices them at a known overlap (0.35) and
+    # fixed time (2 us) on an H200, come back from the tool's fit; a row it cannot read is named with its line.
+    tool = load_tool("fit_gemm_overlap")
+    probe = tmp_path / "probe.csv"
+    M = np.array([1, 16, 64, 128, 256, 512])
+    with open(probe, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=("probe", "case", "m", "time_us"))
+        w.writeheader()
+        w.writerow(dict(probe="floor", case="graph", m=0, time_us=3.0))        # other probes are skipped
+        for name, k, n in (("q_a+kv_a", 7168, 2112), ("o_proj", 2048, 7168), ("gate_up", 4096, 28672)):
+            for m, t in zip(M, tool.priced("h200-sxm", n, k, M, 0.35, 2e-6)):
+                w.writerow(dict(probe="gemm", case=f"deepseek-v3-tp8 {name} {k}x{n}", m=int(m), time_us=t * 1e6))
+    tables = tool.load_probe(probe, "h200-sxm")
+    assert sorted(tables) == [("h200-sxm", 2112, 7168), ("h200-sxm", 7168, 2048), ("h200-sxm", 28672, 4096)]
+    (eta, t0), se, rms, n = tool.fit(tables, tool.M_MIN)
+    assert eta == pytest.approx(0.35, abs=1e-3) and t0 == pytest.approx(2e-6, rel=1e-2) and rms < 1e-6 and n == 15
+    assert tool.main(["--probe", str(probe), "--gpu", "h200-sxm"]) == 0
+    assert "h200-sxm" in capsys.readouterr().out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("probe,case,m,time_us\ngemm,deepseek-v3-tp8 o_proj 2048x7168,one,5.0\n")
+    assert tool.main(["--probe", str(bad), "--gpu", "h200-sxm"]) == 2
+    assert f"{bad}:2: a gemm row needs" in capsys.readouterr().err
+    assert tool.main(["--probe", str(probe), "--gpu", "no-such-gpu"]) == 2
+    assert "unknown hardware 'no-such-gpu'" in capsys.readouterr().err
+    empty = tmp_path / "empty.csv"
+    empty.write_text("probe,case,m,time_us\nfloor,graph,0,3.0\n")
+    assert tool.main(["--probe", str(empty), "--gpu", "h200-sxm"]) == 2
+    assert "no gemm rows" in capsys.readouterr().err
 
 
 # ---- all-reduce: one-shot / two-shot -------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 Run by hand; the value it prints is the one written into simulator/hardware.py and the specs' notes:
 
     python tools/fit_gemm_overlap.py [validation/sources/gemm_kernels.csv]
+    python tools/fit_gemm_overlap.py --probe OUT/probe.csv --gpu h200-sxm   # add tools/gpu_probe.py's GEMM rows
 
 Data: cuBLAS bf16 GEMMs (torch F.linear) of LLM weight shapes N x K at M = 1..4096 tokens, timed under CUDA graphs
 (triton do_bench_cudagraph, median) on H100 and B200, from vLLM pull requests (URLs per row in the CSV). Each timing
@@ -11,12 +12,16 @@ sourced HBM and GEMM fractions), with two unknowns fitted by least squares on lo
     t0   a fixed time per kernel (a replayed kernel's launch gap and ramp; a nuisance parameter here)
 over the rows at M >= 16 (at M = 1 the math time is nil and a row says nothing about eta; those rows are printed as
 a check of the fixed time). The uncertainty is the least-squares standard error (residual variance times
-(J^T J)^-1); each device is also fitted alone, and the fit over every M is printed as a sensitivity.
+(J^T J)^-1); each device is also fitted alone, and the fit over every M is printed as a sensitivity. `--probe`
+adds the `gemm` rows of a tools/gpu_probe.py run (bf16 x @ w under CUDA graphs) as tables of the device `--gpu` names
+(a bundled spec), so a session lent a GPU fits that device's value beside the published ones.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
+import signal
 import sys
 from collections import defaultdict
 from dataclasses import replace
@@ -28,6 +33,7 @@ from scipy.optimize import least_squares
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from simulator.errors import SpecError  # noqa: E402
 from simulator.hardware import load_hardware  # noqa: E402
 from simulator.roofline import rates, step_times  # noqa: E402
 from simulator.workload import gemm  # noqa: E402
@@ -43,6 +49,25 @@ def load(path: Path) -> dict[tuple[str, int, int], list[tuple[int, float]]]:
         for r in csv.DictReader(fh):
             n, k, m = int(r["n"]), int(r["k"]), int(r["m"])
             tables[(r["gpu"], n, k)].append((m, 2.0 * m * n * k / (float(r["tflops"]) * 1e12)))
+    return tables
+
+
+def load_probe(path: Path, gpu: str) -> dict[tuple[str, int, int], list[tuple[int, float]]]:
+    """(gpu, N, K) -> [(M, measured seconds)] from the `gemm` rows of a tools/gpu_probe.py probe.csv (case
+    "<model> <name> <K>x<N>", time_us per call)."""
+    tables: dict[tuple[str, int, int], list[tuple[int, float]]] = defaultdict(list)
+    with open(path, newline="") as fh:
+        for i, r in enumerate(csv.DictReader(fh), start=2):
+            if r.get("probe") != "gemm":
+                continue
+            try:
+                k, n = (int(x) for x in r["case"].rsplit(" ", 1)[-1].split("x"))
+                tables[(gpu, n, k)].append((int(r["m"]), float(r["time_us"]) * 1e-6))
+            except (KeyError, ValueError) as e:
+                raise ValueError(f"{path}:{i}: a gemm row needs case '<model> <name> <K>x<N>', integer m and "
+                                 f"numeric time_us ({e})") from None
+    if not tables:
+        raise ValueError(f"{path}: no gemm rows (is it a tools/gpu_probe.py probe.csv?)")
     return tables
 
 
@@ -72,7 +97,21 @@ def fit(tables, m_min: int) -> tuple[np.ndarray, np.ndarray, float, int]:
 
 
 def main(argv: list[str]) -> int:
-    tables = load(Path(argv[0]) if argv else CSV)
+    ap = argparse.ArgumentParser(description="Fit the GEMM overlap on published (and probed) GEMM kernel timings.")
+    ap.add_argument("csv", nargs="?", type=Path, default=CSV, help="published timings (default: the shipped CSV)")
+    ap.add_argument("--probe", type=Path, help="a tools/gpu_probe.py probe.csv whose gemm rows to add")
+    ap.add_argument("--gpu", help="the bundled device the probe ran on (e.g. h200-sxm)")
+    a = ap.parse_args(argv)
+    if (a.probe is None) != (a.gpu is None):
+        ap.error("--probe and --gpu go together")
+    try:
+        tables = load(a.csv)
+        if a.probe:
+            load_hardware(a.gpu)
+            tables.update(load_probe(a.probe, a.gpu))
+    except (OSError, ValueError, SpecError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     groups = {"all devices": tables}
     for gpu in sorted({g for g, _, _ in tables}):
         groups[gpu] = {key: v for key, v in tables.items() if key[0] == gpu}
@@ -97,4 +136,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # piped into head: end quietly, as a shell tool does
     sys.exit(main(sys.argv[1:]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -100,4 +101,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # piped into head: end quietly, as a shell tool does
     sys.exit(main())
