@@ -52,7 +52,9 @@ class EngineProfile:
     gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations
     allreduce_latency_s : float or None   engine's all-reduce latency (custom all-reduce), None: the hardware's
     hbm_fraction, gemm_fraction : float or None   calibrated overrides of the hardware's achievable fractions
-    overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden per op (1 = roofline max)
+    overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden, one for every op
+                                         (1 = roofline max); None: the measured mode (GEMMs at the device's
+                                         gemm_overlap, other ops at the max)
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
     priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)
     spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap

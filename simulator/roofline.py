@@ -3,12 +3,13 @@
 Per op repetition (Williams et al. 2009, "Roofline"; scaling-book roofline.md for the overlap bounds):
     t_op = max(tc, tm) + (1 - eta) * min(tc*, tm) + kernels * t_kernel
     tc = FLOPs / (peak * gemm_fraction),  tm = bytes / (HBM bandwidth * hbm_fraction)
-eta = 1 is the roofline max, 0 the sum (the two differ by at most 2x). A GEMM (a matmul or the routed experts) hides
-only part of its math under its memory traffic at decode and verify sizes: its eta is min(eta, gemm_eta), the
-device's measured GEMM overlap (Hardware.gemm_overlap: cuBLAS bf16 GEMMs at M = 16..4096 on H100 and B200 sit
-between the max and the sum, tools/fit_gemm_overlap.py), and tc* counts the real tokens, not the tile-padded rows,
-which the tensor cores compute alongside the real ones (a GEMM at M = 16 costs what it costs at M = 1, measured).
-Elsewhere tc* = tc. t_kernel is the per-kernel cost of a replayed
+eta = 1 is the roofline max, 0 the sum (the two differ by at most 2x), set by the overlap mode
+(workload.OVERLAP_MODES): "max", "sum" or a number set one eta for every op, with tc* = tc. "measured", the default,
+prices a GEMM (a matmul or the routed experts) at the device's measured GEMM overlap, eta = gemm_eta
+(Hardware.gemm_overlap: cuBLAS bf16 GEMMs at M = 16..4096 on H100 and B200 sit between the max and the sum, most
+visibly near the ridge point, where math and memory times are alike; tools/fit_gemm_overlap.py), with tc* the real
+tokens' math, not the tile-padded rows', which the tensor cores compute alongside the real ones (a GEMM at M = 16
+costs what it costs at M = 1, measured); every other op at the max. t_kernel is the per-kernel cost of a replayed
 CUDA / HIP graph node (launch gap plus ramp and tail, a device figure): with t = t_kernel + bytes / BW per kernel the
 bandwidth a kernel reaches grows with the bytes it moves, as measured (the project's physics notes: H100 decode
 attention 1.2 TB/s at 34 MB, 1.85 TB/s at 1 GB). GEMM FLOPs use the tokens rounded up to the tensor-core tile height
@@ -115,8 +116,8 @@ def _dot(c, i, f):
 
 
 def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, table, share, peak, repeat,
-                    kernels, fam, coll, group, gemm, lat, bw_op, bw, eta, gemm_eta, tile, one_shot, out_total,
-                    out_fam, out_bound):
+                    kernels, fam, coll, group, eta, real, lat, bw_op, bw, tile, one_shot, out_total, out_fam,
+                    out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
     n_ops = cf.shape[0]
     for p in nb.prange(B.shape[0]):
@@ -134,14 +135,13 @@ def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e,
             else:
                 tc = _dot(cf, i, f) / peak[i]
                 tm = _dot(cb, i, f) / bw
-                e = eta
-                if gemm[i] > 0.0:
-                    e = min(eta, gemm_eta)
-                tr = tc + cf[i, F_TPAD] * (f[F_T] - f[F_TPAD]) / peak[i]   # tc*: the real tokens' math
+                tr = tc
+                if real[i] > 0.0:         # tc*: the real tokens' math, not the tile-padded rows'
+                    tr = tc + cf[i, F_TPAD] * (f[F_T] - f[F_TPAD]) / peak[i]
                 if tc > tm:
-                    t, cls = tc + (1.0 - e) * min(tr, tm), 1
+                    t, cls = tc + (1.0 - eta[i]) * min(tr, tm), 1
                 else:
-                    t, cls = tm + (1.0 - e) * min(tr, tm), 0
+                    t, cls = tm + (1.0 - eta[i]) * min(tr, tm), 0
                 t += kernels[i] * floor_s[p]
             t *= repeat[i]
             out_fam[p, int(fam[i])] += t
@@ -275,6 +275,16 @@ def _check_points(B: np.ndarray, q: np.ndarray, L: np.ndarray) -> None:
         raise ScenarioError("batch, query tokens and context must be finite and non-negative")
 
 
+def op_overlap(ops: OpSet, r: Rates, overlap: str | float) -> tuple[np.ndarray, np.ndarray]:
+    """Per op, the overlap efficiency eta and whether its unhidden math counts real tokens (1) or tile-padded rows
+    (0): "measured" gives GEMMs the device's gemm_eta and real tokens, every other op the max; any other mode one eta
+    for every op (overlap_eta)."""
+    if overlap == "measured":
+        gemm = np.asarray(ops.gemm, dtype=np.float64)
+        return np.where(gemm > 0.0, r.gemm_eta, 1.0), gemm
+    return np.full(len(ops), overlap_eta(overlap)), np.zeros(len(ops))
+
+
 def overlap_eta(overlap: str | float) -> float:
     """Overlap efficiency eta from "max" (1), "sum" (0) or a number in [0, 1]."""
     if overlap == "max":
@@ -282,7 +292,7 @@ def overlap_eta(overlap: str | float) -> float:
     if overlap == "sum":
         return 0.0
     if isinstance(overlap, bool) or not isinstance(overlap, (int, float, np.floating)) or not 0.0 <= overlap <= 1.0:
-        raise ScenarioError(f"overlap = {overlap!r}; expected 'max', 'sum' or a number in [0, 1]")
+        raise ScenarioError(f"overlap = {overlap!r}; expected 'measured', 'max', 'sum' or a number in [0, 1]")
     return float(overlap)
 
 
@@ -291,14 +301,15 @@ def _logq(ops: OpSet) -> np.ndarray:
                      for e, k in zip(ops.moe_e, ops.moe_k)])
 
 
-def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max",
+def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "measured",
                graphed=True) -> StepTimes:
     """Price `ops` at every broadcast point of (B, q, L) with the numba kernel. Output shapes follow the broadcast.
-    launch_s: eager launch cost per kernel (0 where graphed); graphed: whether the per-kernel graph cost applies."""
+    launch_s: eager launch cost per kernel (0 where graphed); graphed: whether the per-kernel graph cost applies;
+    overlap: a mode of workload.OVERLAP_MODES or a number (op_overlap)."""
     floor = np.where(np.asarray(graphed), r.kernel_s, 0.0)
     (Bf, qf, Lf, lf, ff), shape = _points(B, q, L, launch_s, floor)
     _check_points(Bf, qf, Lf)
-    eta = overlap_eta(overlap)
+    eta, real = op_overlap(ops, r, overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.empty(n), np.empty((n, _NF)), np.empty((n, 3))
     c = np.ascontiguousarray
@@ -307,8 +318,8 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
            c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), c(ops.share, dtype=np.float64),
            c(r.peak), c(ops.repeat, dtype=np.float64), c(ops.kernels, dtype=np.float64),
            c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64), c(ops.group, dtype=np.float64),
-           c(ops.gemm, dtype=np.float64), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64), float(r.bw),
-           eta, float(r.gemm_eta), float(r.tile), bool(r.one_shot), tot, fam, bnd)
+           c(eta), c(real), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64), float(r.bw), float(r.tile),
+           bool(r.one_shot), tot, fam, bnd)
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 
@@ -322,12 +333,12 @@ def _coll_reference(kind: int, n: float, S: np.ndarray, lat: float, bw: float, o
     return np.minimum(lat + (n - 1.0) * S / bw, two) if one_shot else lat + 2.0 * (n - 1.0) / n * S / bw
 
 
-def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "max",
+def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "measured",
                          graphed=True) -> StepTimes:
     """The same formula in plain numpy, vectorised over points, looping over ops; the tests' oracle."""
     floor = np.where(np.asarray(graphed), r.kernel_s, 0.0)
     (Bf, qf, Lf, lf, ff), shape = _points(B, q, L, launch_s, floor)
-    eta = overlap_eta(overlap)
+    eta, real_op = op_overlap(ops, r, overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
@@ -338,9 +349,10 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
         else:
             tc, tm = (f @ ops.cf[i]) / r.peak[i], (f @ ops.cb[i]) / r.bw
             real = f.copy()
-            real[:, F_TPAD] = f[:, F_T]                  # tc*: the real tokens' math
-            e = min(eta, r.gemm_eta) if ops.gemm[i] else eta
-            t = np.maximum(tc, tm) + (1.0 - e) * np.minimum((real @ ops.cf[i]) / r.peak[i], tm) + ops.kernels[i] * ff
+            if real_op[i]:
+                real[:, F_TPAD] = f[:, F_T]              # tc*: the real tokens' math
+            tr = (real @ ops.cf[i]) / r.peak[i]
+            t = np.maximum(tc, tm) + (1.0 - eta[i]) * np.minimum(tr, tm) + ops.kernels[i] * ff
             cls = (tc > tm).astype(int)
         t = t * ops.repeat[i]
         fam[:, ops.family[i]] += t
@@ -351,5 +363,5 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 
-__all__ = ["BOUNDS", "overlap_eta", "Rates", "StepTimes", "rates", "step_times", "step_times_reference",
+__all__ = ["BOUNDS", "op_overlap", "overlap_eta", "Rates", "StepTimes", "rates", "step_times", "step_times_reference",
            "F_B", "F_BL", "F_CAUSAL", "F_ONE", "F_T", "F_TL", "F_TPAD", "F_U", "N_FEAT"]

@@ -30,7 +30,7 @@ from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
 from .model import ModelShape, load_model
 from .units import DTYPE_BYTES
-from .workload import OpSet, Parallelism, Precision, forward_pass
+from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, forward_pass
 
 DEFAULT_BATCH = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -110,10 +110,10 @@ def _batch(name: str, v: Any) -> tuple[int, ...]:
 
 
 def _overlap(name: str, v: Any) -> str | float | None:
-    if v is None or v in ("max", "sum"):
+    if v is None or v in OVERLAP_MODES:
         return v
     if not _is_num(v) or not 0.0 <= float(v) <= 1.0:
-        raise ScenarioError(f"{name} = {v!r}; expected 'max', 'sum' or a number in [0, 1]")
+        raise ScenarioError(f"{name} = {v!r}; expected 'measured', 'max', 'sum' or a number in [0, 1]")
     return float(v)
 
 
@@ -194,8 +194,10 @@ class Scenario:
     context: int = _f(1024, "int>=0", "tokens already in the KV cache per sequence")
     batch: tuple[int, ...] = _f(DEFAULT_BATCH, "batch", "batch sizes: a list 1,8,64 or a range 1..256 (every power "
                                 "of two in it and both ends)", sweep=False)
-    overlap: str | float | None = _f(None, "overlap", "max: math and memory overlap (roofline), sum: no overlap, or "
-                                     "an efficiency in [0, 1]; default: the engine profile's value, else max")
+    overlap: str | float | None = _f(None, "overlap", "measured: GEMMs hide the device's gemm_overlap of their smaller "
+                                     "time, other ops overlap fully; max: every op at the roofline max; sum: no "
+                                     "overlap; or an efficiency in [0, 1] for every op; default: the engine "
+                                     "profile's value, else measured")
     draft_kv_window: int | None = _f(None, "int>=1?", "drafter KV window W tokens (long-context self-speculation)")
     cuda_graph_max_batch: int | None = _f(None, "int>=1?", "largest batch that replays CUDA graphs, above it passes "
                                           "run eager (default: every batch, as a deployment sized to its load "
@@ -372,10 +374,10 @@ def engine_hardware(hw: Hardware, eng: EngineProfile) -> Hardware:
 
 
 def resolve_overlap(overlap: str | float | None, eng: EngineProfile) -> str | float:
-    """The overlap mode to price with: the scenario's, else the engine's calibrated efficiency, else "max"."""
+    """The overlap mode to price with: the scenario's, else the engine's calibrated efficiency, else "measured"."""
     if overlap is not None:
         return overlap
-    return eng.overlap_efficiency if eng.overlap_efficiency is not None else "max"
+    return eng.overlap_efficiency if eng.overlap_efficiency is not None else "measured"
 
 
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:

@@ -37,6 +37,10 @@ from .model import ModelShape
 from .units import DTYPE_BYTES
 
 F_ONE, F_B, F_T, F_BL, F_TL, F_CAUSAL, F_U, F_TPAD = range(8)
+# How an op's math and memory times combine (roofline.step_times): "measured" (the default) prices GEMMs at the
+# device's measured GEMM overlap and every other op at the max; "max" every op at the max; "sum" their sum; a number
+# eta in [0, 1] gives every op max + (1 - eta) min.
+OVERLAP_MODES = ("measured", "max", "sum")
 N_FEAT = 8
 FAMILIES: tuple[str, ...] = ("dense", "attention", "moe", "lm_head", "collective", "overhead")
 FAM = {n: i for i, n in enumerate(FAMILIES)}
@@ -422,8 +426,11 @@ def gemm(n: int, k: int, weights: str = "bf16", activations: str = "bf16") -> Op
     """One GEMM y[M, N] = x[M, K] W[K, N] as an op set of one kernel, the op a layer's projections are priced as (M is
     the token count, B * q): what a kernel benchmark times, for checking the GEMM mechanisms against published kernel
     timings (tools/fit_gemm_overlap.py)."""
-    if n < 1 or k < 1:
+    if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in (n, k)):
         raise ScenarioError(f"gemm n = {n}, k = {k}; expected positive integers")
+    for name, dt in (("weights", weights), ("activations", activations)):
+        if dt not in DTYPE_BYTES:
+            raise ScenarioError(f"gemm {name} = {dt!r}; expected one of {sorted(DTYPE_BYTES)}")
     g = _Builder()
     g.matmul("gemm", "dense", 1, F_T, float(n), float(k), weights, activations)
     return g.build(1)

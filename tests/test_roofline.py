@@ -56,7 +56,7 @@ def _warm_kernel():
     step_times(ops, rates(hw("h100-sxm"), ops), n, n, n, np.zeros(2))
 
 
-overlaps = st.one_of(st.sampled_from(["max", "sum"]), st.floats(0.0, 1.0))
+overlaps = st.one_of(st.sampled_from(["measured", "max", "sum"]), st.floats(0.0, 1.0))
 sizes = st.lists(st.integers(1, 4096), min_size=1, max_size=6)
 qs = st.lists(st.integers(1, 128), min_size=1, max_size=4)
 ctxs = st.lists(st.integers(0, 200_000), min_size=1, max_size=4)
@@ -416,9 +416,13 @@ def test_engine_overlap_efficiency_is_the_default_overlap():
     np.testing.assert_array_equal(by_engine, explicit)
     assert np.all(simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine=eng, overlap="max").step_s
                   <= by_engine)
-    plain = simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine="ideal").step_s
-    np.testing.assert_array_equal(plain, simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048,
-                                                       engine="ideal", overlap="max").step_s)
+    # without an engine efficiency the default is "measured": GEMMs at the device's GEMM overlap, above the max
+    plain = simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine="ideal")
+    assert plain.scenario["overlap"] == "measured"
+    np.testing.assert_array_equal(plain.step_s, simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048,
+                                                              engine="ideal", overlap="measured").step_s)
+    assert np.all(simulate_step("h100-sxm", "llama-3.1-8b", [1, 64], 4, 2048, engine="ideal", overlap="max").step_s
+                  < plain.step_s)
 
 
 # ---- MoE verify cost -----------------------------------------------------------------------------------------
@@ -495,8 +499,8 @@ def test_scenario_batch_accepts():
     (dict(tp=2, ep=2), r"ep = 2 but llama-3.1-8b has no experts"),
     (dict(precision="int4"), r"precision = 'int4'"),
     (dict(kv_precision="fp5"), r"kv_precision = 'fp5'"),
-    (dict(overlap="min"), r"overlap = 'min'; expected 'max', 'sum' or a number in \[0, 1\]"),
-    (dict(overlap=1.5), r"overlap = 1.5; expected 'max', 'sum' or a number in \[0, 1\]"),
+    (dict(overlap="min"), r"overlap = 'min'; expected 'measured', 'max', 'sum' or a number in \[0, 1\]"),
+    (dict(overlap=1.5), r"overlap = 1.5; expected 'measured', 'max', 'sum' or a number in \[0, 1\]"),
     (dict(overlap=-0.1), r"overlap = -0.1; expected"),
     (dict(overlap=True), r"overlap = True; expected"),
     (dict(logits="first"), r"logits = 'first'"),
@@ -531,8 +535,8 @@ def test_scenario_counts_and_make_precision():
     (dict(L=[-5.0]), r"must be finite and non-negative"),
     (dict(B=[np.inf]), r"must be finite and non-negative"),
     (dict(B=[np.nan]), r"must be finite and non-negative"),
-    (dict(overlap="avg"), r"overlap = 'avg'; expected 'max', 'sum' or a number in \[0, 1\]"),
-    (dict(overlap=2.0), r"overlap = 2.0; expected 'max', 'sum' or a number in \[0, 1\]"),
+    (dict(overlap="avg"), r"overlap = 'avg'; expected 'measured', 'max', 'sum' or a number in \[0, 1\]"),
+    (dict(overlap=2.0), r"overlap = 2.0; expected 'measured', 'max', 'sum' or a number in \[0, 1\]"),
     (dict(overlap=float("nan")), r"overlap = nan; expected"),
 ])
 def test_step_times_rejects(bad, message):

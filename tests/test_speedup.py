@@ -47,6 +47,10 @@ def test_free_drafter_gives_tokens_per_step(tmp_path):
                       batch=[1, 2, 4], engine="ideal")
     assert np.allclose(r.speedup, r.tokens_per_step, rtol=0.01)
     assert np.all(r.speedup <= r.tokens_per_step)
+    # on the shipped H100 (gemm_overlap 0.60) the verify of 4 x B tokens pays 0.4 of its GEMM math: a few % less
+    d = speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", acceptance=Acceptance.from_rate(0.6), k=3,
+                      batch=[1, 2, 4], engine="ideal")
+    assert np.all(d.speedup < r.speedup) and np.all(d.speedup > 0.95 * d.tokens_per_step)
 
 
 @settings(max_examples=25)

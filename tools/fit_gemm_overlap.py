@@ -10,9 +10,11 @@ is priced as specroof prices a projection (workload.gemm: one matmul op through 
 sourced HBM and GEMM fractions), with two unknowns fitted by least squares on log time:
     eta  the share of the smaller of math and memory time the larger one hides (1: roofline max, 0: their sum)
     t0   a fixed time per kernel (a replayed kernel's launch gap and ramp; a nuisance parameter here)
-over the rows at M >= 16 (at M = 1 the math time is nil and a row says nothing about eta; those rows are printed as
-a check of the fixed time). The uncertainty is the least-squares standard error (residual variance times
-(J^T J)^-1); each device is also fitted alone, and the fit over every M is printed as a sensitivity. `--probe`
+over the rows at M >= 16 (at M = 1 the math time is nil and a row says nothing about eta directly; those rows are
+printed as a check of the fixed time). eta and t0 are correlated, so which rows fix t0 moves eta: over every M, with
+the M = 1 rows pinning t0, it is 0.68 +- 0.08. The uncertainty printed is the least-squares standard error (residual
+variance times (J^T J)^-1); the residuals follow the weight shape (narrow GEMMs overlap less than wide ones), so the
+spread over devices and M ranges, also printed, is the better measure (about +- 0.15 around 0.60). `--probe`
 adds the `gemm` rows of a tools/gpu_probe.py run (bf16 x @ w under CUDA graphs) as tables of the device `--gpu` names
 (a bundled spec), so a session lent a GPU fits that device's value beside the published ones.
 """
@@ -78,22 +80,25 @@ def priced(gpu: str, n: int, k: int, M: np.ndarray, eta: float, t0: float) -> np
     return step_times(ops, rates(hw, ops), M.astype(float), 1.0, 0.0).total_s
 
 
-def residuals(p: np.ndarray, tables, m_min: int) -> np.ndarray:
+def residuals(p: np.ndarray, tables, m_min: int, m_max: float = np.inf) -> np.ndarray:
     out = []
     for (gpu, n, k), rows in tables.items():
-        M = np.array([m for m, _ in rows if m >= m_min])
-        t = np.array([s for m, s in rows if m >= m_min])
+        M = np.array([m for m, _ in rows if m_min <= m <= m_max])
+        t = np.array([s for m, s in rows if m_min <= m <= m_max])
         if len(M):
             out.append(np.log(priced(gpu, n, k, M, p[0], p[1]) / t))
     return np.concatenate(out)
 
 
-def fit(tables, m_min: int) -> tuple[np.ndarray, np.ndarray, float, int]:
-    """(eta, t0), their standard errors, the RMS log residual and the number of rows."""
-    r = least_squares(residuals, [0.7, 1e-6], args=(tables, m_min), bounds=([0.0, 0.0], [1.0, 2e-5]))
+def fit(tables, m_min: int, m_max: float = np.inf, corr: bool = False):
+    """(eta, t0), their standard errors, the RMS log residual and the number of rows of M in [m_min, m_max] (and,
+    with corr, the correlation of eta and t0 in the fit)."""
+    r = least_squares(residuals, [0.7, 1e-6], args=(tables, m_min, m_max), bounds=([0.0, 0.0], [1.0, 2e-5]))
     n = len(r.fun)
     cov = np.linalg.inv(r.jac.T @ r.jac) * float(r.fun @ r.fun) / max(n - 2, 1)
-    return r.x, np.sqrt(np.diag(cov)), float(np.sqrt(np.mean(r.fun ** 2))), n
+    se = np.sqrt(np.diag(cov))
+    out = r.x, se, float(np.sqrt(np.mean(r.fun ** 2))), n
+    return (*out, float(cov[0, 1] / (se[0] * se[1]))) if corr else out
 
 
 def main(argv: list[str]) -> int:
@@ -117,12 +122,18 @@ def main(argv: list[str]) -> int:
         groups[gpu] = {key: v for key, v in tables.items() if key[0] == gpu}
     print(f"fit over M >= {M_MIN} (the shipped value) and, as a sensitivity, over every M")
     print("devices        rows  eta            t0 (us)      RMS log  | every M: eta, t0 (us)")
+    fits = {name: fit(tab, M_MIN) for name, tab in groups.items()}
     for name, tab in groups.items():
-        x, se, rms, n = fit(tab, M_MIN)
+        x, se, rms, n = fits[name]
         xa, sea, _, _ = fit(tab, 1)
         print(f"{name:13s}  {n:4d}  {x[0]:.2f} +- {se[0]:.2f}  {x[1] * 1e6:.2f} +- {se[1] * 1e6:.2f}  {rms:.3f}    "
               f"|  {xa[0]:.2f} +- {sea[0]:.2f}, {xa[1] * 1e6:.2f} +- {sea[1] * 1e6:.2f}")
-    eta, t0 = fit(tables, M_MIN)[0]
+    eta, t0 = fits["all devices"][0]
+    rho = fit(tables, M_MIN, corr=True)[4]
+    small, large = fit(tables, M_MIN, 128)[0][0], fit(tables, 256)[0][0]
+    print(f"eta and t0 correlate ({rho:.2f}): the value moves with what fixes t0. By M: {small:.2f} over M = 16..128, "
+          f"{large:.2f} over M >= 256 (the shortfall is near the ridge point); the residuals follow the shape, so "
+          "the standard error understates the spread")
     r1 = least_squares(lambda p: residuals(np.array([1.0, p[0]]), tables, M_MIN), [1e-6], bounds=([0.0], [2e-5]))
     print(f"with eta = 1 (the roofline max; t0 refitted, {r1.x[0] * 1e6:.2f} us) the RMS log residual is "
           f"{np.sqrt(np.mean(r1.fun ** 2)):.3f}")

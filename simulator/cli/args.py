@@ -16,6 +16,7 @@ from ..drafters import default_decay
 from ..errors import ScenarioError
 from ..hazards import OPTIONS
 from ..scenario import Scenario, scenario_fields
+from ..workload import OVERLAP_MODES
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -93,12 +94,12 @@ def k_arg(s: str) -> int | str:
 
 
 def overlap_arg(s: str) -> str | float:
-    if s in ("max", "sum"):
+    if s in OVERLAP_MODES:
         return s
     try:
         v = float(s)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"overlap {s!r}: expected max, sum or a number in [0, 1]") from None
+        raise argparse.ArgumentTypeError(f"overlap {s!r}: expected measured, max, sum or a number in [0, 1]") from None
     if not 0.0 <= v <= 1.0:
         raise argparse.ArgumentTypeError(f"overlap {v} outside [0, 1]")
     return v

@@ -23,6 +23,7 @@ from ..drafters import default_decay
 from ..errors import ScenarioError, SpecroofError
 from ..pricing import base_step, candidates, memory, spec_step
 from ..scenario import Deployment, Scenario
+from ..workload import OVERLAP_MODES
 from .kernels import KERNELS, pool_threads
 from .spec import ACCEPTANCE, CONFIG_PARAMS, SweepSpec
 
@@ -59,7 +60,7 @@ def _none(v: Any) -> Any:
 def cell_scenario(d: dict[str, Any]) -> Scenario:
     """A cell's parameter values as the Scenario `predict` would be given (acceptance applied by the combine)."""
     kw = {p: _none(d[p]) for p in CONFIG_PARAMS}
-    if isinstance(kw["overlap"], str) and kw["overlap"] not in ("max", "sum"):
+    if isinstance(kw["overlap"], str) and kw["overlap"] not in OVERLAP_MODES:
         kw["overlap"] = float(kw["overlap"])
     return Scenario(**kw, k=d["k"], context=d["context"])
 
