@@ -64,7 +64,8 @@ PARAMS: dict[str, Param] = {
                            "achieved share of dense tensor peak for compute-bound GEMMs (best shapes 0.72-0.80, "
                            "stas00 MAMF table)"),
     "overlap_efficiency": Param("efficiency", "overlap_efficiency", 0.0, 1.0, 0.5,
-                                "share of min(math, memory) time hidden per op"),
+                                "share of min(math, memory) time hidden, one value for every op (fitted, it replaces "
+                                "the measured mode: the device's GEMM overlap and the GEMMs' real-token math)"),
     "kernel_floor_s": Param("kernels", "graph_kernel_us", 1.3e-6, 15e-6, 3.3e-6,
                             "mean cost of a graph-replayed kernel beyond its roofline work: at least the 1.3 us "
                             "dead time per kernel boundary (Hazy Research, H100), at most ~15 us (an H100 decode "
@@ -277,7 +278,9 @@ def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str,
     start = _starts(cols, engines, floors)
     prob = _Problem(rows, groups, engines, floors, cols)
     x_all = np.array([start[c] for c in cols])
-    rms0 = float(np.sqrt(np.mean((prob(x_all) / prob.w) ** 2)))
+    set_ = [c for c in cols if not _unset(c, engines)]       # the profiles as they price before the fit
+    rms0 = float(np.sqrt(np.mean((_Problem(rows, groups, engines, floors, set_)(np.array([start[c] for c in set_]))
+                                  / prob.w) ** 2)))
     moved = _sources_moved(prob, x_all)
     verdict = _undetermined_from_the_start(cols, moved, min_sources, engines if hide_overlapped else {})
     tried: dict[tuple[str, str], tuple[float, float]] = {c: (start[c], float("inf")) for c in cols}
@@ -322,6 +325,12 @@ def _undetermined(free: list[tuple[str, str]], tried: dict[tuple[str, str], tupl
     return {c: st for c, st in out.items() if st != FITTED}
 
 
+def _unset(c: tuple[str, str], engines: dict[str, EngineProfile]) -> bool:
+    """An engine parameter its base profile leaves unset (None): the fit starts it at the parameter's start value,
+    but the profile prices without it."""
+    return PARAMS[c[1]].scope == "engine" and getattr(engines[c[0]], c[1]) is None
+
+
 def _starts(cols: list[tuple[str, str]], engines: dict[str, EngineProfile], floors: dict[str, float]
             ) -> dict[tuple[str, str], float]:
     """Each column's starting value: the engine's field, or the architecture's kernel floor (clipped into bounds)."""
@@ -345,9 +354,11 @@ def _result(prob: _Problem, sol: Any, free: list[tuple[str, str]], cols: list[tu
 def _fixed_problem(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str, EngineProfile],
                    floors: dict[str, float], cols: list[tuple[str, str]], start: dict[tuple[str, str], float],
                    verdict: dict[tuple[str, str], str]) -> tuple[_Problem, list[tuple[str, str]]]:
-    """The problem over the still-free columns, the undetermined ones fixed at their starting values."""
+    """The problem over the still-free columns, the undetermined ones fixed at their starting values (one the base
+    profile leaves unset, such as overlap_efficiency in the measured mode, stays unset)."""
     free = [c for c in cols if c not in verdict]
-    fixed_e = {e: replace(eng, **{n: start[(g, n)] for (g, n) in verdict if g == e}) for e, eng in engines.items()}
+    fixed_e = {e: replace(eng, **{n: start[(g, n)] for (g, n) in verdict if g == e and not _unset((g, n), engines)})
+               for e, eng in engines.items()}
     fixed_f = dict(floors, **{g: start[(g, n)] for (g, n) in verdict if n == "kernel_floor_s"})
     return _Problem(rows, groups, fixed_e, fixed_f, free), free
 

@@ -68,7 +68,9 @@ class Hardware:
     hbm_fraction, gemm_bf16_fraction, gemm_fp8_fraction, gemm_fp4_fraction, link_fraction : float
         achievable fraction of peak (measured where published, else the documented default)
     gemm_overlap : float              share of a GEMM's smaller time (math or memory) its larger one hides (1: the
-                                      roofline max, 0: their sum), measured on cuBLAS GEMMs (DEFAULT_GEMM_OVERLAP)
+                                      roofline max, 0: their sum), measured on cuBLAS bf16 GEMMs on H100 and B200
+                                      (DEFAULT_GEMM_OVERLAP; other formats and devices: an extrapolation); used in
+                                      the default overlap mode, "measured", only
     allreduce_latency_s : float       small-message all-reduce latency on the scale-up domain under CUDA graphs, s
     alltoall_latency_s : float        expert-parallel dispatch (or combine) latency at a few tokens per rank, s
     scaleout_latency_s : float        small collective latency across nodes (scale-out network), s

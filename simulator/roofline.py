@@ -286,7 +286,9 @@ def op_overlap(ops: OpSet, r: Rates, overlap: str | float) -> tuple[np.ndarray, 
 
 
 def overlap_eta(overlap: str | float) -> float:
-    """Overlap efficiency eta from "max" (1), "sum" (0) or a number in [0, 1]."""
+    """Overlap efficiency eta from "max" (1), "sum" (0) or a number in [0, 1] ("measured": one per op, op_overlap)."""
+    if overlap == "measured":
+        raise ScenarioError("overlap = 'measured' gives each op its own eta (roofline.op_overlap), not one value")
     if overlap == "max":
         return 1.0
     if overlap == "sum":

@@ -24,7 +24,7 @@ from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.hardware import list_hardware, load_hardware
 from simulator.memory import weight_bytes_per_rank
 from simulator.model import list_models, model_record
-from simulator.roofline import BOUNDS, hierarchical_bandwidth, rates, step_times, step_times_reference
+from simulator.roofline import BOUNDS, hierarchical_bandwidth, overlap_eta, rates, step_times, step_times_reference
 from simulator.scenario import Scenario, make_precision
 from simulator.step import simulate_step
 from simulator.workload import COLL_ALLREDUCE, FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals
@@ -553,3 +553,9 @@ def test_breakdown_families_follow_the_op_table():
     dense = simulate_step("h100-sxm", "llama-3.1-8b", [1, 32], 2, 512)
     assert np.all(dense.breakdown_s["moe"] == 0)
     assert FAM["overhead"] == len(FAMILIES) - 1
+
+
+def test_overlap_eta_has_no_single_value_for_the_measured_mode():
+    assert overlap_eta("max") == 1.0 and overlap_eta("sum") == 0.0 and overlap_eta(0.25) == 0.25
+    with pytest.raises(ScenarioError, match=r"overlap = 'measured' gives each op its own eta \(roofline.op_overlap\)"):
+        overlap_eta("measured")

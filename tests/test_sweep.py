@@ -32,6 +32,7 @@ from simulator.sweep import (
     sweep_to_dir,
     to_dataset,
 )
+from simulator.workload import OVERLAP_MODES
 
 REPO = Path(__file__).resolve().parents[1]
 FIELDS = ("speedup", "tokens_per_step", "base_step_s", "spec_step_s", "draft_s", "verify_s", "overhead_s",
@@ -46,7 +47,7 @@ SMALL = {"model": "llama-3.1-8b", "method": "eagle3", "k": [1, 3], "acceptance_r
 
 def _overlap(v):
     """The spec's overlap column as speedup_curve takes it ("default": the engine's calibrated value)."""
-    return None if v == "default" else (v if v in ("max", "sum") else float(v))
+    return None if v == "default" else (v if v in OVERLAP_MODES else float(v))
 
 
 def _default(v):
@@ -118,7 +119,9 @@ def small_specs(draw):
     spec["context"] = one_or_list(st.sampled_from([0, 700, 4096, 131000, 131072]))
     spec["batch"] = draw(st.lists(st.integers(1, 4096), min_size=1, max_size=4, unique=True))
     if draw(st.booleans()):
-        spec["overlap"] = "sum"
+        spec["overlap"] = draw(st.one_of(st.sampled_from(["measured", "max", "sum", "default"]),
+                                         st.lists(st.sampled_from(["measured", "max", 0.5]), min_size=2, max_size=3,
+                                                  unique=True)))
     return spec
 
 

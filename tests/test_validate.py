@@ -489,3 +489,17 @@ def test_pair_errors_splits_a_speedup_error_between_its_two_runs(tmp_path, capsy
     rr.write_text("row_id,error\nP1,abc\nP2,0.65\n")
     assert tool.main([str(rr), "--rows", str(rp)]) == 2
     assert "abc" in capsys.readouterr().err
+
+
+def test_calibrate_leaves_an_unset_overlap_unset_when_the_data_do_not_determine_it():
+    # vLLM issue #20780's rows (batch 1, memory bound) cannot set one overlap for every op: it stays unset (the
+    # measured mode the profile prices with), so the host step fitted beside it and the RMS before the fit are those of
+    # fitting the host step alone (review finding: the fit used to hold it at its 0.5 start instead).
+    rows = [r for r in load_rows() if r["source_id"] == "vllm-issue-20780"]
+    both = calibrate(rows, "vllm", ("overlap_efficiency", "host_step_s"))
+    alone = calibrate(rows, "vllm", ("host_step_s",))
+    p = {x.name: x for x in both.params}
+    assert p["overlap_efficiency"].status != "fitted" and load_engine("vllm").overlap_efficiency is None
+    assert p["host_step_s"].value == pytest.approx(alone.params[0].value, rel=1e-6)
+    assert both.rms_before == pytest.approx(alone.rms_before, rel=1e-9)
+    assert both.engines["vllm"].overlap_efficiency is None
