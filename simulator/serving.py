@@ -329,7 +329,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights, "k": s.k,
             "acceptance": dep.acceptance.source if s.method else None,
-            "acceptance_model": dep.acceptance.model if s.method else None}
+            "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap}
     notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
              "steady-state closed loop: each of the C slots serves one request after another",
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)")

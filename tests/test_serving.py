@@ -334,3 +334,13 @@ def test_cli_serving_sweep(tmp_path, capsys):
     assert "serving sweep: 4 rows" in capsys.readouterr().out and out.read_text().startswith("method,model,isl")
     rc, _, err = run(capsys, "sweep", str(spec), "--out", str(tmp_path / "dir"))
     assert rc == 2 and "give a .parquet or .csv file" in err
+
+
+def test_serve_and_frontier_report_the_overlap_mode_they_priced_with():
+    # The default mode is "measured" (GEMMs at the device's GEMM overlap); an explicit one is echoed, and it prices.
+    s = Scenario(**H100)
+    w = Workload(isl=1024, osl=256, concurrency=(1, 16))
+    measured, bare = serve(s, w), serve(s.replace(overlap="max"), w)
+    assert measured.scenario["overlap"] == "measured" and bare.scenario["overlap"] == "max"
+    assert np.all(bare.base.tpot_s < measured.base.tpot_s)
+    assert frontier(s, w, gpus=(1,)).scenario["overlap"] == "measured"
