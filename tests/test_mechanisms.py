@@ -179,7 +179,7 @@ def test_gemm_overlap_against_published_cublas_timings():
     # 2112 x 7168 at M = 256 and 28672 x 4096 on B200 at M = 256), and the RMS log error falls from 0.16 to 0.11.
     tool = load_tool("fit_gemm_overlap")
     tables = tool.load(tool.CSV)
-    (eta, t0), se, rms, n = tool.fit(tables, tool.M_MIN)
+    (eta, t0), se, rms, n, _ = tool.fit(tables, tool.M_MIN)
     assert H100.gemm_overlap == load_hardware("b200").gemm_overlap == pytest.approx(eta, abs=0.005)
     assert se[0] < eta and n == 38
     worst_max = 0.0
@@ -206,7 +206,7 @@ def test_gemm_overlap_fit_recovers_a_probed_device_and_names_bad_input(tmp_path,
                 w.writerow(dict(probe="gemm", case=f"deepseek-v3-tp8 {name} {k}x{n}", m=int(m), time_us=t * 1e6))
     tables = tool.load_probe(probe, "h200-sxm")
     assert sorted(tables) == [("h200-sxm", 2112, 7168), ("h200-sxm", 7168, 2048), ("h200-sxm", 28672, 4096)]
-    (eta, t0), se, rms, n = tool.fit(tables, tool.M_MIN)
+    (eta, t0), se, rms, n, _ = tool.fit(tables, tool.M_MIN)
     assert eta == pytest.approx(0.35, abs=1e-3) and t0 == pytest.approx(2e-6, rel=1e-2) and rms < 1e-6 and n == 15
     assert tool.main(["--probe", str(probe), "--gpu", "h200-sxm"]) == 0
     assert "h200-sxm" in capsys.readouterr().out

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import signal
 import sys
 from collections import defaultdict
@@ -73,9 +74,15 @@ def load_probe(path: Path, gpu: str) -> dict[tuple[str, int, int], list[tuple[in
     return tables
 
 
+@functools.cache
+def _device(gpu: str):
+    """The bundled device at its sourced values, read once (the fit prices every row at every iteration)."""
+    return load_hardware(gpu).uncalibrated()
+
+
 def priced(gpu: str, n: int, k: int, M: np.ndarray, eta: float, t0: float) -> np.ndarray:
     """specroof's time for one GEMM at M tokens on `gpu` with GEMM overlap eta and a fixed time t0 per kernel."""
-    hw = replace(load_hardware(gpu).uncalibrated(), gemm_overlap=eta, kernel_floor_s=t0)
+    hw = replace(_device(gpu), gemm_overlap=eta, kernel_floor_s=t0)
     ops = gemm(n, k)
     return step_times(ops, rates(hw, ops), M.astype(float), 1.0, 0.0).total_s
 
@@ -90,15 +97,14 @@ def residuals(p: np.ndarray, tables, m_min: int, m_max: float = np.inf) -> np.nd
     return np.concatenate(out)
 
 
-def fit(tables, m_min: int, m_max: float = np.inf, corr: bool = False):
-    """(eta, t0), their standard errors, the RMS log residual and the number of rows of M in [m_min, m_max] (and,
-    with corr, the correlation of eta and t0 in the fit)."""
+def fit(tables, m_min: int, m_max: float = np.inf):
+    """(eta, t0), their standard errors, the RMS log residual, the number of rows of M in [m_min, m_max] and the
+    correlation of eta and t0 in the fit."""
     r = least_squares(residuals, [0.7, 1e-6], args=(tables, m_min, m_max), bounds=([0.0, 0.0], [1.0, 2e-5]))
     n = len(r.fun)
     cov = np.linalg.inv(r.jac.T @ r.jac) * float(r.fun @ r.fun) / max(n - 2, 1)
     se = np.sqrt(np.diag(cov))
-    out = r.x, se, float(np.sqrt(np.mean(r.fun ** 2))), n
-    return (*out, float(cov[0, 1] / (se[0] * se[1]))) if corr else out
+    return r.x, se, float(np.sqrt(np.mean(r.fun ** 2))), n, float(cov[0, 1] / (se[0] * se[1]))
 
 
 def main(argv: list[str]) -> int:
@@ -124,12 +130,11 @@ def main(argv: list[str]) -> int:
     print("devices        rows  eta            t0 (us)      RMS log  | every M: eta, t0 (us)")
     fits = {name: fit(tab, M_MIN) for name, tab in groups.items()}
     for name, tab in groups.items():
-        x, se, rms, n = fits[name]
-        xa, sea, _, _ = fit(tab, 1)
+        x, se, rms, n, _ = fits[name]
+        xa, sea, *_ = fit(tab, 1)
         print(f"{name:13s}  {n:4d}  {x[0]:.2f} +- {se[0]:.2f}  {x[1] * 1e6:.2f} +- {se[1] * 1e6:.2f}  {rms:.3f}    "
               f"|  {xa[0]:.2f} +- {sea[0]:.2f}, {xa[1] * 1e6:.2f} +- {sea[1] * 1e6:.2f}")
-    eta, t0 = fits["all devices"][0]
-    rho = fit(tables, M_MIN, corr=True)[4]
+    (eta, t0), rho = fits["all devices"][0], fits["all devices"][4]
     small, large = fit(tables, M_MIN, 128)[0][0], fit(tables, 256)[0][0]
     print(f"eta and t0 correlate ({rho:.2f}): the value moves with what fixes t0. By M: {small:.2f} over M = 16..128, "
           f"{large:.2f} over M >= 256 (the shortfall is near the ridge point); the residuals follow the shape, so "
