@@ -503,3 +503,45 @@ def test_calibrate_leaves_an_unset_overlap_unset_when_the_data_do_not_determine_
     assert p["host_step_s"].value == pytest.approx(alone.params[0].value, rel=1e-6)
     assert both.rms_before == pytest.approx(alone.rms_before, rel=1e-9)
     assert both.engines["vllm"].overlap_efficiency is None
+
+
+def test_load_increments_measures_what_load_adds_with_and_without_speculation(tmp_path, capsys):
+    tool = load_tool("load_increments")
+    head = ["row_id", "source_id", "locator", "hardware", "model", "n_gpus", "method", "concurrency", "batch",
+            "metric", "measured"]
+    rows = [["A1", "s", "T1", "mi300x", "deepseek-v3", "8", "", "1", "", "e2e_s", "10"],
+            ["A2", "s", "T1", "mi300x", "deepseek-v3", "8", "mtp", "1", "", "e2e_s", "5"],
+            ["A3", "s", "T1", "mi300x", "deepseek-v3", "8", "", "4", "", "e2e_s", "14"],
+            ["A4", "s", "T1", "mi300x", "deepseek-v3", "8", "mtp", "4", "", "e2e_s", "9"],
+            ["A5", "s", "T1", "mi300x", "deepseek-v3", "8", "mtp", "8", "", "e2e_s", "12"],   # no plain pair: left out
+            ["A6", "s", "T1", "mi300x", "deepseek-v3", "8", "mtp", "4", "", "e2e_speedup", "1.6"]]   # not E2E
+    rp = tmp_path / "rows.csv"
+    rp.write_text("\n".join(",".join(r) for r in [head, *rows]) + "\n")
+    (sweep,) = tool.sweeps(tool._read(rp)).values()
+    assert [p["c"] for p in sweep] == [1.0, 4.0]
+    hi = sweep[1]
+    assert (hi["d_plain"], hi["d_spec"], hi["ratio"]) == (4.0, 4.0, 1.0)
+    assert hi["speedup"] == pytest.approx(14 / 9) and hi["diluted"] == pytest.approx(14 / 9)   # same added time
+    assert sweep[0]["ratio"] is None                                   # nothing added at the first load: no ratio
+    assert tool.main(["--rows", str(rp)]) == 0
+    assert capsys.readouterr().out.splitlines()[-2].split() == ["4", "14.00", "9.00", "1.56", "+4.00", "+4.00",
+                                                                "1.00", "1.56"]
+    # The shipped AMD ROCm blog sweep (DeepSeek-V3 MTP, 8x MI300X, random prompts): from 32 requests on, load adds
+    # as much time to a speculative request as to a plain one, and that dilution alone gives the published fall.
+    amd = tool.sweeps(tool._read(tool.ROWS))[("amd-rocm-blog-dsv3-mtp-mi300x", "Table 1", "mi300x", "deepseek-v3",
+                                               "8")]
+    at = {p["c"]: p for p in amd}
+    assert at[64]["ratio"] == pytest.approx(1.01, abs=0.01) and at[32]["ratio"] == pytest.approx(0.97, abs=0.01)
+    assert at[64]["diluted"] == pytest.approx(at[64]["speedup"], abs=0.02)
+    # Bad input: one line naming the file, exit 2.
+    rp.write_text("\n".join(",".join(r) for r in [head, rows[0], rows[1][:-1] + ["abc"]]) + "\n")
+    assert tool.main(["--rows", str(rp)]) == 2
+    assert "'abc'" in capsys.readouterr().err
+    rp.write_text("row_id,metric\nA1,e2e_s\n")
+    assert tool.main(["--rows", str(rp)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no column" in err and len(err.strip().splitlines()) == 1
+    rp.write_text("\n".join(",".join(r) for r in [head, rows[0], rows[1]]) + "\n")     # one load only
+    assert tool.main(["--rows", str(rp)]) == 2
+    assert "no table" in capsys.readouterr().err
+    assert tool.main(["--rows", str(tmp_path / "missing.csv")]) == 2
