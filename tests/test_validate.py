@@ -517,7 +517,7 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
             ["A6", "s", "T1", "mi300x", "deepseek-v3", "8", "mtp", "4", "", "e2e_speedup", "1.6"]]   # not E2E
     rp = tmp_path / "rows.csv"
     rp.write_text("\n".join(",".join(r) for r in [head, *rows]) + "\n")
-    (sweep,) = tool.sweeps(tool._read(rp)).values()
+    (sweep,) = tool.sweeps(tool.read(rp)).values()
     assert [p["c"] for p in sweep] == [1.0, 4.0]
     hi = sweep[1]
     assert (hi["d_plain"], hi["d_spec"], hi["ratio"]) == (4.0, 4.0, 1.0)
@@ -528,7 +528,7 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
                                                                 "1.00", "1.56"]
     # The shipped AMD ROCm blog sweep (DeepSeek-V3 MTP, 8x MI300X, random prompts): from 32 requests on, load adds
     # as much time to a speculative request as to a plain one, and that dilution alone gives the published fall.
-    amd = tool.sweeps(tool._read(tool.ROWS))[("amd-rocm-blog-dsv3-mtp-mi300x", "Table 1", "mi300x", "deepseek-v3",
+    amd = tool.sweeps(tool.read(tool.ROWS))[("amd-rocm-blog-dsv3-mtp-mi300x", "Table 1", "mi300x", "deepseek-v3",
                                                "8")]
     at = {p["c"]: p for p in amd}
     assert at[64]["ratio"] == pytest.approx(1.01, abs=0.01) and at[32]["ratio"] == pytest.approx(0.97, abs=0.01)

@@ -24,6 +24,10 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pair_errors import read_csv  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ROOT / "validation" / "rows.csv"
 COLUMNS = ("row_id", "source_id", "locator", "hardware", "model", "n_gpus", "method", "concurrency", "batch",
@@ -57,14 +61,9 @@ def _increments(pts: list[dict[str, float]]) -> list[dict[str, float | None]]:
     return pts
 
 
-def _read(path: Path) -> list[dict[str, str]]:
-    """The rows CSV; a ValueError naming the file and what it lacks."""
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    missing = [c for c in COLUMNS if rows and c not in rows[0]]
-    if missing or not rows:
-        raise ValueError(f"{path}: " + (f"no column {', '.join(missing)}" if rows else "no rows")
-                         + f" (a rows CSV has {', '.join(COLUMNS)})")
+def read(path: Path) -> list[dict[str, str]]:
+    """The rows CSV; a ValueError naming the file and what it lacks, or the E2E row whose number is not one."""
+    rows = read_csv(path, COLUMNS)
     for r in rows:
         if r["metric"] == "e2e_s":
             try:
@@ -80,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=Path, default=ROWS, help="a rows CSV (default: validation/rows.csv)")
     a = ap.parse_args(argv)
     try:
-        found = sweeps(_read(a.rows))
+        found = sweeps(read(a.rows))
     except (OSError, ValueError, csv.Error) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -64,14 +64,16 @@ def _num(v: object) -> float:
         return -1.0
 
 
-def _read(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
-    """A CSV's rows; a ValueError naming the file and the columns it lacks."""
+def read_csv(path: Path, need: tuple[str, ...], kind: str = "") -> list[dict[str, str]]:
+    """A CSV's rows; a ValueError naming the file and the columns it lacks (`kind` names what the file should be:
+    a validate report when `need` has an error column, else a rows CSV). tools/load_increments.py reads with it too."""
+    kind = kind or ("validate report" if "error" in need else "rows")
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     missing = [c for c in need if rows and c not in rows[0]]
     if missing or not rows:
         raise ValueError(f"{path}: " + (f"no column {', '.join(missing)}" if rows else "no rows")
-                         + f" (a {'validate report' if 'error' in need else 'rows'} CSV has {', '.join(need)})")
+                         + f" (a {kind} CSV has {', '.join(need)})")
     return rows
 
 
@@ -81,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=Path, default=ROWS, help="the rows CSV the report was made from")
     a = ap.parse_args(argv)
     try:
-        rows = _read(a.rows, ROW_COLUMNS)
-        report = {r["row_id"]: r for r in _read(a.report, REPORT_COLUMNS)}
+        rows = read_csv(a.rows, ROW_COLUMNS)
+        report = {r["row_id"]: r for r in read_csv(a.report, REPORT_COLUMNS)}
         found = pairs(rows, report)
     except (OSError, ValueError, csv.Error) as e:       # a bad file or a non-numeric error: one line
         print(f"error: {e}", file=sys.stderr)
