@@ -517,7 +517,7 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
             ["A6", "s", "T1", "mi300x", "deepseek-v3", "8", "mtp", "4", "", "e2e_speedup", "1.6"]]   # not E2E
     rp = tmp_path / "rows.csv"
     rp.write_text("\n".join(",".join(r) for r in [head, *rows]) + "\n")
-    (sweep,) = tool.sweeps(tool.read(rp)).values()
+    (sweep,) = tool.sweeps(tool.read_csv(rp, tool.COLUMNS)).values()
     assert [p["c"] for p in sweep] == [1.0, 4.0]
     hi = sweep[1]
     assert (hi["d_plain"], hi["d_spec"], hi["ratio"]) == (4.0, 4.0, 1.0)
@@ -528,15 +528,16 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
                                                                 "1.00", "1.56"]
     # The shipped AMD ROCm blog sweep (DeepSeek-V3 MTP, 8x MI300X, random prompts): from 32 requests on, load adds
     # as much time to a speculative request as to a plain one, and that dilution alone gives the published fall.
-    amd = tool.sweeps(tool.read(tool.ROWS))[("amd-rocm-blog-dsv3-mtp-mi300x", "Table 1", "mi300x", "deepseek-v3",
-                                               "8")]
+    shipped = tool.sweeps(tool.read_csv(tool.ROWS, tool.COLUMNS))
+    amd = shipped[("amd-rocm-blog-dsv3-mtp-mi300x", "Table 1", "mi300x", "deepseek-v3", "8")]
     at = {p["c"]: p for p in amd}
     assert at[64]["ratio"] == pytest.approx(1.01, abs=0.01) and at[32]["ratio"] == pytest.approx(0.97, abs=0.01)
     assert at[64]["diluted"] == pytest.approx(at[64]["speedup"], abs=0.02)
     # Bad input: one line naming the file, exit 2.
     rp.write_text("\n".join(",".join(r) for r in [head, rows[0], rows[1][:-1] + ["abc"]]) + "\n")
     assert tool.main(["--rows", str(rp)]) == 2
-    assert "'abc'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {rp}: row A2") and "'abc'" in err and len(err.strip().splitlines()) == 1
     rp.write_text("row_id,metric\nA1,e2e_s\n")
     assert tool.main(["--rows", str(rp)]) == 2
     err = capsys.readouterr().err

@@ -35,14 +35,20 @@ COLUMNS = ("row_id", "source_id", "locator", "hardware", "model", "n_gpus", "met
 
 
 def sweeps(rows: list[dict[str, str]]) -> dict[tuple[str, ...], list[dict[str, float]]]:
-    """Per table, the concurrencies with both a plain and a speculative E2E row, sorted by concurrency."""
+    """Per table, the concurrencies with both a plain and a speculative E2E row, sorted by concurrency; a ValueError
+    naming the E2E row whose latency or load is not a number."""
     runs: dict[tuple[str, ...], dict[float, dict[str, float]]] = defaultdict(dict)
     for r in rows:
         load = r["concurrency"] or r["batch"]
         if r["metric"] != "e2e_s" or not load:
             continue
+        try:
+            c, e2e = float(load), float(r["measured"])
+        except ValueError:
+            raise ValueError(f"row {r['row_id']}: measured {r['measured']!r} / concurrency {load!r} is not a "
+                             "number") from None
         key = (r["source_id"], r["locator"], r["hardware"], r["model"], r["n_gpus"])
-        runs[key].setdefault(float(load), {})["spec" if r["method"] else "plain"] = float(r["measured"])
+        runs[key].setdefault(c, {})["spec" if r["method"] else "plain"] = e2e
     out = {}
     for key, by_c in runs.items():
         pts = [{"c": c, **v} for c, v in sorted(by_c.items()) if {"plain", "spec"} <= v.keys()]
@@ -61,27 +67,15 @@ def _increments(pts: list[dict[str, float]]) -> list[dict[str, float | None]]:
     return pts
 
 
-def read(path: Path) -> list[dict[str, str]]:
-    """The rows CSV; a ValueError naming the file and what it lacks, or the E2E row whose number is not one."""
-    rows = read_csv(path, COLUMNS)
-    for r in rows:
-        if r["metric"] == "e2e_s":
-            try:
-                float(r["measured"]), float(r["concurrency"] or r["batch"] or 0)
-            except ValueError:
-                raise ValueError(f"{path}: row {r['row_id']}: measured {r['measured']!r} / concurrency "
-                                 f"{r['concurrency']!r} is not a number") from None
-    return rows
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=Path, default=ROWS, help="a rows CSV (default: validation/rows.csv)")
     a = ap.parse_args(argv)
     try:
-        found = sweeps(read(a.rows))
-    except (OSError, ValueError, csv.Error) as e:
-        print(f"error: {e}", file=sys.stderr)
+        rows = read_csv(a.rows, COLUMNS)
+        found = sweeps(rows)
+    except (OSError, ValueError, csv.Error) as e:    # read_csv's errors name the file; a bad number names its row
+        print(f"error: {e}" if str(a.rows) in str(e) else f"error: {a.rows}: {e}", file=sys.stderr)
         return 2
     if not found:
         print(f"error: {a.rows}: no table has plain and speculative e2e_s rows at two or more concurrencies",

@@ -64,10 +64,10 @@ def _num(v: object) -> float:
         return -1.0
 
 
-def read_csv(path: Path, need: tuple[str, ...], kind: str = "") -> list[dict[str, str]]:
-    """A CSV's rows; a ValueError naming the file and the columns it lacks (`kind` names what the file should be:
-    a validate report when `need` has an error column, else a rows CSV). tools/load_increments.py reads with it too."""
-    kind = kind or ("validate report" if "error" in need else "rows")
+def read_csv(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
+    """A CSV's rows; a ValueError naming the file and the columns it lacks (a validate report's when `need` has an
+    error column, else a rows CSV's). tools/load_increments.py reads with it too."""
+    kind = "validate report" if "error" in need else "rows"
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     missing = [c for c in need if rows and c not in rows[0]]
