@@ -525,7 +525,7 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
     assert sweep[0]["ratio"] is None                                   # nothing added at the first load: no ratio
     assert tool.main(["--rows", str(rp)]) == 0
     assert capsys.readouterr().out.splitlines()[-2].split() == ["4", "14.00", "9.00", "1.56", "+4.00", "+4.00",
-                                                                "1.00", "1.56"]
+                                                                "1.00", "1.56", "0.286", "0.444"]
     # The shipped AMD ROCm blog sweep (DeepSeek-V3 MTP, 8x MI300X, random prompts): from 32 requests on, load adds
     # as much time to a speculative request as to a plain one, and that dilution alone gives the published fall.
     shipped = tool.sweeps(tool.read_csv(tool.ROWS, tool.COLUMNS))
@@ -533,6 +533,12 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
     at = {p["c"]: p for p in amd}
     assert at[64]["ratio"] == pytest.approx(1.01, abs=0.01) and at[32]["ratio"] == pytest.approx(0.97, abs=0.01)
     assert at[64]["diluted"] == pytest.approx(at[64]["speedup"], abs=0.02)
+    # Little's law on the same tables: at the 1 request/s of the blog's client command the ShareGPT table would hold
+    # 6-12 requests in flight, so caps of 16 and 64 could not change its latency; it nearly doubles, so the tables
+    # ran as closed loops, where C / E2E is each run's throughput.
+    assert at[64]["x_plain"] == pytest.approx(1.46, abs=0.01) and at[64]["x_spec"] == pytest.approx(1.82, abs=0.01)
+    share = {p["c"]: p for p in shipped[("amd-rocm-blog-dsv3-mtp-mi300x", "Table 2", "mi300x", "deepseek-v3", "8")]}
+    assert share[16]["x_plain"] > 2.5 and share[64]["plain"] / share[16]["plain"] > 1.8
     # Bad input: one line naming the file, exit 2.
     rp.write_text("\n".join(",".join(r) for r in [head, rows[0], rows[1][:-1] + ["abc"]]) + "\n")
     assert tool.main(["--rows", str(rp)]) == 2

@@ -13,6 +13,14 @@ time about as it shortens the rest: d_spec / d_plain near 1 / speedup(C0). A rat
 speculation does not shorten (other requests' prefill, per-token work), and then the speedup falls with load because
 that time dilutes it: 'diluted' is E2E_plain(C) / (E2E_spec(C0) + d_plain), the speedup if load added the same time to
 both runs. No acceptance length is needed: both follow from the published latencies alone.
+
+x_plain and x_spec are each run's request throughput if C requests were in flight, C / E2E (Little's law). They
+check how a table was run: under a client that sends at a fixed arrival rate, the requests in flight are that rate
+x E2E, and a concurrency cap above them cannot change the latency. The AMD blog's client command shows
+--request-rate 1, yet its ShareGPT table's latency nearly doubles (6.3 s to 11.9 s) between caps of 16 and 64 that
+1 request/s (6 to 12 requests in flight) would leave unreached; so its tables are read as closed loops (no rate
+limit), as `specroof serve` prices a concurrency, and C / E2E is then each run's throughput, rising smoothly with C
+as a closed loop's does (random table: 0.06 to 1.46 requests/s plain, 0.12 to 1.82 with MTP).
 """
 
 from __future__ import annotations
@@ -58,12 +66,14 @@ def sweeps(rows: list[dict[str, str]]) -> dict[tuple[str, ...], list[dict[str, f
 
 
 def _increments(pts: list[dict[str, float]]) -> list[dict[str, float | None]]:
-    """Add speedup, the added latencies over the first point, their ratio and the diluted speedup to each point."""
+    """Add speedup, the added latencies over the first point, their ratio, the diluted speedup and each run's
+    closed-loop request throughput (C / E2E, requests/s) to each point."""
     p0, s0 = pts[0]["plain"], pts[0]["spec"]
     for p in pts:
         dp, ds = p["plain"] - p0, p["spec"] - s0
         p.update(speedup=p["plain"] / p["spec"], d_plain=dp, d_spec=ds,
-                 ratio=ds / dp if dp > 0 else None, diluted=p["plain"] / (s0 + dp))
+                 ratio=ds / dp if dp > 0 else None, diluted=p["plain"] / (s0 + dp),
+                 x_plain=p["c"] / p["plain"], x_spec=p["c"] / p["spec"])
     return pts
 
 
@@ -83,11 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for (src, loc, hw, model, n), pts in found.items():
         print(f"{src}  {loc}  {model} on {n}x {hw}")
-        print("concurrency  e2e_plain_s  e2e_spec_s  speedup  d_plain_s  d_spec_s  d_spec/d_plain  diluted")
+        print("concurrency  e2e_plain_s  e2e_spec_s  speedup  d_plain_s  d_spec_s  d_spec/d_plain  diluted  "
+              "x_plain_rps  x_spec_rps")
         for p in pts:
             ratio = "-" if p["ratio"] is None else f"{p['ratio']:.2f}"
             print(f"{p['c']:g}  {p['plain']:.2f}  {p['spec']:.2f}  {p['speedup']:.2f}  {p['d_plain']:+.2f}  "
-                  f"{p['d_spec']:+.2f}  {ratio}  {p['diluted']:.2f}")
+                  f"{p['d_spec']:+.2f}  {ratio}  {p['diluted']:.2f}  {p['x_plain']:.3f}  {p['x_spec']:.3f}")
         print()
     return 0
 
