@@ -68,6 +68,30 @@ def read_lengths(path: str) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+LENGTH_BINS = 4   # equally likely values per length in `uniform_lengths`: 4 x 4 (isl, osl) pairs
+
+
+def uniform_lengths(isl: int, osl: int, ratio: float, bins: int = LENGTH_BINS) -> tuple[tuple[int, int], ...]:
+    """(isl, osl) samples of a benchmark client that draws each request's prompt and output lengths independently and
+    uniformly from [ratio x isl, isl] and [ratio x osl, osl] (at least 1 token): SGLang bench_serving's random
+    dataset with --random-range-ratio (https://github.com/sgl-project/sglang/issues/7253: default 0, lengths in
+    [1, L]), and InferenceX's client (utils/bench_serving/benchmark_serving.py, sample_uniform; its CI sets
+    RANDOM_RANGE_RATIO 0.8). vLLM's bench serve draws from [L (1 - ratio), L (1 + ratio)] instead, whose mean is L:
+    there the fixed lengths are the right input. Each length becomes `bins` equally likely values, the midpoints of
+    equal-probability bins (their mean is the draw's mean), paired every way (independent draws); ratio 1 gives the
+    one fixed pair."""
+    i, o = pos_int("isl", isl), pos_int("osl", osl)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= ratio <= 1.0:
+        raise ScenarioError(f"length ratio = {ratio!r}; expected a number in [0, 1] (each length drawn uniformly from "
+                            "[ratio x length, length])")
+    pos_int("bins", bins)
+
+    def values(n: int) -> list[int]:
+        lo = max(1, int(n * ratio))
+        return [max(1, round(lo + (n - lo) * (j + 0.5) / bins)) for j in range(bins)] if lo < n else [n]
+    return tuple((a, b) for a in values(i) for b in values(o))
+
+
 @dataclass(frozen=True)
 class Workload:
     """A serving workload: prompt and output lengths (tokens), the concurrencies to evaluate (requests in flight),
@@ -158,4 +182,4 @@ class Workload:
         return int(i[j]), int(o[j])
 
 
-__all__ = ["DEFAULT_CHUNK", "Workload", "pos_int", "read_lengths"]
+__all__ = ["DEFAULT_CHUNK", "LENGTH_BINS", "Workload", "pos_int", "read_lengths", "uniform_lengths"]

@@ -15,6 +15,7 @@ from simulator.frontier import frontier, layouts, pareto
 from simulator.pricing import base_step
 from simulator.scenario import Scenario
 from simulator.serving import Workload, batch_grid, serve, static_batch
+from simulator.traffic import uniform_lengths
 
 from .helpers import run
 from .strategies import SERVE_SCENARIOS, workloads
@@ -140,6 +141,49 @@ def test_length_distribution_uses_the_means_and_the_longest_request():
     assert not long.feasible[0] and "max_position_embeddings" in long.message[0]
 
 
+@settings(max_examples=40)
+@given(isl=st.integers(1, 20000), osl=st.integers(1, 4000), ratio=st.floats(0.0, 1.0), bins=st.integers(1, 6))
+@example(isl=1024, osl=1024, ratio=0.8, bins=4)   # InferenceX's harness: means 921.5, 0.9 x the nominal 1024
+@example(isl=2, osl=1, ratio=0.0, bins=4)         # shorter than the bins: every value still >= 1 and <= the length
+def test_uniform_lengths_keep_the_draws_range_and_mean(isl, osl, ratio, bins):
+    ln = uniform_lengths(isl, osl, ratio, bins)
+    i, o = np.array(ln).T
+    for x, n in ((i, isl), (o, osl)):
+        lo = max(1, int(n * ratio))
+        assert x.min() >= lo and x.max() <= n
+        assert abs(x.mean() - (lo + n) / 2) <= 0.5 + 1e-9      # the draw's mean, up to rounding to whole tokens
+    assert len(ln) == (1 if max(1, int(isl * ratio)) >= isl else bins) * (1 if max(1, int(osl * ratio)) >= osl
+                                                                          else bins)
+
+
+def test_uniform_lengths_limits_and_errors():
+    assert uniform_lengths(1024, 8192, 1.0) == ((1024, 8192),)            # ratio 1: the fixed lengths
+    w = Workload(lengths=uniform_lengths(1024, 1024, 0.8), concurrency=(4,))
+    a, b = 819, 1024                     # the draw: uniform on [int(0.8 x 1024), 1024]
+    e_o, e_o2 = (a + b) / 2, (a * a + a * b + b * b) / 3
+    # decode context averaged over output tokens: E[isl] + E[osl^2] / (2 E[osl]) (Workload.mean_context)
+    assert (w.isl, w.osl) == (922, 922) and w.mean_context == pytest.approx(e_o + e_o2 / (2 * e_o), abs=1.0)
+    for bad, match in (((1024, 1024, 1.5), r"length ratio = 1.5; expected a number in \[0, 1\]"),
+                       ((1024, 1024, True), "length ratio = True"), ((0, 1024, 0.8), "isl = 0"),
+                       ((1024, 1024, 0.8, 0), "bins = 0")):
+        with pytest.raises(ScenarioError, match=match):
+            uniform_lengths(*bad)
+
+
+@settings(max_examples=8)
+@given(sc=SERVE_SCENARIOS, ratio=st.floats(0.0, 0.95), c=st.sampled_from([1, 8, 64]))
+def test_shorter_drawn_lengths_shorten_a_request(sc, ratio, c):
+    # A draw below the nominal lengths (ratio < 1) holds fewer output tokens and a shorter prompt on average than the
+    # fixed lengths, so a request ends sooner in both modes: monotone in the ratio, the fixed lengths at ratio 1.
+    s = Scenario(**sc)
+    lo, mid, hi = (serve(s, Workload(lengths=uniform_lengths(2048, 512, r), concurrency=(c,)))
+                   for r in (ratio, (ratio + 1) / 2, 1.0))
+    fixed = serve(s, Workload(isl=2048, osl=512, concurrency=(c,)))
+    for mode in ("spec", "base"):
+        e = [getattr(x, mode).e2e_s[0] for x in (lo, mid, hi)]
+        assert e[0] < e[1] < e[2] and e[2] == pytest.approx(getattr(fixed, mode).e2e_s[0], rel=1e-12)
+
+
 def test_rate_solves_the_requests_in_flight_by_littles_law():
     s = Scenario(**H100)
     w = Workload(isl=1024, osl=512, rate=(0.05, 2.0, 6.0, 1e4))
@@ -197,9 +241,14 @@ def test_cli_rate_lengths_and_their_errors(tmp_path, capsys):
                          ([*base, "--lengths", str(csv), "--osl", "1024"], "not both"),   # the default, but given
                          ([*base, "--isl", "1,2", "--osl", "1,2,3"], "--isl has 2 samples and --osl 3"),
                          ([*base, "--rate", "1", "--concurrency", "2"], "not allowed with argument --rate"),
-                         ([*base, "--rate", "0"], "rate 0.0 must be > 0"), ([*base, "--isl", "5,,6"], "isl")):
+                         ([*base, "--rate", "0"], "rate 0.0 must be > 0"), ([*base, "--isl", "5,,6"], "isl"),
+                         ([*base, "--isl", "1,2", "--length-ratio", "0.8"], "around one --isl and one --osl"),
+                         ([*base, "--lengths", str(csv), "--length-ratio", "0.8"], "not both"),
+                         ([*base, "--length-ratio", "-0.1"], "length-ratio -0.1 must be in [0, 1]")):
         rc, o, err = run(capsys, *args)
         assert rc == 2 and o == "" and needle in err and len(err.splitlines()) == 1, (args, err)
+    rc, out, _ = run(capsys, *base, "--isl", "1024", "--osl", "1024", "--length-ratio", "0.8", "--concurrency", "4")
+    assert rc == 0 and "16 length samples (mean isl 922, osl 922" in out
     (tmp_path / "hdr.csv").write_text("a,b\n1,2\n")
     rc, _, err = run(capsys, *base, "--lengths", str(tmp_path / "hdr.csv"))
     assert rc == 2 and "header naming the columns isl and osl" in err
@@ -311,6 +360,19 @@ def test_serve_sweep_is_serve_per_configuration():
     np.testing.assert_allclose(one["spec_ttft_s"].to_numpy(float), ref.spec.ttft_s, rtol=1e-12)
 
 
+def test_serve_sweep_draws_lengths_with_a_length_ratio():
+    from simulator.sweep.serving import serve_sweep
+    doc = {"model": "llama-3.1-8b", "method": "eagle3", "engine": "vllm",
+           "serve": {"isl": 1024, "osl": 512, "length_ratio": [0.8, 1.0], "concurrency": [1, 16]}}
+    df = serve_sweep(doc)
+    s = Scenario(model="llama-3.1-8b", method="eagle3", engine="vllm")
+    for r, w in ((0.8, Workload(lengths=uniform_lengths(1024, 512, 0.8), concurrency=(1, 16))),
+                 (1.0, Workload(isl=1024, osl=512, concurrency=(1, 16)))):
+        got = df[df.length_ratio == r]
+        assert got["isl"].tolist() == [1024, 1024]               # the nominal lengths, as the sweep named them
+        np.testing.assert_allclose(got["spec_e2e_s"].to_numpy(float), serve(s, w).spec.e2e_s, rtol=1e-12)
+
+
 @pytest.mark.parametrize("doc, match", [
     ({"model": "llama-3.1-8b"}, r"needs a \[serve\] table"),
     ({"serve": {"isl": 1024, "tpot": 3}}, r"serve: unknown key\(s\) \['tpot'\]"),
@@ -318,7 +380,8 @@ def test_serve_sweep_is_serve_per_configuration():
     ({"serve": {"rate": {"start": 1, "stop": 4}}}, "serve.rate: expected a number or a list"),
     ({"batch": [1, 2], "serve": {"isl": 1024}}, "batch: not a serving-sweep parameter"),
     ({"acceptance_length": 2.5, "serve": {"isl": 1024}}, "acceptance_length: needs acceptance_k"),
-    ({"hardware": "h100-sxn", "serve": {"isl": 1024}}, "unknown hardware")])
+    ({"hardware": "h100-sxn", "serve": {"isl": 1024}}, "unknown hardware"),
+    ({"serve": {"length_ratio": [0.8, 1.2]}}, r"serve.length_ratio: 1.2; expected numbers in \[0, 1\]")])
 def test_serve_sweep_errors(doc, match):
     from simulator.errors import SpecroofError
     from simulator.sweep.serving import serve_sweep

@@ -41,6 +41,10 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
     g.add_argument("--lengths", metavar="CSV", default=None,
                    help="length distribution: a CSV with isl and osl columns, one request per row (instead of "
                         "--isl/--osl)")
+    g.add_argument("--length-ratio", type=float_arg("length-ratio", 0.0, 1.0), default=None, metavar="R",
+                   help="each request's lengths drawn uniformly from [R x isl, isl] and [R x osl, osl], as SGLang "
+                        "bench_serving's and InferenceX's --random-range-ratio R do (vLLM bench serve's symmetric "
+                        "range keeps the mean at --isl/--osl: leave this out)")
     if concurrency:
         load = g.add_mutually_exclusive_group()
         load.add_argument("--concurrency", type=batch_arg, default=None,
@@ -60,14 +64,27 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
                    help="GPUs of the prefill instance under --pd (default: as many as the decode instance)")
 
 
+def _drawn(i: tuple[int, ...], o: tuple[int, ...], ratio: float) -> dict[str, Any]:
+    """The --length-ratio draw around one isl and one osl (`traffic.uniform_lengths`)."""
+    from ..traffic import uniform_lengths  # lazy: keeps --help free of numba
+    if len(i) > 1 or len(o) > 1:
+        raise ScenarioError(f"--length-ratio {ratio:g} draws lengths around one --isl and one --osl; got lists of "
+                            "samples")
+    return {"lengths": uniform_lengths(i[0], o[0], ratio)}
+
+
 def _length_samples(a: argparse.Namespace) -> dict[str, Any]:
-    """isl/osl, or the paired samples (a list broadcasts a single value of the other), or the --lengths file."""
+    """isl/osl, or the paired samples (a list broadcasts a single value of the other), or the --lengths file, or the
+    draw of --length-ratio around one isl and osl."""
     from ..serving import read_lengths  # lazy: keeps --help free of numba
     if a.lengths is not None:
-        if a.isl is not None or a.osl is not None:
-            raise ScenarioError("--lengths: give the length distribution or --isl/--osl, not both")
+        if a.isl is not None or a.osl is not None or a.length_ratio is not None:
+            raise ScenarioError("--lengths: give the length distribution or --isl/--osl (and --length-ratio), not "
+                                "both")
         return {"lengths": read_lengths(a.lengths)}
     i, o = a.isl or (1024,), a.osl or (1024,)
+    if a.length_ratio is not None:
+        return _drawn(i, o, a.length_ratio)
     if len(i) == 1 and len(o) == 1:
         return {"isl": i[0], "osl": o[0]}
     if len(i) > 1 and len(o) > 1 and len(i) != len(o):

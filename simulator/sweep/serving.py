@@ -5,8 +5,8 @@ spec), each configuration priced by `serving.serve` over its concurrencies, as o
     model = "llama-3.1-8b"
     method = "eagle3"
     [serve]
-    isl = [1024, 8192]                       # workload parameters: isl, osl, concurrency, chunk, prefix_hit, pd
-    osl = 1024
+    isl = [1024, 8192]                       # workload parameters: isl, osl, length_ratio, concurrency, chunk,
+    osl = 1024                               # prefix_hit, pd (length_ratio R: lengths uniform on [R x isl, isl])
     concurrency = { start = 1, stop = 256, mul = 2 }   # or rate = [1.0, 5.0, 20.0]: arrival rates, requests/s
 
 Acceptance, batch and context are not serving parameters (the workload sets the load and the context); the method's
@@ -25,9 +25,10 @@ from ..drafters import default_decay
 from ..errors import SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
 from ..serving import Workload, serve
+from ..traffic import uniform_lengths
 from .spec import err, names_exist, parse_values
 
-WORKLOAD_KEYS = ("isl", "osl", "concurrency", "rate", "chunk", "prefix_hit", "pd")
+WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "chunk", "prefix_hit", "pd")
 _POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
 _NOT_SERVING = ("batch", "context", "k_max")
 PHASE_FIELDS = ("in_flight", "decode_batch", "k", "ttft_s", "tpot_s", "e2e_s", "tokens_per_s_per_gpu",
@@ -51,7 +52,25 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
             out[k] = vals if vals is not None else parse_values("batch", raw)[0]   # ranges: integer expansion
     if "rate" in out and isinstance(table["rate"], dict):
         raise err("serve.rate", "expected a number or a list of arrival rates (requests/s), not a range")
+    _check_ratios(out.get("length_ratio", []))
     return out
+
+
+def _check_ratios(ratios: list[Any]) -> None:
+    """Every length_ratio a number in [0, 1], before any configuration is priced."""
+    for r in ratios:
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0.0 <= r <= 1.0:
+            raise err("serve.length_ratio", f"{r!r}; expected numbers in [0, 1] (each length drawn uniformly from "
+                                            "[ratio x length, length])")
+
+
+def _workload(load: dict[str, Any], wkw: dict[str, Any]) -> Workload:
+    """The workload of one configuration; a length_ratio draws the lengths around its isl and osl."""
+    w = dict(wkw)
+    ratio = w.pop("length_ratio", None)
+    if ratio is not None:
+        w["lengths"] = uniform_lengths(w.pop("isl", 1024), w.pop("osl", 1024), float(ratio))
+    return Workload(**load, **w)
 
 
 def _scenario_values(doc: dict[str, Any]) -> tuple[dict[str, list[Any]], Acceptance | None]:
@@ -114,7 +133,7 @@ def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc
     try:
         s = Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)
         load = {"rate": tuple(pts)} if key == "rate" else {"concurrency": tuple(int(c) for c in pts)}
-        res = serve(s, Workload(**load, **wkw))
+        res = serve(s, _workload(load, wkw))
     except SpecroofError as e:
         return [{**head, key: p, "feasible": False, "message": str(e)} for p in pts]
     out = []
