@@ -32,12 +32,13 @@ from .serving import Workload, serve, static_batch
 from .shape import curve_key, curve_load
 from .speedup import predict
 from .step import simulate_step
+from .traffic import uniform_lengths
 
 REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric", "measured")
 OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp", "dp", "ep", "engine_version",
             "precision", "expert_precision", "attention_precision", "kv_precision", "draft", "batch", "concurrency",
-            "isl", "osl", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler",
-            "spec_max_running", "engine_date", "notes")
+            "isl", "osl", "length_ratio", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k",
+            "overlap_scheduler", "spec_max_running", "engine_date", "notes")
 # Step-level metrics (a decode step at a batch): predicted by `predict`. A row with a concurrency instead of a batch
 # is priced at batch = concurrency and context = isl + osl / 2 (the mean context over a request's decode).
 STEP_METRICS = ("speedup", "base_step_s", "spec_step_s", "tpot_s", "itl_s", "tokens_per_s_per_user",
@@ -128,16 +129,37 @@ def _text(r: dict[str, str], key: str, default: str | None = None) -> str | None
     return (r.get(key) or "").strip() or default
 
 
+def row_lengths(r: dict[str, str]) -> tuple[tuple[int, int], ...]:
+    """The (isl, osl) samples of a row whose client drew each request's lengths uniformly from [length_ratio x isl,
+    isl] and [length_ratio x osl, osl] (`traffic.uniform_lengths`); () when its lengths are fixed (no length_ratio).
+    A ScenarioError names the row when the ratio is not a number in [0, 1] or the row has no isl and osl."""
+    v = (r.get("length_ratio") or "").strip()
+    if not v:
+        return ()
+    isl, osl = _int(r, "isl"), _int(r, "osl")
+    try:
+        ratio = float(v)
+    except ValueError:
+        ratio = float("nan")
+    if isl is None or osl is None or not 0.0 <= ratio <= 1.0:
+        raise ScenarioError(f"row {r['row_id']}: length_ratio = {v!r}; expected a number in [0, 1] on a row with isl "
+                            "and osl (each length drawn uniformly from [ratio x length, length])")
+    return uniform_lengths(isl, osl, ratio)
+
+
 def row_batch_context(r: dict[str, str]) -> tuple[int, int]:
     """(batch, context) of a row: its batch, or its concurrency (a serving run's decode batch in steady state); its
-    context, or isl + osl / 2 (the mean context over a request's decode), or 1024."""
+    context, or the mean context over a request's decode (isl + osl / 2; over the drawn lengths when the row has a
+    length_ratio, weighted by output tokens as `Workload.mean_context`), or 1024."""
     batch = _int(r, "batch") or _int(r, "concurrency")
     if batch is None:
         raise ScenarioError(f"row {r['row_id']}: needs a batch or a concurrency")
     ctx = _int(r, "context")
     if ctx is None:
         isl, osl = _int(r, "isl"), _int(r, "osl")
-        ctx = isl + (osl or 0) // 2 if isl is not None else 1024
+        ln = row_lengths(r)
+        ctx = (round(Workload(lengths=ln).mean_context) if ln else
+               isl + (osl or 0) // 2 if isl is not None else 1024)
     return batch, ctx
 
 
@@ -206,17 +228,19 @@ def instance_mix(r: dict[str, str]) -> tuple[tuple[int, float], ...]:
 
 def serving_workload(r: dict[str, str]) -> Workload | None:
     """A row measured in a serving benchmark (a concurrency with prompt and output lengths, no fixed batch) as a
-    Workload; None for a fixed-batch row. A disaggregated row is priced per decode instance (`instance_mix`: the
-    concurrencies its instances serve), each with its P / m share of the prefill GPUs."""
+    Workload (its lengths drawn as `row_lengths` says when it has a length_ratio); None for a fixed-batch row. A
+    disaggregated row is priced per decode instance (`instance_mix`: the concurrencies its instances serve), each
+    with its P / m share of the prefill GPUs."""
     c, isl, osl = _int(r, "concurrency"), _int(r, "isl"), _int(r, "osl")
     if _int(r, "batch") is not None or c is None or isl is None or osl is None:
         return None
+    ln = row_lengths(r)
+    lengths = {"lengths": ln} if ln else {"isl": isl, "osl": osl}
     pd = disaggregation(r)
     if pd is None:
-        return Workload(isl=isl, osl=osl, concurrency=(c,))
+        return Workload(**lengths, concurrency=(c,))
     m = pd[1] // (_int(r, "tp", 1) * _int(r, "dp", 1))
-    return Workload(isl=isl, osl=osl, concurrency=tuple(n for n, _ in instance_mix(r)), pd=True,
-                    prefill_gpus=pd[0] / m)
+    return Workload(**lengths, concurrency=tuple(n for n, _ in instance_mix(r)), pd=True, prefill_gpus=pd[0] / m)
 
 
 def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str, mix: tuple[tuple[int, float], ...]) -> float:
@@ -289,6 +313,9 @@ def row_route(r: dict[str, str], s: Scenario) -> str:
         return "serving"
     if r["metric"] in SERVING_METRICS:
         if _int(r, "batch") is not None and _int(r, "isl") is not None and _int(r, "osl") is not None:
+            if row_lengths(r):
+                raise ScenarioError(f"row {r['row_id']}: length_ratio = {r['length_ratio']} on a static batch: one "
+                                    "batch run to completion is priced at its fixed isl and osl")
             return "static"
         raise ScenarioError(f"row {r['row_id']}: {r['metric']} is a serving metric: it needs the prompt and output "
                             "lengths (isl, osl) and a concurrency or a batch")

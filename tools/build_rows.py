@@ -34,7 +34,8 @@ Mapping rules (README "Mapping rules" explains them; every decision a source doe
 5. Settings the scenario needs and the source does not state get a documented default, written in the notes:
    context (isl + osl / 2 when both are published, 512 for MT-Bench as in S001-S018, else specroof's 1024), weight
    formats (NVFP4/MXFP4 MoE checkpoints: experts 4-bit, other weights bf16, as in S021-S025), the engine's scheduler
-   mode (vLLM before async scheduling became the default, PR #27614 (~v0.12): overlap_scheduler false).
+   mode (vLLM before async scheduling became the default, PR #27614 (~v0.12): overlap_scheduler false), and the
+   length draw of InferenceX's harness (length_ratio 0.8: lengths uniform on [0.8 x isl, isl], [0.8 x osl, osl]).
 6. Lossy acceptance (SGLang accept threshold < 1, TRT-LLM relaxed acceptance) is kept and marked "lossy" in notes.
 7. The same measurement collected twice is mapped once (the copy with the most columns); the other is not mapped.
 """

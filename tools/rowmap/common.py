@@ -16,7 +16,8 @@ VAL = Path(__file__).resolve().parents[2] / "validation"   # the shipped data fo
 SRC = VAL / "sources"
 COLS = ["row_id", "source_id", "source", "source_url", "locator", "published_row", "hardware", "n_gpus", "tp", "dp",
         "ep", "engine", "engine_version", "model", "precision", "expert_precision", "attention_precision",
-        "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
+        "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "length_ratio", "context", "k",
+        "tree_tokens",
         "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "engine_date", "metric", "measured",
         "notes"]
 INT_COLS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
@@ -30,6 +31,12 @@ CTX_DEFAULT = "context not stated: specroof's default 1024"
 FP4_RULE = ("experts {fmt}, other weights bf16 (the checkpoint's non-expert formats are not stated here: rule as in "
             "S021-S025)")
 VLLM_SYNC = "no async scheduling (vLLM before PR #27614, where it became the default): overlap_scheduler false"
+# InferenceX's benchmark harness draws each request's lengths uniformly from [0.8 x isl, isl] and [0.8 x osl, osl]:
+# RANDOM_RANGE_RATIO 0.8 in .github/workflows/benchmark-tmpl.yml (srt-slurm recipes: random_range_ratio 0.8) and
+# sample_uniform in utils/bench_serving/benchmark_serving.py (lower = int(L x ratio), upper = L).
+IX_LENGTH_RATIO = "0.8"
+IX_LENGTHS = ("lengths drawn uniformly from [0.8 x isl, isl] and [0.8 x osl, osl] (InferenceX RANDOM_RANGE_RATIO "
+              "0.8, benchmark-tmpl.yml; sample_uniform in utils/bench_serving/benchmark_serving.py): length_ratio 0.8")
 
 Row = dict[str, str]
 
@@ -126,6 +133,13 @@ def base_row(r: Row, sid: str, label: str, where: str) -> Row:
     return out
 
 
+def ix_lengths(out: Row, assumed: str = "") -> None:
+    """InferenceX's harness draws the lengths of each request (IX_LENGTHS); only where the row has isl and osl."""
+    if out["isl"] and out["osl"]:
+        out["length_ratio"] = IX_LENGTH_RATIO
+        note(out, IX_LENGTHS + assumed)
+
+
 def formats(out: Row, model_kind: str = "deepseek") -> None:
     """Weight formats: 'nvfp4'/'fp4'/'mxfp4' MoE checkpoints -> experts 4-bit, the rest bf16 (rule 5)."""
     p = out["precision"].split(" (")[0].strip().lower()
@@ -197,6 +211,7 @@ def check(out: Row) -> None:
         assert out[c] == "" or re.fullmatch(r"\d+", out[c]), (c, out)
     for c in ("tau", "measured"):
         assert out[c] == "" or float(out[c]) > 0, (c, out)
+    assert out["length_ratio"] == "" or (0.0 <= float(out["length_ratio"]) <= 1.0 and out["isl"] and out["osl"]), out
     assert out["batch"] or out["concurrency"] or out["metric"] in ("throughput_ratio",), out
     if out["metric"] in STEP_METRICS and not out["context"] and not (out["isl"] and out["osl"]):
         assert "context" in out["notes"], out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import MT_BENCH_CONTEXT, VLLM_SYNC, Row, Skip, d_skip, formats, note
+from .common import MT_BENCH_CONTEXT, VLLM_SYNC, Row, Skip, d_skip, formats, ix_lengths, note
 
 # ----------------------------------------------------------------------------------------------------------------
 # 3. decode.csv (plain decode).
@@ -56,6 +56,7 @@ def d_ix_issue(r: Row, out: Row) -> None:
     formats(out)
     note(out, "posted by the InferenceX CI agent in an issue, not on the dashboard; same harness as the dashboard "
               "(random 1k/1k)")
+    ix_lengths(out)
     if out["metric"] == "tokens_per_s_per_gpu":
         note(out, "output tokens/s per GPU, including the time spent in prefill")
 
@@ -65,6 +66,7 @@ def d_ix_pr(r: Row, out: Row) -> None:
     formats(out, "gpt-oss")
     note(out, "MEDIAN TPOT (not mean); posted by the PR contributor with the InferenceX harness; vLLM 0.17 "
               "(async scheduling on by default)")
+    ix_lengths(out, " (the CI's value, assumed for a contributor's run)")
 
 
 def d_buildkite(r: Row, out: Row) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .common import MT_BENCH_CONTEXT, Row, Skip, d_skip, formats, note
+from .common import MT_BENCH_CONTEXT, Row, Skip, d_skip, formats, ix_lengths, note
 
 # ----------------------------------------------------------------------------------------------------------------
 # 5. serving.csv.
@@ -80,6 +80,8 @@ def v_fixture(r: Row, out: Row) -> None:
     pair = re.search(r"matched pair pair\d+ \(.*\)$", r["notes"])
     note(out, *ksrc, "InferenceX CI (random isl/osl, 10 x concurrency prompts)",
          pair.group(0) if pair else r["notes"].split("; ")[-1])
+    ix_lengths(out)
+
 
 
 def v_compare(r: Row, out: Row) -> None:
