@@ -17,8 +17,13 @@ B is solved by fixed-point iteration. An engine that runs at most m requests at 
 resets max_running_requests to 48) serves R = min(C, m) and queues the rest: E2E = (C / R) x the running E2E
 (Little's law), the wait is added to TTFT, and throughput is that of R requests. With prefill/decode disaggregation
 the decode instance carries no prefill (P = 0), TTFT is the prefill instance's pass over the prompt plus the KV
-transfer between instances, and the GPUs of both instances count. Speculation off is k = 0: the plain decode step of
-`pricing.base_step`.
+transfer between instances, and the GPUs of both instances count. The prefill instance prefills at most
+    mu = (prefill GPUs / decode GPUs) / (isl' m)      requests/s (m priced on the decode instance's layout)
+and a closed loop cannot complete requests faster than they are prefilled (a tandem queue's slower stage sets its
+rate): where R / E2E would exceed mu, the rate is mu, the decode batch is what it feeds, B = mu (osl - 1) TPOT(B)
+(Little's law on the decode stage), the other R - B requests queue for prefill, TTFT = (R - B) / mu and E2E = R / mu.
+There speculation shortens TPOT but not E2E, and it does not raise throughput. Speculation off is k = 0: the plain
+decode step of `pricing.base_step`.
 
 Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i)): every formula takes the means over requests;
 L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output tokens: long outputs hold more
@@ -81,7 +86,9 @@ class ServeResult:
     scenario : dict; workload : Workload; concurrency : (P,) requests in flight; gpus : GPUs counted per
     throughput (decode instance, plus the prefill instance under disaggregation); e2e_speedup = base E2E / spec E2E;
     tpot_speedup = base TPOT / spec TPOT; throughput_ratio = spec / base output tokens/s per GPU;
-    prefill_bound : what bounds a prefill chunk; feasible, message : the KV cache of C requests at isl + osl fits.
+    prefill_bound : what bounds a prefill chunk; feasible, message : the KV cache of C requests at isl + osl fits;
+    prefill_rps : the requests/s a disaggregated prefill instance prefills (the most a closed loop completes; inf
+    when prefill shares the decode steps, null in to_dict).
     """
 
     scenario: dict[str, Any]
@@ -95,6 +102,7 @@ class ServeResult:
     message: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
     rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    prefill_rps: float = np.inf
 
     @property
     def e2e_speedup(self) -> np.ndarray:
@@ -125,8 +133,9 @@ class ServeResult:
         w = self.workload
         wd = {"isl": w.isl, "osl": w.osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
               "samples": len(w.lengths) or 1, "mean_context": w.mean_context, "rate": list(w.rate)}
-        return {"scenario": self.scenario, "workload": wd,
-                "gpus": self.gpus, "prefill_bound": self.prefill_bound, "points": pts, "notes": list(self.notes)}
+        return {"scenario": self.scenario, "workload": wd, "gpus": self.gpus, "prefill_bound": self.prefill_bound,
+                "prefill_rps": float(self.prefill_rps) if np.isfinite(self.prefill_rps) else None, "points": pts,
+                "notes": list(self.notes)}
 
 
 def _num(x: Any) -> float | int:
@@ -137,13 +146,15 @@ def _num(x: Any) -> float | int:
 class _Prefill:
     """The prompt side: marginal cost per prompt token in a mixed step, chunks per prompt and tokens per chunk (means
     over requests, so that TTFT = n_chunks (step + chunk_tokens m) is the mean TTFT), the standalone prefill pass of
-    a prompt (disaggregated; mean over requests), and what bounds a chunk."""
+    a prompt (disaggregated; mean over requests), what bounds a chunk, and (disaggregated) the requests per second
+    the prefill instance can prefill, capacity_rps (infinite when prefill shares the decode steps)."""
 
     per_token_s: float
     chunk_tokens: float
     n_chunks: float
     pass_s: float
     bound: str
+    capacity_rps: float = np.inf
 
 
 def _prefill(dep: Deployment, w: Workload) -> _Prefill:
@@ -225,11 +236,33 @@ def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool
         tpot = T / tau
         e2e = ttft + (osl - 1) * tpot
         B = R * (e2e - ttft) / e2e
+    fed = R / e2e > pf.capacity_rps                          # the prefill instance cannot keep up: it sets the rate
+    if fed.any():
+        B = np.where(fed, _fed_batch(mid, R, osl, pf.capacity_rps), B)
+        step, tau, k, bound = mid.at(B)
+        load, T, tpot = B * tau * per_step, step, step / tau
+        e2e = np.where(fed, R / pf.capacity_rps, e2e)
+        ttft = np.where(fed, e2e - (osl - 1) * tpot, ttft)
     f, lst = first.at(B), last.at(B)
     wait = e2e * (C / R - 1.0)
     return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, (f[0] + load) / f[1],
                  (lst[0] + load) / lst[1], R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound))
+
+
+def _fed_batch(mid: _Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray:
+    """The decode batch a prefill instance serving `cap` requests/s feeds (disaggregated, prefill-bound): B with
+    B = cap x (osl - 1) TPOT(B) (Little's law on the decode stage; the other R - B requests queue for prefill, so
+    TTFT = (R - B) / cap and E2E = R / cap). B - cap D(B) rises with B (a step grows slower than its batch), so the
+    root in (0, R] is found by bisection in log B."""
+    lo, hi = np.full(R.shape, np.log(mid.grid[0] * 1e-3)), np.log(R)
+    for _ in range(48):
+        x = (lo + hi) / 2.0
+        B = np.exp(x)
+        step, tau = mid.at(B)[:2]
+        over = B > cap * (osl - 1) * step / tau
+        lo, hi = np.where(over, lo, x), np.where(over, x, hi)
+    return np.exp(hi)
 
 
 def _kv_transfer_s(dep: Deployment, w: Workload) -> float:
@@ -313,8 +346,10 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     the rate is not sustained."""
     s, w, dep = _inputs(scenario, workload, dep, kw)
     pf = _prefill(dep, w)
-    if w.pd:
-        pf = _Prefill(0.0, pf.chunk_tokens, pf.n_chunks, pf.pass_s + _kv_transfer_s(dep, w), pf.bound)
+    if w.pd:   # the prefill instance: its GPUs' share of the decode instance's prompt tokens/s (1 / per_token_s)
+        share = (w.prefill_gpus or dep.n_gpus) / dep.n_gpus
+        cap = share / (pf.per_token_s * float(w.prompts.mean())) if pf.per_token_s > 0 else np.inf
+        pf = _Prefill(0.0, pf.chunk_tokens, pf.n_chunks, pf.pass_s + _kv_transfer_s(dep, w), pf.bound, cap)
     gpus = dep.n_gpus + ((w.prefill_gpus or dep.n_gpus) if w.pd else 0.0)
     pos = context_message(dep, *w.longest(), "output tokens")
     if w.rate:
@@ -333,8 +368,11 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
              "steady-state closed loop: each of the C slots serves one request after another",
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)")
+    if np.isfinite(pf.capacity_rps):
+        notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
+                  "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)
     return ServeResult(scen, w, np.asarray(C).astype(int), gpus, spec, base, pf.bound, ok, tuple(msgs), notes,
-                       np.asarray(w.rate, dtype=np.float64))
+                       np.asarray(w.rate, dtype=np.float64), pf.capacity_rps)
 
 
 @dataclass(frozen=True)
