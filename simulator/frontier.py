@@ -115,8 +115,9 @@ class FrontierResult:
 
     def to_dict(self) -> dict[str, Any]:
         w = self.workload
-        return {"scenario": self.scenario, "workload": {"isl": w.isl, "osl": w.osl, "chunk": w.chunk,
-                                                         "prefix_hit": w.prefix_hit, "pd": w.pd},
+        isl, osl = w.mean_lengths
+        return {"scenario": self.scenario, "workload": {"isl": isl, "osl": osl, "length_ratio": w.length_ratio,
+                                                         "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd},
                 "feasible": self.feasible, "message": self.message,
                 "frontier_on": [p.to_dict() for p in self.on], "frontier_off": [p.to_dict() for p in self.off],
                 "targets": [t.to_dict() for t in self.targets], "points": len(self.points),

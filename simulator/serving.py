@@ -25,10 +25,11 @@ rate): where R / E2E would exceed mu, the rate is mu, the decode batch is what i
 There speculation shortens TPOT but not E2E, and it does not raise throughput. Speculation off is k = 0: the plain
 decode step of `pricing.base_step`.
 
-Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i)): every formula takes the means over requests;
-L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output tokens: long outputs hold more
-steps), P = B tau mean(isl_i') / mean(osl_i), TTFT = mean over requests of ceil(isl_i' / chunk) (T_step + min(chunk,
-isl_i') m), E2E = TTFT + (mean osl - 1) ITL; memory at L, the positions checked on the longest request.
+Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the draw of `Workload.length_ratio`): every
+formula takes the means over requests; L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output
+tokens: long outputs hold more steps), P = B tau mean(isl_i') / mean(osl_i), TTFT = mean over requests of ceil(isl_i'
+/ chunk) (T_step + min(chunk, isl_i') m), E2E = TTFT + (mean osl - 1) ITL; memory at L, the positions checked on the
+longest request.
 Arrival rates (`Workload.rate`, lambda requests/s): the closed-loop throughput X(C) = C / E2E(C) rises with C until
 the running cap or memory stops it; the requests in flight are the smallest C with X(C) = lambda (Little's law),
 a rate above the largest X is beyond capacity (infeasible, with both modes' capacity). A fluid model: the waits of
@@ -131,8 +132,10 @@ class ServeResult:
                 pt[f] = _num(getattr(self, f)[i]) if ok else None
             pts.append(pt)
         w = self.workload
-        wd = {"isl": w.isl, "osl": w.osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
-              "samples": len(w.lengths) or 1, "mean_context": w.mean_context, "rate": list(w.rate)}
+        isl, osl = w.mean_lengths
+        wd = {"isl": isl, "osl": osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
+              "samples": int(w.samples[0].size), "length_ratio": w.length_ratio, "mean_context": w.mean_context,
+              "rate": list(w.rate)}
         return {"scenario": self.scenario, "workload": wd, "gpus": self.gpus, "prefill_bound": self.prefill_bound,
                 "prefill_rps": float(self.prefill_rps) if np.isfinite(self.prefill_rps) else None, "points": pts,
                 "notes": list(self.notes)}

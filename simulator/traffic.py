@@ -71,23 +71,31 @@ def read_lengths(path: str) -> tuple[tuple[int, int], ...]:
 LENGTH_BINS = 4   # equally likely values per length in `uniform_lengths`: 4 x 4 (isl, osl) pairs
 
 
+def length_ratio(v: Any, name: str = "length_ratio") -> float:
+    """v as a float when it is a number in [0, 1] (not a bool); else one ScenarioError naming `name`, the value and
+    what the ratio means."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0.0 <= v <= 1.0:
+        raise ScenarioError(f"{name} = {v!r}; expected a number in [0, 1] (each length drawn uniformly from [ratio x "
+                            "length, length])")
+    return float(v)
+
+
 def uniform_lengths(isl: int, osl: int, ratio: float, bins: int = LENGTH_BINS) -> tuple[tuple[int, int], ...]:
     """(isl, osl) samples of a benchmark client that draws each request's prompt and output lengths independently and
-    uniformly from [ratio x isl, isl] and [ratio x osl, osl] (at least 1 token): SGLang bench_serving's random
-    dataset with --random-range-ratio (https://github.com/sgl-project/sglang/issues/7253: default 0, lengths in
-    [1, L]), and InferenceX's client (utils/bench_serving/benchmark_serving.py, sample_uniform; its CI sets
-    RANDOM_RANGE_RATIO 0.8). vLLM's bench serve draws from [L (1 - ratio), L (1 + ratio)] instead, whose mean is L:
-    there the fixed lengths are the right input. Each length becomes `bins` equally likely values, the midpoints of
-    equal-probability bins (their mean is the draw's mean), paired every way (independent draws); ratio 1 gives the
-    one fixed pair."""
+    uniformly from [int(ratio x isl), isl] and [int(ratio x osl), osl]: SGLang bench_serving's random dataset with
+    --random-range-ratio (https://github.com/sgl-project/sglang/issues/7253: default 0; its prompts have at least 1
+    token, its outputs may have 0, here at least 1), and InferenceX's client (utils/bench_serving/
+    benchmark_serving.py, sample_uniform; its CI sets RANDOM_RANGE_RATIO 0.8). vLLM's bench serve draws from
+    [L (1 - ratio), L (1 + ratio)] instead, whose mean is L: there the fixed lengths are the right input. Each length
+    becomes `bins` equally likely values, the midpoints of equal-probability bins, paired every way (independent
+    draws): their mean is the draw's; the spread within a bin is dropped, so `Workload.mean_context`, which weighs
+    the output length by itself, comes out low by at most 0.7 % (ratio 0; 0.02 % at 0.8). Ratio 1: the one pair."""
     i, o = pos_int("isl", isl), pos_int("osl", osl)
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= ratio <= 1.0:
-        raise ScenarioError(f"length ratio = {ratio!r}; expected a number in [0, 1] (each length drawn uniformly from "
-                            "[ratio x length, length])")
+    r = length_ratio(ratio)
     pos_int("bins", bins)
 
     def values(n: int) -> list[int]:
-        lo = max(1, int(n * ratio))
+        lo = max(1, int(n * r))
         return [max(1, round(lo + (n - lo) * (j + 0.5) / bins)) for j in range(bins)] if lo < n else [n]
     return tuple((a, b) for a in values(i) for b in values(o))
 
@@ -100,6 +108,9 @@ class Workload:
 
     lengths : (isl, osl) samples of a length distribution (a trace); when given, `isl` and `osl` become their
         rounded means and every formula uses the per-request means (see `serve`).
+    length_ratio : below 1, each request's lengths are drawn uniformly from [ratio x isl, isl] and [ratio x osl,
+        osl], as benchmark clients do (`uniform_lengths`): `isl` and `osl` stay the draw's upper ends (the longest
+        request, what must fit in the model's positions) and `samples` is the draw.
     rate : arrival rates in requests/s; when given, the requests in flight of each mode are solved from Little's law
         (rate = in-flight / E2E) instead of taken from `concurrency`.
     """
@@ -113,6 +124,7 @@ class Workload:
     prefill_gpus: float | None = None
     lengths: tuple[tuple[int, int], ...] = ()
     rate: tuple[float, ...] = ()
+    length_ratio: float = 1.0
 
     def __post_init__(self) -> None:
         pos_int("isl", self.isl)
@@ -133,6 +145,10 @@ class Workload:
             raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (a decode instance's share of "
                                 "the prefill GPUs)")
         object.__setattr__(self, "rate", _rates(self.rate))
+        object.__setattr__(self, "length_ratio", length_ratio(self.length_ratio))
+        if self.length_ratio < 1.0 and self.lengths:
+            raise ScenarioError(f"length_ratio = {self.length_ratio:g} with lengths given: a draw around isl and osl "
+                                "or a length distribution, not both")
         self._set_lengths()
 
     def _set_lengths(self) -> None:
@@ -150,9 +166,15 @@ class Workload:
 
     @property
     def samples(self) -> tuple[np.ndarray, np.ndarray]:
-        """(isl, osl) per request class as float arrays: the samples, or the one (isl, osl)."""
-        ln = self.lengths or ((self.isl, self.osl),)
+        """(isl, osl) per request class as float arrays: the samples, the length_ratio draw, or the one (isl, osl)."""
+        ln = self.lengths or uniform_lengths(self.isl, self.osl, self.length_ratio)
         return (np.array([p[0] for p in ln], dtype=np.float64), np.array([p[1] for p in ln], dtype=np.float64))
+
+    @property
+    def mean_lengths(self) -> tuple[int, int]:
+        """(isl, osl) averaged over requests, rounded, at least 1 (the lengths themselves when fixed)."""
+        i, o = self.samples
+        return max(1, round(float(i.mean()))), max(1, round(float(o.mean())))
 
     @property
     def prompts(self) -> np.ndarray:
@@ -176,10 +198,14 @@ class Workload:
         return float((o * (i + o / 2.0)).sum() / o.sum())
 
     def longest(self) -> tuple[int, int]:
-        """The (isl, osl) sample with the longest total context (what must fit in the model's positions)."""
+        """The (isl, osl) sample with the longest total context (what must fit in the model's positions); under a
+        length_ratio draw, (isl, osl), its upper ends."""
+        if self.length_ratio < 1.0:
+            return self.isl, self.osl
         i, o = self.samples
         j = int(np.argmax(i + o))
         return int(i[j]), int(o[j])
 
 
-__all__ = ["DEFAULT_CHUNK", "LENGTH_BINS", "Workload", "pos_int", "read_lengths", "uniform_lengths"]
+__all__ = ["DEFAULT_CHUNK", "LENGTH_BINS", "Workload", "length_ratio", "pos_int", "read_lengths",
+           "uniform_lengths"]

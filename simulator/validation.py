@@ -32,7 +32,7 @@ from .serving import Workload, serve, static_batch
 from .shape import curve_key, curve_load
 from .speedup import predict
 from .step import simulate_step
-from .traffic import uniform_lengths
+from .traffic import length_ratio
 
 REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric", "measured")
 OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp", "dp", "ep", "engine_version",
@@ -129,37 +129,37 @@ def _text(r: dict[str, str], key: str, default: str | None = None) -> str | None
     return (r.get(key) or "").strip() or default
 
 
-def row_lengths(r: dict[str, str]) -> tuple[tuple[int, int], ...]:
-    """The (isl, osl) samples of a row whose client drew each request's lengths uniformly from [length_ratio x isl,
-    isl] and [length_ratio x osl, osl] (`traffic.uniform_lengths`); () when its lengths are fixed (no length_ratio).
-    A ScenarioError names the row when the ratio is not a number in [0, 1] or the row has no isl and osl."""
+def row_length_ratio(r: dict[str, str]) -> float:
+    """The row's length_ratio: its client drew each request's lengths uniformly from [ratio x isl, isl] and [ratio x
+    osl, osl] (`Workload.length_ratio`); 1 (fixed lengths) when empty. A ScenarioError names the row when the value is
+    not a number in [0, 1], when the row has no isl and osl to draw below, or when it has a fixed batch (a batch run
+    to completion has fixed lengths)."""
     v = (r.get("length_ratio") or "").strip()
     if not v:
-        return ()
-    isl, osl = _int(r, "isl"), _int(r, "osl")
+        return 1.0
     try:
-        ratio = float(v)
-    except ValueError:
-        ratio = float("nan")
-    if isl is None or osl is None or not 0.0 <= ratio <= 1.0:
-        raise ScenarioError(f"row {r['row_id']}: length_ratio = {v!r}; expected a number in [0, 1] on a row with isl "
-                            "and osl (each length drawn uniformly from [ratio x length, length])")
-    return uniform_lengths(isl, osl, ratio)
+        ratio = length_ratio(float(v))
+    except (ValueError, ScenarioError):
+        raise ScenarioError(f"row {r['row_id']}: length_ratio = {v!r}; expected a number in [0, 1] (each length drawn "
+                            "uniformly from [ratio x length, length]) or empty (fixed lengths)") from None
+    if _int(r, "isl") is None or _int(r, "osl") is None:
+        raise ScenarioError(f"row {r['row_id']}: length_ratio = {v} needs the isl and osl it draws below")
+    if _int(r, "batch") is not None:
+        raise ScenarioError(f"row {r['row_id']}: length_ratio = {v} on a fixed-batch row: a batch run is priced at its "
+                            "fixed isl and osl; leave length_ratio empty")
+    return ratio
 
 
 def row_batch_context(r: dict[str, str]) -> tuple[int, int]:
     """(batch, context) of a row: its batch, or its concurrency (a serving run's decode batch in steady state); its
-    context, or the mean context over a request's decode (isl + osl / 2; over the drawn lengths when the row has a
-    length_ratio, weighted by output tokens as `Workload.mean_context`), or 1024."""
+    context, or isl + osl / 2 (the mean context over a request's decode), or 1024."""
     batch = _int(r, "batch") or _int(r, "concurrency")
     if batch is None:
         raise ScenarioError(f"row {r['row_id']}: needs a batch or a concurrency")
     ctx = _int(r, "context")
     if ctx is None:
         isl, osl = _int(r, "isl"), _int(r, "osl")
-        ln = row_lengths(r)
-        ctx = (round(Workload(lengths=ln).mean_context) if ln else
-               isl + (osl or 0) // 2 if isl is not None else 1024)
+        ctx = isl + (osl or 0) // 2 if isl is not None else 1024
     return batch, ctx
 
 
@@ -228,14 +228,13 @@ def instance_mix(r: dict[str, str]) -> tuple[tuple[int, float], ...]:
 
 def serving_workload(r: dict[str, str]) -> Workload | None:
     """A row measured in a serving benchmark (a concurrency with prompt and output lengths, no fixed batch) as a
-    Workload (its lengths drawn as `row_lengths` says when it has a length_ratio); None for a fixed-batch row. A
+    Workload (its lengths drawn below isl and osl when it has a length_ratio); None for a fixed-batch row. A
     disaggregated row is priced per decode instance (`instance_mix`: the concurrencies its instances serve), each
     with its P / m share of the prefill GPUs."""
     c, isl, osl = _int(r, "concurrency"), _int(r, "isl"), _int(r, "osl")
     if _int(r, "batch") is not None or c is None or isl is None or osl is None:
         return None
-    ln = row_lengths(r)
-    lengths = {"lengths": ln} if ln else {"isl": isl, "osl": osl}
+    lengths = {"isl": isl, "osl": osl, "length_ratio": row_length_ratio(r)}
     pd = disaggregation(r)
     if pd is None:
         return Workload(**lengths, concurrency=(c,))
@@ -313,9 +312,6 @@ def row_route(r: dict[str, str], s: Scenario) -> str:
         return "serving"
     if r["metric"] in SERVING_METRICS:
         if _int(r, "batch") is not None and _int(r, "isl") is not None and _int(r, "osl") is not None:
-            if row_lengths(r):
-                raise ScenarioError(f"row {r['row_id']}: length_ratio = {r['length_ratio']} on a static batch: one "
-                                    "batch run to completion is priced at its fixed isl and osl")
             return "static"
         raise ScenarioError(f"row {r['row_id']}: {r['metric']} is a serving metric: it needs the prompt and output "
                             "lengths (isl, osl) and a concurrency or a batch")
@@ -324,6 +320,7 @@ def row_route(r: dict[str, str], s: Scenario) -> str:
 
 def prepare_row(r: dict[str, str]) -> PreparedRow:
     """Resolve a row; raises a SpecroofError when it cannot be simulated (the reason names the row)."""
+    row_length_ratio(r)                       # checked on every row, whatever route prices it
     s = row_scenario(r)
     return PreparedRow(r, s, replace(s.resolve(), memo={}), serving_workload(r), row_route(r, s))
 

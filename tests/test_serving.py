@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -229,11 +230,23 @@ def test_uniform_lengths_limits_and_errors():
     e_o, e_o2 = (a + b) / 2, (a * a + a * b + b * b) / 3
     # decode context averaged over output tokens: E[isl] + E[osl^2] / (2 E[osl]) (Workload.mean_context)
     assert (w.isl, w.osl) == (922, 922) and w.mean_context == pytest.approx(e_o + e_o2 / (2 * e_o), abs=1.0)
-    for bad, match in (((1024, 1024, 1.5), r"length ratio = 1.5; expected a number in \[0, 1\]"),
-                       ((1024, 1024, True), "length ratio = True"), ((0, 1024, 0.8), "isl = 0"),
+    for bad, match in (((1024, 1024, 1.5), r"length_ratio = 1.5; expected a number in \[0, 1\]"),
+                       ((1024, 1024, True), "length_ratio = True"), ((0, 1024, 0.8), "isl = 0"),
                        ((1024, 1024, 0.8, 0), "bins = 0")):
         with pytest.raises(ScenarioError, match=match):
             uniform_lengths(*bad)
+    # As a Workload field: isl and osl stay the draw's upper ends; the draw replaces them in every mean
+    d = Workload(isl=1024, osl=1024, length_ratio=0.8, concurrency=(4,))
+    assert (d.isl, d.osl, d.mean_lengths, d.longest()) == (1024, 1024, (922, 922), (1024, 1024))
+    assert d.mean_context == pytest.approx(w.mean_context) and replace(d, concurrency=(8,)).mean_lengths == (922, 922)
+    with pytest.raises(ScenarioError, match="length_ratio = 0.8 with lengths given"):
+        Workload(lengths=((10, 10),), length_ratio=0.8)
+    with pytest.raises(ScenarioError, match="length_ratio = -1"):
+        Workload(length_ratio=-1)
+    # the longest request the client sends is the upper end, not the top bin: it is what must fit in the positions
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b")
+    near = serve(s, Workload(isl=130_000, osl=2_000, length_ratio=0.8, concurrency=(1,)))
+    assert not near.feasible[0] and "max_position_embeddings" in near.message[0]
 
 
 @settings(max_examples=8)
@@ -315,6 +328,10 @@ def test_cli_rate_lengths_and_their_errors(tmp_path, capsys):
         assert rc == 2 and o == "" and needle in err and len(err.splitlines()) == 1, (args, err)
     rc, out, _ = run(capsys, *base, "--isl", "1024", "--osl", "1024", "--length-ratio", "0.8", "--concurrency", "4")
     assert rc == 0 and "16 length samples (mean isl 922, osl 922" in out
+    rc, out, _ = run(capsys, "frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--method", "eagle3",
+                     "--gpus", "1", "--length-ratio", "0.8", "--format", "json")
+    wd = json.loads(out)["workload"]
+    assert rc == 0 and (wd["isl"], wd["osl"], wd["length_ratio"]) == (922, 922, 0.8)
     (tmp_path / "hdr.csv").write_text("a,b\n1,2\n")
     rc, _, err = run(capsys, *base, "--lengths", str(tmp_path / "hdr.csv"))
     assert rc == 2 and "header naming the columns isl and osl" in err
@@ -447,7 +464,10 @@ def test_serve_sweep_draws_lengths_with_a_length_ratio():
     ({"batch": [1, 2], "serve": {"isl": 1024}}, "batch: not a serving-sweep parameter"),
     ({"acceptance_length": 2.5, "serve": {"isl": 1024}}, "acceptance_length: needs acceptance_k"),
     ({"hardware": "h100-sxn", "serve": {"isl": 1024}}, "unknown hardware"),
-    ({"serve": {"length_ratio": [0.8, 1.2]}}, r"serve.length_ratio: 1.2; expected numbers in \[0, 1\]")])
+    ({"serve": {"length_ratio": [0.8, 1.2]}}, r"serve.length_ratio: length_ratio = 1.2; expected a number in \["),
+    ({"serve": {"length_ratio": "0.8"}}, r"serve.length_ratio: length_ratio = '0.8'; expected a number"),
+    ({"serve": {"length_ratio": True}}, r"serve.length_ratio: length_ratio = True"),
+    ({"serve": {"length_ratio": {"start": 0, "stop": 1}}}, "serve.length_ratio: expected a number or a list")])
 def test_serve_sweep_errors(doc, match):
     from simulator.errors import SpecroofError
     from simulator.sweep.serving import serve_sweep

@@ -27,7 +27,6 @@ from simulator.validation import (
     predict_prepared,
     predict_row,
     prepare_row,
-    row_batch_context,
     row_kind,
     row_scope,
     serving_workload,
@@ -134,30 +133,31 @@ def test_instances_share_the_concurrency_of_a_disaggregated_row(c, decode, mix):
 def test_a_rows_length_ratio_prices_the_clients_length_draw():
     # InferenceX's harness draws each request's lengths uniformly from [0.8 x L, L] (benchmark-tmpl.yml
     # RANDOM_RANGE_RATIO 0.8; sample_uniform in utils/bench_serving/benchmark_serving.py): a row with length_ratio
-    # 0.8 is served over that draw, and its step-route context is the draw's mean decode context.
+    # 0.8 is served over that draw (mean lengths 922 for 1024).
     r = dict(row_id="X2", source="synthetic", hardware="b200", engine="sglang", model="deepseek-r1", precision="fp8",
              tp="8", concurrency="64", isl="1024", osl="1024", metric="tpot_s", measured="0.02", length_ratio="0.8")
     w = serving_workload(r)
-    assert w.lengths == uniform_lengths(1024, 1024, 0.8) and (w.isl, w.osl) == (922, 922)
-    assert row_batch_context(r) == (64, round(w.mean_context)) and row_batch_context(dict(r, length_ratio="")) == (
-        64, 1536)
+    assert w.length_ratio == 0.8 and (w.isl, w.osl) == (1024, 1024) and w.mean_lengths == (922, 922)
+    assert w.samples[0].tolist() == [a for a, _ in uniform_lengths(1024, 1024, 0.8)]
     drawn, fixed = predict_row(dict(r, metric="e2e_s")), predict_row(dict(r, metric="e2e_s", length_ratio=""))
     assert drawn < 0.95 * fixed                        # 10 % fewer output tokens on average
     assert predict_row(dict(r, length_ratio="1")) == pytest.approx(predict_row(dict(r, length_ratio="")), rel=1e-12)
-    for bad in ("1.5", "x", "-0.2"):
-        with pytest.raises(ScenarioError, match=f"row X2: length_ratio = '{bad}'; expected a number in"):
+    for bad in ("1.5", "x", "-0.2", " nan "):
+        with pytest.raises(ScenarioError, match=f"row X2: length_ratio = '{bad.strip()}'; expected a number in "
+                                                r"\[0, 1\] .* or empty"):
             predict_row(dict(r, length_ratio=bad))
-    with pytest.raises(ScenarioError, match="length_ratio = '0.8'; expected a number in .* with isl and osl"):
-        row_batch_context(dict(r, osl=""))
-    static = dict(r, concurrency="", batch="8", metric="e2e_s")
-    with pytest.raises(ScenarioError, match="length_ratio = 0.8 on a static batch"):
-        predict_row(static)
+    with pytest.raises(ScenarioError, match="row X2: length_ratio = 0.8 needs the isl and osl it draws below"):
+        predict_row(dict(r, osl=""))
+    for fixed_batch in (dict(r, concurrency="", batch="8", metric="e2e_s"),            # a static batch
+                        dict(r, concurrency="", batch="8", context="2048")):          # a step row
+        with pytest.raises(ScenarioError, match="length_ratio = 0.8 on a fixed-batch row: .* leave length_ratio empty"):
+            predict_row(fixed_batch)
     # The shipped InferenceX harness rows carry the draw (tools/rowmap: IX_LENGTHS), and only they do.
     rows = load_rows()
     drawn_rows = [x for x in rows if x["length_ratio"]]
     assert drawn_rows and {x["length_ratio"] for x in drawn_rows} == {"0.8"}
     assert {x["source_id"] for x in drawn_rows} == {"inferencex"} and all(x["isl"] and x["osl"] for x in drawn_rows)
-    assert all("RANDOM_RANGE_RATIO 0.8" in x["notes"] for x in drawn_rows)
+    assert all("RANDOM_RANGE_RATIO 0.8" in x["notes"] and x["concurrency"] for x in drawn_rows)
 
 
 def test_idle_instances_count_their_gpus_but_add_no_tokens():

@@ -65,12 +65,11 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
 
 
 def _drawn(i: tuple[int, ...], o: tuple[int, ...], ratio: float) -> dict[str, Any]:
-    """The --length-ratio draw around one isl and one osl (`traffic.uniform_lengths`)."""
-    from ..traffic import uniform_lengths  # lazy: keeps --help free of numba
+    """The --length-ratio draw below one isl and one osl (`Workload.length_ratio`)."""
     if len(i) > 1 or len(o) > 1:
         raise ScenarioError(f"--length-ratio {ratio:g} draws lengths around one --isl and one --osl; got lists of "
                             "samples")
-    return {"lengths": uniform_lengths(i[0], o[0], ratio)}
+    return {"isl": i[0], "osl": o[0], "length_ratio": ratio}
 
 
 def _length_samples(a: argparse.Namespace) -> dict[str, Any]:

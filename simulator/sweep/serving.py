@@ -22,10 +22,10 @@ import numpy as np
 
 from ..acceptance import Acceptance
 from ..drafters import default_decay
-from ..errors import SpecError, SpecroofError
+from ..errors import ScenarioError, SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
 from ..serving import Workload, serve
-from ..traffic import uniform_lengths
+from ..traffic import length_ratio
 from .spec import err, names_exist, parse_values
 
 WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "chunk", "prefix_hit", "pd")
@@ -44,6 +44,8 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
         raise err("serve", f"unknown key(s) {bad}; expected {', '.join(WORKLOAD_KEYS)}")
     if all(k in table for k in _POINTS):
         raise err("serve", "give concurrency or rate, not both")
+    if isinstance(table.get("length_ratio"), dict):
+        raise err("serve.length_ratio", "expected a number or a list of ratios in [0, 1], not a range")
     out = {}
     for k in WORKLOAD_KEYS:
         if k in table:
@@ -59,18 +61,10 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
 def _check_ratios(ratios: list[Any]) -> None:
     """Every length_ratio a number in [0, 1], before any configuration is priced."""
     for r in ratios:
-        if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0.0 <= r <= 1.0:
-            raise err("serve.length_ratio", f"{r!r}; expected numbers in [0, 1] (each length drawn uniformly from "
-                                            "[ratio x length, length])")
-
-
-def _workload(load: dict[str, Any], wkw: dict[str, Any]) -> Workload:
-    """The workload of one configuration; a length_ratio draws the lengths around its isl and osl."""
-    w = dict(wkw)
-    ratio = w.pop("length_ratio", None)
-    if ratio is not None:
-        w["lengths"] = uniform_lengths(w.pop("isl", 1024), w.pop("osl", 1024), float(ratio))
-    return Workload(**load, **w)
+        try:
+            length_ratio(r)
+        except ScenarioError as e:
+            raise err("serve.length_ratio", str(e)) from None
 
 
 def _scenario_values(doc: dict[str, Any]) -> tuple[dict[str, list[Any]], Acceptance | None]:
@@ -100,9 +94,9 @@ def _acceptance(doc: dict[str, Any]) -> Acceptance | None:
 
 
 def serve_sweep(doc: dict[str, Any]):
-    """Price every (Scenario parameters x isl x osl x chunk x prefix_hit x pd) combination over its concurrencies.
-    Returns a pandas DataFrame, one row per point: the parameters, the workload, the spec_* and base_* phase fields
-    (None where infeasible), e2e_speedup, tpot_speedup, throughput_ratio, feasible and message."""
+    """Price every (Scenario parameters x isl x osl x length_ratio x chunk x prefix_hit x pd) combination over its
+    concurrencies. Returns a pandas DataFrame, one row per point: the parameters, the workload, the spec_* and
+    base_* phase fields (None where infeasible), e2e_speedup, tpot_speedup, throughput_ratio, feasible and message."""
     import pandas as pd  # lazy: pandas is part of the sweep extra
 
     if "serve" not in doc:
@@ -133,7 +127,7 @@ def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc
     try:
         s = Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)
         load = {"rate": tuple(pts)} if key == "rate" else {"concurrency": tuple(int(c) for c in pts)}
-        res = serve(s, _workload(load, wkw))
+        res = serve(s, Workload(**load, **wkw))
     except SpecroofError as e:
         return [{**head, key: p, "feasible": False, "message": str(e)} for p in pts]
     out = []

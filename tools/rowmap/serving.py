@@ -83,7 +83,6 @@ def v_fixture(r: Row, out: Row) -> None:
     ix_lengths(out)
 
 
-
 def v_compare(r: Row, out: Row) -> None:
     if out["model"] != "deepseek-r1":
         raise Skip("model not bundled (" + out["model"].split(" (")[0] + ")")
