@@ -443,6 +443,16 @@ def test_readme_row_counts_are_the_last_cross_validations():
     assert f"Of the {len(rows)} rows, {priced} are simulated." in guide
 
 
+def test_readme_accuracy_help_writes_nothing(capsys):
+    # --help prints the usage and exits before reading or writing the README (it once rewrote the file).
+    t = _readme_tool()
+    before = t.README.stat().st_mtime_ns
+    with pytest.raises(SystemExit) as e:
+        t.main(["--help"])
+    assert e.value.code == 0 and "Refresh the held-out tables" in capsys.readouterr().out
+    assert t.README.stat().st_mtime_ns == before
+
+
 def test_readme_accuracy_refuses_a_caption_without_a_table():
     t = _readme_tool()
     with pytest.raises(ValueError, match="no table after"):

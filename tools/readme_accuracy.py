@@ -8,6 +8,7 @@ table of ACCURACY.md, so the README's tables are the last cross-validation's (fi
 checked here).
 """
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -106,7 +107,8 @@ def replace_after(readme: str, caption: str, new: list[str]) -> str:
     return readme[:m.start(1)] + "\n".join(new) + "\n" + readme[m.end(1):]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)   # --help: print, write nothing
     t = tables(ACC.read_text(encoding="utf-8"))
     s = README.read_text(encoding="utf-8")
     for caption, table in sections(t):
