@@ -18,12 +18,14 @@ resets max_running_requests to 48) serves R = min(C, m) and queues the rest: E2E
 (Little's law), the wait is added to TTFT, and throughput is that of R requests. With prefill/decode disaggregation
 the decode instance carries no prefill (P = 0), TTFT is the prefill instance's pass over the prompt plus the KV
 transfer between instances, and the GPUs of both instances count. The prefill instance prefills at most
-    mu = (prefill GPUs / decode GPUs) / (isl' m)      requests/s (m priced on the decode instance's layout)
-and a closed loop cannot complete requests faster than they are prefilled (a tandem queue's slower stage sets its
-rate): where R / E2E would exceed mu, the rate is mu, the decode batch is what it feeds, B = mu (osl - 1) TPOT(B)
-(Little's law on the decode stage), the other R - B requests queue for prefill, TTFT = (R - B) / mu and E2E = R / mu.
-There speculation shortens TPOT but not E2E, and it does not raise throughput. Speculation off is k = 0: the plain
-decode step of `pricing.base_step`.
+    mu = (prefill GPUs / decode GPUs) / t_p           requests/s
+t_p the mean over requests of a prompt's tokens x their marginal cost (priced on the decode instance's layout, at the
+workload's chunk, for each request's own length), and a closed loop cannot complete requests faster than they are
+prefilled (a tandem queue's slower stage sets its rate): where R / E2E would exceed mu, the rate is mu, the decode
+batch is what it feeds, B = mu (osl - 1) TPOT(B) (Little's law on the decode stage), the other R - B requests queue
+for prefill, TTFT = (R - B) / mu and E2E = R / mu, and the decode GPUs hold the KV cache of B requests, not R. There
+speculation shortens TPOT but not E2E, and it does not raise throughput; an arrival rate above mu is beyond
+capacity. Speculation off is k = 0: the plain decode step of `pricing.base_step`.
 
 Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the draw of `Workload.length_ratio`): every
 formula takes the means over requests; L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output
@@ -50,6 +52,7 @@ from .scenario import Deployment, Scenario
 from .traffic import DEFAULT_CHUNK, Workload, pos_int, read_lengths
 
 _ITERATIONS = 6
+FED_FLOOR = 1e-2   # the smallest decode batch priced when a prefill instance feeds it (a hundredth of a request)
 
 
 @dataclass(frozen=True)
@@ -88,8 +91,8 @@ class ServeResult:
     throughput (decode instance, plus the prefill instance under disaggregation); e2e_speedup = base E2E / spec E2E;
     tpot_speedup = base TPOT / spec TPOT; throughput_ratio = spec / base output tokens/s per GPU;
     prefill_bound : what bounds a prefill chunk; feasible, message : the KV cache of C requests at isl + osl fits;
-    prefill_rps : the requests/s a disaggregated prefill instance prefills (the most a closed loop completes; inf
-    when prefill shares the decode steps, null in to_dict).
+    prefill_rps : the requests/s a disaggregated prefill instance prefills (the most a closed loop completes); inf
+    when prefill shares the decode steps (null in to_dict when infinite).
     """
 
     scenario: dict[str, Any]
@@ -149,35 +152,46 @@ def _num(x: Any) -> float | int:
 class _Prefill:
     """The prompt side: marginal cost per prompt token in a mixed step, chunks per prompt and tokens per chunk (means
     over requests, so that TTFT = n_chunks (step + chunk_tokens m) is the mean TTFT), the standalone prefill pass of
-    a prompt (disaggregated; mean over requests), what bounds a chunk, and (disaggregated) the requests per second
-    the prefill instance can prefill, capacity_rps (infinite when prefill shares the decode steps)."""
+    a prompt (disaggregated; mean over requests), what bounds a chunk, the marginal prefill time of a request
+    (request_s: the mean over requests of its prompt tokens x their marginal cost at its own length), and
+    (disaggregated) the requests per second the prefill instance can prefill, capacity_rps (infinite when prefill
+    shares the decode steps)."""
 
     per_token_s: float
     chunk_tokens: float
     n_chunks: float
     pass_s: float
     bound: str
+    request_s: float = 0.0
     capacity_rps: float = np.inf
 
 
+def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, int]:
+    """(marginal cost of one prompt token, what bounds the chunk) for a prompt of `prompt` tokens after `cached`
+    ones: the extra time of one sequence per attention-DP rank carrying a chunk of min(chunk, prompt) tokens over the
+    same with one token, per prompt token (the weight reads and kernel floors are shared with the decode batch). A
+    chunk attends to the prompt before it: priced at its mean preceding context."""
+    n_dp = float(dep.par.dp)
+    ct = min(float(chunk), prompt)
+    L = np.float64(cached + (prompt - ct) / 2.0)
+    big = price_pass(dep, dep.lops, n_dp, ct, L, "target")
+    one = price_pass(dep, dep.lops, n_dp, 1.0, L, "target")
+    return max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp), int(big.bound)
+
+
 def _prefill(dep: Deployment, w: Workload) -> _Prefill:
-    """Price a chunk of prompt tokens added to a step: the extra time of one sequence per attention-DP rank carrying
-    the chunk over the same with one token, per prompt token (the weight reads and kernel floors are shared with the
-    decode batch). A chunk attends to the prompt before it: priced at the mean preceding context of the mean
-    prompt."""
+    """Price the prompt side (see _Prefill): the marginal cost of the mean prompt's tokens in a mixed step, and each
+    request class's own (for the prefill time of a request, whose cost grows faster than its length)."""
     ops = dep.lops
     n_dp = float(dep.par.dp)
-    ct = min(w.chunk, w.prompt)
-    L = w.samples[0].mean() - w.prompts.mean() + (w.prompt - ct) / 2.0
-    big = price_pass(dep, ops, n_dp, float(ct), L, "target")
-    one = price_pass(dep, ops, n_dp, 1.0, L, "target")
-    per_tok = max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp)
     p, cached = w.prompts, w.samples[0] - w.prompts
+    per_tok, bound = _prompt_token(dep, float(w.prompt), float(cached.mean()), w.chunk)
+    each = {(a, c): _prompt_token(dep, float(a), float(c), w.chunk)[0] * a for a, c in set(zip(p, cached))}
     n = np.ceil(p / w.chunk)
     whole = {(a, c): float(price_pass(dep, ops, n_dp, a, c, "target").total_s) for a, c in set(zip(p, cached))}
     pass_s = float(np.mean([whole[(a, c)] for a, c in zip(p, cached)]))
     return _Prefill(per_tok, float((n * np.minimum(p, w.chunk)).mean() / n.mean()), float(n.mean()), pass_s,
-                    BOUNDS[int(big.bound)])
+                    BOUNDS[bound], float(np.mean([each[(a, c)] for a, c in zip(p, cached)])))
 
 
 def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
@@ -190,12 +204,15 @@ def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.nd
     return best.step.step_s, best.tokens, np.array([v.k for v in best.v]), best.step.bound
 
 
-def batch_grid(C: np.ndarray) -> np.ndarray:
+def batch_grid(C: np.ndarray, floor: float | None = None) -> np.ndarray:
     """Decode batches the steady state is solved on: 24 per decade from C_min / 4 to C_max, and each C (the decode
-    batch B lies in (0, C]; between grid points the step is interpolated in log B)."""
+    batch B lies in (0, C]; between grid points the step is interpolated in log B); with `floor` below C_min / 4, also
+    24 per decade from `floor` up to it (a prefill instance can feed a decode batch far below its concurrency)."""
     lo, hi = float(C.min()) / 4.0, float(C.max())
     n = max(2, int(np.ceil(24 * np.log10(hi / lo))) + 1)
-    return np.unique(np.concatenate([np.geomspace(lo, hi, n), C.astype(np.float64)]))
+    below = [np.geomspace(floor, lo, max(2, int(np.ceil(24 * np.log10(lo / floor))) + 1))] if floor and floor < lo \
+        else []
+    return np.unique(np.concatenate([np.geomspace(lo, hi, n), C.astype(np.float64), *below]))
 
 
 @dataclass(frozen=True)
@@ -225,7 +242,7 @@ def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool
     priced once on the batch grid."""
     cap = dep.eng.spec_max_running if spec else np.inf
     R = np.minimum(C.astype(np.float64), cap)               # requests running; the rest wait for a slot
-    g = batch_grid(R)
+    g = batch_grid(R, FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
     i, o = w.samples
     mid, first, last = (_curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
     osl = float(o.mean())
@@ -240,10 +257,11 @@ def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool
         e2e = ttft + (osl - 1) * tpot
         B = R * (e2e - ttft) / e2e
     fed = R / e2e > pf.capacity_rps                          # the prefill instance cannot keep up: it sets the rate
-    if fed.any():
+    if fed.any():                                            # (disaggregated: no prompt load in the decode steps)
         B = np.where(fed, _fed_batch(mid, R, osl, pf.capacity_rps), B)
-        step, tau, k, bound = mid.at(B)
-        load, T, tpot = B * tau * per_step, step, step / tau
+        fs, ftau, fk, fb = mid.at(B)
+        step, tau, k, bound = (np.where(fed, a, b) for a, b in ((fs, step), (ftau, tau), (fk, k), (fb, bound)))
+        T, tpot = np.where(fed, fs, T), np.where(fed, fs / ftau, tpot)
         e2e = np.where(fed, R / pf.capacity_rps, e2e)
         ttft = np.where(fed, e2e - (osl - 1) * tpot, ttft)
     f, lst = first.at(B), last.at(B)
@@ -302,6 +320,15 @@ def _feasibility(dep: Deployment, w: Workload, C: np.ndarray) -> tuple[np.ndarra
     return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
 
 
+def _held(C: np.ndarray, pf: _Prefill, phases: tuple[Phase, ...]) -> np.ndarray:
+    """Requests whose KV cache the decode GPUs hold: all C, except where a disaggregated prefill instance sets the
+    rate, where the requests queued for prefill hold none there (the decode batch, rounded up, in either mode)."""
+    C = C.astype(np.float64)
+    held = [np.where(C / ph.e2e_s >= pf.capacity_rps * (1.0 - 1e-9), np.minimum(C, np.ceil(ph.decode_batch)), C)
+            for ph in phases]
+    return np.maximum.reduce(held)
+
+
 def _fit_limit(dep: Deployment, w: Workload) -> float:
     """The most requests in flight whose KV cache fits (a power of two up to 65536; 0 when one does not fit)."""
     g = np.array([2.0 ** j for j in range(17)])
@@ -319,11 +346,13 @@ def _at_rate(dep: Deployment, w: Workload, pf: _Prefill, spec: bool, gpus: float
     utilisation near 1 are not included."""
     lam = np.asarray(w.rate, dtype=np.float64)
     g = np.geomspace(1.0, max(c_fit, 1.0), max(2, int(24 * np.log10(max(c_fit, 1.0))) + 1))
-    X = np.maximum.accumulate(g / _phase(dep, w, pf, g, spec, gpus).e2e_s)
+    free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound:
+    X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus).e2e_s)     # interpolate where X is smooth
     C = np.exp(np.interp(lam, X, np.log(g)))
     ph = _phase(dep, w, pf, C, spec, gpus)
     ph = replace(ph, in_flight=lam * ph.e2e_s, tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
-    return ph, (lam <= X[-1]) & (c_fit >= 1.0), float(X[-1]) if c_fit >= 1.0 else 0.0
+    top = min(float(X[-1]), pf.capacity_rps)
+    return ph, (lam <= top) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0
 
 
 def _serve_rate(dep: Deployment, w: Workload, pf: _Prefill, spec_on: bool, gpus: float
@@ -349,10 +378,11 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     the rate is not sustained."""
     s, w, dep = _inputs(scenario, workload, dep, kw)
     pf = _prefill(dep, w)
-    if w.pd:   # the prefill instance: its GPUs' share of the decode instance's prompt tokens/s (1 / per_token_s)
+    if w.pd:   # the prefill instance: its GPUs' share of the decode layout's rate, one request per request_s
         share = (w.prefill_gpus or dep.n_gpus) / dep.n_gpus
-        cap = share / (pf.per_token_s * float(w.prompts.mean())) if pf.per_token_s > 0 else np.inf
-        pf = _Prefill(0.0, pf.chunk_tokens, pf.n_chunks, pf.pass_s + _kv_transfer_s(dep, w), pf.bound, cap)
+        cap = share / pf.request_s if pf.request_s > 0 else np.inf
+        pf = _Prefill(0.0, pf.chunk_tokens, pf.n_chunks, pf.pass_s + _kv_transfer_s(dep, w), pf.bound, pf.request_s,
+                      cap)
     gpus = dep.n_gpus + ((w.prefill_gpus or dep.n_gpus) if w.pd else 0.0)
     pos = context_message(dep, *w.longest(), "output tokens")
     if w.rate:
@@ -361,7 +391,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
         spec = _phase(dep, w, pf, C, True, gpus) if s.method is not None else base
-        ok, msgs = _feasibility(dep, w, C)
+        ok, msgs = _feasibility(dep, w, _held(C, pf, (base, spec)))
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, msgs = np.zeros(C.size, dtype=bool), [pos] * C.size
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
