@@ -98,7 +98,10 @@ def steps(good: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def _direction(change: float) -> int:
-    return 0 if abs(change) < FLAT else int(math.copysign(1, change))
+    """-1, 0 or 1; the change rounded to 1e-9 first, so that a ratio of rescaled values (the same change up to the
+    last bits) falls on the same side of FLAT (found at exactly 5 %: 0.04999999999999982 and 0.050000000000000044)."""
+    c = round(change, 9)
+    return 0 if abs(c) < FLAT else int(math.copysign(1, c))
 
 
 def summary(steps: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:

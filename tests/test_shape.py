@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulator import Acceptance, Scenario, predict
@@ -85,6 +85,7 @@ def test_a_curve_keeps_one_deployment_and_one_kind_of_load():
 @settings(max_examples=40)
 @given(m=st.lists(st.floats(0.3, 5.0), min_size=2, max_size=6), level=st.floats(0.2, 5.0),
        noise=st.lists(st.floats(-0.5, 0.5), min_size=6, max_size=6))
+@example(m=[0.3, 0.3], level=0.46875, noise=[0.0, 0.05, 0.0, 0.0, 0.0, 0.0])   # a change of exactly FLAT, rescaled
 def test_a_level_error_shared_by_every_load_leaves_the_shape_unchanged(m, level, noise):
     """Scaling every prediction of a curve by one factor (what an acceptance length wrong by the same factor at
     every load does) changes no shape error and no direction."""
