@@ -246,7 +246,9 @@ def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str, mix: tuple[
     """A serving row: `serve` at the concurrency of each busy instance (prefill of arriving requests shares the
     decode steps, or runs on the prefill instance), combined over the instances: throughput per GPU is the
     instance-share-weighted sum (idle instances add GPUs, no tokens), per-request figures are request-weighted
-    means, ratios are those of the combined figures."""
+    means, ratios are those of the combined figures. A disaggregated row's throughput per GPU counts its decode GPUs
+    only, as InferenceX's output_tput_per_gpu does (utils/process_result.py: output throughput / decode GPUs; the
+    published TTFT and TPOT of its 93 disaggregated runs give, by Little's law, 0.96 of it per decode GPU, median)."""
     res = serve(s, w, dep=dep)
     bad = np.flatnonzero(~res.feasible)
     if bad.size:
@@ -258,8 +260,10 @@ def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str, mix: tuple[
     def per_req(x: np.ndarray) -> float:
         return float((req * x).sum())
 
+    per_decode = res.gpus / dep.n_gpus if w.pd else 1.0      # serve counts both instances' GPUs
+
     def per_gpu(ph: Any) -> float:
-        return float((share * ph.tokens_per_s_per_gpu).sum())
+        return float((share * ph.tokens_per_s_per_gpu).sum()) * per_decode
 
     values = {"tpot_s": lambda: per_req(spec.tpot_s), "itl_s": lambda: per_req(spec.itl_s),
               "ttft_s": lambda: per_req(spec.ttft_s), "e2e_s": lambda: per_req(spec.e2e_s),

@@ -162,10 +162,24 @@ def test_a_rows_length_ratio_prices_the_clients_length_draw():
 
 def test_idle_instances_count_their_gpus_but_add_no_tokens():
     # One request on nine decode instances (InferenceX H200 1P9D, row V698): per-GPU throughput is one instance's
-    # tokens over all 80 GPUs; TPOT is the lone request's. The old rounding served one request per instance (9x).
+    # tokens over the 72 decode GPUs (InferenceX's output_tput_per_gpu divides by the decode GPUs,
+    # utils/process_result.py); TPOT is the lone request's. The old rounding served one request per instance (9x).
     lone = predict_row(_disagg_row(1, 72))
     one_instance = predict_row(_disagg_row(1, 8, prefill=8))
-    assert lone == pytest.approx(one_instance * 16 / 80, rel=1e-9)
+    assert lone == pytest.approx(one_instance * 8 / 72, rel=1e-9)
+
+
+def test_a_disaggregated_rows_throughput_counts_its_decode_gpus():
+    # serve divides by both instances' GPUs; a disaggregated row's published figure by the decode GPUs only, so the
+    # row's prediction is serve's x (decode + prefill share) / decode. Its prefill GPUs change the figure only through
+    # the prefill rate (not bound at one request here), so 8 or 16 prefill GPUs price the same per decode GPU.
+    from simulator.serving import serve
+    r = _disagg_row(1, 8, prefill=8)
+    res = serve(prepare_row(r).scenario, serving_workload(r))
+    assert predict_row(r) == pytest.approx(float(res.spec.tokens_per_s_per_gpu[0]) * 16 / 8, rel=1e-9)
+    assert predict_row(_disagg_row(1, 8, prefill=16)) == pytest.approx(predict_row(r), rel=1e-9)
+    notes = [x["notes"] for x in load_rows() if "disaggregated:" in x["notes"]]
+    assert notes and all("output tokens/s per decode GPU" in n for n in notes)
     assert predict_row(_disagg_row(1, 72, metric="tpot_s")) == pytest.approx(
         predict_row(_disagg_row(1, 8, metric="tpot_s")), rel=1e-9)
 

@@ -26,8 +26,9 @@ Mapping rules (README "Mapping rules" explains them; every decision a source doe
    a request rate (QPS), with all prompts offered at once, or where the source shows the running batch below the
    concurrency (queueing, ITL plateau) are not mapped: their decode batch is unknown.
 3. Known parallelism. tp = attention tensor-parallel size of one instance, dp = attention data-parallel ranks, ep =
-   expert-parallel size, n_gpus = GPUs of the serving unit (prefill + decode for disaggregated serving, which is
-   what InferenceX divides throughput by). Rows whose layout is not stated are not mapped.
+   expert-parallel size, n_gpus = GPUs of the serving unit (prefill + decode for disaggregated serving; InferenceX
+   divides a disaggregated run's output throughput by its decode GPUs only, utils/process_result.py, and so does
+   specroof validate for such rows). Rows whose layout is not stated are not mapped.
 4. Metrics keep their published meaning. An E2E latency (fixed batch or per request) stays e2e_s; a speedup that
    includes prefill is e2e_speedup; ratios at matched interactivity are throughput_ratio. Only unit conversions and
    the arithmetic written in the notes are applied.

@@ -70,7 +70,8 @@ def v_fixture(r: Row, out: Row) -> None:
         note(out, f"decode max_batch_size {r['per_rank_batch']} per rank (recipe)")
     if disagg:
         note(out, f"disaggregated: {r['prefill_gpus']} prefill + {r['decode_gpus']} decode GPUs; tp/dp/ep = one "
-                  "decode instance; throughput per GPU divides by all n_gpus")
+                  "decode instance; throughput per GPU is output tokens/s per decode GPU (InferenceX "
+                  "utils/process_result.py: output_tput_per_gpu = output throughput / decode GPUs)")
     if out["method"] == "mtp" and not out["k"]:
         note(out, "MTP depth not resolved from the run's config: specroof's default k is priced")
     if out["metric"] == "tokens_per_s_per_user":
