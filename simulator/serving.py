@@ -52,7 +52,10 @@ from .scenario import Deployment, Scenario
 from .traffic import DEFAULT_CHUNK, Workload, pos_int, read_lengths
 
 _ITERATIONS = 6
-FED_FLOOR = 1e-2   # the smallest decode batch priced when a prefill instance feeds it (a hundredth of a request)
+# The smallest decode batch priced when a prefill instance feeds it: a hundredth of a request (a choice, not a
+# measurement: a step that small is its batch-independent part, weight reads and kernel floors, so the priced curve
+# is flat below it and `_Curve.at` clips there without error).
+FED_FLOOR = 1e-2
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,8 @@ class Phase:
     decode_batch : requests decoding per step; k, tokens_per_step : draft depth and tokens per step (0, 1 off);
     step_s : time between token bursts; ttft_s, tpot_s, itl_s, e2e_s; tpot_first_s, tpot_last_s : TPOT at the
     first and the last output token (context isl vs isl + osl); tokens_per_s_per_gpu, tokens_per_s_per_user;
-    prefill_share : share of a step spent on other requests' prompts; decode_bound : what bounds the decode pass.
+    prefill_share : share of a step spent on other requests' prompts; decode_bound : what bounds the decode pass;
+    prefill_queue : requests waiting for a disaggregated prefill instance where it sets the rate (R - B; else 0).
     """
 
     in_flight: np.ndarray
@@ -81,6 +85,7 @@ class Phase:
     tokens_per_s_per_user: np.ndarray
     prefill_share: np.ndarray
     decode_bound: tuple[str, ...]
+    prefill_queue: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,8 @@ class ServeResult:
     scenario : dict; workload : Workload; concurrency : (P,) requests in flight; gpus : GPUs counted per
     throughput (decode instance, plus the prefill instance under disaggregation); e2e_speedup = base E2E / spec E2E;
     tpot_speedup = base TPOT / spec TPOT; throughput_ratio = spec / base output tokens/s per GPU;
-    prefill_bound : what bounds a prefill chunk; feasible, message : the KV cache of C requests at isl + osl fits;
+    prefill_bound : what bounds a prefill chunk; feasible, message : the KV cache of the requests the decode GPUs
+    hold fits (all C, or the fed decode batch where a prefill instance sets the rate) at the mean context;
     prefill_rps : the requests/s a disaggregated prefill instance prefills (the most a closed loop completes); inf
     when prefill shares the decode steps (null in to_dict when infinite).
     """
@@ -150,19 +156,18 @@ def _num(x: Any) -> float | int:
 
 @dataclass(frozen=True)
 class _Prefill:
-    """The prompt side: marginal cost per prompt token in a mixed step, chunks per prompt and tokens per chunk (means
-    over requests, so that TTFT = n_chunks (step + chunk_tokens m) is the mean TTFT), the standalone prefill pass of
-    a prompt (disaggregated; mean over requests), what bounds a chunk, the marginal prefill time of a request
-    (request_s: the mean over requests of its prompt tokens x their marginal cost at its own length), and
-    (disaggregated) the requests per second the prefill instance can prefill, capacity_rps (infinite when prefill
-    shares the decode steps)."""
+    """The prompt side: marginal cost per prompt token in a mixed step (0 under disaggregation: the decode steps carry
+    no prompts), chunks per prompt and tokens per chunk (means over requests, so that TTFT = n_chunks (step +
+    chunk_tokens m) is the mean TTFT), what bounds a chunk, and under disaggregation the prefill instance: its pass
+    over a prompt plus the KV transfer (pass_s, mean over requests), its GPUs and the requests per second it can
+    prefill, capacity_rps (infinite when prefill shares the decode steps)."""
 
     per_token_s: float
     chunk_tokens: float
     n_chunks: float
-    pass_s: float
     bound: str
-    request_s: float = 0.0
+    pass_s: float = 0.0
+    gpus: float = 0.0
     capacity_rps: float = np.inf
 
 
@@ -179,19 +184,31 @@ def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> 
     return max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp), int(big.bound)
 
 
+def _prompt_class(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, float]:
+    """(its tokens x their marginal cost, the standalone pass over it) for one prompt of `prompt` tokens after
+    `cached` ones, on the decode layout."""
+    whole = price_pass(dep, dep.lops, float(dep.par.dp), prompt, cached, "target")
+    return _prompt_token(dep, prompt, cached, chunk)[0] * prompt, float(whole.total_s)
+
+
 def _prefill(dep: Deployment, w: Workload) -> _Prefill:
-    """Price the prompt side (see _Prefill): the marginal cost of the mean prompt's tokens in a mixed step, and each
-    request class's own (for the prefill time of a request, whose cost grows faster than its length)."""
-    ops = dep.lops
-    n_dp = float(dep.par.dp)
+    """Price the prompt side (see _Prefill): the marginal cost of the mean prompt's tokens in a mixed step; under
+    disaggregation each request class's own prompt (its cost grows faster than its length), so that the prefill
+    instance's rate is mu = (prefill GPUs / decode GPUs) / t_p, t_p the mean over requests of a prompt's tokens x
+    their marginal cost (module docstring)."""
     p, cached = w.prompts, w.samples[0] - w.prompts
     per_tok, bound = _prompt_token(dep, float(w.prompt), float(cached.mean()), w.chunk)
-    each = {(a, c): _prompt_token(dep, float(a), float(c), w.chunk)[0] * a for a, c in set(zip(p, cached))}
     n = np.ceil(p / w.chunk)
-    whole = {(a, c): float(price_pass(dep, ops, n_dp, a, c, "target").total_s) for a, c in set(zip(p, cached))}
-    pass_s = float(np.mean([whole[(a, c)] for a, c in zip(p, cached)]))
-    return _Prefill(per_tok, float((n * np.minimum(p, w.chunk)).mean() / n.mean()), float(n.mean()), pass_s,
-                    BOUNDS[bound], float(np.mean([each[(a, c)] for a, c in zip(p, cached)])))
+    pf = _Prefill(per_tok, float((n * np.minimum(p, w.chunk)).mean() / n.mean()), float(n.mean()), BOUNDS[bound])
+    if not w.pd:
+        return pf
+    classes = list(zip(p, cached))
+    priced = {c: _prompt_class(dep, float(c[0]), float(c[1]), w.chunk) for c in set(classes)}
+    t_p = float(np.mean([priced[c][0] for c in classes]))
+    pass_s = float(np.mean([priced[c][1] for c in classes]))
+    gpus = float(w.prefill_gpus or dep.n_gpus)
+    return replace(pf, per_token_s=0.0, pass_s=pass_s + _kv_transfer_s(dep, w), gpus=gpus,
+                   capacity_rps=gpus / dep.n_gpus / t_p if t_p > 0 else np.inf)
 
 
 def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
@@ -256,6 +273,7 @@ def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool
         tpot = T / tau
         e2e = ttft + (osl - 1) * tpot
         B = R * (e2e - ttft) / e2e
+    queue = np.zeros(R.size)
     fed = R / e2e > pf.capacity_rps                          # the prefill instance cannot keep up: it sets the rate
     if fed.any():                                            # (disaggregated: no prompt load in the decode steps)
         B = np.where(fed, _fed_batch(mid, R, osl, pf.capacity_rps), B)
@@ -264,18 +282,20 @@ def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool
         T, tpot = np.where(fed, fs, T), np.where(fed, fs / ftau, tpot)
         e2e = np.where(fed, R / pf.capacity_rps, e2e)
         ttft = np.where(fed, e2e - (osl - 1) * tpot, ttft)
+        queue = np.where(fed, R - B, 0.0)
     f, lst = first.at(B), last.at(B)
     wait = e2e * (C / R - 1.0)
     return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, (f[0] + load) / f[1],
                  (lst[0] + load) / lst[1], R * osl / e2e / gpus, 1.0 / tpot, load / T,
-                 tuple(BOUNDS[int(i)] for i in bound))
+                 tuple(BOUNDS[int(i)] for i in bound), queue)
 
 
 def _fed_batch(mid: _Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray:
     """The decode batch a prefill instance serving `cap` requests/s feeds (disaggregated, prefill-bound): B with
     B = cap x (osl - 1) TPOT(B) (Little's law on the decode stage; the other R - B requests queue for prefill, so
-    TTFT = (R - B) / cap and E2E = R / cap). B - cap D(B) rises with B (a step grows slower than its batch), so the
-    root in (0, R] is found by bisection in log B."""
+    TTFT = (R - B) / cap and E2E = R / cap). B - cap (osl - 1) TPOT(B) rises with B (a step grows slower than its
+    batch), so the root in (0, R] is found by bisection in log B: from three decades below the grid (where the
+    clipped step is flat) to R, a bracket under 40 wide that 48 halvings narrow below 1e-12."""
     lo, hi = np.full(R.shape, np.log(mid.grid[0] * 1e-3)), np.log(R)
     for _ in range(48):
         x = (lo + hi) / 2.0
@@ -296,7 +316,7 @@ def _kv_transfer_s(dep: Deployment, w: Workload) -> float:
 
 
 def _memory(dep: Deployment, w: Workload, C: np.ndarray) -> MemoryUse:
-    """Memory per GPU in steady state: the KV cache of C requests at their mean context (Workload.mean_context; a
+    """Memory per GPU in steady state: the KV cache of C held requests at their mean context (Workload.mean_context; a
     closed loop holds requests at every stage of their decode), with the larger of a decode pass's and one prefill
     chunk's activations (the longest prompt's chunk)."""
     mem = memory(dep, C, 1.0, w.mean_context, drafter=dep.drafter is not None)
@@ -320,12 +340,11 @@ def _feasibility(dep: Deployment, w: Workload, C: np.ndarray) -> tuple[np.ndarra
     return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
 
 
-def _held(C: np.ndarray, pf: _Prefill, phases: tuple[Phase, ...]) -> np.ndarray:
+def _held(C: np.ndarray, phases: tuple[Phase, ...]) -> np.ndarray:
     """Requests whose KV cache the decode GPUs hold: all C, except where a disaggregated prefill instance sets the
     rate, where the requests queued for prefill hold none there (the decode batch, rounded up, in either mode)."""
     C = C.astype(np.float64)
-    held = [np.where(C / ph.e2e_s >= pf.capacity_rps * (1.0 - 1e-9), np.minimum(C, np.ceil(ph.decode_batch)), C)
-            for ph in phases]
+    held = [np.where(ph.prefill_queue > 0.0, np.minimum(C, np.ceil(ph.decode_batch)), C) for ph in phases]
     return np.maximum.reduce(held)
 
 
@@ -346,10 +365,10 @@ def _at_rate(dep: Deployment, w: Workload, pf: _Prefill, spec: bool, gpus: float
     utilisation near 1 are not included."""
     lam = np.asarray(w.rate, dtype=np.float64)
     g = np.geomspace(1.0, max(c_fit, 1.0), max(2, int(24 * np.log10(max(c_fit, 1.0))) + 1))
-    free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound:
-    X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus).e2e_s)     # interpolate where X is smooth
-    C = np.exp(np.interp(lam, X, np.log(g)))
-    ph = _phase(dep, w, pf, C, spec, gpus)
+    free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound
+    X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus).e2e_s)     # (a rate above it is not sustained)
+    C = np.exp(np.interp(lam, X, np.log(g)))   # interpolated where X is smooth
+    ph = _phase(dep, w, free, C, spec, gpus)
     ph = replace(ph, in_flight=lam * ph.e2e_s, tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
     top = min(float(X[-1]), pf.capacity_rps)
     return ph, (lam <= top) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0
@@ -378,12 +397,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     the rate is not sustained."""
     s, w, dep = _inputs(scenario, workload, dep, kw)
     pf = _prefill(dep, w)
-    if w.pd:   # the prefill instance: its GPUs' share of the decode layout's rate, one request per request_s
-        share = (w.prefill_gpus or dep.n_gpus) / dep.n_gpus
-        cap = share / pf.request_s if pf.request_s > 0 else np.inf
-        pf = _Prefill(0.0, pf.chunk_tokens, pf.n_chunks, pf.pass_s + _kv_transfer_s(dep, w), pf.bound, pf.request_s,
-                      cap)
-    gpus = dep.n_gpus + ((w.prefill_gpus or dep.n_gpus) if w.pd else 0.0)
+    gpus = dep.n_gpus + pf.gpus
     pos = context_message(dep, *w.longest(), "output tokens")
     if w.rate:
         spec, base, C, ok, msgs = _serve_rate(dep, w, pf, s.method is not None, gpus)
@@ -391,7 +405,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
         spec = _phase(dep, w, pf, C, True, gpus) if s.method is not None else base
-        ok, msgs = _feasibility(dep, w, _held(C, pf, (base, spec)))
+        ok, msgs = _feasibility(dep, w, _held(C, (base, spec)))
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, msgs = np.zeros(C.size, dtype=bool), [pos] * C.size
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,

@@ -142,6 +142,12 @@ def test_the_decode_gpus_hold_only_the_fed_batch():
     co = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,)))
     assert fed.feasible[0] and not co.feasible[0] and "does not fit" in co.message[0]
     assert max(fed.spec.decode_batch[0], fed.base.decode_batch[0]) < 1024 / 4
+    assert fed.base.prefill_queue[0] == pytest.approx(1024 - fed.base.decode_batch[0], rel=1e-12)
+    assert fed.spec.prefill_queue[0] == pytest.approx(48 - fed.spec.decode_batch[0], rel=1e-12)  # SGLang's cap of 48
+    # The same disaggregated instance with a prefill side that keeps up holds every request, and does not fit.
+    unfed = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,), pd=True, prefill_gpus=10**6))
+    assert not unfed.feasible[0] and "does not fit" in unfed.message[0]
+    assert unfed.spec.prefill_queue[0] == unfed.base.prefill_queue[0] == 0.0
 
 
 def test_an_arrival_rate_and_a_prefill_instance():
@@ -170,9 +176,8 @@ def test_a_mix_is_prefilled_at_the_harmonic_mean_of_its_classes_rates():
 def test_prefill_bound_ttft_and_tpot_against_inferencex_gb200():
     # InferenceX dashboard, DeepSeek-R1 FP4 on GB200 NVL72 under SGLang, 24 prefill + 48 decode GPUs (one DP48/EP48
     # decode instance), 8k/1k drawn at 0.8, 2048 requests (rows V420, V421): TTFT 33.1 s, TPOT 14.0 ms. A prefill
-    # pass alone is 0.56 s (the old pricing, -98 %); the prefill instance's rate sets the queue: 32.4 s and 15.3 ms
-    # at the time of writing (within 20 % and 15 %). Its throughput per GPU (V418) is the known miss: the rate is
-    # priced on the decode layout, 564 tok/s/GPU against 800.
+    # pass alone is 0.56 s (the old pricing, -98 %); the prefill instance's rate sets the queue, which brings both
+    # within 20 % and 15 % (`specroof validate` prints today's figures).
     from simulator.validation import load_rows, predict_row
     rows = {r["row_id"]: r for r in load_rows()}
     assert rows["V421"]["metric"] == "ttft_s" and "24 prefill + 48 decode GPUs" in rows["V421"]["notes"]
