@@ -260,7 +260,7 @@ def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str, mix: tuple[
     def per_req(x: np.ndarray) -> float:
         return float((req * x).sum())
 
-    per_decode = res.gpus / dep.n_gpus if w.pd else 1.0      # serve counts both instances' GPUs
+    per_decode = res.gpus / dep.n_gpus       # serve counts both instances' GPUs (1 without disaggregation)
 
     def per_gpu(ph: Any) -> float:
         return float((share * ph.tokens_per_s_per_gpu).sum()) * per_decode
@@ -310,9 +310,10 @@ class PreparedRow:
     route: str
 
 
-def row_route(r: dict[str, str], s: Scenario) -> str:
-    """How a row is priced (see PreparedRow); raises when a serving metric lacks its workload."""
-    if serving_workload(r) is not None:
+def row_route(r: dict[str, str], s: Scenario, w: Workload | None) -> str:
+    """How a row is priced (see PreparedRow), given its serving workload `w` (serving_workload); raises when a
+    serving metric lacks its workload."""
+    if w is not None:
         return "serving"
     if r["metric"] in SERVING_METRICS:
         if _int(r, "batch") is not None and _int(r, "isl") is not None and _int(r, "osl") is not None:
@@ -326,7 +327,8 @@ def prepare_row(r: dict[str, str]) -> PreparedRow:
     """Resolve a row; raises a SpecroofError when it cannot be simulated (the reason names the row)."""
     row_length_ratio(r)                       # checked on every row, whatever route prices it
     s = row_scenario(r)
-    return PreparedRow(r, s, replace(s.resolve(), memo={}), serving_workload(r), row_route(r, s))
+    w = serving_workload(r)
+    return PreparedRow(r, s, replace(s.resolve(), memo={}), w, row_route(r, s, w))
 
 
 def predict_prepared(p: PreparedRow, engine: EngineProfile | None = None, kernel_floor_s: float | None = None

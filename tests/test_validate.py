@@ -167,6 +167,8 @@ def test_idle_instances_count_their_gpus_but_add_no_tokens():
     lone = predict_row(_disagg_row(1, 72))
     one_instance = predict_row(_disagg_row(1, 8, prefill=8))
     assert lone == pytest.approx(one_instance * 8 / 72, rel=1e-9)
+    assert predict_row(_disagg_row(1, 72, metric="tpot_s")) == pytest.approx(
+        predict_row(_disagg_row(1, 8, metric="tpot_s")), rel=1e-9)
 
 
 def test_a_disaggregated_rows_throughput_counts_its_decode_gpus():
@@ -180,8 +182,6 @@ def test_a_disaggregated_rows_throughput_counts_its_decode_gpus():
     assert predict_row(_disagg_row(1, 8, prefill=16)) == pytest.approx(predict_row(r), rel=1e-9)
     notes = [x["notes"] for x in load_rows() if "disaggregated:" in x["notes"]]
     assert notes and all("output tokens/s per decode GPU" in n for n in notes)
-    assert predict_row(_disagg_row(1, 72, metric="tpot_s")) == pytest.approx(
-        predict_row(_disagg_row(1, 8, metric="tpot_s")), rel=1e-9)
 
 
 def _synthetic_rows():
