@@ -44,16 +44,15 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
         raise err("serve", f"unknown key(s) {bad}; expected {', '.join(WORKLOAD_KEYS)}")
     if all(k in table for k in _POINTS):
         raise err("serve", "give concurrency or rate, not both")
-    if isinstance(table.get("length_ratio"), dict):
-        raise err("serve.length_ratio", "expected a number or a list of ratios in [0, 1], not a range")
+    for k, what in (("length_ratio", "ratios in [0, 1]"), ("rate", "arrival rates (requests/s)")):
+        if isinstance(table.get(k), dict):
+            raise err(f"serve.{k}", f"expected a number or a list of {what}, not a range")
     out = {}
     for k in WORKLOAD_KEYS:
         if k in table:
             raw = table[k]
             vals = list(raw) if isinstance(raw, (list, tuple)) else ([raw] if not isinstance(raw, dict) else None)
             out[k] = vals if vals is not None else parse_values("batch", raw)[0]   # ranges: integer expansion
-    if "rate" in out and isinstance(table["rate"], dict):
-        raise err("serve.rate", "expected a number or a list of arrival rates (requests/s), not a range")
     _check_ratios(out.get("length_ratio", []))
     return out
 
