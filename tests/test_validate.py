@@ -607,3 +607,22 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
     assert tool.main(["--rows", str(rp)]) == 2
     assert "no table" in capsys.readouterr().err
     assert tool.main(["--rows", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_prefill_rate_check_separates_fed_rows_and_reads_the_rate_by_littles_law(capsys):
+    # tools/prefill_rate_check.py: a fed row's x is measured / predicted throughput (its rate is the priced mu);
+    # rows that are not disaggregated serving rows are left out; one request in flight is reported apart.
+    tool = load_tool("prefill_rate_check")
+    rows = {r["row_id"]: r for r in load_rows()}
+    fed = tool.check(rows["V418"])
+    assert fed is not None and fed["fed"] and fed["concurrency"] == 2048
+    assert fed["x"] == pytest.approx(1.0 / (1.0 + fed["error"]), rel=1e-6)
+    lone = tool.check(rows["V605"])
+    assert lone is not None and not lone["fed"] and lone["x"] is None and lone["concurrency"] == 1
+    assert tool.check(rows["S001"]) is None                     # a step row
+    lines = tool.summary([fed, lone])
+    assert any(ln.startswith("tokens_per_s_per_gpu   fed") for ln in lines)
+    assert lines[-1].startswith("ttft at one request in flight: rows 1")
+    assert tool.main(["--rows", "V418,V605"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "row,metric,isl,concurrency,fed,error,x" and out[1].startswith("V418,tokens_per_s_per_gpu,8192,")
