@@ -13,8 +13,8 @@ instance sets the rate there ('fed': requests queue for prefill, Phase.prefill_q
 
 A closed loop cannot complete requests faster than its prefill instance prefills them (serving.py), so x <= 1 if the
 priced mu were right and the run were prefill-bound; a row the model leaves unfed but whose published TTFT is
-seconds long would need a prefill instance running at x times the priced rate to be the queue it looks like. Its TTFT rows
-at one request in flight, where no queue can form, say how much of the miss is the single request's path.
+seconds long would need a prefill instance running at x times the priced rate to be the queue it looks like. Its
+TTFT rows at one request in flight, where no queue can form, say how much of the miss is the single request's path.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ METRICS = ("tokens_per_s_per_gpu", "ttft_s", "tpot_s")
 
 
 def check(row: dict[str, str]) -> dict[str, object] | None:
-    """One row's {row, metric, isl, concurrency (of its decode instance), fed, error, x}; None when it is not a disaggregated serving row with one busy
-    decode instance, or cannot be simulated."""
+    """One row's {row, metric, isl, concurrency (of its decode instance), fed, error, x}; None when it is not a
+    disaggregated serving row with one busy decode instance, or cannot be simulated."""
     if "disaggregated:" not in row["notes"] or row["metric"] not in METRICS:
         return None
     try:
