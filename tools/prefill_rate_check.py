@@ -9,7 +9,7 @@ instance sets the rate there ('fed': requests queue for prefill, Phase.prefill_q
 (predicted / measured - 1). For a throughput row (output tokens/s per decode GPU) it also prints
 
     x = measured request rate / priced prefill rate mu
-      = (measured / predicted) x (R / E2E predicted) / mu     (R: the requests running; Little's law)
+      = (measured / predicted) x (C / E2E predicted) / mu     (C in flight, E2E with any wait for a slot)
 
 A closed loop cannot complete requests faster than its prefill instance prefills them (serving.py), so x <= 1 if the
 priced mu were right and the run were prefill-bound; a row the model leaves unfed but whose published TTFT is
@@ -51,12 +51,10 @@ def check(row: dict[str, str]) -> dict[str, object] | None:
         return None
     res = serve(p.scenario, p.workload, dep=p.dep)
     ph = res.spec if p.scenario.method else res.base
-    cap = p.dep.eng.spec_max_running if p.scenario.method else np.inf
-    running = min(float(res.concurrency[0]), cap)
     error = predicted / float(row["measured"]) - 1.0
     x = None
     if row["metric"] == "tokens_per_s_per_gpu" and np.isfinite(res.prefill_rps):
-        x = float(row["measured"]) / predicted * running / float(ph.e2e_s[0]) / res.prefill_rps
+        x = float(row["measured"]) / predicted * float(res.concurrency[0]) / float(ph.e2e_s[0]) / res.prefill_rps
     return {"row": row["row_id"], "metric": row["metric"], "isl": row["isl"], "concurrency": int(res.concurrency[0]),
             "fed": bool(ph.prefill_queue[0] > 0), "error": error, "x": x}
 
