@@ -609,6 +609,52 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
     assert tool.main(["--rows", str(tmp_path / "missing.csv")]) == 2
 
 
+def test_load_bias_bands_speedup_errors_by_load_and_target_class(tmp_path, capsys):
+    # tools/load_bias.py: speedup rows (and plain runs' tokens/s/user rows) grouped by dense / MoE and load band, the
+    # median signed error and the share within 20 %; the bundled MoE hazard quotes its held-out lines.
+    tool = load_tool("load_bias")
+    head = ["row_id", "source_id", "method", "metric", "model", "batch", "concurrency"]
+    rows = [["B1", "s1", "mtp", "speedup", "deepseek-r1", "", "4"],
+            ["B2", "s2", "mtp", "speedup", "deepseek-r1", "", "64"],
+            ["B3", "s1", "mtp", "speedup", "deepseek-r1", "", "48"],     # band 25-48
+            ["B4", "s3", "eagle3", "speedup", "llama-3.1-8b", "8", ""],   # batch where no concurrency
+            ["B5", "s1", "", "tokens_per_s_per_user", "deepseek-r1", "", "64"],
+            ["B6", "s1", "mtp", "tokens_per_s_per_user", "deepseek-r1", "", "64"],   # a speculative run: neither
+            ["B7", "s1", "mtp", "speedup", "deepseek-r1", "", ""]]        # no load: left out
+    rp, rr = tmp_path / "rows.csv", tmp_path / "rep.csv"
+    rp.write_text("\n".join(",".join(r) for r in [head, *rows]) + "\n")
+    rr.write_text("row_id,error\nB1,0.05\nB2,0.4\nB3,-0.1\nB4,0.25\nB5,0.03\nB6,0.5\nB7,0.9\n")
+    rep = {r["row_id"]: r for r in tool.read_csv(rr, tool.REPORT_COLUMNS)}
+    got = tool.bias(tool.read_csv(rp, tool.ROW_COLUMNS), rep, tool.model_is_moe)
+    assert [(b["class"], b["band"], b["rows"]) for b in got] == [("dense", "5-12", 1), ("moe", "1-4", 1),
+                                                                 ("moe", "25-48", 1), ("moe", "49-96", 1)]
+    assert got[3]["median"] == pytest.approx(0.4) and got[3]["within20"] == 0 and got[2]["within20"] == 1
+    plain = tool.bias(tool.read_csv(rp, tool.ROW_COLUMNS), rep, tool.model_is_moe, "plain")
+    assert [(b["class"], b["band"], b["median"]) for b in plain] == [("moe", "49-96", 0.03)]
+    assert tool.main([str(rr), "--rows", str(rp)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "speedup rows" and out[5].split()[:5] == ["moe", "49-96", "1", "+40.0%", "0%"]
+    assert out[6] == "plain runs' tokens/s/user rows" and out[8].split()[:4] == ["moe", "49-96", "1", "+3.0%"]
+    # Bad input: one line naming the file, exit 2.
+    rr.write_text("row_id,error\nB2,abc\n")
+    assert tool.main([str(rr), "--rows", str(rp)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {rr}: row B2") and "'abc'" in err and len(err.strip().splitlines()) == 1
+    rr.write_text("row_id,error\nB6,0.1\n")                    # no speedup row predicted
+    assert tool.main([str(rr), "--rows", str(rp)]) == 2
+    assert "no speedup row" in capsys.readouterr().err
+    assert tool.main([str(rp), "--rows", str(rp)]) == 2          # a rows CSV as the report: no error column
+    assert "no column error" in capsys.readouterr().err
+    assert tool.main([str(tmp_path / "missing.csv"), "--rows", str(rp)]) == 2
+    capsys.readouterr()
+    rp.write_text("\n".join(",".join(r) for r in [head, ["B2", "s", "mtp", "speedup", "no-such-model", "", "64"]])
+                  + "\n")
+    rr.write_text("row_id,error\nB2,0.1\n")
+    assert tool.main([str(rr), "--rows", str(rp)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {rr}: ") and "no-such-model" in err and len(err.strip().splitlines()) == 1
+
+
 def test_prefill_rate_check_separates_fed_rows_and_reads_the_rate_by_littles_law(capsys):
     # tools/prefill_rate_check.py: a fed row's x is measured / predicted throughput (its rate is the priced mu);
     # rows that are not disaggregated serving rows are left out; one request in flight is reported apart.
