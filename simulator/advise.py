@@ -206,16 +206,17 @@ def _width(k: int, T: int, branching: int | None) -> int:
 
 
 def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np.ndarray,
-                    schedule: tuple[KRange, ...], spec_overlap: bool) -> tuple[int, dict[str, Any]]:
+                    schedule: tuple[KRange, ...], sc: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """The options for the hazard check: what the prediction decides (tp, ep, max_batch, max_k, verify_tokens,
-    context, topk, dynamic_k, batch_off, and overlap_scheduler: whether the priced speculative steps overlap host
-    work) with the scenario's own options over them. Returns (topk, options)."""
+    context, topk, dynamic_k, batch_off; from the result's scenario `sc`, overlap_scheduler: whether the priced
+    speculative steps overlap host work, and moe: whether the target routes tokens to experts) with the scenario's
+    own options over them. Returns (topk, options)."""
     pays = bool(on.any())
     topk = max([_width(int(kk), int(TT), s.tree_branching) for kk, TT in zip(sk[on], sT[on])], default=1)
     auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context, "topk": topk,
                  "dynamic_k": len({x.k for x in schedule}) > 1, "batch_off": pays and not on.all(),
-                 "overlap_scheduler": spec_overlap}
+                 "overlap_scheduler": bool(sc["spec_overlap"]), "moe": bool(sc["moe"])}
     return topk, resolve_options({**auto_opts, **dict(s.options)})
 
 
@@ -252,7 +253,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     ratio, fixed_k, fixed_T, fixed_s = float("nan"), 0, 0, np.full(B.size, np.nan)
     if pays:
         ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT)
-    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, bool(r.scenario["spec_overlap"]))
+    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, r.scenario)
     hz = tuple(check(eng_name, s.method, opts, hazards_all))
     sc = r.scenario
     # The SGLang line asks for SpecV2 only when SGLang itself was priced with it (the hazards checked are the priced

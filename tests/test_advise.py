@@ -278,6 +278,17 @@ def test_mtp_configs_and_relaxed_acceptance():
     assert "--speculative-draft-model-path" not in a.config("sglang").text
     assert vllm_json(a.config("vllm").text)["method"] == "mtp"
     assert [h.id for h in a.hazards][:1] == ["trtllm-relaxed-acceptance-lossy"]
+    assert a.options["moe"] is True and "moe-speculation-under-load-overpredicted" not in [h.id for h in a.hazards]
+
+
+def test_moe_load_miss_warned_from_the_model_up_to_the_range():
+    # The option moe comes from the target: DeepSeek-R1 advised up to 64 sequences carries the measured miss of MoE
+    # speedups under load (the range above, up to 8, does not); a dense target over the same range does not.
+    kw = dict(hardware="b200", method="mtp", tp=8, precision="fp8", batch_range=(1, 64), max_points=6)
+    a = advise(model="deepseek-r1", engine="sglang", **kw)
+    assert a.options["moe"] is True and "moe-speculation-under-load-overpredicted" in [h.id for h in a.hazards]
+    d = advise(model="llama-3.1-8b", method="eagle3", hardware="b200", batch_range=(1, 64), max_points=6)
+    assert d.options["moe"] is False and "moe-speculation-under-load-overpredicted" not in [h.id for h in d.hazards]
 
 
 def test_tree_overlap_and_hazards():

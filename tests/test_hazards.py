@@ -65,6 +65,9 @@ def test_bundled_list_is_well_formed():
      "sgl-project/sglang/issues/11762"),
     ("hf", "draft", {"max_batch": 8}, "hf-assisted-batch-1-only", "huggingface/transformers"),
     ("trtllm", "mtp", {"relaxed_acceptance": True}, "trtllm-relaxed-acceptance-lossy", "NVIDIA/TensorRT-LLM"),
+    ("sglang", "mtp", {"moe": True, "max_batch": 16}, "moe-speculation-under-load-overpredicted", "InferenceX-app"),
+    ("vllm", "eagle3", {"moe": True, "max_batch": 256}, "moe-speculation-under-load-overpredicted",
+     "rocm.blogs.amd.com"),
 ])
 def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     hs = check(engine, method, opts)
@@ -82,6 +85,9 @@ def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     ("sglang", "eagle3", {"overlap_scheduler": True}, "sglang-overlap-needs-topk-1"),          # topk unknown
     ("hf", "draft", {"max_batch": 1}, "hf-assisted-batch-1-only"),
     ("trtllm", "mtp", {}, "trtllm-relaxed-acceptance-lossy"),
+    ("sglang", "mtp", {"moe": True, "max_batch": 15}, "moe-speculation-under-load-overpredicted"),   # low load
+    ("sglang", "mtp", {"max_batch": 64}, "moe-speculation-under-load-overpredicted"),                # dense
+    ("sglang", "mtp", {"moe": True}, "moe-speculation-under-load-overpredicted"),                    # load unknown
 ])
 def test_conditions_must_all_hold(engine, method, opts, absent):
     assert absent not in ids(check(engine, method, opts))
@@ -284,6 +290,22 @@ def test_curve_topk_from_tree_triggers_overlap_hazard(capsys):
     assert rc == 0 and "sglang-overlap-needs-topk-1" not in out
     rc, _, err = run(capsys, "curve", "--batch", "1", "--overlap-scheduler")
     assert rc == 2 and "--overlap-scheduler" in err
+
+
+def test_curve_warns_of_the_moe_load_miss_from_the_model(capsys):
+    # moe is filled in from the target (not a flag): DeepSeek-R1's curve up to 64 sequences carries the measured miss
+    # of MoE speedups under load; the same curve stopping at 8, and a dense target at 64, do not.
+    moe = ["curve", "--hardware", "b200", "--model", "deepseek-r1", "--method", "mtp", "--tp", "8", "--k", "2"]
+    rc, out, _ = run(capsys, *moe, "--batch", "1,64")
+    assert rc == 0 and "(moe-speculation-under-load-overpredicted)" in out and "[throughput]" in out
+    rc, out, _ = run(capsys, *moe, "--batch", "1,8", "--format", "json")
+    d = json.loads(out)
+    assert rc == 0 and d["scenario"]["moe"] is True and d["hazards"] == []
+    rc, out, _ = run(capsys, "curve", "--batch", "1,64", "--format", "json")
+    d = json.loads(out)
+    assert rc == 0 and d["scenario"]["moe"] is False and d["hazards"] == []
+    rc, _, err = run(capsys, *moe, "--batch", "1", "--moe")
+    assert rc == 2 and "--moe" in err
 
 
 def test_curve_user_hazards_file(capsys, tmp_path):

@@ -26,14 +26,15 @@ def add(sub: Any, name: str) -> None:
 
 
 def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
-    """Known hazards for a result: the flags' options plus what the prediction used (tp, ep, batch, k, tree)."""
+    """Known hazards for a result: the flags' options plus what the prediction used (tp, ep, batch, k, tree, and
+    whether the target is a mixture of experts)."""
     ok = r.feasible
     topk = max([verify_shape(int(k), int(T), a.tree_branching).w for k, T in zip(r.k[ok], r.tree_tokens[ok])
                 if T > k + 1], default=1)
     opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "max_batch": int(np.max(r.batch)), "context": a.context, "topk": topk,
             "max_k": int(r.k[ok].max()) if ok.any() else 0,
             "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0,
-            "overlap_scheduler": r.scenario["spec_overlap"], **options_from(a)}
+            "overlap_scheduler": r.scenario["spec_overlap"], "moe": r.scenario["moe"], **options_from(a)}
     return check(r.scenario["engine"], r.scenario["method"], opts, files=a.hazards)
 
 
