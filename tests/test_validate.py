@@ -624,12 +624,13 @@ def test_load_bias_bands_speedup_errors_by_load_and_target_class(tmp_path, capsy
     rp, rr = tmp_path / "rows.csv", tmp_path / "rep.csv"
     rp.write_text("\n".join(",".join(r) for r in [head, *rows]) + "\n")
     rr.write_text("row_id,error\nB1,0.05\nB2,0.4\nB3,-0.1\nB4,0.25\nB5,0.03\nB6,0.5\nB7,0.9\n")
-    rep = {r["row_id"]: r for r in tool.read_csv(rr, tool.REPORT_COLUMNS)}
-    got = tool.bias(tool.read_csv(rp, tool.ROW_COLUMNS), rep, tool.model_is_moe)
+    with rp.open() as f, rr.open() as g:
+        table, rep = list(csv.DictReader(f)), {r["row_id"]: r for r in csv.DictReader(g)}
+    got = tool.bias(table, rep, tool.model_is_moe)
     assert [(b["class"], b["band"], b["rows"]) for b in got] == [("dense", "5-12", 1), ("moe", "1-4", 1),
                                                                  ("moe", "25-48", 1), ("moe", "49-96", 1)]
     assert got[3]["median"] == pytest.approx(0.4) and got[3]["within20"] == 0 and got[2]["within20"] == 1
-    plain = tool.bias(tool.read_csv(rp, tool.ROW_COLUMNS), rep, tool.model_is_moe, "plain")
+    plain = tool.bias(table, rep, tool.model_is_moe, "plain")
     assert [(b["class"], b["band"], b["median"]) for b in plain] == [("moe", "49-96", 0.03)]
     assert tool.main([str(rr), "--rows", str(rp)]) == 0
     out = capsys.readouterr().out.splitlines()

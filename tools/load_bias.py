@@ -17,8 +17,6 @@ when quoting it.
 
 from __future__ import annotations
 
-import argparse
-import csv
 import functools
 import signal
 import statistics
@@ -28,12 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pair_errors import read_csv  # noqa: E402
+from pair_errors import read_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ROOT / "validation" / "rows.csv"
 ROW_COLUMNS = ("row_id", "source_id", "method", "metric", "model", "batch", "concurrency")
-REPORT_COLUMNS = ("row_id", "error")
 BANDS: tuple[tuple[int, int], ...] = ((1, 4), (5, 12), (13, 24), (25, 48), (49, 96), (97, 10**9))
 
 
@@ -95,16 +92,10 @@ def model_is_moe(model: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("report", type=Path, help="a validate report CSV (--report PREFIX writes PREFIX.csv)")
-    ap.add_argument("--rows", type=Path, default=ROWS, help="the rows CSV the report was made from")
-    a = ap.parse_args(argv)
-    try:
-        rows = read_csv(a.rows, ROW_COLUMNS)
-        report = {r["row_id"]: r for r in read_csv(a.report, REPORT_COLUMNS)}
-    except (OSError, ValueError, csv.Error) as e:       # a missing or bad file: one line naming it
-        print(f"error: {e}", file=sys.stderr)
+    got = read_report(argv, __doc__.splitlines()[0], ROW_COLUMNS)
+    if got is None:
         return 2
+    a, rows, report = got
     try:
         found = {k: bias(rows, report, model_is_moe, k) for k in ("speedup", "plain")}
     except ValueError as e:                             # a non-numeric error, a model no loader knows
