@@ -92,15 +92,11 @@ def model_is_moe(model: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    got = read_report(argv, __doc__.splitlines()[0], ROW_COLUMNS)
+    got = read_report(argv, __doc__.splitlines()[0], ROW_COLUMNS,
+                      lambda rows, rep: {k: bias(rows, rep, model_is_moe, k) for k in ("speedup", "plain")})
     if got is None:
         return 2
-    a, rows, report = got
-    try:
-        found = {k: bias(rows, report, model_is_moe, k) for k in ("speedup", "plain")}
-    except ValueError as e:                             # a non-numeric error, a model no loader knows
-        print(f"error: {a.report}: {e}", file=sys.stderr)
-        return 2
+    a, found = got
     if not found["speedup"]:
         print(f"error: {a.report}: no speedup row with a load was predicted", file=sys.stderr)
         return 2

@@ -77,9 +77,10 @@ def read_csv(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
     return rows
 
 
-def read_report(argv: list[str] | None, description: str, row_columns: tuple[str, ...]):
+def read_report(argv: list[str] | None, description: str, row_columns: tuple[str, ...], compute):
     """The command line of a tool that reads a validate report beside the rows CSV (tools/load_bias.py too):
-    (args, rows, report by row id), or None after one line on stderr naming the file that could not be read."""
+    (args, compute(rows, report by row id)), or None after one line on stderr naming the file that could not be read
+    or whose rows `compute` refused (a ValueError: a non-numeric error, an unknown model)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("report", type=Path, help="a validate report CSV (--report PREFIX writes PREFIX.csv)")
     ap.add_argument("--rows", type=Path, default=ROWS, help="the rows CSV the report was made from")
@@ -90,19 +91,18 @@ def read_report(argv: list[str] | None, description: str, row_columns: tuple[str
     except (OSError, ValueError, csv.Error) as e:       # a missing or bad file: one line naming it
         print(f"error: {e}", file=sys.stderr)
         return None
-    return a, rows, report
+    try:
+        return a, compute(rows, report)
+    except ValueError as e:
+        print(f"error: {a.report}: {e}", file=sys.stderr)
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    got = read_report(argv, __doc__.splitlines()[0], ROW_COLUMNS)
+    got = read_report(argv, __doc__.splitlines()[0], ROW_COLUMNS, pairs)
     if got is None:
         return 2
-    a, rows, report = got
-    try:
-        found = pairs(rows, report)
-    except ValueError as e:                             # a non-numeric error: one line naming the file
-        print(f"error: {a.report}: {e}", file=sys.stderr)
-        return 2
+    a, found = got
     if not found:
         print(f"error: {a.report}: no matched pair has both runs' tokens_per_s_per_user rows predicted",
               file=sys.stderr)
