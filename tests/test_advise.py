@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from simulator import Acceptance, speedup_curve
+from simulator import Acceptance, Scenario, predict, speedup_curve
 from simulator.acceptance import default_tree_branching
 from simulator.advise import EMIT_ENGINES, MAX_POINTS, Advice, advise, advise_batches
 from simulator.engine_configs import ranges_text as _ranges
@@ -289,6 +289,13 @@ def test_moe_load_miss_warned_from_the_model_up_to_the_range():
     assert a.options["moe"] is True and "moe-speculation-under-load-overpredicted" in [h.id for h in a.hazards]
     d = advise(model="llama-3.1-8b", method="eagle3", hardware="b200", batch_range=(1, 64), max_points=6)
     assert d.options["moe"] is False and "moe-speculation-under-load-overpredicted" not in [h.id for h in d.hazards]
+    # The option is the model's: a Scenario that says otherwise is refused before any pricing, naming both.
+    for model, say in (("llama-3.1-8b", True), ("deepseek-r1", False)):
+        with pytest.raises(ScenarioError, match=f"options moe = {str(say).lower()} but model"):
+            predict(Scenario(hardware="b200", model=model, method="mtp" if "deepseek" in model else "eagle3",
+                             tp=8, batch=(1,), options={"moe": say}))
+    assert advise(model="llama-3.1-8b", method="eagle3", hardware="b200", batch_range=(1, 4), max_points=2,
+                  options={"moe": False}).options["moe"] is False          # agreeing with the model: accepted
 
 
 def test_tree_overlap_and_hazards():

@@ -3,16 +3,16 @@
     specroof validate --cv source --report /tmp/cv      # held-out predictions (minutes)
     python tools/load_bias.py /tmp/cv.csv               # one line per target class and load band
 
-For every speedup row the report predicted, the load is the row's concurrency (its batch where it has none) and the
-target is MoE when its model routes tokens to experts (`ModelShape.n_experts > 0`). Rows are grouped by class and by
-load band (1-4, 5-12, 13-24, 25-48, 49-96, 97 and more); each line gives the rows, the median signed error
-(predicted / measured - 1: positive is a speedup priced higher than measured), the share within 20 %, and the sources
-and methods. A second table does the same for the plain runs' tokens/s/user rows: where those are priced at a load and
-the speedups are not, the miss is in the speculative run. A bias that grows with load where the low band is unbiased
-is a curve shape that is missed (the rooflines price speculation as cheaper under load than it is), not a scatter. The
-bundled hazard `moe-speculation-under-load-overpredicted` (hazards/known_hazards.toml) quotes the MoE lines of the
-held-out report. The report CSV may come from `specroof validate` (in-sample) or `--cv source` (held out); say which
-when quoting it.
+For every speedup row the report predicted (metric speedup or e2e_speedup), the load is the row's concurrency (its
+batch where it has none) and the target is MoE when its model routes tokens to experts (`ModelShape.n_experts > 0`).
+Rows are grouped by class and by load band (1-4, 5-12, 13-24, 25-48, 49-96, 97 and more); each line gives the rows,
+the median signed error (predicted / measured - 1: positive is a speedup priced higher than measured), the share
+within 20 %, and the sources and methods. A second table does the same for the plain runs' tokens/s/user rows: where
+those are priced at a load and the speedups are not, the miss is in the speculative run. A bias that grows with load
+where the low band is unbiased is a curve shape that is missed (the rooflines price speculation as cheaper under
+load than it is), not a scatter. The bundled hazard `moe-speculation-under-load-overpredicted`
+(hazards/known_hazards.toml) quotes the MoE lines of the held-out report. The report CSV may come from `specroof
+validate` (in-sample) or `--cv source` (held out); say which when quoting it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import signal
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -44,19 +45,21 @@ def _load(r: dict[str, str]) -> int:
     return 0
 
 
-def _band(load: int) -> str:
-    lo, hi = next(b for b in BANDS if b[0] <= load <= b[1])
-    return f"{lo}+" if hi == BANDS[-1][1] else f"{lo}-{hi}"
+def _band(i: int) -> str:
+    """The label of band i: '13-24', or '97+' for the last."""
+    lo, hi = BANDS[i]
+    return f"{lo}+" if i == len(BANDS) - 1 else f"{lo}-{hi}"
 
 
 def _kind(r: dict[str, str]) -> str | None:
-    """'speedup' for a speedup row, 'plain' for a plain run's tokens/s/user row, else None."""
-    if r["metric"] == "speedup":
+    """'speedup' for a speedup row (per-token or end-to-end, as the validate report counts them), 'plain' for a
+    plain run's tokens/s/user row, else None."""
+    if r["metric"] in ("speedup", "e2e_speedup"):
         return "speedup"
     return "plain" if r["metric"] == "tokens_per_s_per_user" and not r["method"] else None
 
 
-def bias(rows: list[dict[str, str]], report: dict[str, dict[str, str]], is_moe,
+def bias(rows: list[dict[str, str]], report: dict[str, dict[str, str]], is_moe: Callable[[str], bool],
          kind: str = "speedup") -> list[dict[str, object]]:
     """One entry per (class, band) with predicted rows of `kind` ('speedup', or 'plain': the plain runs'
     tokens/s/user, the check that the loads themselves are priced): rows, median signed error, share within 20 %,
@@ -77,7 +80,7 @@ def bias(rows: list[dict[str, str]], report: dict[str, dict[str, str]], is_moe,
     out = []
     for (cls, i), g in sorted(groups.items()):
         errs = [x[0] for x in g]
-        out.append({"class": cls, "band": _band(BANDS[i][0]), "rows": len(g), "median": statistics.median(errs),
+        out.append({"class": cls, "band": _band(i), "rows": len(g), "median": statistics.median(errs),
                     "within20": sum(abs(x) <= 0.2 for x in errs) / len(errs),
                     "sources": sorted({x[1] for x in g}), "methods": sorted({x[2] for x in g})})
     return out
@@ -92,6 +95,7 @@ def model_is_moe(model: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Both tables for the report named on the command line; 2 after one line on stderr for bad input."""
     got = read_report(argv, __doc__.splitlines()[0], ROW_COLUMNS,
                       lambda rows, rep: {k: bias(rows, rep, model_is_moe, k) for k in ("speedup", "plain")})
     if got is None:

@@ -18,7 +18,9 @@ import csv
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ROOT / "validation" / "rows.csv"
@@ -77,7 +79,9 @@ def read_csv(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
     return rows
 
 
-def read_report(argv: list[str] | None, description: str, row_columns: tuple[str, ...], compute):
+def read_report(argv: list[str] | None, description: str, row_columns: tuple[str, ...],
+                compute: Callable[[list[dict[str, str]], dict[str, dict[str, str]]], Any]
+                ) -> tuple[argparse.Namespace, Any] | None:
     """The command line of a tool that reads a validate report beside the rows CSV (tools/load_bias.py too):
     (args, compute(rows, report by row id)), or None after one line on stderr naming the file that could not be read
     or whose rows `compute` refused (a ValueError: a non-numeric error, an unknown model)."""
