@@ -388,9 +388,9 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
         raise ScenarioError(f"model {target.name} is a {target.kind} (a drafter), not a model that can be served: "
                             "pass it as draft with its target as model")
     moe = dict(s.options).get("moe")
-    if moe is not None and moe != (target.n_experts > 0):
+    if moe is not None and moe != target.is_moe:
         raise ScenarioError(f"options moe = {str(moe).lower()} but model {target.name} "
-                            f"{'routes tokens to experts' if target.n_experts else 'has no experts'}: the hazard "
+                            f"{'routes tokens to experts' if target.is_moe else 'has no experts'}: the hazard "
                             "option moe is read from the model; leave it out")
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)

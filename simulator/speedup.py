@@ -112,7 +112,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "acceptance_kind": acc.kind, "acceptance_model": acc.model,
             "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window), "overlap": dep.overlap,
             "dp": s.dp, "cuda_graph_max_batch": s.cuda_graph_max_batch, "spec_overlap": dep.eng.overlaps(s.method),
-            "moe": dep.target.n_experts > 0}
+            "moe": dep.target.is_moe}
 
 
 def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:

@@ -4,7 +4,7 @@
     python tools/load_bias.py /tmp/cv.csv               # one line per target class and load band
 
 For every speedup row the report predicted (metric speedup or e2e_speedup), the load is the row's concurrency (its
-batch where it has none) and the target is MoE when its model routes tokens to experts (`ModelShape.n_experts > 0`).
+batch where it has none) and the target is MoE when its model routes tokens to experts (`ModelShape.is_moe`).
 Rows are grouped by class and by load band (1-4, 5-12, 13-24, 25-48, 49-96, 97 and more); each line gives the rows,
 the median signed error (predicted / measured - 1: positive is a speedup priced higher than measured), the share
 within 20 %, and the sources and methods. A second table does the same for the plain runs' tokens/s/user rows: where
@@ -91,7 +91,7 @@ def model_is_moe(model: str) -> bool:
     """Whether the bundled model (or config path) routes tokens to experts (an unknown one: SpecroofError, a
     ValueError, naming it)."""
     from simulator.model import load_model
-    return load_model(model).n_experts > 0
+    return load_model(model).is_moe
 
 
 def main(argv: list[str] | None = None) -> int:
