@@ -25,6 +25,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "collectives": {"allreduce_latency_s"},
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"},
     "scope": {"valid_from"},
+    "schedule": {"mixed_prefill"},
 }
 
 
@@ -58,6 +59,8 @@ class EngineProfile:
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
     priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)
     spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap
+    mixed_prefill : bool            prompt chunks ride on the decode steps (one batch carries both); False: a step
+                                    runs prompts or decodes, never both, so each prefill pass pauses every decode
     """
 
     name: str
@@ -89,6 +92,7 @@ class EngineProfile:
     valid_from: str = ""
     priors: tuple[tuple[str, float], ...] = ()
     spec_max_running: float = 1e9
+    mixed_prefill: bool = True
 
     def graphed(self, pass_kind: str, batch, max_batch: float | None = None):
         """Whether a pass ('target', 'draft', 'verify') replays a CUDA graph at `batch` sequences (array ok): the
@@ -124,7 +128,7 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "overlap_with_spec", "no_overlap_methods", "spec_bookkeeping_s", "bookkeeping_on_host",
                          "draft_step_overhead_s",
                          "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
-                         "priors", "spec_max_running"})
+                         "priors", "spec_max_running", "mixed_prefill"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -146,6 +150,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("cuda_graphs", "verify_max_batch"): ("verify_max_batch", float, 0.0, 1e12),
     ("memory", "gpu_memory_fraction"): ("gpu_memory_fraction", float, 0.1, 1.0),
     ("spec", "max_running_requests"): ("spec_max_running", float, 1.0, 1e9),
+    ("schedule", "mixed_prefill"): ("mixed_prefill", bool, None, None),
     ("collectives", "allreduce_latency_s"): ("allreduce_latency_s", float, 1e-7, 1e-3),
     ("efficiency", "hbm_fraction"): ("hbm_fraction", float, 0.2, 1.0),
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),

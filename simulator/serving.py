@@ -11,6 +11,15 @@ cache) and `osl` output tokens. In steady state (Little's law on the request slo
                    chunk of min(chunk, isl') prompt tokens over the step without it, per token
     TPOT = ITL = T / tau     (tau tokens per step; 1 without speculation)
     TTFT = ceil(isl' / chunk) (T_step(B, L) + min(chunk, isl') m)   its chunks ride on that many decode steps
+An engine that runs a prefill batch or a decode batch per step, never both (EngineProfile.mixed_prefill false:
+SGLang without --enable-mixed-chunk, and always while it speculates), prefills the prompts that arrived during a
+step in a pass of their own, which reads the weights again and pauses every decode. With f = B tau / osl prompts
+arriving per step, taken as Poisson (P1 = 1 - exp(-f): the chance that at least one arrived), and t_1 one prompt's
+own prefill pass (its ceil(isl' / chunk) chunk passes):
+    P m            ->  P1 t_1 + (f - P1) isl' m      the first prompt of a pass pays the pass, the others their tokens
+    TTFT           =   b T / 2 + t_1 + (f / P1 - 1) isl' m   the rest of a step in flight (an arrival at a uniform
+                       time waits half a step), then its pass with the prompts beside it; b = 1 - (1 - B / R)^(R - 1)
+                       the chance that another of the R running slots is decoding (0 at one request in flight)
     E2E  = TTFT + (osl - 1) ITL
     output tokens/s per GPU = C osl / E2E / GPUs,  per user = 1 / TPOT
 B is solved by fixed-point iteration. An engine that runs at most m requests at once while speculating (SGLang
@@ -47,6 +56,7 @@ import numpy as np
 
 from .errors import ScenarioError
 from .pricing import MemoryUse, base_step, best_spec_step, context_message, memory, price_pass
+from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario
 from .traffic import DEFAULT_CHUNK, Workload, pos_int, read_lengths
@@ -154,63 +164,6 @@ def _num(x: Any) -> float | int:
     return int(x) if isinstance(x, (np.integer,)) else float(x)
 
 
-@dataclass(frozen=True)
-class _Prefill:
-    """The prompt side: marginal cost per prompt token in a mixed step (0 under disaggregation: the decode steps carry
-    no prompts), chunks per prompt and tokens per chunk (means over requests, so that TTFT = n_chunks (step +
-    chunk_tokens m) is the mean TTFT), what bounds a chunk, and under disaggregation the prefill instance: its pass
-    over a prompt plus the KV transfer (pass_s, mean over requests), its GPUs and the requests per second it can
-    prefill, capacity_rps (infinite when prefill shares the decode steps)."""
-
-    per_token_s: float
-    chunk_tokens: float
-    n_chunks: float
-    bound: str
-    pass_s: float = 0.0
-    gpus: float = 0.0
-    capacity_rps: float = np.inf
-
-
-def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, int]:
-    """(marginal cost of one prompt token, what bounds the chunk) for a prompt of `prompt` tokens after `cached`
-    ones: the extra time of one sequence per attention-DP rank carrying a chunk of min(chunk, prompt) tokens over the
-    same with one token, per prompt token (the weight reads and kernel floors are shared with the decode batch). A
-    chunk attends to the prompt before it: priced at its mean preceding context."""
-    n_dp = float(dep.par.dp)
-    ct = min(float(chunk), prompt)
-    L = np.float64(cached + (prompt - ct) / 2.0)
-    big = price_pass(dep, dep.lops, n_dp, ct, L, "target")
-    one = price_pass(dep, dep.lops, n_dp, 1.0, L, "target")
-    return max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp), int(big.bound)
-
-
-def _prompt_class(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, float]:
-    """(its tokens x their marginal cost, the standalone pass over it) for one prompt of `prompt` tokens after
-    `cached` ones, on the decode layout."""
-    whole = price_pass(dep, dep.lops, float(dep.par.dp), prompt, cached, "target")
-    return _prompt_token(dep, prompt, cached, chunk)[0] * prompt, float(whole.total_s)
-
-
-def _prefill(dep: Deployment, w: Workload) -> _Prefill:
-    """Price the prompt side (see _Prefill): the marginal cost of the mean prompt's tokens in a mixed step; under
-    disaggregation each request class's own prompt (its cost grows faster than its length), so that the prefill
-    instance's rate is mu = (prefill GPUs / decode GPUs) / t_p, t_p the mean over requests of a prompt's tokens x
-    their marginal cost (module docstring)."""
-    p, cached = w.prompts, w.samples[0] - w.prompts
-    per_tok, bound = _prompt_token(dep, float(w.prompt), float(cached.mean()), w.chunk)
-    n = np.ceil(p / w.chunk)
-    pf = _Prefill(per_tok, float((n * np.minimum(p, w.chunk)).mean() / n.mean()), float(n.mean()), BOUNDS[bound])
-    if not w.pd:
-        return pf
-    classes = list(zip(p, cached))
-    priced = {c: _prompt_class(dep, float(c[0]), float(c[1]), w.chunk) for c in set(classes)}
-    t_p = float(np.mean([priced[c][0] for c in classes]))
-    pass_s = float(np.mean([priced[c][1] for c in classes]))
-    gpus = float(w.prefill_gpus or dep.n_gpus)
-    return replace(pf, per_token_s=0.0, pass_s=pass_s + _kv_transfer_s(dep, w), gpus=gpus,
-                   capacity_rps=gpus / dep.n_gpus / t_p if t_p > 0 else np.inf)
-
-
 def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
     """(step_s, tokens per step, k, bound) of a decode step at (fractional) batch B: the plain step, or the best
     speculative one (pricing.best_spec_step)."""
@@ -254,7 +207,7 @@ def _curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> _Curve:
     return _Curve(grid, *_decode(dep, grid, L, spec))
 
 
-def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool, gpus: float) -> Phase:
+def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float) -> Phase:
     """Solve the steady state for one mode (see the module docstring) by fixed-point iteration on B, with the step
     priced once on the batch grid."""
     cap = dep.eng.spec_max_running if spec else np.inf
@@ -263,13 +216,15 @@ def _phase(dep: Deployment, w: Workload, pf: _Prefill, C: np.ndarray, spec: bool
     i, o = w.samples
     mid, first, last = (_curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
     osl = float(o.mean())
-    per_step = 0.0 if w.pd else float(w.prompts.mean()) / osl * pf.per_token_s   # prefill load per (B tau)
+    tokens_s = 0.0 if w.pd else float(w.prompts.mean()) * pf.per_token_s   # a mean prompt's tokens in a mixed step
     B = R.copy()
     for _ in range(_ITERATIONS):
         step, tau, k, bound = mid.at(B)
-        load = B * tau * per_step
+        load, own = prompt_load(pf, B * tau / osl, tokens_s)
         T = step + load
         ttft = (pf.pass_s if w.pd else pf.n_chunks * (step + pf.chunk_tokens * pf.per_token_s)) * np.ones_like(T)
+        if pf.alone_s:                    # passes of its own: wait for a step of the other slots in flight, if any
+            ttft = -np.expm1((R - 1.0) * np.log1p(-np.minimum(B / R, 1.0 - 1e-12))) * T / 2.0 + own
         tpot = T / tau
         e2e = ttft + (osl - 1) * tpot
         B = R * (e2e - ttft) / e2e
@@ -304,15 +259,6 @@ def _fed_batch(mid: _Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray
         over = B > cap * (osl - 1) * step / tau
         lo, hi = np.where(over, lo, x), np.where(over, x, hi)
     return np.exp(hi)
-
-
-def _kv_transfer_s(dep: Deployment, w: Workload) -> float:
-    """Moving a prompt's KV cache from the prefill to the decode instance over the scale-out network (each GPU its
-    share over its own NIC)."""
-    isl = float(w.samples[0].mean())
-    kv = float(memory(dep, np.array([1.0]), isl, 0.0).kv_bytes[0]) * dep.par.tp   # the whole KV of one request
-    bw = (dep.hw.scaleout_bytes_per_s or dep.hw.scaleup_bytes_per_s) * dep.hw.link_fraction * dep.par.tp
-    return dep.hw.scaleout_latency_s + kv / bw
 
 
 def _memory(dep: Deployment, w: Workload, C: np.ndarray) -> MemoryUse:
@@ -355,7 +301,7 @@ def _fit_limit(dep: Deployment, w: Workload) -> float:
     return float(g[fits].max()) if fits.any() else 0.0
 
 
-def _at_rate(dep: Deployment, w: Workload, pf: _Prefill, spec: bool, gpus: float, c_fit: float
+def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: float, c_fit: float
              ) -> tuple[Phase, np.ndarray, float]:
     """One mode at each arrival rate: the requests in flight from Little's law, rate = C / E2E(C), on the closed-loop
     throughput X(C) = C / E2E(C) (it rises with C until the engine's running cap or memory stops it): the smallest C
@@ -374,7 +320,7 @@ def _at_rate(dep: Deployment, w: Workload, pf: _Prefill, spec: bool, gpus: float
     return ph, (lam <= top) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0
 
 
-def _serve_rate(dep: Deployment, w: Workload, pf: _Prefill, spec_on: bool, gpus: float
+def _serve_rate(dep: Deployment, w: Workload, pf: PromptSide, spec_on: bool, gpus: float
                 ) -> tuple[Phase, Phase, np.ndarray, np.ndarray, list[str]]:
     """Both modes at each arrival rate: (spec, base, slots needed, feasible, messages)."""
     c_fit = _fit_limit(dep, w)
@@ -396,7 +342,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     in flight are solved (`_at_rate`); `concurrency` then holds the slots (max concurrency) both modes need, 0 where
     the rate is not sustained."""
     s, w, dep = _inputs(scenario, workload, dep, kw)
-    pf = _prefill(dep, w)
+    pf = prompt_side(dep, w)
     gpus = dep.n_gpus + pf.gpus
     pos = context_message(dep, *w.longest(), "output tokens")
     if w.rate:
@@ -415,6 +361,9 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
              "steady-state closed loop: each of the C slots serves one request after another",
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)")
+    if pf.alone_s:
+        notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
+                  "prefill into decode steps); TTFT waits for the step in flight",)
     if np.isfinite(pf.capacity_rps):
         notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
                   "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)
