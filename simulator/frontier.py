@@ -2,10 +2,11 @@
 Pareto frontier of output tokens/s per GPU against tokens/s per user, and compare the two at interactivity targets.
 
 Every point is `serving.serve` at one layout (TP x attention-DP, EP) and one concurrency: a steady-state closed loop
-with prefill sharing the steps (or on separate instances with `pd`). Per user = 1 / TPOT of a running request; per GPU
-= output tokens/s over every GPU of the deployment. A layout is one instance of n = tp x dp GPUs; for an MoE model the
-experts are spread over all n (ep = n, wide expert parallelism, DP attention when dp > 1) or, with dp = 1, split
-tensor-parallel (ep = 1). A dense model is searched at dp = 1 (replicas do not change per-GPU figures).
+with prefill sharing the steps, or pausing them where the engine does not mix the two (or on separate instances with
+`pd`). Per user = 1 / TPOT of a running request; per GPU = output tokens/s over every GPU of the deployment. A
+layout is one instance of n = tp x dp GPUs; for an MoE model the experts are spread over all n (ep = n, wide expert
+parallelism, DP attention when dp > 1) or, with dp = 1, split tensor-parallel (ep = 1). A dense model is searched at
+dp = 1 (replicas do not change per-GPU figures).
 
 The production pattern this explains (speculation on for latency-sensitive traffic, off for throughput) is where the
 two frontiers cross: at high tokens/s per user the speculative frontier reaches throughput the plain one cannot; at

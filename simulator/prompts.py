@@ -4,7 +4,7 @@ decode steps, and a disaggregated prefill instance's pass, KV transfer and rate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from .pricing import memory, price_pass
 from .roofline import BOUNDS
 from .scenario import Deployment
 from .traffic import Workload
+from .workload import OpSet
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class PromptSide:
     over a prompt plus the KV transfer (pass_s, mean over requests), its GPUs and the requests per second it can
     prefill, capacity_rps (infinite when prefill shares the decode steps). alone_s: where the engine does not mix
     prompts into decode steps (EngineProfile.mixed_prefill false, co-located), a prompt's own prefill pass (its
-    chunk passes, mean over requests); 0 where it mixes."""
+    chunk passes, mean over requests); 0 where it mixes. per_pass: the prompts one such pass takes (a chunk's worth
+    of whole prompts on each attention-DP rank, at least one per rank)."""
 
     per_token_s: float
     chunk_tokens: float
@@ -32,6 +34,7 @@ class PromptSide:
     gpus: float = 0.0
     capacity_rps: float = np.inf
     alone_s: float = 0.0
+    per_pass: float = 1.0
 
 
 def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, int]:
@@ -47,21 +50,47 @@ def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> 
     return max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp), int(big.bound)
 
 
-def _alone(dep: Deployment, prompt: float, cached: float, chunk: int, seqs: float) -> float:
-    """A prompt's prefill run apart from any decode: ceil(prompt / chunk) passes of `seqs` sequences (1: the prompt
-    alone; under DP attention the busiest rank then holds it, and the experts and dense layers see its tokens only)
-    of min(chunk, prompt) tokens, each at the chunks' mean preceding context (attention is affine in it), on the
-    decode layout; each pass reads the weights and pays the kernel floors again."""
-    n, ct = np.ceil(prompt / chunk), min(float(chunk), prompt)
+def _alone(dep: Deployment, prompt: float, cached: float, chunk: int, busiest: bool) -> float:
+    """A prompt's prefill run apart from any decode: ceil(prompt / chunk) passes of equal chunks, each at the chunks'
+    mean preceding context (attention is affine in it), on the decode layout; each pass reads the weights and pays
+    the kernel floors again. `busiest`: the prompt alone in its pass, so under DP attention one rank holds it (its
+    attention-side ops at one sequence of the rank, the experts and everything shared at its tokens only); else one
+    prompt on every attention-DP rank (a prefill instance under load)."""
+    n = np.ceil(prompt / chunk)
+    ct = prompt / n
     L = cached + (prompt - ct) / 2.0
-    return float(n * price_pass(dep, dep.lops, seqs, ct, L, "target").total_s)
+    if not busiest or dep.par.dp == 1:
+        return float(n * price_pass(dep, dep.lops, float(dep.par.dp), ct, L, "target").total_s)
+    side, rest = _dp_split(dep)
+    return float(n * (price_pass(dep, side, float(dep.par.dp), ct, L, "target").total_s
+                      + price_pass(dep, rest, 1.0, ct, L, "target").total_s))
+
+
+def _dp_split(dep: Deployment) -> tuple[OpSet, OpSet]:
+    """The last-token pass's attention-side ops (their share of the batch is a DP rank's) and the rest, kept in the
+    deployment's memo where it has one (price_pass caches passes by their op set)."""
+    ops = dep.lops
+    hit = dep.memo.get(("dp split", id(ops))) if dep.memo is not None else None
+    if hit is None or hit[0] is not ops:
+        side = ops.share < ops.share.max()
+        hit = (ops, ops_where(ops, side), ops_where(ops, ~side))
+        if dep.memo is not None:
+            dep.memo[("dp split", id(ops))] = hit
+    return hit[1], hit[2]
+
+
+def ops_where(ops: OpSet, keep: np.ndarray) -> OpSet:
+    """The ops of `ops` where `keep` (a boolean per op) is true, as an op set of their own."""
+    i = np.flatnonzero(keep)
+    return replace(ops, **{f.name: tuple(getattr(ops, f.name)[j] for j in i) if f.name in ("names", "dtype")
+                           else getattr(ops, f.name)[i] for f in fields(ops) if f.name != "n_gpus"})
 
 
 def _prompt_class(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, float]:
     """(its tokens x their marginal cost, its pass on a prefill instance) for one prompt of `prompt` tokens after
     `cached` ones, on the decode layout: a disaggregated prefill instance under load prefills one prompt per
     attention-DP rank in a pass."""
-    return _prompt_token(dep, prompt, cached, chunk)[0] * prompt, _alone(dep, prompt, cached, chunk, dep.par.dp)
+    return _prompt_token(dep, prompt, cached, chunk)[0] * prompt, _alone(dep, prompt, cached, chunk, False)
 
 
 def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
@@ -78,30 +107,43 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
     if not w.pd:
         if dep.eng.mixed_prefill:
             return pf
-        alone = {c: _alone(dep, float(c[0]), float(c[1]), w.chunk, 1.0) for c in set(classes)}
-        return replace(pf, alone_s=float(np.mean([alone[c] for c in classes])))
+        alone = {c: _alone(dep, float(c[0]), float(c[1]), w.chunk, True) for c in set(classes)}
+        per_pass = dep.par.dp * max(1.0, np.floor(w.chunk / float(p.mean())))
+        return replace(pf, alone_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass))
     priced = {c: _prompt_class(dep, float(c[0]), float(c[1]), w.chunk) for c in set(classes)}
     pass_s = float(np.mean([priced[c][1] for c in classes]))
     t_p = float(np.mean([priced[c][0] for c in classes]))
     gpus = float(w.prefill_gpus or dep.n_gpus)
-    return replace(pf, per_token_s=0.0, pass_s=pass_s + _kv_transfer_s(dep, w), gpus=gpus,
+    return replace(pf, per_token_s=0.0, pass_s=pass_s + kv_transfer_s(dep, w), gpus=gpus,
                    capacity_rps=gpus / dep.n_gpus / t_p if t_p > 0 else np.inf)
 
 
 def prompt_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> tuple[np.ndarray, np.ndarray]:
-    """(prefill time per decode step, a prompt's own prefill time to its first token) for f prompts arriving per
-    step, `tokens_s` a mean prompt's tokens x their marginal cost. Mixed into the decode steps: f tokens_s, and no
-    pass of its own (0). Run apart (pf.alone_s > 0; module docstring): the prompts that arrived during a step share
-    one pass, so with Poisson arrivals (P1 = 1 - exp(-f) that any did) the load is P1 t_1 + (f - P1) tokens_s and a
-    prompt waits for its pass with the f / P1 - 1 others expected beside it."""
+    """(prefill time per decode step, a prompt's own prefill time to its first token) for f prompts of other
+    requests arriving per step, `tokens_s` a mean prompt's tokens x their marginal cost. Mixed into the decode steps:
+    f tokens_s, and no pass of its own (0). Run apart (pf.alone_s > 0; serving's module docstring): each pass pays
+    its fixed part, t_1 - tokens_s (never below 0), and its prompts their tokens, so with Poisson arrivals the load
+    is E[passes] (t_1 - tokens_s) + f tokens_s, E[passes] = E[ceil(N / k)] for k = pf.per_pass prompts a pass takes;
+    a prompt's own time is its pass plus the tokens of the Poisson(f) others that arrived in its step (Palm)."""
     if not pf.alone_s:
         return f * tokens_s, np.zeros_like(f)
-    p1 = -np.expm1(-f)
-    beside = np.where(p1 > 0.0, f / np.where(p1 > 0.0, p1, 1.0), 1.0) - 1.0   # f / P1 -> 1 as f -> 0
-    return p1 * pf.alone_s + (f - p1) * tokens_s, pf.alone_s + beside * tokens_s
+    fixed = max(pf.alone_s - tokens_s, 0.0)
+    return expected_passes(f, pf.per_pass) * fixed + f * tokens_s, pf.alone_s + f * tokens_s
 
 
-def _kv_transfer_s(dep: Deployment, w: Workload) -> float:
+def expected_passes(f: np.ndarray, k: float) -> np.ndarray:
+    """E[ceil(N / k)] for N ~ Poisson(f) and a whole k >= 1: the sum over j >= 0 of P(N > j k), P(N > n) the
+    regularised lower incomplete gamma function P(n + 1, f). 1 - exp(-f) at k = inf (one pass takes every prompt),
+    f at k = 1 (a pass per prompt)."""
+    from scipy.special import gammainc  # lazy: keeps `import simulator` fast (scipy costs ~0.2 s)
+    f = np.asarray(f, dtype=np.float64)
+    top = float(f.max(initial=0.0))
+    n = int(np.ceil((top + 12.0 * np.sqrt(top) + 12.0) / k)) + 1     # P(N > j k) below 1e-16 beyond
+    j = np.arange(n, dtype=np.float64).reshape((n,) + (1,) * f.ndim)
+    return gammainc(j * k + 1.0, f).sum(axis=0)
+
+
+def kv_transfer_s(dep: Deployment, w: Workload) -> float:
     """Moving a prompt's KV cache from the prefill to the decode instance over the scale-out network (each GPU its
     share over its own NIC)."""
     isl = float(w.samples[0].mean())
@@ -110,4 +152,4 @@ def _kv_transfer_s(dep: Deployment, w: Workload) -> float:
     return dep.hw.scaleout_latency_s + kv / bw
 
 
-__all__ = ["PromptSide", "prompt_load", "prompt_side"]
+__all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prompt_load", "prompt_side"]

@@ -16,7 +16,7 @@ from .files import write_text
 COLUMNS = ("row_id", "published_row", "source_id", "engine", "metric", "kind", "scope", "route", "measured",
            "predicted", "error", "skipped")
 ROUTES = {"step": "a speculative step at a fixed batch", "plain": "a plain decode step at a fixed batch",
-          "serving": "a serving run at a concurrency (prefill shares the steps; serving.serve)",
+          "serving": "a serving run at a concurrency (prompts share or pause the steps; serving.serve)",
           "static": "one static batch run to completion (prefill + decode; serving.static_batch)"}
 
 

@@ -5,21 +5,25 @@ A closed loop of C requests in flight, each with `isl` prompt tokens (a share `p
 cache) and `osl` output tokens. In steady state (Little's law on the request slots):
     decode batch   B = C (E2E - TTFT) / E2E          requests decoding, the rest are in prefill
     decode step    T = T_step(B, L) + P m             L = isl + osl/2, the mean context of a decoding request
-    prefill load   P = B tau isl' / osl               prompt tokens per step: finishing requests per step (B tau / osl)
-                                                      are replaced by new ones, each with isl' = isl (1 - prefix_hit)
+    prefill load   P = f isl'                         prompt tokens per step of a request: f = B tau / osl (R - 1) / R
+                                                      the other slots' prompts (finishing requests per step, B tau /
+                                                      osl, are replaced by new ones; a request's own prompt is
+                                                      prefilled before it decodes), each isl' = isl (1 - prefix_hit)
     m              marginal cost of one prompt token in a mixed (chunked-prefill) step: the priced extra time of a
                    chunk of min(chunk, isl') prompt tokens over the step without it, per token
     TPOT = ITL = T / tau     (tau tokens per step; 1 without speculation)
     TTFT = ceil(isl' / chunk) (T_step(B, L) + min(chunk, isl') m)   its chunks ride on that many decode steps
 An engine that runs a prefill batch or a decode batch per step, never both (EngineProfile.mixed_prefill false:
 SGLang without --enable-mixed-chunk, and always while it speculates), prefills the prompts that arrived during a
-step in a pass of their own, which reads the weights again and pauses every decode. With f = B tau / osl prompts
-arriving per step, taken as Poisson (P1 = 1 - exp(-f): the chance that at least one arrived), and t_1 one prompt's
-own prefill pass (its ceil(isl' / chunk) chunk passes):
-    P m            ->  P1 t_1 + (f - P1) isl' m      the first prompt of a pass pays the pass, the others their tokens
-    TTFT           =   b T / 2 + t_1 + (f / P1 - 1) isl' m   the rest of a step in flight (an arrival at a uniform
-                       time waits half a step), then its pass with the prompts beside it; b = 1 - (1 - B / R)^(R - 1)
-                       the chance that another of the R running slots is decoding (0 at one request in flight)
+step in passes of their own, which read the weights again and pause every decode. Taking the arrivals in a step as
+Poisson with mean f, a pass as taking k = dp floor(chunk / isl') prompts (at least one per attention-DP rank), and
+t_1 one prompt's own prefill (ceil(isl' / chunk) equal chunk passes, on the busiest DP rank):
+    P m            ->  E[ceil(N / k)] (t_1 - isl' m) + f isl' m    each pass pays its fixed part, each prompt its
+                                                                  tokens (prompts.prompt_load)
+    TTFT           =   b T / 2 + t_1 + f isl' m       the rest of a step in flight (an estimate: an arrival at a
+                       uniform time waits half a step), then its pass and the tokens of the Poisson(f) prompts that
+                       arrived in its step; b = 1 - (1 - B / R)^(R - 1), the chance that another of the R running
+                       slots is decoding (an estimate: slots independent; 0 at one request in flight)
     E2E  = TTFT + (osl - 1) ITL
     output tokens/s per GPU = C osl / E2E / GPUs,  per user = 1 / TPOT
 B is solved by fixed-point iteration. An engine that runs at most m requests at once while speculating (SGLang
@@ -217,14 +221,13 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     mid, first, last = (_curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
     osl = float(o.mean())
     tokens_s = 0.0 if w.pd else float(w.prompts.mean()) * pf.per_token_s   # a mean prompt's tokens in a mixed step
+    others = np.maximum(R - 1.0, 0.0) / R                    # a request's own prompt is prefilled before it decodes
     B = R.copy()
     for _ in range(_ITERATIONS):
         step, tau, k, bound = mid.at(B)
-        load, own = prompt_load(pf, B * tau / osl, tokens_s)
+        load, own = prompt_load(pf, B * tau / osl * others, tokens_s)
         T = step + load
-        ttft = (pf.pass_s if w.pd else pf.n_chunks * (step + pf.chunk_tokens * pf.per_token_s)) * np.ones_like(T)
-        if pf.alone_s:                    # passes of its own: wait for a step of the other slots in flight, if any
-            ttft = -np.expm1((R - 1.0) * np.log1p(-np.minimum(B / R, 1.0 - 1e-12))) * T / 2.0 + own
+        ttft = _ttft(pf, w, step, T, own, B / R, R)
         tpot = T / tau
         e2e = ttft + (osl - 1) * tpot
         B = R * (e2e - ttft) / e2e
@@ -243,6 +246,19 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, (f[0] + load) / f[1],
                  (lst[0] + load) / lst[1], R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound), queue)
+
+
+def _ttft(pf: PromptSide, w: Workload, step: np.ndarray, T: np.ndarray, own: np.ndarray, busy: np.ndarray,
+          R: np.ndarray) -> np.ndarray:
+    """TTFT of the running requests (module docstring): the prefill instance's pass under disaggregation; where
+    prompts mix into decode steps, its chunks riding on that many steps; else the rest of a step in flight where
+    another slot decodes (each of the R - 1 others with probability `busy` = B / R), then its own pass (`own`)."""
+    if w.pd:
+        return pf.pass_s * np.ones_like(T)
+    if not pf.alone_s:
+        return pf.n_chunks * (step + pf.chunk_tokens * pf.per_token_s)
+    b = 1.0 - np.power(np.clip(1.0 - busy, 0.0, 1.0), np.maximum(R - 1.0, 0.0))
+    return b * T / 2.0 + own
 
 
 def _fed_batch(mid: _Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray:
