@@ -39,11 +39,11 @@ class PromptSide:
 
 def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, int]:
     """(marginal cost of one prompt token, what bounds the chunk) for a prompt of `prompt` tokens after `cached`
-    ones: the extra time of one sequence per attention-DP rank carrying a chunk of min(chunk, prompt) tokens over the
-    same with one token, per prompt token (the weight reads and kernel floors are shared with the decode batch). A
-    chunk attends to the prompt before it: priced at its mean preceding context."""
+    ones: the extra time of one sequence per attention-DP rank carrying one of its ceil(prompt / chunk) equal chunks
+    over the same with one token, per prompt token (the weight reads and kernel floors are shared with the decode
+    batch). A chunk attends to the prompt before it: priced at its mean preceding context."""
     n_dp = float(dep.par.dp)
-    ct = min(float(chunk), prompt)
+    ct = prompt / np.ceil(prompt / chunk)
     L = np.float64(cached + (prompt - ct) / 2.0)
     big = price_pass(dep, dep.lops, n_dp, ct, L, "target")
     one = price_pass(dep, dep.lops, n_dp, 1.0, L, "target")
@@ -68,11 +68,12 @@ def _alone(dep: Deployment, prompt: float, cached: float, chunk: int, busiest: b
 
 def _dp_split(dep: Deployment) -> tuple[OpSet, OpSet]:
     """The last-token pass's attention-side ops (their share of the batch is a DP rank's) and the rest, kept in the
-    deployment's memo where it has one (price_pass caches passes by their op set)."""
+    deployment's memo where it has one (price_pass caches passes by their op set). An op whose share is below a
+    pipeline stage's whole batch (1 / pp) is attention-side: every op of a dense model under DP attention."""
     ops = dep.lops
     hit = dep.memo.get(("dp split", id(ops))) if dep.memo is not None else None
     if hit is None or hit[0] is not ops:
-        side = ops.share < ops.share.max()
+        side = ops.share * dep.par.pp < 1.0 - 1e-9
         hit = (ops, ops_where(ops, side), ops_where(ops, ~side))
         if dep.memo is not None:
             dep.memo[("dp split", id(ops))] = hit
@@ -102,7 +103,7 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
     p, cached = w.prompts, w.samples[0] - w.prompts
     per_tok, bound = _prompt_token(dep, float(w.prompt), float(cached.mean()), w.chunk)
     n = np.ceil(p / w.chunk)
-    pf = PromptSide(per_tok, float((n * np.minimum(p, w.chunk)).mean() / n.mean()), float(n.mean()), BOUNDS[bound])
+    pf = PromptSide(per_tok, float(p.mean() / n.mean()), float(n.mean()), BOUNDS[bound])   # n equal chunks each
     classes = list(zip(p, cached))
     if not w.pd:
         if dep.eng.mixed_prefill:
@@ -124,7 +125,8 @@ def prompt_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> tuple[np.ndar
     f tokens_s, and no pass of its own (0). Run apart (pf.alone_s > 0; serving's module docstring): each pass pays
     its fixed part, t_1 - tokens_s (never below 0), and its prompts their tokens, so with Poisson arrivals the load
     is E[passes] (t_1 - tokens_s) + f tokens_s, E[passes] = E[ceil(N / k)] for k = pf.per_pass prompts a pass takes;
-    a prompt's own time is its pass plus the tokens of the Poisson(f) others that arrived in its step (Palm)."""
+    a prompt's own time is its pass plus the tokens of the Poisson(f) others that arrived in its step (Palm): an
+    estimate, exact when they fit one pass (f much below k), which ignores the order of passes within a step."""
     if not pf.alone_s:
         return f * tokens_s, np.zeros_like(f)
     fixed = max(pf.alone_s - tokens_s, 0.0)
@@ -133,11 +135,15 @@ def prompt_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> tuple[np.ndar
 
 def expected_passes(f: np.ndarray, k: float) -> np.ndarray:
     """E[ceil(N / k)] for N ~ Poisson(f) and a whole k >= 1: the sum over j >= 0 of P(N > j k), P(N > n) the
-    regularised lower incomplete gamma function P(n + 1, f). 1 - exp(-f) at k = inf (one pass takes every prompt),
-    f at k = 1 (a pass per prompt)."""
+    regularised lower incomplete gamma function P(n + 1, f). f at k = 1 (a pass per prompt), 1 - exp(-f) as k grows
+    without bound (one pass takes every prompt)."""
     from scipy.special import gammainc  # lazy: keeps `import simulator` fast (scipy costs ~0.2 s)
     f = np.asarray(f, dtype=np.float64)
-    top = float(f.max(initial=0.0))
+    if k == 1.0:
+        return f.copy()
+    if np.isinf(k):
+        return -np.expm1(-f)
+    top = float(np.nanmax(f, initial=0.0))
     n = int(np.ceil((top + 12.0 * np.sqrt(top) + 12.0) / k)) + 1     # P(N > j k) below 1e-16 beyond
     j = np.arange(n, dtype=np.float64).reshape((n,) + (1,) * f.ndim)
     return gammainc(j * k + 1.0, f).sum(axis=0)

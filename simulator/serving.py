@@ -12,7 +12,7 @@ cache) and `osl` output tokens. In steady state (Little's law on the request slo
     m              marginal cost of one prompt token in a mixed (chunked-prefill) step: the priced extra time of a
                    chunk of min(chunk, isl') prompt tokens over the step without it, per token
     TPOT = ITL = T / tau     (tau tokens per step; 1 without speculation)
-    TTFT = ceil(isl' / chunk) (T_step(B, L) + min(chunk, isl') m)   its chunks ride on that many decode steps
+    TTFT = n (T_step(B, L) + isl' / n m)  its n = ceil(isl' / chunk) equal chunks ride on that many decode steps
 An engine that runs a prefill batch or a decode batch per step, never both (EngineProfile.mixed_prefill false:
 SGLang without --enable-mixed-chunk, and always while it speculates), prefills the prompts that arrived during a
 step in passes of their own, which read the weights again and pause every decode. Taking the arrivals in a step as
@@ -42,9 +42,9 @@ capacity. Speculation off is k = 0: the plain decode step of `pricing.base_step`
 
 Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the draw of `Workload.length_ratio`): every
 formula takes the means over requests; L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output
-tokens: long outputs hold more steps), P = B tau mean(isl_i') / mean(osl_i), TTFT = mean over requests of ceil(isl_i'
-/ chunk) (T_step + min(chunk, isl_i') m), E2E = TTFT + (mean osl - 1) ITL; memory at L, the positions checked on the
-longest request.
+tokens: long outputs hold more steps), P = B tau mean(isl_i') / mean(osl_i) (R - 1) / R, TTFT = mean over requests of
+n_i (T_step + isl_i' / n_i m) with n_i = ceil(isl_i' / chunk) equal chunks, E2E = TTFT + (mean osl - 1) ITL; memory at
+L, the positions checked on the longest request.
 Arrival rates (`Workload.rate`, lambda requests/s): the closed-loop throughput X(C) = C / E2E(C) rises with C until
 the running cap or memory stops it; the requests in flight are the smallest C with X(C) = lambda (Little's law),
 a rate above the largest X is beyond capacity (infeasible, with both modes' capacity). A fluid model: the waits of

@@ -15,7 +15,9 @@ from .data import read_text
 from .errors import ScenarioError
 
 # Chunked-prefill size when none is given: SGLang's and vLLM's default on 80 GB-class GPUs is 8192 prompt tokens per
-# step (SGLang server_args chunked_prefill_size; vLLM max_num_batched_tokens 8192 for online serving).
+# step (SGLang server_args chunked_prefill_size; vLLM max_num_batched_tokens 8192 for online serving). It is priced
+# per attention-DP rank: under DP attention SGLang divides its --chunked-prefill-size by the DP size
+# (server_args._handle_data_parallelism), so pass SGLang's value / dp there.
 DEFAULT_CHUNK = 8192
 
 
@@ -105,8 +107,9 @@ def uniform_lengths(isl: int, osl: int, ratio: float, bins: int = LENGTH_BINS) -
 @dataclass(frozen=True)
 class Workload:
     """A serving workload: prompt and output lengths (tokens), the concurrencies to evaluate (requests in flight),
-    the chunked-prefill size (prompt tokens per step), the share of prompt tokens found in the prefix cache, and
-    prefill/decode disaggregation (`prefill_gpus`: GPUs of the prefill instance, default the decode instance's).
+    the chunked-prefill size (prompt tokens per step on each attention-DP rank), the share of prompt tokens found in
+    the prefix cache, and prefill/decode disaggregation (`prefill_gpus`: GPUs of the prefill instance, default the
+    decode instance's).
 
     lengths : (isl, osl) samples of a length distribution (a trace); when given, `isl` and `osl` become their
         rounded means and every formula uses the per-request means (see `serve`).

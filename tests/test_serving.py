@@ -66,7 +66,8 @@ def test_off_reduces_to_the_plain_step_pricing():
     np.testing.assert_allclose(r.base.step_s, ref, rtol=2e-3)
     np.testing.assert_allclose(r.base.tpot_s, r.base.step_s, rtol=1e-12)
     off = serve(s.replace(method=None), w)
-    np.testing.assert_allclose(off.spec.e2e_s, off.base.e2e_s) and np.testing.assert_allclose(off.e2e_speedup, 1.0)
+    np.testing.assert_allclose(off.spec.e2e_s, off.base.e2e_s)
+    np.testing.assert_allclose(off.e2e_speedup, 1.0)
 
 
 # ---- a disaggregated prefill instance's rate -------------------------------------------------------------------
@@ -614,6 +615,8 @@ def test_expected_passes_is_the_poisson_mean_of_ceil_n_over_k(f, k):
     ref = float((np.ceil(n / k) * poisson.pmf(n, f)).sum())
     assert expected_passes(np.array([f]), float(k))[0] == pytest.approx(ref, rel=1e-9, abs=1e-15)
     assert expected_passes(np.array([f]), 1e12)[0] == pytest.approx(-np.expm1(-f), rel=1e-9, abs=1e-15)
+    assert expected_passes(np.array([f]), np.inf)[0] == pytest.approx(-np.expm1(-f), rel=1e-12, abs=1e-300)
+    assert expected_passes(np.array([f]), 1.0)[0] == f
 
 
 def test_prefill_apart_slows_decoding_and_its_ttft_waits_for_the_step_in_flight():
@@ -641,10 +644,12 @@ def test_prefill_apart_slows_decoding_and_its_ttft_waits_for_the_step_in_flight(
 
 @settings(max_examples=15)
 @example(sc=dict(hardware="h200-sxm", model="deepseek-r1", method="mtp", engine="trtllm", tp=8, precision="fp8"),
-         isl=8193, c=7)                                     # one token over a chunk: two passes
-@given(sc=SERVE_SCENARIOS, isl=st.integers(16, 20000), c=st.integers(1, 64))
-def test_prefill_apart_is_monotone_in_the_load_and_the_prompt(sc, isl, c):
-    dep = _mixing(dict(sc, k=3), False)
+         isl=8193, c=7, mixed=False)                        # one token over a chunk: two passes
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=8192, c=1,
+         mixed=True)                                        # mixed chunks: 8193 tokens were two chunks of 8192
+@given(sc=SERVE_SCENARIOS, isl=st.integers(16, 20000), c=st.integers(1, 64), mixed=st.booleans())
+def test_prefill_is_monotone_in_the_load_and_the_prompt(sc, isl, c, mixed):
+    dep = _mixing(dict(sc, k=3), mixed)
     a = serve(workload=Workload(isl=isl, osl=256, concurrency=(c, 2 * c)), dep=dep)
     b = serve(workload=Workload(isl=isl + 1, osl=256, concurrency=(c, 2 * c)), dep=dep)
     for ph, longer in ((a.base, b.base), (a.spec, b.spec)):
@@ -657,13 +662,22 @@ def test_prefill_apart_is_monotone_in_the_load_and_the_prompt(sc, isl, c):
 
 def test_a_prompt_alone_under_dp_attention_is_priced_on_the_busiest_rank():
     # DP attention: the prompt's rank runs its attention-side ops on one whole sequence, the experts see its tokens
-    # only: between the pass of one sequence spread over every rank (1/dp each) and one sequence on every rank.
+    # only: between the pass of one sequence spread over every rank (1/dp each) and one sequence on every rank, and
+    # the attention-side part exactly that of one sequence per rank.
     sc = dict(hardware="h200-sxm", model="deepseek-r1", method="mtp", engine="sglang", tp=1, dp=8, ep=8,
               precision="fp8")
     dep = Scenario(**sc).resolve()
     t = prompt_side(dep, Workload(isl=3200, osl=800, concurrency=(4,))).alone_s
     spread, each = (float(price_pass(dep, dep.lops, n, 3200.0, 0.0, "target").total_s) for n in (1.0, 8.0))
     assert spread < t < each
+    # A dense model under DP attention has no shared ops: its prompt alone is one sequence on its rank, as at dp = 1
+    alone = []
+    for dp in (1, 2, 4):
+        dense = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method=None, engine="sglang", dp=dp).resolve()
+        one = float(price_pass(dense, dense.lops, float(dp), 4096.0, 0.0, "target").total_s)
+        alone.append(prompt_side(dense, Workload(isl=4096, osl=256, concurrency=(4,))).alone_s)
+        assert alone[-1] == pytest.approx(one, rel=1e-12)
+    assert alone == pytest.approx([alone[0]] * 3, rel=1e-12)       # replicas: each rank prices its prompt alike
     ops = dep.lops
     side = ops.share < ops.share.max()
     a, b = ops_where(ops, side), ops_where(ops, ~side)

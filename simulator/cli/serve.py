@@ -54,7 +54,8 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
                           help="arrival rates in requests/s (a list 0.5,2,8): each mode's requests in flight are "
                                "solved from Little's law")
     g.add_argument("--chunk", type=int_arg("chunk", 1), default=8192,
-                   help="chunked-prefill size: prompt tokens per step (SGLang / vLLM default)")
+                   help="chunked-prefill size: prompt tokens per step on each attention-DP rank (SGLang / vLLM "
+                        "default; SGLang divides its --chunked-prefill-size by the DP size under DP attention)")
     g.add_argument("--prefix-hit", type=float_arg("prefix-hit", 0.0, 1.0, hi_open=True), default=0.0,
                    help="share of prompt tokens served from the prefix cache")
     g.add_argument("--pd", action=argparse.BooleanOptionalAction, default=False,
