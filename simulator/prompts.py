@@ -43,11 +43,18 @@ def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> 
     over the same with one token, per prompt token (the weight reads and kernel floors are shared with the decode
     batch). A chunk attends to the prompt before it: priced at its mean preceding context."""
     n_dp = float(dep.par.dp)
-    ct = prompt / np.ceil(prompt / chunk)
-    L = np.float64(cached + (prompt - ct) / 2.0)
+    _, ct, L = _chunks(prompt, cached, chunk)
     big = price_pass(dep, dep.lops, n_dp, ct, L, "target")
     one = price_pass(dep, dep.lops, n_dp, 1.0, L, "target")
     return max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp), int(big.bound)
+
+
+def _chunks(prompt: float, cached: float, chunk: int) -> tuple[float, float, np.float64]:
+    """(n, tokens, context) of a prompt of `prompt` tokens after `cached` ones prefilled in n = ceil(prompt / chunk)
+    equal chunks: each chunk's tokens and the chunks' mean preceding context (attention is affine in it)."""
+    n = float(np.ceil(prompt / chunk))
+    ct = prompt / n
+    return n, ct, np.float64(cached + (prompt - ct) / 2.0)
 
 
 def _alone(dep: Deployment, prompt: float, cached: float, chunk: int, busiest: bool) -> float:
@@ -56,9 +63,7 @@ def _alone(dep: Deployment, prompt: float, cached: float, chunk: int, busiest: b
     the kernel floors again. `busiest`: the prompt alone in its pass, so under DP attention one rank holds it (its
     attention-side ops at one sequence of the rank, the experts and everything shared at its tokens only); else one
     prompt on every attention-DP rank (a prefill instance under load)."""
-    n = np.ceil(prompt / chunk)
-    ct = prompt / n
-    L = cached + (prompt - ct) / 2.0
+    n, ct, L = _chunks(prompt, cached, chunk)
     if not busiest or dep.par.dp == 1:
         return float(n * price_pass(dep, dep.lops, float(dep.par.dp), ct, L, "target").total_s)
     side, rest = _dp_split(dep)
@@ -104,10 +109,10 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
     per_tok, bound = _prompt_token(dep, float(w.prompt), float(cached.mean()), w.chunk)
     n = np.ceil(p / w.chunk)
     pf = PromptSide(per_tok, float(p.mean() / n.mean()), float(n.mean()), BOUNDS[bound])   # n equal chunks each
+    if not w.pd and dep.eng.mixed_prefill:
+        return pf
     classes = list(zip(p, cached))
     if not w.pd:
-        if dep.eng.mixed_prefill:
-            return pf
         alone = {c: _alone(dep, float(c[0]), float(c[1]), w.chunk, True) for c in set(classes)}
         per_pass = dep.par.dp * max(1.0, np.floor(w.chunk / float(p.mean())))
         return replace(pf, alone_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass))
