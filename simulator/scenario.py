@@ -393,6 +393,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
                             f"{'routes tokens to experts' if target.is_moe else 'has no experts'}: the hazard "
                             "option moe is read from the model; leave it out")
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
+    par.check(target)                     # the target's layout first: its error names the target, not the drafter
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format

@@ -244,6 +244,8 @@ LIB_ERRORS = [
     (["step", "--hardware", "nvidia-gb300"], ["'nvidia-gb300' is ambiguous", "b300", "gb300-nvl72"]),
     (["step", "--hardware", "gb300"], ["ambiguous: it fits b300, gb300-nvl72"]),
     (["step", "--tp", "3"], ["tp = 3 does not divide the 32 attention heads of llama-3.1-8b"]),
+    # the target's layout is checked before the drafter is built: the error names the model the user set
+    (["curve", "--tp", "64"], ["tp = 64 does not divide the 32 attention heads of llama-3.1-8b"]),
     (["step", "--attention-precision", "int3"], ["attention_precision = 'int3'", "fp8"]),
     (["step", "--precision", "int4"], ["precision = 'int4'"]),
     (["step", "--kv-precision", "fp5"], ["kv_precision = 'fp5'"]),
@@ -273,6 +275,13 @@ ARG_ERRORS = [
     (["step", "--batch", "0"], ["argument --batch: batch 0 must be >= 1"]),
     (["step", "--batch", "-3"], ["batch -3 must be >= 1"]),
     (["step", "--batch", "1.5"], ["argument --batch: batch '1.5' is not an integer"]),
+    # an empty element of a list is refused, not dropped; a number must be finite (inf passed "must be >= 1")
+    (["curve", "--acceptance-rates", "0.9,,0.5"], ["acceptance rates '0.9,,0.5' has an empty element"]),
+    (["curve", "--acceptance-length", "inf"], ["acceptance length 'inf' is not a finite number"]),
+    (["curve", "--acceptance-rate", "nan"], ["acceptance rate 'nan' is not a finite number"]),
+    (["serve", "--rate", "inf"], ["rate 'inf' is not a finite number"]),
+    (["frontier", "--tpot-slo-ms", "inf"], ["tpot-slo-ms 'inf' is not a finite number"]),
+    (["serve", "--concurrency", "2..1"], ["concurrency range '2..1' is empty"]),
     (["step", "--batch", "x"], ["argument --batch: batch 'x' is not an integer"]),
     (["step", "--batch", "1,,2"], ["batch '' is not an integer"]),
     (["step", "--tp", "0"], ["argument --tp: tp 0 must be >= 1"]),

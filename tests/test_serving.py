@@ -481,7 +481,7 @@ def test_cli_frontier_with_plot_and_slo(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["serve", "--isl", "0"], "isl 0 must be >= 1"), (["serve", "--concurrency", "0"], "batch 0 must be >= 1"),
+    (["serve", "--isl", "0"], "isl 0 must be >= 1"), (["serve", "--concurrency", "0"], "concurrency 0 must be >= 1"),
     (["serve", "--prefix-hit", "1"], "prefix-hit 1.0 must be in [0, 1)"),
     (["frontier", "--method", "eagle3", "--gpus", "x"], "gpus 'x' is not an integer"),
     (["frontier", "--targets", "0"], "target 0.0 must be > 0"),

@@ -7,6 +7,7 @@ Nothing here imports numba: `specroof --help` and argument errors stay fast.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -63,6 +64,8 @@ def float_arg(name: str, lo: float, hi: float = float("inf"), lo_open: bool = Fa
             v = float(s)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {s!r} is not a number") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"{name} {s!r} is not a finite number")
         ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
         if not ok and hi == float("inf"):
             raise argparse.ArgumentTypeError(f"{name} {v} must be {'>' if lo_open else '>='} {lo:g}")
@@ -73,20 +76,25 @@ def float_arg(name: str, lo: float, hi: float = float("inf"), lo_open: bool = Fa
     return f
 
 
-def batch_arg(s: str) -> tuple[int, ...]:
-    """Batch sizes: a list `1,8,64` or an inclusive range `1..256` (every power of two in it and both ends). The same
-    syntax for every subcommand."""
-    s = s.strip()
-    if ".." in s:
-        lo_s, _, hi_s = s.partition("..")
-        lo, hi = int_arg("batch", 1)(lo_s.strip()), int_arg("batch", 1)(hi_s.strip())
-        if hi < lo:
-            raise argparse.ArgumentTypeError(f"batch range {s!r} is empty (largest < smallest)")
-        pw = [1 << j for j in range(hi.bit_length() + 1) if lo <= (1 << j) <= hi]
-        return tuple(sorted({lo, hi, *pw}))
-    if not s:
-        raise argparse.ArgumentTypeError("empty batch list (expected e.g. 1,8,64 or 1..256)")
-    return tuple(int_arg("batch", 1)(t.strip()) for t in s.split(","))
+def counts_arg(name: str):
+    """argparse type for batch sizes or concurrencies: a list `1,8,64` or an inclusive range `1..256` (every power of
+    two in it and both ends). The same syntax for every subcommand; the error names the option's quantity."""
+    def f(s: str) -> tuple[int, ...]:
+        s = s.strip()
+        if ".." in s:
+            lo_s, _, hi_s = s.partition("..")
+            lo, hi = int_arg(name, 1)(lo_s.strip()), int_arg(name, 1)(hi_s.strip())
+            if hi < lo:
+                raise argparse.ArgumentTypeError(f"{name} range {s!r} is empty (largest < smallest)")
+            pw = [1 << j for j in range(hi.bit_length() + 1) if lo <= (1 << j) <= hi]
+            return tuple(sorted({lo, hi, *pw}))
+        if not s:
+            raise argparse.ArgumentTypeError(f"empty {name} list (expected e.g. 1,8,64 or 1..256)")
+        return tuple(int_arg(name, 1)(t.strip()) for t in s.split(","))
+    return f
+
+
+batch_arg = counts_arg("batch")
 
 
 def k_arg(s: str) -> int | str:
@@ -106,10 +114,10 @@ def overlap_arg(s: str) -> str | float:
 
 
 def rates_arg(s: str) -> list[float]:
-    out = [float_arg("acceptance rate", 0.0, 1.0, hi_open=True)(t) for t in s.split(",") if t.strip()]
-    if not out:
-        raise argparse.ArgumentTypeError("empty list of rates")
-    return out
+    parts = s.split(",")
+    if not s.strip() or any(not t.strip() for t in parts):
+        raise argparse.ArgumentTypeError(f"acceptance rates {s!r} has an empty element (expected e.g. 0.8,0.7,0.6)")
+    return [float_arg("acceptance rate", 0.0, 1.0, hi_open=True)(t) for t in parts]
 
 
 def _kind_type(kind: str, flag: str) -> Callable[[str], Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import ScenarioError
 from . import fmt
-from .args import add_acceptance_args, add_format, add_scenario_args, batch_arg, float_arg, int_arg, scenario_from
+from .args import add_acceptance_args, add_format, add_scenario_args, counts_arg, float_arg, int_arg, scenario_from
 
 
 def _lengths_arg(name: str) -> Any:
@@ -47,7 +47,7 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
                         "range keeps the mean at --isl/--osl: leave this out)")
     if concurrency:
         load = g.add_mutually_exclusive_group()
-        load.add_argument("--concurrency", type=batch_arg, default=None,
+        load.add_argument("--concurrency", type=counts_arg("concurrency"), default=None,
                           help="requests in flight: a list 1,4,16 or a range 1..256 (powers of two and both ends); "
                                "default 1,4,16,64")
         load.add_argument("--rate", type=_rate_arg, default=None,
