@@ -53,6 +53,8 @@ class Advice:
     schedule : tuple[KRange]        scheduled_k merged into inclusive batch ranges covering lo..hi
     pays : bool                     speculation pays at some batch of the range
     off_above : int or None         switch speculation off above this batch (None: it pays up to hi, or never)
+    off_fits : bool                 True when it is switched off above off_above because it no longer fits in memory
+                                    there (it still pays at off_above), False when it loses
     fixed_k, fixed_tree_tokens : int   one k for engines without a per-batch table (0 when it never pays)
     fixed_worst_ratio : float       min over the on-range of speedup(fixed k) / speedup(best k)
     fixed_speedup : (P,)            speedup of the fixed k at each evaluated batch (nan where not evaluated)
@@ -79,6 +81,7 @@ class Advice:
     hazards: tuple[Hazard, ...]
     assumptions: tuple[str, ...]
     options: dict[str, Any] = field(default_factory=dict)
+    off_fits: bool = False
 
     @property
     def dynamic(self) -> bool:
@@ -103,6 +106,7 @@ class Advice:
                         "fixed_k_speedup": num_or_none(self.fixed_speedup[i]), "feasible": ok})
         return {"prediction": True, "scenario": r.scenario, "batch_range": list(self.batch_range),
                 "schedule": [x.to_dict() for x in self.schedule], "pays": self.pays, "off_above": self.off_above,
+                "off_reason": None if self.off_above is None else ("does not fit" if self.off_fits else "loses"),
                 "crossover_batch": r.crossover_batch, "fixed_k": self.fixed_k,
                 "fixed_tree_tokens": self.fixed_tree_tokens, "fixed_worst_ratio": num_or_none(self.fixed_worst_ratio),
                 "interior_off": list(self.interior_off), "points": pts, "configs": [c.to_dict() for c in self.configs],
@@ -129,10 +133,15 @@ def advise_batches(lo: int, hi: int, max_points: int = MAX_POINTS) -> np.ndarray
     return np.array(sorted({lo, hi, *pw}))
 
 
+FITS = ("yes", "without speculation", "no")
+
+
 def _schedule(B: np.ndarray, k: np.ndarray, T: np.ndarray, on: np.ndarray, s: np.ndarray, feas: np.ndarray,
-              hi: int) -> tuple[KRange, ...]:
+              hi: int, fits: np.ndarray | None = None) -> tuple[KRange, ...]:
     """Merge per-point (k, T) into inclusive ranges covering B[0]..hi. A point's range runs to the next point - 1,
-    except that the last on-point before an off-point ends at itself (the evaluated crossover)."""
+    except that the last on-point before an off-point ends at itself (the evaluated crossover). `fits` (index into
+    FITS per point; default: all fit) keeps batches that do not fit apart from those where speculation loses."""
+    fits = np.zeros(B.size, dtype=int) if fits is None else fits
     segs: list[list[Any]] = []
     n = B.size
     for i in range(n):
@@ -143,19 +152,21 @@ def _schedule(B: np.ndarray, k: np.ndarray, T: np.ndarray, on: np.ndarray, s: np
         if not on[i] and i > 0 and on[i - 1]:
             start = int(B[i - 1]) + 1
         sv = float(s[i]) if feas[i] else np.nan
-        key = (int(k[i]), int(T[i]))
-        if segs and (segs[-1][2], segs[-1][3]) == key:
+        key = (int(k[i]), int(T[i]), int(fits[i]))
+        if segs and tuple(segs[-1][2:5]) == key:
             segs[-1][1] = end
-            segs[-1][4].append(sv)
+            segs[-1][5].append(sv)
         else:
-            segs.append([start, end, key[0], key[1], [sv]])
-    out = []
-    for st, en, kk, tt, sv in segs:
-        a = np.array(sv, dtype=float)
-        fin = a[np.isfinite(a)]
-        out.append(KRange(st, en, kk, tt, float(fin.min()) if fin.size else np.nan,
-                          float(fin.max()) if fin.size else np.nan))
-    return tuple(out)
+            segs.append([start, end, *key, [sv]])
+    return tuple(_krange(*seg) for seg in segs)
+
+
+def _krange(st: int, en: int, kk: int, tt: int, ff: int, sv: list[float]) -> KRange:
+    """One merged range, its speedup span over the points that fit (nan when none does)."""
+    a = np.array(sv, dtype=float)
+    fin = a[np.isfinite(a)]
+    return KRange(st, en, kk, tt, float(fin.min()) if fin.size else np.nan, float(fin.max()) if fin.size else np.nan,
+                  FITS[ff])
 
 
 def _check_emit(emit: Iterable[str] | str | None) -> list[str] | None:
@@ -239,16 +250,18 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     s = (scenario or Scenario()).replace(**kw, k="auto", batch=tuple(int(b) for b in B))
     targets = _check_emit(emit)
     hazards_all = load_hazards(hazard_files)       # bad hazard files fail before the long part
-    r = predict(s)
+    B, s, r = _priced(s, B, lo, hi)
     eng_name = r.scenario["engine"]
     targets = targets or ([eng_name] if eng_name in EMIT_ENGINES else ["vllm", "sglang", "trtllm"])
     cb = r.crossover_batch
     on = r.feasible & (r.speedup >= 1.0)
     sk = np.where(on, r.k, 0).astype(int)
     sT = np.where(on, r.tree_tokens, 0).astype(int)
-    schedule = _schedule(B, sk, sT, on, r.speedup, r.feasible, hi)
+    fits = np.where(r.feasible, 0, np.where(r.base_feasible, 1, 2))
+    schedule = _schedule(B, sk, sT, on, r.speedup, r.feasible, hi, fits)
     pays = bool(on.any())
     off_above = cb if pays and cb is not None and cb < hi else None
+    off_fits = _off_fits(r, off_above)
     interior = tuple(int(b) for b in B[~on & (B < cb)]) if pays and cb is not None else ()
     ratio, fixed_k, fixed_T, fixed_s = float("nan"), 0, 0, np.full(B.size, np.nan)
     if pays:
@@ -261,10 +274,44 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     plan = ConfigPlan(s.method, repo_of(sc["model"]), repo_of(sc["draft_model"]), s.tp, s.ep, lo, hi, schedule,
                       off_above, pays, fixed_k, fixed_T, ratio, topk, opts, interior,
                       _width(fixed_k, fixed_T, s.tree_branching),
-                      sglang_spec_v2=eng_name == "sglang" and bool(sc["spec_overlap"]))
+                      sglang_spec_v2=eng_name == "sglang" and bool(sc["spec_overlap"]),
+                      cap=r.max_batch_base if lo <= r.max_batch_base < hi else hi, off_fits=off_fits,
+                      no_spec_reason=_no_spec_reason(r, lo, hi))
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name)
     return Advice(r, (lo, hi), sk, sT, schedule, pays, off_above, fixed_k, fixed_T, ratio, fixed_s, interior,
-                  engine_configs(plan, targets), hz, assumptions, opts)
+                  engine_configs(plan, targets), hz, assumptions, opts, off_fits)
+
+
+def _off_fits(r: SpeedupResult, off_above: int | None) -> bool:
+    """True when speculation is off above `off_above` because the next evaluated batch does not fit with it (it
+    still pays at off_above), False when it loses there or is never switched off."""
+    return off_above is not None and not bool(r.feasible[np.flatnonzero(r.batch > off_above)[0]])
+
+
+def _no_spec_reason(r: SpeedupResult, lo: int, hi: int) -> str:
+    """Why no engine config is written when no batch of the range is feasible with speculation ('' otherwise)."""
+    if r.feasible.any():
+        return ""
+    if r.base_feasible.any():
+        return f"no batch in {lo}..{hi} is feasible with speculation ({r.message[0]}): serve without it"
+    return f"no batch in {lo}..{hi} is feasible, with or without speculation ({r.message[0]})"
+
+
+def _priced(s: Scenario, B: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, Scenario, SpeedupResult]:
+    """Predict at batches B, then again with the batches where memory runs out (`_memory_edges`) when they are new."""
+    r = predict(s)
+    edges = _memory_edges(B, r, lo, hi)
+    if edges.size == B.size:
+        return B, s, r
+    s = s.replace(batch=tuple(int(b) for b in edges))
+    return edges, s, predict(s)
+
+
+def _memory_edges(B: np.ndarray, r: SpeedupResult, lo: int, hi: int) -> np.ndarray:
+    """The evaluated batches plus, inside lo..hi, the largest batches that fit in memory with and without
+    speculation and the ones after them, so that the schedule's ranges end where memory runs out."""
+    extra = {b for m in (r.max_batch_base, r.max_batch_spec) for b in (m, m + 1) if lo <= b <= hi}
+    return np.array(sorted({*(int(b) for b in B), *extra}))
 
 
 def _assumptions(r: SpeedupResult, lo: int, hi: int, B: np.ndarray, opts: Mapping[str, Any], off_above: int | None,
@@ -276,8 +323,8 @@ def _assumptions(r: SpeedupResult, lo: int, hi: int, B: np.ndarray, opts: Mappin
         f"acceptance {s['acceptance']} (alpha {s['acceptance_alpha']:.3f}) at every batch and load; other depths k "
         "extrapolate it (Leviathan et al. 2023 eq. 1 for an i.i.d. rate)",
         f"batch = sequences decoding together in one step, {lo}..{hi}"
-        + ("" if B.size == hi - lo + 1 else f", evaluated at powers of two and both ends ({B.size} points): a range "
-           "between two points takes the lower point's k"),
+        + ("" if B.size == hi - lo + 1 else f", evaluated at powers of two, both ends and the largest batches that "
+           f"fit ({B.size} points): a range between two points takes the lower point's k"),
         f"every sequence holds {s['context']} tokens of context; decode steps only (prefill and TTFT not modelled)",
         f"{s['n_gpus']} GPU(s): tp={s['tp']}, ep={s['ep']}, weights {s['precision']}, KV {s['kv_precision']}",
         f"drafter: {s['drafter']}",
@@ -291,7 +338,8 @@ def _assumptions(r: SpeedupResult, lo: int, hi: int, B: np.ndarray, opts: Mappin
         out.append("speculation does not pay at any batch of the range, so no engine config is written")
     elif off_above is None:
         out.append(f"speculation pays up to {hi}, the top of the range: larger batches were not evaluated")
-    out.append(f"largest batch that fits: {r.max_batch_base} without speculation, {r.max_batch_spec} with")
+    out.append(f"largest batch that fits: {r.max_batch_base} without speculation, {r.max_batch_spec} with the "
+               f"widest verify evaluated ({int(r.tree_tokens.max())} tokens per sequence; a smaller k fits more)")
     bad = np.flatnonzero(~r.feasible)
     if bad.size:
         out.append(f"from batch {int(r.batch[bad[0]])}: {r.message[bad[0]]}")

@@ -51,10 +51,12 @@ class KRange:
     tree_tokens: int
     speedup_min: float
     speedup_max: float
+    fits: str = "yes"       # "yes" (with speculation), "without speculation" or "no" (not even without)
 
     def to_dict(self) -> dict[str, Any]:
         return {"start": self.start, "end": self.end, "k": self.k, "tree_tokens": self.tree_tokens,
-                "speedup_min": num_or_none(self.speedup_min), "speedup_max": num_or_none(self.speedup_max)}
+                "speedup_min": num_or_none(self.speedup_min), "speedup_max": num_or_none(self.speedup_max),
+                "fits": self.fits}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,21 @@ class ConfigPlan:
     interior_off: tuple[int, ...] = ()
     fixed_topk: int = 1
     sglang_spec_v2: bool = False       # SGLang priced with SpecV2 (Scenario.spec_overlap): SGLANG_ENABLE_SPEC_V2
+    cap: int = 0                       # the most sequences the configs admit: hi, or less where hi does not fit
+    off_fits: bool = False             # off above off_above because speculation stops fitting, not paying
+    no_spec_reason: str = ""           # why no config is written (default: speculation loses at every batch)
+
+    @property
+    def most(self) -> int:
+        """The batch the configs admit at most: the range's top, or the largest batch that fits below it."""
+        return self.cap or self.hi
+
+    def cap_note(self, flag: str) -> str:
+        """Why `flag` is what it is (the range's top, or the largest batch that fits in memory)."""
+        if self.most < self.hi:
+            return (f"{flag} {self.most}: the largest batch that fits in memory without speculation (the range asks "
+                    f"for up to {self.hi})")
+        return f"{flag} {self.hi} keeps the batch inside the range the prediction covers"
 
     @property
     def on_ranges(self) -> list[KRange]:
@@ -137,8 +154,8 @@ class ConfigPlan:
 
 
 def _no_spec(engine: str, p: ConfigPlan) -> EngineConfig:
-    return EngineConfig(engine, True, "", "", (f"speculation is predicted not to pay at any batch in "
-                                               f"{p.lo}..{p.hi}: serve without it",))
+    why = p.no_spec_reason or f"speculation is predicted not to pay at any batch in {p.lo}..{p.hi}: serve without it"
+    return EngineConfig(engine, True, "", "", (why,))
 
 
 def _vllm(p: ConfigPlan) -> EngineConfig:
@@ -150,7 +167,8 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     cfg["num_speculative_tokens"] = p.kmax
     notes = []
     if len({r.k for r in p.schedule}) > 1:
-        cfg["num_speculative_tokens_per_batch_size"] = [[r.start, r.end, r.k] for r in p.schedule]
+        cfg["num_speculative_tokens_per_batch_size"] = [[r.start, min(r.end, p.most), r.k] for r in p.schedule
+                                                        if r.start <= p.most]
         notes.append("num_speculative_tokens_per_batch_size is vLLM's dynamic speculative decoding (PR #32374): "
                      "[start_bs, end_bs, K] inclusive, K = 0 switches speculation off; num_speculative_tokens is "
                      "the startup maximum")
@@ -166,8 +184,8 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
         args.append(f"--tensor-parallel-size {p.tp}")
     if p.ep > 1:
         args.append("--enable-expert-parallel")
-    args.append(f"--max-num-seqs {p.hi}")
-    notes.append(f"--max-num-seqs {p.hi} keeps the batch inside the range the prediction covers")
+    args.append(f"--max-num-seqs {p.most}")
+    notes.append(p.cap_note("--max-num-seqs"))
     return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
 
 
@@ -196,17 +214,21 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
         args.append(f"--tp {p.tp}")
     if p.ep > 1:
         args.append(f"--ep-size {p.ep}")
-    args += [f"--cuda-graph-max-bs {p.hi}", f"--max-running-requests {p.hi}"]
+    args += [f"--cuda-graph-max-bs {p.most}", f"--max-running-requests {p.most}"]
     prefix = "SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 else ""
     notes = [_fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged",
-             f"--cuda-graph-max-bs {p.hi} keeps every batch of the range CUDA-graphed (above it decode runs eager, "
-             "PR #33900)"]
+             f"--cuda-graph-max-bs {p.most} keeps every batch {'of the range' if p.most == p.hi else 'that fits'} "
+             "CUDA-graphed (above it decode runs eager, PR #33900)"]
     if p.interior_off:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")
-    if p.off_above is not None:
+    if p.off_above is not None and p.off_fits:
+        notes.append(f"above batch {p.off_above} speculation does not fit in memory (the drafter and the verify "
+                     f"tokens' KV beside the target's) and SGLang cannot switch it off by batch: with it on, SGLang "
+                     f"sizes its pool for fewer sequences; serve without speculation to hold up to {p.most}")
+    elif p.off_above is not None:
         notes.append(f"speculation is predicted to lose above batch {p.off_above} and SGLang cannot switch it off "
                      f"by batch: cap --max-running-requests {p.off_above} for latency-bound serving, or serve "
                      f"without speculation when the load stays above {p.off_above}")
@@ -219,12 +241,12 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
 
 def _trtllm_head(p: ConfigPlan) -> list[str]:
     """spec.yaml up to the speculative_config's drafter: batch limits, parallelism, decoding type and depth."""
-    lines = [f"# trtllm-serve {p.target} --extra_llm_api_options spec.yaml", f"max_batch_size: {p.hi}"]
+    lines = [f"# trtllm-serve {p.target} --extra_llm_api_options spec.yaml", f"max_batch_size: {p.most}"]
     if p.tp > 1:
         lines.append(f"tensor_parallel_size: {p.tp}")
     if p.ep > 1:
         lines.append(f"moe_expert_parallel_size: {p.ep}")
-    lines += ["cuda_graph_config:", f"  max_batch_size: {p.hi}", "speculative_config:",
+    lines += ["cuda_graph_config:", f"  max_batch_size: {p.most}", "speculative_config:",
               f"  decoding_type: {ENGINE_METHOD['trtllm'][p.method]}"]
     if p.method == "mtp":
         lines.append(f"  num_nextn_predict_layers: {p.kmax}")
@@ -253,8 +275,8 @@ def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
             notes.append("the 0 entries switch speculation off below the crossover; if your TensorRT-LLM version "
                          "floors schedule values at 1 (PR #16888), those batches run k = 1")
         if p.off_above is None:
-            notes.append(f"the last key is {p.hi}, the top of the range: larger batches would run without "
-                         "speculation, max_batch_size keeps them out")
+            notes.append(f"the last key is {p.most}, the top of the range{'' if p.most == p.hi else ' that fits'}: "
+                         "larger batches would run without speculation, max_batch_size keeps them out")
     elif p.off_above is not None:
         lines.append(f"  max_concurrency: {p.off_above}")
         notes.append(f"max_concurrency {p.off_above}: speculation off above {p.off_above} active requests "

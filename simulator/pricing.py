@@ -276,7 +276,7 @@ def best_spec_step(dep: Deployment, acc: Acceptance, B: np.ndarray, L: float, ba
     for v in candidates(dep):
         st = spec_step(dep, v, B, L)
         tok = acc.tokens(v)
-        mem = memory(dep, B, v.T, L, drafter=True)
+        mem = memory(dep, B, v.T, L, drafter=v.k > 0)     # k = 0 is plain decoding: no drafter loaded
         rec = BestStep([v] * B.size, tok * base / st.step_s, np.full(B.size, tok), st, mem, mem.fits)
         if best is None:
             best = rec

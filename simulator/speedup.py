@@ -41,7 +41,7 @@ class SpeedupResult:
     memory_bytes : (P,)           per-GPU memory with speculation (target + draft weights, KV incl. lookahead)
     feasible : (P,) bool          with speculation (fits in the engine's share of HBM); `message` says why not
     base_feasible : (P,) bool
-    break_even_acceptance : (P,)  acceptance rate at which speedup = 1 for that batch's k (nan: never pays)
+    break_even_acceptance : (P,)  acceptance rate at which speedup = 1 for that batch's k (nan: never pays, or k = 0)
     crossover_batch : int or None largest batch with speedup >= 1 (None: speculation never pays)
     max_batch_base, max_batch_spec : int   largest batch that fits without / with speculation
     Values are meaningful only where `feasible`; `to_dict` writes null elsewhere.
@@ -132,7 +132,8 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         ok[:] = False
         base_ok[:] = False
         msgs = [pos] * B.size
-    be = np.array([break_even_alpha(acc, v, sp / b) for v, sp, b in zip(best.v, best.step.step_s, base)])
+    be = np.array([break_even_alpha(acc, v, sp / b) if v.k else np.nan    # k = 0: speculation off, no break-even
+                   for v, sp, b in zip(best.v, best.step.step_s, base)])
     pays = np.where(ok & (best.s >= 1.0))[0]
     Tm = float(max(v.T for v in best.v))
     gpus = dep.n_gpus
@@ -146,7 +147,8 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         verify_bound=tuple(BOUNDS[int(i)] for i in best.step.bound), memory_bytes=best.mem.total_bytes,
         feasible=ok, base_feasible=base_ok, message=tuple(msgs), break_even_acceptance=be,
         crossover_batch=int(B[pays].max()) if pays.size else None,
-        max_batch_base=max_batch(dep, 1, L, drafter=False), max_batch_spec=max_batch(dep, Tm, L, drafter=True),
+        max_batch_base=max_batch(dep, 1, L, drafter=False),
+        max_batch_spec=max_batch(dep, Tm, L, drafter=any(v.k for v in best.v)),
         notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",))
 
 

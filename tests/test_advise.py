@@ -214,7 +214,9 @@ def test_trtllm_max_concurrency_with_one_k():
     a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="trtllm",
                acceptance=Acceptance.from_rate(0.5),
                batch_range=(1, 512), max_points=16, k_max=1)
-    assert a.off_above is not None and [r.k for r in a.schedule] == [1, 0]
+    # one k (1) up to where speculation stops fitting, then off (the batches that fit only without it, then none)
+    assert a.off_above is not None and [r.k for r in a.schedule] == [1, 0, 0]
+    assert [r.fits for r in a.schedule] == ["yes", "without speculation", "no"] and a.off_fits
     text = a.config("trtllm").text
     assert f"max_concurrency: {a.off_above}" in text and "draft_len_schedule" not in text
     assert "decoding_type: NGram" in text and "speculative_model_dir" not in text
@@ -459,3 +461,31 @@ def test_spec_overlap_is_priced_and_asks_sglang_for_specv2():
         v = advise(engine="vllm", spec_overlap=on, tree_tokens=16, **kw)
         assert v.result.scenario["spec_overlap"] is True and v.options["overlap_scheduler"] is True
         assert not v.config("sglang").text.startswith("SGLANG_ENABLE_SPEC_V2")
+
+
+def test_memory_limit_is_not_a_loss():
+    """Audit bug: over 1..1e8 (powers of two) the first point past batch 256 did not fit, so advise said speculation
+    loses above 256 and wrote --max-running-requests 100000000. The batches where memory runs out are priced too:
+    it pays up to the last batch that fits with speculation, the configs admit at most what fits without it, and
+    no note says it loses."""
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang",
+               batch_range=(1, 100_000_000))
+    r = a.result
+    assert a.off_fits and a.off_above == int(r.batch[r.feasible].max())
+    assert a.off_above > 256 and a.to_dict()["off_reason"] == "does not fit"
+    assert [x.fits for x in a.schedule[-2:]] == ["without speculation", "no"]
+    cfg = a.config("sglang")
+    assert f"--max-running-requests {r.max_batch_base}" in cfg.text and "100000000" not in cfg.text
+    assert not any("predicted to lose" in n for n in cfg.notes)
+    assert any("does not fit in memory" in n for n in cfg.notes)
+
+
+def test_nothing_feasible_writes_no_config():
+    """Audit bug: a context past the model's positions made every point infeasible, yet advise said speculation
+    'does not pay' and to serve without it."""
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", context=100_000_000,
+               batch_range=(1, 8))
+    assert not a.pays and not a.result.feasible.any()
+    note = a.config("sglang").notes[0]
+    assert "with or without speculation" in note and "max_position_embeddings" in note
+    assert "serve without it" not in note

@@ -446,3 +446,23 @@ def test_help_states_each_default_once(capsys, cmd):
                 not isinstance(a, argparse._HelpAction) and a.default is not argparse.SUPPRESS:
             entry = next(e for e in entries if e.lstrip().startswith(a.option_strings[0]))
             assert "(default" in entry, entry
+
+
+def _pts(*fs, k=3):
+    return [{"batch": b, "feasible": f, "k": k if f else None} for b, f in fs]
+
+
+@pytest.mark.parametrize("cb, pts, needle", [
+    (None, _pts((1, False), (2, False)), "no evaluated batch is feasible"),
+    (None, _pts((1, True), (2, False)), "does not pay at any feasible evaluated batch (the infeasible"),
+    (4, _pts((1, True), (4, True)), "pays at every evaluated batch up to 4, the last one evaluated"),
+    (2, _pts((1, True), (2, True), (4, True)), "pays up to batch 2 and not at the next evaluated batch"),
+    # audit bug: "pays up to 128 and not at the next evaluated batch" when that batch (256) did not fit
+    (2, _pts((1, True), (2, True), (4, False)), "pays at every feasible evaluated batch, up to 2; the larger"),
+    (2, _pts((1, True), (2, True), k=0), "k = 0 is plain decoding (speculation off)"),
+    (2, _pts((2, True), (4, False), (8, True)), "batch 4 is infeasible with speculation (below) and it does not "
+                                                "pay at the next feasible one, 8"),
+])
+def test_crossover_text_never_concludes_from_infeasible_points(cb, pts, needle):
+    from simulator.cli.curve import crossover_text
+    assert needle in crossover_text({"crossover_batch": cb, "points": pts})

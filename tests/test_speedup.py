@@ -254,3 +254,12 @@ def test_tree_that_cannot_be_built_is_an_error():
                       tree_branching=3, batch=[1, 64])
     assert np.all(r.tree_tokens - 1 <= 3 + (r.k - 1) * 9)
     assert np.all(r.feasible)
+
+
+def test_k0_is_plain_decoding_in_memory_too():
+    """Audit bug: with k = 0 the drafter's weights and KV were still counted, so a batch that fits plain decoding
+    was reported infeasible 'with speculation' (llama-3.1-8b on one H100: batch 422 fits, 403 did with k = 0)."""
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", k=0, batch=(1, 400, 422, 430))
+    assert list(r.feasible) == list(r.base_feasible) == [True, True, True, False]
+    assert r.max_batch_spec == r.max_batch_base == 422
+    assert "draft" not in r.message[-1]

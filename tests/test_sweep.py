@@ -128,7 +128,14 @@ def small_specs(draw):
 @settings(max_examples=20)
 @given(small_specs())
 def test_sweep_equals_speedup_curve_point_by_point(spec):
-    ds = run_sweep(spec)
+    try:
+        ds = run_sweep(spec)
+    except ScenarioError as e:
+        # A spec whose every configuration is rejected is refused; the rows it would have held are all rejected
+        # ones, each as speedup_curve rejects it.
+        assert "every configuration is rejected" in str(e)
+        ds = to_dataset(evaluate(load_spec(spec)))
+        assert not ds["feasible"].any()
     _one_by_one(ds, spec)
 
 
@@ -257,7 +264,7 @@ def test_malformed_spec_file_fails_before_any_work(tmp_path, capsys):
     out = tmp_path / "out"
     rc = main(["sweep", str(bad), "--out", str(out)])
     err = capsys.readouterr().err
-    assert rc == 2 and err.startswith("error: sweep spec: context") and "empty range" in err
+    assert rc == 2 and err.startswith(f"error: {bad}: sweep spec: context") and "empty range" in err
     assert not out.exists()
     bad.write_text('model = "llama-3.1-8b"\n[batch]\nstart = 1\n')
     assert main(["sweep", str(bad), "--out", str(out)]) == 2
@@ -296,11 +303,20 @@ def test_parquet_shards_equal_the_in_memory_dataset(tmp_path):
     t = pq.read_table(tmp_path / "d" / "sweep.parquet").to_pandas()
     df = run_sweep(spec).to_dataframe().reset_index()
     assert len(t) == len(df) == load_spec(spec).n_points
-    for col in ("method", "acceptance_rate", "context", "batch", "k", "message"):
+    for col in ("method", "acceptance_rate", "context", "batch", "message"):
         assert list(t[col].astype(str)) == list(df[col].astype(str)), col
-    for col in FIELDS:
-        np.testing.assert_array_equal(t[col].to_numpy(), df[col].to_numpy(), err_msg=col)
     np.testing.assert_array_equal(t["feasible"].to_numpy(), df["feasible"].to_numpy())
+    ok = df["feasible"].to_numpy()
+    assert 0 < ok.sum() < ok.size                       # both kinds of point are here
+    # A priced point's numbers are the Dataset's; an infeasible point's are null on disk (its memory_bytes, which
+    # says why it does not fit, excepted), as SpeedupResult.to_dict gives None.
+    for col in ("k", *FIELDS):
+        on_disk, mem = t[col].to_numpy(dtype=float), df[col].to_numpy(dtype=float)
+        np.testing.assert_array_equal(on_disk[ok], mem[ok], err_msg=col)
+        if col == "memory_bytes":
+            np.testing.assert_array_equal(on_disk, mem)
+        else:
+            assert t[col][~ok].isna().all(), col
     # A rerun does nothing; the dataset reads as one table.
     again = sweep_to_dir(spec, tmp_path / "d", progress=False)
     assert again["shards_run"] == 0 and again["shards_skipped"] == 3
@@ -466,3 +482,35 @@ def test_to_dataset_needs_the_whole_grid():
         to_dataset(evaluate(s, 0, 1))
     with pytest.raises(ScenarioError):
         merge("/nonexistent-specroof-dir")
+
+
+@pytest.mark.parametrize("text, out, needle", [
+    # audit bugs: each of these wrote a table of rejected rows and exited 0
+    ('model = "eagle3-llama3.1-8b"\nbatch = [1, 8]\n', "d", "every configuration is rejected (1 tried); the first: "
+                                                           "model eagle3-llama3.1-8b is a eagle3-head"),
+    ('model = "llama-3.1-8b"\ntp = 64\nbatch = [1, 8]\n', "d", "tp = 64 does not divide the 32 attention heads"),
+    ('model = "llama-3.1-8b"\n[serve]\nisl = 0\nconcurrency = [1]\n', "t.csv", "serve: isl = 0; expected an integer"),
+    ('model = "llama-3.1-8b"\n[serve]\nconcurrency = [0]\n', "t.csv", "serve: concurrency = 0"),
+    ('model = "eagle3-llama3.1-8b"\n[serve]\nconcurrency = [1]\n', "t.csv", "every configuration is rejected"),
+])
+def test_wholly_rejected_spec_is_refused_naming_the_file(tmp_path, capsys, text, out, needle):
+    spec = tmp_path / "s.toml"
+    spec.write_text(text)
+    rc = main(["sweep", str(spec), "--out", str(tmp_path / out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith(f"error: {spec}: sweep spec: ") and needle in err, err
+    assert err.count("\n") == 1 and not (tmp_path / out).exists()
+
+
+def test_partly_rejected_spec_keeps_its_rejected_rows(tmp_path):
+    """A configuration `predict` rejects inside a sweep that has valid ones stays a row, infeasible, with the error
+    as its message, and no number of it is written (nulls, not NaN)."""
+    import pyarrow.parquet as pq
+    r = sweep_to_dir({"model": "llama-3.1-8b", "tp": [3, 4], "batch": [1, 8]}, tmp_path / "d", progress=False)
+    t = pq.read_table(r["merged"]).to_pandas()
+    bad = t["tp"] == 3
+    assert not t["feasible"][bad].any() and t["feasible"][~bad].all()
+    assert t["message"][bad].str.contains("does not divide the 32 attention heads").all()
+    for col in ("speedup", "k", "verify_tokens", "tokens_per_step", "alpha", "base_step_s", "spec_step_s", "draft_s",
+                "verify_s", "overhead_s", "memory_bytes"):
+        assert t[col][bad].isna().all() and t[col][~bad].notna().all(), col

@@ -46,7 +46,7 @@ def _schedule_rows(adv: Any) -> list[list[Any]]:
     rows = []
     for r in adv.schedule:
         if r.speedup_min != r.speedup_min:
-            sp = "does not fit"
+            sp = "infeasible with speculation" if r.fits == "without speculation" else "infeasible"
         else:
             sp = (f"{r.speedup_min:.2f}" if abs(r.speedup_max - r.speedup_min) < 5e-3
                   else f"{r.speedup_min:.2f}-{r.speedup_max:.2f}") + ("" if r.k else " if on")
@@ -63,10 +63,15 @@ def _print(adv: Any, lo: int, hi: int) -> None:
           f"context {s['context']}, batches {lo}..{hi}\n")
     print("best k per batch (k = 0: speculation off)")
     print(fmt.table(["batches", "k", "verify_tok", "speedup"], _schedule_rows(adv)) + "\n")
-    if not adv.pays:
-        print(f"switch speculation off: everywhere (it does not pay at any batch in {lo}..{hi})")
+    if not adv.result.feasible.any():
+        print(f"switch speculation off: everywhere (no batch in {lo}..{hi} is feasible with it; reasons below)")
+    elif not adv.pays:
+        print(f"switch speculation off: everywhere (it does not pay at any feasible batch in {lo}..{hi})")
     elif adv.off_above is None:
         print(f"switch speculation off above batch: not within {lo}..{hi} (it pays up to {hi}, the end of the range)")
+    elif adv.off_fits:
+        print(f"switch speculation off above batch: {adv.off_above} (above it speculation does not fit in memory; "
+              f"it still pays at {adv.off_above})")
     else:
         print(f"switch speculation off above batch: {adv.off_above}")
     if adv.pays:

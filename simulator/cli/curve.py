@@ -46,7 +46,8 @@ def _rows(d: dict[str, Any]) -> list[list[Any]]:
                      fmt.num(p["tokens_per_step"]), fmt.ms(p["base_step_s"]), fmt.ms(p["spec_step_s"]),
                      fmt.ms(p["draft_s"]), fmt.ms(p["verify_s"]), fmt.ms(p["overhead_s"]), p["verify_bound"] or "-",
                      fmt.num(p["tokens_per_s_per_gpu"], ".1f"), fmt.num(p["tokens_per_s_per_user"], ".1f"),
-                     "-" if not f else ("never" if be is None else f"{be:.3f}"), "yes" if f else "no"])
+                     "-" if not f or not p["k"] else ("never" if be is None else f"{be:.3f}"),
+                     "yes" if f else "no"])
     return rows
 
 
@@ -55,15 +56,29 @@ HEADERS = ["batch", "k", "verify_tok", "speedup", "tok/step", "base_ms", "spec_m
 
 
 def crossover_text(d: dict[str, Any]) -> str:
-    """Where speculation stops paying, saying when that is only the end of the evaluated batches."""
+    """Where speculation stops paying, saying when that is only the end of the evaluated batches, and never drawing
+    the conclusion from a batch that could not be priced (infeasible points are listed apart)."""
     cb, pts = d["crossover_batch"], d["points"]
-    last = pts[-1]["batch"]
+    fit = [p for p in pts if p["feasible"]]
+    if not fit:
+        return "crossover: none; no evaluated batch is feasible with speculation (reasons below)"
+    if all(p["k"] == 0 for p in fit):
+        return "crossover: none; k = 0 is plain decoding (speculation off) at every feasible batch"
     if cb is None:
-        return "crossover: speculation does not pay at any evaluated batch"
-    if cb == last:
-        return f"crossover: speculation pays at every evaluated batch up to {last}, the last one evaluated " \
+        return "crossover: speculation does not pay at any feasible evaluated batch" + \
+            (" (the infeasible ones are listed below)" if len(fit) < len(pts) else "")
+    after = [p for p in pts if p["batch"] > cb]
+    if not after:
+        return f"crossover: speculation pays at every evaluated batch up to {cb}, the last one evaluated " \
                "(larger batches were not evaluated)"
-    return f"crossover: speculation pays up to batch {cb} and not at the next evaluated batch"
+    if after[0]["feasible"]:
+        return f"crossover: speculation pays up to batch {cb} and not at the next evaluated batch"
+    nxt = next((p["batch"] for p in after if p["feasible"]), None)
+    if nxt is None:
+        return f"crossover: speculation pays at every feasible evaluated batch, up to {cb}; the larger ones are " \
+               "infeasible with speculation (below)"
+    return f"crossover: speculation pays up to batch {cb}; batch {after[0]['batch']} is infeasible with " \
+           f"speculation (below) and it does not pay at the next feasible one, {nxt}"
 
 
 def run(a: argparse.Namespace) -> int:
@@ -91,7 +106,9 @@ def run(a: argparse.Namespace) -> int:
           f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
     print(fmt.table(HEADERS, _rows(d)))
     print(crossover_text(d))
-    print(f"largest batch that fits: {d['max_batch_base']} without speculation, {d['max_batch_spec']} with")
+    tm = int(r.tree_tokens.max())      # the verify max_batch_spec was sized for (speedup.predict)
+    print(f"largest batch that fits: {d['max_batch_base']} without speculation, {d['max_batch_spec']} with the "
+          f"widest verify evaluated ({tm} tokens per sequence)")
     for p in d["points"]:
         if not p["feasible"]:
             print(f"batch {p['batch']}: infeasible: {p['message']}")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import read_toml
-from ..errors import ScenarioError
+from ..errors import ScenarioError, SpecroofError
 from ..files import check_output, write_bytes
 from .args import int_arg
 
@@ -115,6 +115,16 @@ def _serve(doc: dict[str, Any], a: argparse.Namespace) -> int:
 
 
 def run(a: argparse.Namespace) -> int:
+    """The sweep, with an error in the spec file named by the file (one line, exit 2, before any work)."""
+    try:
+        return _run(a)
+    except SpecroofError as e:
+        if a.spec and str(e).startswith("sweep spec:"):
+            raise type(e)(f"{a.spec}: {e}") from None
+        raise
+
+
+def _run(a: argparse.Namespace) -> int:
     from .. import sweep  # lazy: keeps --help free of numba
     _need("pyarrow", "tqdm", *(("distributed",) if a.workers or a.scheduler else ()))
     if a.merge is not None:

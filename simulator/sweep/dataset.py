@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..version import __version__
-from .evaluate import ShardResult, evaluate
+from .evaluate import ShardResult, check_some_configuration, evaluate
 from .spec import SweepSpec, is_int, is_num, load_spec
 
 FIELD_ORDER = ("speedup", "k", "verify_tokens", "tokens_per_step", "alpha", "base_step_s", "spec_step_s",
@@ -25,6 +25,9 @@ ATTRS = {
     "verify_s": "verify pass, s", "overhead_s": "launch, host and bookkeeping overhead in the speculative step, s",
     "memory_bytes": "per-GPU memory with speculation, bytes", "feasible": "fits (and within the context limit)",
     "message": "why a point is infeasible ('' when feasible)"}
+# In the Parquet files every number of an infeasible point but memory_bytes is null (store._result_column); in the
+# in-memory Dataset a field keeps what the point would cost, NaN where a configuration was rejected: select the
+# priced points with ds.where(ds.feasible).
 
 
 def _layout(spec: SweepSpec) -> tuple[dict[str, list[str]], dict[str, list[int]]]:
@@ -116,4 +119,5 @@ def _coord_array(vals: tuple) -> np.ndarray:
 def run_sweep(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], kernel: str = "numba"):
     """Evaluate a whole sweep in memory and return it as an xarray Dataset."""
     s = load_spec(spec)
+    check_some_configuration(s)
     return to_dataset(evaluate(s, kernel=kernel))

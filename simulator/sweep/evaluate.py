@@ -123,8 +123,10 @@ def _price_group(dep: Deployment, Ls: np.ndarray, U: list[Verify], B: np.ndarray
     else:
         list(pool.map(one, range(len(U))))     # the roofline kernels release the GIL
     T = np.array([v.T for v in U], dtype=np.float64)
-    m = memory(dep, B[None, None, :], T[None, :, None], Ls[:, None, None], drafter=True)
-    total = np.broadcast_to(m.total_bytes, (Ls.size, len(U), B.size))
+    shape = (Ls.size, len(U), B.size)
+    m, m0 = (memory(dep, B[None, None, :], T[None, :, None], Ls[:, None, None], drafter=d) for d in (True, False))
+    spec = np.array([v.k > 0 for v in U])[None, :, None]          # k = 0 is plain decoding: no drafter loaded
+    total = np.where(spec, np.broadcast_to(m.total_bytes, shape), np.broadcast_to(m0.total_bytes, shape))
     return _Group(dep, base, parts, total, total <= m.capacity_bytes, {float(L): j for j, L in enumerate(Ls)},
                   {v: j for j, v in enumerate(U)})
 
@@ -187,7 +189,7 @@ class _Shard:
             for i in members:
                 self.bad(i, e)
             return
-        m_code = self.msgs.code(f"does not fit with speculation: needs more than the "
+        m_code = self.msgs.code(f"does not fit: needs more than the "
                                 f"{dep.hw.hbm_capacity_bytes * dep.eng.gpu_memory_fraction / 1e9:.1f} GB per GPU "
                                 f"that {dep.hw.name} x {dep.eng.gpu_memory_fraction:g} gives (memory_bytes: what it "
                                 "needs)")
@@ -313,4 +315,26 @@ def evaluate(spec: SweepSpec, c0: int = 0, c1: int | None = None, kernel: str = 
     return sh.combine(kernel)
 
 
-__all__ = ["ACCEPTANCE", "ShardResult", "cell_scenario", "evaluate"]
+def check_some_configuration(spec: SweepSpec, chunk: int = 4096) -> None:
+    """Raise the first configuration's error when `predict` would reject every configuration of the spec (a drafter
+    as the model, a tp no model's heads divide, ...): a whole sweep of rejected rows is bad input, refused before any
+    shard is written. One configuration that resolves ends the check, so a valid spec costs one resolve."""
+    loaded: dict[tuple[str, str], Any] = {}
+    seen: set[tuple] = set()
+    first: SpecroofError | None = None
+    for c0 in range(0, spec.n_cells, chunk):
+        for d in spec.cell_values(c0, min(spec.n_cells, c0 + chunk)):
+            key = tuple(d[p] for p in CONFIG_PARAMS)
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                cell_scenario(d).replace(k="auto").resolve(loaded)
+                return
+            except SpecroofError as e:
+                first = first or e
+    if first is not None:
+        raise ScenarioError(f"sweep spec: every configuration is rejected ({len(seen)} tried); the first: {first}")
+
+
+__all__ = ["ACCEPTANCE", "ShardResult", "cell_scenario", "check_some_configuration", "evaluate"]

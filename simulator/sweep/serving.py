@@ -110,6 +110,8 @@ def serve_sweep(doc: dict[str, Any]):
     if len(combos) * len(wcombos) > MAX_CONFIGS:
         raise SpecError(f"sweep spec: {len(combos) * len(wcombos)} serving configurations exceed {MAX_CONFIGS}; "
                         "split the sweep")
+    _check_workloads(wl_names, wcombos, key, wl.get(key, [1, 4, 16, 64]))
+    _check_some_scenario(names, combos, acc)
     rows: list[dict[str, Any]] = []
     for combo in combos:
         kw = {k: (None if v == "default" else v) for k, v in zip(names, combo)}
@@ -117,6 +119,31 @@ def serve_sweep(doc: dict[str, Any]):
             wkw = dict(zip(wl_names, wc))
             rows += _rows(kw, wkw, key, wl.get(key, [1, 4, 16, 64]), acc)
     return pd.DataFrame(rows)
+
+
+def _check_workloads(wl_names: list[str], wcombos: list[tuple], key: str, pts: list[Any]) -> None:
+    """Every workload of the [serve] table a valid Workload (isl >= 1, concurrency >= 1, ...), before any work."""
+    load = {"rate": tuple(pts)} if key == "rate" else {"concurrency": tuple(pts)}
+    for wc in wcombos:
+        try:
+            Workload(**load, **dict(zip(wl_names, wc)))
+        except ScenarioError as e:
+            raise err("serve", str(e)) from None
+
+
+def _check_some_scenario(names: list[str], combos: list[tuple], acc: Acceptance | None) -> None:
+    """Refuse a spec whose every configuration is rejected (a drafter as the model, ...), before any pricing; one
+    configuration that resolves ends the check."""
+    first: SpecroofError | None = None
+    for combo in combos:
+        kw = {k: (None if v == "default" else v) for k, v in zip(names, combo)}
+        try:
+            (Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)).resolve()
+            return
+        except SpecroofError as e:
+            first = first or e
+    if first is not None:
+        raise err("parameters", f"every configuration is rejected ({len(combos)} tried); the first: {first}")
 
 
 def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc: Acceptance | None

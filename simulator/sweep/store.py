@@ -25,7 +25,7 @@ from ..errors import ScenarioError, SpecError
 from ..files import check_output_dir
 from ..version import __version__
 from .dataset import FIELD_ORDER
-from .evaluate import ShardResult, evaluate
+from .evaluate import ShardResult, check_some_configuration, evaluate
 from .spec import ACCEPTANCE, FORMAT, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec, spec_difference
 
 ROW_GROUP_ROWS = 1 << 19           # rows per Parquet row group (bounds the flattened columns in memory)
@@ -106,13 +106,22 @@ def _per_point(arr: np.ndarray, level: str, s0: int, s1: int, NA: int, NB: int) 
 
 
 def _result_column(res: ShardResult, name: str, s0: int, s1: int, msg_dict: Any):
-    """A result field's column for cells s0..s1-1: messages as a dictionary column, k and verify_tokens as int64."""
+    """A result field's column for cells s0..s1-1: messages as a dictionary column, k and verify_tokens as int64.
+    A value is null where it was not priced: every number of an infeasible point (as `SpeedupResult.to_dict` gives
+    None) but its memory, which says why it does not fit, and any value that is not finite (a configuration that
+    `predict` rejects)."""
     import pyarrow as pa
     level, arr = res.fields[name]
     flat = _per_point(arr, level, s0, s1, res.spec.n_acc, len(res.spec.batch))
-    if name == "message":
-        return pa.DictionaryArray.from_arrays(pa.array(flat.astype(np.int32)), msg_dict)
-    return pa.array(flat.astype(np.int64) if name in ("k", "verify_tokens") else flat)
+    if name in ("message", "feasible"):
+        return pa.DictionaryArray.from_arrays(pa.array(flat.astype(np.int32)), msg_dict) if name == "message" \
+            else pa.array(flat)
+    null = ~np.isfinite(flat.astype(np.float64))
+    if name != "memory_bytes":
+        fl, fa = res.fields["feasible"]
+        null |= ~_per_point(fa, fl, s0, s1, res.spec.n_acc, len(res.spec.batch))
+    vals = np.where(null, 0, flat).astype(np.int64) if name in ("k", "verify_tokens") else np.where(null, 0.0, flat)
+    return pa.array(vals, mask=null if null.any() else None)
 
 
 def _acceptance_column(spec: SweepSpec, acc: str, cells: list[dict[str, Any]]):
@@ -335,6 +344,7 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
     address; client: on an existing dask.distributed Client. Returns a summary dict.
     """
     s = load_spec(spec)
+    check_some_configuration(s)                 # a spec whose every configuration is rejected: before any output
     out = check_output_dir(out, "--out")
     man = _check_manifest(out, s, _shard_count(s, shard, n_shards))
     n = man["n_shards"]
