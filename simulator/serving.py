@@ -140,8 +140,16 @@ class ServeResult:
     def throughput_ratio(self) -> np.ndarray:
         return self.spec.tokens_per_s_per_gpu / self.base.tokens_per_s_per_gpu
 
+    @property
+    def decodes(self) -> bool:
+        """Whether any request has an output token after its first: without one there is no decode, and no time
+        per output token to report."""
+        return bool((self.workload.samples[1] > 1).any())
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: infeasible points carry null numbers and the reason."""
+        """JSON-ready: infeasible points carry null numbers and the reason; without a decode (every output one
+        token long) the per-output-token times are null too."""
+        none = set() if self.decodes else {*_PER_TOKEN, "tpot_speedup"}
         pts = []
         for i, c in enumerate(self.concurrency):
             ok = bool(self.feasible[i])
@@ -149,10 +157,11 @@ class ServeResult:
             if self.rate.size:
                 pt["rate"] = float(self.rate[i])
             for name, ph in (("spec", self.spec), ("base", self.base)):
-                pt[name] = {f: (_num(getattr(ph, f)[i]) if f != "decode_bound" else ph.decode_bound[i])
+                pt[name] = {f: None if f in none else (_num(getattr(ph, f)[i]) if f != "decode_bound"
+                                                       else ph.decode_bound[i])
                             for f in Phase.__dataclass_fields__} if ok else None
             for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
-                pt[f] = _num(getattr(self, f)[i]) if ok else None
+                pt[f] = _num(getattr(self, f)[i]) if ok and f not in none else None
             pts.append(pt)
         w = self.workload
         isl, osl = w.mean_lengths
@@ -162,6 +171,9 @@ class ServeResult:
         return {"scenario": self.scenario, "workload": wd, "gpus": self.gpus, "prefill_bound": self.prefill_bound,
                 "prefill_rps": float(self.prefill_rps) if np.isfinite(self.prefill_rps) else None, "points": pts,
                 "notes": list(self.notes)}
+
+
+_PER_TOKEN = ("tpot_s", "itl_s", "tpot_first_s", "tpot_last_s", "tokens_per_s_per_user", "step_s")
 
 
 def _num(x: Any) -> float | int:
@@ -371,7 +383,8 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, msgs = np.zeros(C.size, dtype=bool), [pos] * C.size
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
-            "tp": s.tp, "dp": s.dp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights, "k": s.k,
+            "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
+            "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
             "acceptance": dep.acceptance.source if s.method else None,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap}
     notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
@@ -380,6 +393,11 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     if pf.alone_s:
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
+    cap = dep.eng.spec_max_running
+    if s.method is not None and cap < float(np.max(spec.in_flight, initial=0.0)):
+        notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once ([spec] "
+                  f"max_running_requests in its engine profile) and the rest queue (in TTFT): above {cap:g} the on "
+                  "and off rows decode different batches",)
     if np.isfinite(pf.capacity_rps):
         notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
                   "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)

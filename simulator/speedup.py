@@ -111,7 +111,8 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "tree_branching": s.tree_branching, "acceptance": acc.source, "acceptance_alpha": acc.alpha,
             "acceptance_kind": acc.kind, "acceptance_model": acc.model,
             "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window), "overlap": dep.overlap,
-            "dp": s.dp, "cuda_graph_max_batch": s.cuda_graph_max_batch, "spec_overlap": dep.eng.overlaps(s.method),
+            "dp": s.dp, "pp": s.pp, "cuda_graph_max_batch": s.cuda_graph_max_batch,
+            "spec_overlap": dep.eng.overlaps(s.method),
             "moe": dep.target.is_moe}
 
 

@@ -40,6 +40,19 @@ def _lengths(v: Any) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+
+def _check_prefill_gpus(pg: Any, pd: bool) -> None:
+    """prefill_gpus: a positive number, and only under prefill/decode disaggregation."""
+    if pg is None:
+        return
+    if isinstance(pg, bool) or not isinstance(pg, (int, float)) or not pg > 0 or not np.isfinite(pg):
+        raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (a decode instance's share of the "
+                            "prefill GPUs)")
+    if not pd:
+        raise ScenarioError(f"prefill_gpus = {pg!r} without pd: a prefill instance exists only under prefill/decode "
+                            "disaggregation (pass --pd, or leave --prefill-gpus out)")
+
+
 def _rates(v: Any) -> tuple[float, ...]:
     r = (v,) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
     if isinstance(r, (str, bytes)) or not hasattr(r, "__iter__"):
@@ -144,11 +157,7 @@ class Workload:
             raise ScenarioError(f"prefix_hit = {hit!r}; expected a share in [0, 1)")
         if not isinstance(self.pd, bool):
             raise ScenarioError(f"pd = {self.pd!r}; expected True or False")
-        pg = self.prefill_gpus
-        if pg is not None and (isinstance(pg, bool) or not isinstance(pg, (int, float)) or not pg > 0
-                               or not np.isfinite(pg)):
-            raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (a decode instance's share of "
-                                "the prefill GPUs)")
+        _check_prefill_gpus(self.prefill_gpus, self.pd)
         object.__setattr__(self, "rate", _rates(self.rate))
         object.__setattr__(self, "length_ratio", length_ratio(self.length_ratio))
         if self.length_ratio < 1.0 and self.lengths:

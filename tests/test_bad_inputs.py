@@ -103,7 +103,8 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
     out += [(serve + ["--isl", "0"], "isl"), (serve + ["--osl", "-1"], "osl"),
             (serve + ["--concurrency", "0"], "concurrency 0"),
             (serve + ["--chunk", "0"], "chunk"), (serve + ["--prefix-hit", "1.5"], "prefix-hit"),
-            (serve + ["--prefill-gpus", "0"], "prefill-gpus"), (serve + ["--concurrency", "a,b"], "concurrency 'a'"),
+            (serve + ["--prefill-gpus", "0"], "prefill-gpus"), (serve + ["--prefill-gpus", "3"], "without pd"),
+            (serve + ["--concurrency", "a,b"], "concurrency 'a'"),
             (serve + ["--rate", "-1"], "rate"), (serve + ["--rate", ""], "rate"), (serve + ["--rate", "inf"], "rate"),
             (serve + ["--lengths", "/nonexistent/trace.csv"], "trace.csv"), (serve + ["--isl", "8,"], "isl"),
             (serve + ["--isl", "1,2", "--osl", "1,2,3"], "samples")]

@@ -139,7 +139,7 @@ def test_step_defaults(capsys):
     rc, out, err = run(capsys, "step")
     assert rc == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0].startswith("llama-3.1-8b on 1x h100-sxm (tp=1, ep=1), weights bf16")
+    assert lines[0].startswith("llama-3.1-8b on 1x h100-sxm (tp=1), weights bf16")
     assert "engine sglang" in lines[0]      # the one default engine (Scenario), as curve and advise use
     rows = [ln.split() for ln in lines[3:-1]]
     assert [r[0] for r in rows] == ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
@@ -466,3 +466,15 @@ def _pts(*fs, k=3):
 def test_crossover_text_never_concludes_from_infeasible_points(cb, pts, needle):
     from simulator.cli.curve import crossover_text
     assert needle in crossover_text({"crossover_batch": cb, "points": pts})
+
+
+def test_headers_name_the_layout_and_formats_priced(capsys):
+    """Audit finding: the README's GB200 command printed '32x gb200-nvl72 (tp=1) ... weights bf16', leaving out
+    the DP-attention and expert-parallel layout and the FP4 experts it priced."""
+    rc, out, _ = run(capsys, "curve", "--hardware", "gb200-nvl72", "--model", "deepseek-r1", "--precision", "bf16",
+                     "--expert-precision", "fp4", "--tp", "1", "--dp", "32", "--ep", "32", "--method", "mtp",
+                     "--engine", "trtllm", "--batch", "32")
+    head = out.splitlines()[0]
+    assert rc == 0 and "(tp=1, dp=32, ep=32)" in head and "weights bf16, experts fp4" in head
+    rc, out, _ = run(capsys, "serve", "--concurrency", "1")
+    assert rc == 0 and out.startswith("llama-3.1-8b on 1x h100-sxm (tp=1; weights bf16)")

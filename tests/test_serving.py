@@ -715,3 +715,22 @@ def test_a_prompts_own_pass_grows_with_it_as_inferencex_ttft_does():
     t1, t8 = (serve(s, Workload(isl=i, osl=1024, concurrency=(4,), length_ratio=0.8)).base.ttft_s[0]
               for i in (1024, 8192))
     assert (t8 - t1) / (0.373265 - 0.157767) == pytest.approx(1.0, abs=0.2)
+
+
+def test_one_token_outputs_report_no_time_per_output_token():
+    """Audit bug: --osl 1 printed a TPOT (4 ms) and a TPOT speedup with no decode step at all."""
+    d = serve(Scenario(), Workload(isl=1024, osl=1, concurrency=(1, 64))).to_dict()
+    for p in d["points"]:
+        assert p["tpot_speedup"] is None and p["e2e_speedup"] is not None
+        for mode in ("spec", "base"):
+            assert p[mode]["tpot_s"] is None and p[mode]["tokens_per_s_per_user"] is None
+            assert p[mode]["e2e_s"] > 0 and p[mode]["ttft_s"] > 0
+    assert serve(Scenario(), Workload(isl=1024, osl=2, concurrency=(1,))).to_dict()["points"][0]["tpot_speedup"]
+
+
+def test_the_speculative_request_cap_is_said_where_it_binds():
+    """Audit finding: at 64 requests SGLang's speculative run decodes 48 (its default cap while speculating) with
+    the rest queued, and nothing in the output said so."""
+    notes = lambda c: " ".join(serve(Scenario(), Workload(isl=1024, osl=256, concurrency=c)).notes)  # noqa: E731
+    assert "runs at most 48 requests at once" in notes((64,))
+    assert "at most 48" not in notes((16,))

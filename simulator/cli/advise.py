@@ -58,7 +58,7 @@ def _print(adv: Any, lo: int, hi: int) -> None:
     d = adv.to_dict()
     s = d["scenario"]
     print("specroof advise: a PREDICTION from datasheet rooflines and an engine profile, not a measurement")
-    print(f"{s['model']} on {s['n_gpus']}x {s['hardware']} (tp={s['tp']}, ep={s['ep']}), {s['method']} "
+    print(f"{s['model']} on {s['n_gpus']}x {s['hardware']} ({fmt.layout(s)}; {fmt.formats(s)}), {s['method']} "
           f"[{s['drafter']}], engine {s['engine']}, acceptance {s['acceptance']} (alpha {s['acceptance_alpha']:.3f}), "
           f"context {s['context']}, batches {lo}..{hi}\n")
     print("best k per batch (k = 0: speculation off)")

@@ -101,8 +101,8 @@ def run(a: argparse.Namespace) -> int:
         fmt.hazard_lines(hz)
         return 0
     sc = d["scenario"]
-    print(f"{sc['model']} on {sc['n_gpus']}x {sc['hardware']} (tp={sc['tp']}), {sc['method']} [{sc['drafter']}], "
-          f"engine {sc['engine']}, weights {sc['precision']}, context {sc['context']}, acceptance "
+    print(f"{sc['model']} on {sc['n_gpus']}x {sc['hardware']} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
+          f"engine {sc['engine']}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
           f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
     print(fmt.table(HEADERS, _rows(d)))
     print(crossover_text(d))

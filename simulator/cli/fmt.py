@@ -31,6 +31,20 @@ def rows_out(fmt: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) ->
     return csv_text(headers, rows) if fmt == "csv" else table(headers, rows)
 
 
+def layout(sc: dict[str, Any]) -> str:
+    """The parallel layout a scenario dict prices: 'tp=1, dp=32, ep=32' (tp always; dp, pp and ep when used)."""
+    return ", ".join([f"tp={sc['tp']}"] + [f"{k}={sc[k]}" for k in ("dp", "pp", "ep") if sc.get(k, 1) not in (None, 1)])
+
+
+def formats(sc: dict[str, Any]) -> str:
+    """The weight formats a scenario dict prices: 'weights bf16, experts fp4' (experts and attention when apart)."""
+    out = f"weights {sc['precision']}"
+    for key, what in (("expert_precision", "experts"), ("attention_precision", "attention")):
+        if sc.get(key) not in (None, sc["precision"]):
+            out += f", {what} {sc[key]}"
+    return out
+
+
 def dumps(d: Any) -> str:
     return json.dumps(d, indent=2)
 

@@ -154,7 +154,7 @@ def run(a: argparse.Namespace) -> int:
     lengths = (f"isl {w['isl']}, osl {w['osl']}" if w["samples"] == 1 else
                f"{w['samples']} length samples (mean isl {w['isl']}, osl {w['osl']}, decode context "
                f"{w['mean_context']:.0f})")
-    print(f"{sc['model']} on {d['gpus']}x {sc['hardware']} (tp={sc['tp']}, dp={sc['dp']}, ep={sc['ep']}), "
+    print(f"{sc['model']} on {d['gpus']:g}x {sc['hardware']} ({fmt.layout(sc)}; {fmt.formats(sc)}), "
           f"{sc['method']} (acceptance {sc['acceptance']}), engine {sc['engine']}; {lengths}, "
           f"chunk {w['chunk']}, prefix hit {w['prefix_hit']:g}{', PD-disaggregated' if w['pd'] else ''}")
     print(fmt.table([key] + HEADERS, _rows(d)))

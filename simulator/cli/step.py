@@ -39,7 +39,7 @@ def run(a: argparse.Namespace) -> int:
         print(fmt.csv_text(hdr, rows))
         return 0
     s = d["scenario"]
-    print(f"{s['model']} on {s['n_gpus']}x {s['hardware']} (tp={s['tp']}, ep={s['ep']}), weights {s['precision']}, "
+    print(f"{s['model']} on {s['n_gpus']}x {s['hardware']} ({fmt.layout(s)}), {fmt.formats(s)}, "
           f"KV {s['kv_precision']}, q={s['query_tokens']} new tokens/seq, context {s['context']}, engine {s['engine']}")
     print(fmt.table(hdr, rows))
     for p in d["points"]:
