@@ -180,23 +180,27 @@ def _check_emit(emit: Iterable[str] | str | None) -> list[str] | None:
 
 
 def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: np.ndarray
-             ) -> tuple[float, int, int, np.ndarray]:
+             ) -> tuple[float, int, int, np.ndarray, int]:
     """One k for engines without a per-batch table: among the depths between the smallest and largest best k on the
-    on-range (or the best (k, tree) pairs), the one whose worst ratio to the per-batch best is largest.
-    Returns (worst ratio, k, T, its speedup on the on-range)."""
+    on-range (or the best (k, tree) pairs), the one whose worst ratio to the per-batch best is largest. Where a
+    depth does not fit in memory its batch is scored as served without speculation (1 / the best speedup), so one
+    batch at the memory edge that only a shallow depth fits does not decide the depth for all the others.
+    Returns (worst ratio, k, T, its speedup on the on-range (nan where it does not fit), the largest on-range batch
+    it fits at)."""
     ks, Ts = sk[on], sT[on]
     if not (Ts > ks + 1).any():
         cands = {(kk, kk + 1) for kk in range(int(ks.min()), int(ks.max()) + 1)}
     else:
         cands = {(int(a), int(b)) for a, b in zip(ks, Ts)}
     Bon = r.batch[on]
-    best = None
+    best, best_mean = None, 0.0
     for kk, TT in sorted(cands):
         rr = predict(s.replace(tree_tokens=None if TT == kk + 1 else TT, k=kk, batch=tuple(int(b) for b in Bon)))
-        rel = np.divide(rr.speedup, r.speedup[on], out=np.zeros(Bon.size), where=rr.feasible)
-        worst = float(rel.min())
-        if best is None or worst > best[0] + 1e-12:
-            best = (worst, kk, TT, rr.speedup)
+        rel = np.where(rr.feasible, rr.speedup, 1.0) / r.speedup[on]
+        worst, mean = float(rel.min()), float(rel.mean())
+        if best is None or worst > best[0] + 1e-12 or (worst > best[0] - 1e-12 and mean > best_mean):
+            best, best_mean = (worst, kk, TT, np.where(rr.feasible, rr.speedup, np.nan),
+                               int(Bon[rr.feasible].max(initial=0))), mean       # ties: the better mean ratio
     assert best is not None
     return best
 
@@ -263,9 +267,9 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     off_above = cb if pays and cb is not None and cb < hi else None
     off_fits = _off_fits(r, off_above)
     interior = tuple(int(b) for b in B[~on & (B < cb)]) if pays and cb is not None else ()
-    ratio, fixed_k, fixed_T, fixed_s = float("nan"), 0, 0, np.full(B.size, np.nan)
+    ratio, fixed_k, fixed_T, fixed_s, fixed_to = float("nan"), 0, 0, np.full(B.size, np.nan), 0
     if pays:
-        ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT)
+        ratio, fixed_k, fixed_T, fixed_s[on], fixed_to = _fixed_k(s, r, on, sk, sT)
     topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, r.scenario)
     hz = tuple(check(eng_name, s.method, opts, hazards_all))
     sc = r.scenario
@@ -275,7 +279,8 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
                       off_above, pays, fixed_k, fixed_T, ratio, topk, opts, interior,
                       _width(fixed_k, fixed_T, s.tree_branching),
                       sglang_spec_v2=eng_name == "sglang" and bool(sc["spec_overlap"]),
-                      cap=r.max_batch_base if lo <= r.max_batch_base < hi else hi, off_fits=off_fits,
+                      cap=_cap(r, lo, hi), cap_base=min(hi, r.max_batch_base), off_fits=off_fits,
+                      fixed_fits_to=fixed_to,
                       no_spec_reason=_no_spec_reason(r, lo, hi))
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name)
     return Advice(r, (lo, hi), sk, sT, schedule, pays, off_above, fixed_k, fixed_T, ratio, fixed_s, interior,
@@ -286,6 +291,13 @@ def _off_fits(r: SpeedupResult, off_above: int | None) -> bool:
     """True when speculation is off above `off_above` because the next evaluated batch does not fit with it (it
     still pays at off_above), False when it loses there or is never switched off."""
     return off_above is not None and not bool(r.feasible[np.flatnonzero(r.batch > off_above)[0]])
+
+
+def _cap(r: SpeedupResult, lo: int, hi: int) -> int:
+    """The most sequences the configs admit: the range's top, or less where that does not fit with the drafter
+    loaded (an engine configured to speculate holds its weights and KV at every batch, the narrowest verify)."""
+    most = r.narrowest[1]
+    return most if lo <= most < hi else hi
 
 
 def _no_spec_reason(r: SpeedupResult, lo: int, hi: int) -> str:
@@ -310,7 +322,7 @@ def _priced(s: Scenario, B: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, S
 def _memory_edges(B: np.ndarray, r: SpeedupResult, lo: int, hi: int) -> np.ndarray:
     """The evaluated batches plus, inside lo..hi, the largest batches that fit in memory with and without
     speculation and the ones after them, so that the schedule's ranges end where memory runs out."""
-    extra = {b for m in (r.max_batch_base, r.max_batch_spec) for b in (m, m + 1) if lo <= b <= hi}
+    extra = {b for m in (r.max_batch_base, r.max_batch_spec, r.narrowest[1]) for b in (m, m + 1) if lo <= b <= hi}
     return np.array(sorted({*(int(b) for b in B), *extra}))
 
 
@@ -334,12 +346,13 @@ def _assumptions(r: SpeedupResult, lo: int, hi: int, B: np.ndarray, opts: Mappin
     if interior:
         out.append(f"speculation is predicted to lose below the crossover too, at batch(es) {ranges_text(interior)}: "
                    "k = 0 there")
-    if not pays:
-        out.append("speculation does not pay at any batch of the range, so no engine config is written")
+    if not r.feasible.any():
+        out.append("no batch of the range is feasible with speculation, so no engine config is written")
+    elif not pays:
+        out.append("speculation does not pay at any feasible batch of the range, so no engine config is written")
     elif off_above is None:
         out.append(f"speculation pays up to {hi}, the top of the range: larger batches were not evaluated")
-    out.append(f"largest batch that fits: {r.max_batch_base} without speculation, {r.max_batch_spec} with the "
-               f"widest verify evaluated ({int(r.tree_tokens.max())} tokens per sequence; a smaller k fits more)")
+    out.append(r.fits_text())
     bad = np.flatnonzero(~r.feasible)
     if bad.size:
         out.append(f"from batch {int(r.batch[bad[0]])}: {r.message[bad[0]]}")

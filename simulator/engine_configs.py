@@ -125,7 +125,9 @@ class ConfigPlan:
     fixed_topk: int = 1
     sglang_spec_v2: bool = False       # SGLang priced with SpecV2 (Scenario.spec_overlap): SGLANG_ENABLE_SPEC_V2
     cap: int = 0                       # the most sequences the configs admit: hi, or less where hi does not fit
+    cap_base: int = 0                  # the most that fit without speculation (no drafter), up to hi
     off_fits: bool = False             # off above off_above because speculation stops fitting, not paying
+    fixed_fits_to: int = 0             # the largest batch where speculation is on that the fixed k fits at
     no_spec_reason: str = ""           # why no config is written (default: speculation loses at every batch)
 
     @property
@@ -136,8 +138,8 @@ class ConfigPlan:
     def cap_note(self, flag: str) -> str:
         """Why `flag` is what it is (the range's top, or the largest batch that fits in memory)."""
         if self.most < self.hi:
-            return (f"{flag} {self.most}: the largest batch that fits in memory without speculation (the range asks "
-                    f"for up to {self.hi})")
+            return (f"{flag} {self.most}: the largest batch that fits in memory with the drafter loaded (the range "
+                    f"asks for up to {self.hi})")
         return f"{flag} {self.hi} keeps the batch inside the range the prediction covers"
 
     @property
@@ -191,9 +193,13 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
 
 def _fixed_note(p: ConfigPlan, engine: str) -> str:
     on_hi = p.off_above if p.off_above is not None else p.hi
-    return (f"{engine} takes one k for every batch: k = {p.fixed_k} fits at every batch where speculation is on "
-            f"({p.lo}..{on_hi}) and stays closest to the per-batch best there (worst case {p.fixed_ratio:.0%} of "
-            "the best speedup)")
+    every = p.fixed_fits_to in (0, on_hi)
+    fits = (f"fits at every batch where speculation is on ({p.lo}..{on_hi})" if every else
+            f"fits at the batches where speculation is on up to {p.fixed_fits_to} (of {p.lo}..{on_hi}; above it "
+            f"its verify does not fit in memory and {engine} holds fewer sequences)")
+    return (f"{engine} takes one k for every batch: k = {p.fixed_k} {fits} and stays closest to the per-batch best "
+            f"there (worst case {p.fixed_ratio:.0%} of the best speedup"
+            + (")" if every else ", a batch it does not fit at counted as served without speculation)"))
 
 
 def _sglang(p: ConfigPlan) -> EngineConfig:
@@ -224,19 +230,25 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     if p.interior_off:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")
-    if p.off_above is not None and p.off_fits:
-        notes.append(f"above batch {p.off_above} speculation does not fit in memory (the drafter and the verify "
-                     f"tokens' KV beside the target's) and SGLang cannot switch it off by batch: with it on, SGLang "
-                     f"sizes its pool for fewer sequences; serve without speculation to hold up to {p.most}")
-    elif p.off_above is not None:
-        notes.append(f"speculation is predicted to lose above batch {p.off_above} and SGLang cannot switch it off "
-                     f"by batch: cap --max-running-requests {p.off_above} for latency-bound serving, or serve "
-                     f"without speculation when the load stays above {p.off_above}")
+    notes += _sglang_off_note(p)
     if p.method == "dflash":
         notes.append("--speculative-num-draft-tokens is DFLASH's verify block size (draft block + 1)")
     if p.method == "ngram":
         notes.append("NGRAM's --speculative-num-draft-tokens is the verified tokens per request (k + 1 for a chain)")
     return EngineConfig("sglang", True, "shell", prefix + " \\\n  ".join(args), tuple(notes))
+
+
+def _sglang_off_note(p: ConfigPlan) -> list[str]:
+    """Why SGLang, which cannot switch speculation off by batch, needs a word above off_above (none below it)."""
+    if p.off_above is None:
+        return []
+    if p.off_fits:
+        return [f"above batch {p.off_above} speculation does not fit in memory (the drafter and the verify tokens' KV "
+                f"beside the target's) and SGLang cannot switch it off by batch: with it on, SGLang sizes its pool "
+                f"for fewer sequences; serve without speculation to hold up to {p.cap_base or p.hi}"]
+    return [f"speculation is predicted to lose above batch {p.off_above} and SGLang cannot switch it off by batch: "
+            f"cap --max-running-requests {p.off_above} for latency-bound serving, or serve without speculation when "
+            f"the load stays above {p.off_above}"]
 
 
 def _trtllm_head(p: ConfigPlan) -> list[str]:

@@ -205,6 +205,9 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
     s = (scenario or Scenario()).replace(**kw) if kw or scenario is None else scenario
     tg = _check(s, gpus, targets)
     w = workload or Workload()
+    if not (w.samples[1] > 1).any():
+        raise ScenarioError(f"osl = {w.mean_lengths[1]:g}: the frontier ranks tokens/s per user, 1 / TPOT, and with "
+                            "one output token per request there is no decode to time; expected osl >= 2")
     d = s.resolve()          # checks the scenario once, before the search
     pts, skipped = _search(s, w, layouts(d.target.is_moe, gpus, max_tp))
     on = pareto([p for p in pts if p.mode == "on"])

@@ -149,7 +149,7 @@ class ServeResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: infeasible points carry null numbers and the reason; without a decode (every output one
         token long) the per-output-token times are null too."""
-        none = set() if self.decodes else {*_PER_TOKEN, "tpot_speedup"}
+        none = set() if self.decodes else {*PER_TOKEN_FIELDS, "tpot_speedup"}
         pts = []
         for i, c in enumerate(self.concurrency):
             ok = bool(self.feasible[i])
@@ -173,7 +173,8 @@ class ServeResult:
                 "notes": list(self.notes)}
 
 
-_PER_TOKEN = ("tpot_s", "itl_s", "tpot_first_s", "tpot_last_s", "tokens_per_s_per_user", "step_s")
+PER_TOKEN_FIELDS = ("tpot_s", "itl_s", "tpot_first_s", "tpot_last_s", "tokens_per_s_per_user", "step_s")
+"""Phase fields per output token after the first: none without a decode (every output one token long)."""
 
 
 def _num(x: Any) -> float | int:
@@ -289,11 +290,16 @@ def _fed_batch(mid: _Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray
     return np.exp(hi)
 
 
+def _speculates(dep: Deployment) -> bool:
+    """A drafter is loaded and run: a method is given and k is not 0 (k = 0 is plain decoding, as in predict)."""
+    return dep.drafter is not None and dep.scenario.k != 0
+
+
 def _memory(dep: Deployment, w: Workload, C: np.ndarray) -> MemoryUse:
     """Memory per GPU in steady state: the KV cache of C held requests at their mean context (Workload.mean_context; a
     closed loop holds requests at every stage of their decode), with the larger of a decode pass's and one prefill
     chunk's activations (the longest prompt's chunk)."""
-    mem = memory(dep, C, 1.0, w.mean_context, drafter=dep.drafter is not None)
+    mem = memory(dep, C, 1.0, w.mean_context, drafter=_speculates(dep))
     chunk = memory(dep, np.array([float(dep.par.dp)]), float(min(w.chunk, w.prompts.max())), 0.0, logits="last")
     return replace(mem, activation_bytes=np.maximum(mem.activation_bytes, chunk.activation_bytes))
 
@@ -374,11 +380,11 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     gpus = dep.n_gpus + pf.gpus
     pos = context_message(dep, *w.longest(), "output tokens")
     if w.rate:
-        spec, base, C, ok, msgs = _serve_rate(dep, w, pf, s.method is not None, gpus)
+        spec, base, C, ok, msgs = _serve_rate(dep, w, pf, _speculates(dep), gpus)
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
-        spec = _phase(dep, w, pf, C, True, gpus) if s.method is not None else base
+        spec = _phase(dep, w, pf, C, True, gpus) if _speculates(dep) else base
         ok, msgs = _feasibility(dep, w, _held(C, (base, spec)))
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, msgs = np.zeros(C.size, dtype=bool), [pos] * C.size
@@ -394,7 +400,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
     cap = dep.eng.spec_max_running
-    if s.method is not None and cap < float(np.max(spec.in_flight, initial=0.0)):
+    if _speculates(dep) and cap < float(np.max(spec.in_flight, initial=0.0)):
         notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once ([spec] "
                   f"max_running_requests in its engine profile) and the rest queue (in TTFT): above {cap:g} the on "
                   "and off rows decode different batches",)
@@ -447,15 +453,16 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
     ttft = price_pass(dep, ops, B, float(isl), 0.0, "target").total_s
     Ls = (float(isl), isl + osl / 2.0, float(isl + osl))
     e2e, k = [], np.zeros(B.size, dtype=int)
-    for spec in (False, s.method is not None):
+    for spec in (False, _speculates(dep)):
         per = [_per_token(dep, B, L, spec) for L in Ls]
         e2e.append(ttft + (osl - 1) * (per[0][0] + 4.0 * per[1][0] + per[2][0]) / 6.0)
         k = per[1][1]
-    mem = memory(dep, B, 1.0, float(isl + osl), drafter=dep.drafter is not None)
+    mem = memory(dep, B, 1.0, float(isl + osl), drafter=_speculates(dep))
     pos = context_message(dep, isl, osl, "output tokens")
     ok = mem.fits & (not pos)
     msgs = tuple(pos or mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(B.size))
     return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, ok, msgs)
 
 
-__all__ = ["DEFAULT_CHUNK", "BatchRun", "Phase", "ServeResult", "Workload", "read_lengths", "serve", "static_batch"]
+__all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "BatchRun", "Phase", "ServeResult", "Workload", "read_lengths", "serve",
+           "static_batch"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .acceptance import Acceptance
 from .errors import ScenarioError
-from .pricing import base_step, best_spec_step, break_even_alpha, context_message, max_batch, memory
+from .pricing import base_step, best_spec_step, break_even_alpha, candidates, context_message, max_batch, memory
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario
 from .workload import INF_WINDOW
@@ -43,7 +43,9 @@ class SpeedupResult:
     base_feasible : (P,) bool
     break_even_acceptance : (P,)  acceptance rate at which speedup = 1 for that batch's k (nan: never pays, or k = 0)
     crossover_batch : int or None largest batch with speedup >= 1 (None: speculation never pays)
-    max_batch_base, max_batch_spec : int   largest batch that fits without / with speculation
+    max_batch_base, max_batch_spec : int   largest batch that fits without / with speculation (the widest verify
+                                  evaluated)
+    narrowest : (T, B)            the narrowest verify tried (T tokens per sequence) and the largest batch it fits at
     Values are meaningful only where `feasible`; `to_dict` writes null elsewhere.
     """
 
@@ -72,6 +74,14 @@ class SpeedupResult:
     max_batch_base: int
     max_batch_spec: int
     notes: tuple[str, ...] = field(default=())
+    narrowest: tuple[int, int] = (0, 0)
+
+    def fits_text(self) -> str:
+        """Where memory runs out, with and without speculation: one sentence for every command that says it."""
+        tm, (tn, bn) = int(self.tree_tokens.max()), self.narrowest
+        out = (f"largest batch that fits in memory: {self.max_batch_base} without speculation; with it, "
+               f"{self.max_batch_spec} at the widest verify evaluated ({tm} tokens per sequence)")
+        return out + (f" and {bn} at the narrowest tried ({tn})" if tn and bn != self.max_batch_spec else "")
 
     _POINT_FIELDS = ("k", "tree_tokens", "speedup", "tokens_per_step", "base_step_s", "spec_step_s", "draft_s",
                      "verify_s", "overhead_s", "tokens_per_s_per_gpu", "tokens_per_s_per_user")
@@ -92,7 +102,8 @@ class SpeedupResult:
         be = [None if not np.isfinite(x) else float(x) for x in self.break_even_acceptance]
         return {"scenario": self.scenario, "points": pts, "crossover_batch": self.crossover_batch,
                 "break_even_acceptance": be, "max_batch_base": self.max_batch_base,
-                "max_batch_spec": self.max_batch_spec, "notes": list(self.notes)}
+                "max_batch_spec": self.max_batch_spec, "narrowest_verify_tokens": self.narrowest[0],
+                "max_batch_spec_narrowest": self.narrowest[1], "notes": list(self.notes)}
 
     def to_dataframe(self):
         """pandas DataFrame, one row per batch (needs pandas)."""
@@ -126,16 +137,15 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     base, _ = base_step(dep, B, L)
     best = best_spec_step(dep, acc, B, L, base)
     ok = best.ok.copy()
-    base_ok = memory(dep, B, 1, L).fits.copy()
+    base_ok = memory(dep, B, 1, L).fits & (context_message(dep, s.context, 1) == "")   # plain decoding: 1 new token
     msgs = [best.mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(B.size)]
     pos = context_message(dep, s.context, max(v.T for v in best.v))
-    if pos:
+    if pos:                                   # checked on the whole curve, as the sweep's kernels do
         ok[:] = False
-        base_ok[:] = False
         msgs = [pos] * B.size
     be = np.array([break_even_alpha(acc, v, sp / b) if v.k else np.nan    # k = 0: speculation off, no break-even
                    for v, sp, b in zip(best.v, best.step.step_s, base)])
-    pays = np.where(ok & (best.s >= 1.0))[0]
+    pays = np.where(ok & (best.s >= 1.0) & np.array([v.k > 0 for v in best.v]))[0]    # k = 0 is plain decoding
     Tm = float(max(v.T for v in best.v))
     gpus = dep.n_gpus
     tokens, sp = best.tokens, best.step.step_s
@@ -150,7 +160,14 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         crossover_batch=int(B[pays].max()) if pays.size else None,
         max_batch_base=max_batch(dep, 1, L, drafter=False),
         max_batch_spec=max_batch(dep, Tm, L, drafter=any(v.k for v in best.v)),
-        notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",))
+        notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",),
+        narrowest=_narrowest(dep, L))
+
+
+def _narrowest(dep: Deployment, L: float) -> tuple[int, int]:
+    """The narrowest verify the scenario tries (tokens per sequence) and the largest batch it fits at."""
+    v = min(candidates(dep), key=lambda c: c.T)
+    return v.T, max_batch(dep, v.T, L, drafter=v.k > 0)
 
 
 def speedup_curve(*names: Any, scenario: Scenario | None = None, **kw: Any) -> SpeedupResult:

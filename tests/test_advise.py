@@ -468,16 +468,23 @@ def test_memory_limit_is_not_a_loss():
     loses above 256 and wrote --max-running-requests 100000000. The batches where memory runs out are priced too:
     it pays up to the last batch that fits with speculation, the configs admit at most what fits without it, and
     no note says it loses."""
-    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang",
-               batch_range=(1, 100_000_000))
+    kw = dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang")
+    a = advise(**kw, batch_range=(1, 100_000_000))
     r = a.result
-    assert a.off_fits and a.off_above == int(r.batch[r.feasible].max())
+    # the edge is where the narrowest verify tried stops fitting (review: the widest one's edge called 394-401
+    # infeasible though k = 1..3 fit there); every integer evaluated around it agrees
+    dense = advise(**kw, batch_range=(370, 430))
+    assert a.off_fits and a.off_above == r.narrowest[1] == dense.off_above == int(r.batch[r.feasible].max())
     assert a.off_above > 256 and a.to_dict()["off_reason"] == "does not fit"
     assert [x.fits for x in a.schedule[-2:]] == ["without speculation", "no"]
+    assert a.schedule[-2].start == a.off_above + 1 and a.schedule[-1].start == r.max_batch_base + 1
     cfg = a.config("sglang")
-    assert f"--max-running-requests {r.max_batch_base}" in cfg.text and "100000000" not in cfg.text
+    # an engine configured to speculate holds the drafter at every batch: the cap is what fits with it loaded
+    assert f"--max-running-requests {r.narrowest[1]}" in cfg.text and "100000000" not in cfg.text
     assert not any("predicted to lose" in n for n in cfg.notes)
-    assert any("does not fit in memory" in n for n in cfg.notes)
+    assert any(f"hold up to {r.max_batch_base}" in n for n in cfg.notes)
+    # one batch at the memory edge that only a shallow k fits does not decide SGLang's one k for all the others
+    assert a.fixed_k >= 3 and a.fixed_k == advise(**kw, batch_range=(1, 256)).fixed_k
 
 
 def test_nothing_feasible_writes_no_config():

@@ -734,3 +734,26 @@ def test_the_speculative_request_cap_is_said_where_it_binds():
     notes = lambda c: " ".join(serve(Scenario(), Workload(isl=1024, osl=256, concurrency=c)).notes)  # noqa: E731
     assert "runs at most 48 requests at once" in notes((64,))
     assert "at most 48" not in notes((16,))
+
+
+def test_k0_serves_as_plain_decoding():
+    """Review: serve --k 0 counted the drafter's memory and SGLang's 48-request cap while speculating."""
+    r = serve(Scenario(k=0), Workload(isl=1024, osl=256, concurrency=(64, 200)))
+    np.testing.assert_array_equal(r.spec.e2e_s, r.base.e2e_s)
+    assert r.feasible.all() and not any("at most 48" in n for n in r.notes)
+
+
+def test_frontier_refuses_outputs_without_a_decode():
+    with pytest.raises(ScenarioError, match="osl = 1: the frontier ranks tokens/s per user"):
+        frontier(Scenario(), Workload(isl=1024, osl=1))
+
+
+def test_serving_sweep_takes_whole_float_concurrencies_and_nulls_per_token_times_without_decode():
+    """Review: `concurrency = [1.0, 4.0]` was refused by the new up-front check (the rows take int(c)); with osl 1
+    the sweep wrote a TPOT and a TPOT speedup."""
+    from simulator.sweep.serving import serve_sweep
+    df = serve_sweep({"model": "llama-3.1-8b", "serve": {"isl": 1024, "osl": [1, 2], "concurrency": [1.0, 4.0]}})
+    assert list(df["concurrency"]) == [1, 4, 1, 4] and df["feasible"].all()
+    one, two = df[df["osl"] == 1], df[df["osl"] == 2]
+    assert one["tpot_speedup"].isna().all() and one["spec_tpot_s"].isna().all() and one["e2e_speedup"].notna().all()
+    assert two["tpot_speedup"].notna().all()

@@ -263,3 +263,11 @@ def test_k0_is_plain_decoding_in_memory_too():
     assert list(r.feasible) == list(r.base_feasible) == [True, True, True, False]
     assert r.max_batch_spec == r.max_batch_base == 422
     assert "draft" not in r.message[-1]
+
+
+def test_k0_has_no_crossover_and_plain_decoding_keeps_its_own_position_limit():
+    """Review: at k = 0 crossover_batch was the largest batch (speedup 1.0 counted as paying); plain decoding was
+    refused at a context the widest verify passes the position limit at, though it needs one new token."""
+    assert speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", k=0, batch=(1, 64)).crossover_batch is None
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", context=131069, batch=(1, 2))
+    assert not r.feasible.any() and r.base_feasible.all() and "max_position_embeddings" in r.message[0]

@@ -131,9 +131,9 @@ def test_sweep_equals_speedup_curve_point_by_point(spec):
     try:
         ds = run_sweep(spec)
     except ScenarioError as e:
-        # A spec whose every configuration is rejected is refused; the rows it would have held are all rejected
+        # A spec whose every cell is rejected is refused; the rows it would have held are all rejected
         # ones, each as speedup_curve rejects it.
-        assert "every configuration is rejected" in str(e)
+        assert "every cell is rejected" in str(e)
         ds = to_dataset(evaluate(load_spec(spec)))
         assert not ds["feasible"].any()
     _one_by_one(ds, spec)
@@ -486,12 +486,16 @@ def test_to_dataset_needs_the_whole_grid():
 
 @pytest.mark.parametrize("text, out, needle", [
     # audit bugs: each of these wrote a table of rejected rows and exited 0
-    ('model = "eagle3-llama3.1-8b"\nbatch = [1, 8]\n', "d", "every configuration is rejected (1 tried); the first: "
+    ('model = "eagle3-llama3.1-8b"\nbatch = [1, 8]\n', "d", "every cell is rejected (1 configuration(s) tried); "
+                                                           "the first: "
                                                            "model eagle3-llama3.1-8b is a eagle3-head"),
     ('model = "llama-3.1-8b"\ntp = 64\nbatch = [1, 8]\n', "d", "tp = 64 does not divide the 32 attention heads"),
     ('model = "llama-3.1-8b"\n[serve]\nisl = 0\nconcurrency = [1]\n', "t.csv", "serve: isl = 0; expected an integer"),
     ('model = "llama-3.1-8b"\n[serve]\nconcurrency = [0]\n', "t.csv", "serve: concurrency = 0"),
     ('model = "eagle3-llama3.1-8b"\n[serve]\nconcurrency = [1]\n', "t.csv", "every configuration is rejected"),
+    # review: rejected only at the cells' own k (past Medusa's 5 heads), which resolving the configuration passes
+    ('model = "vicuna-7b"\nmethod = "medusa"\nk = [9, 10]\nbatch = [1]\n', "d",
+     "k = 9 exceeds the 5 Medusa heads"),
 ])
 def test_wholly_rejected_spec_is_refused_naming_the_file(tmp_path, capsys, text, out, needle):
     spec = tmp_path / "s.toml"

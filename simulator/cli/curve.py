@@ -106,9 +106,7 @@ def run(a: argparse.Namespace) -> int:
           f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
     print(fmt.table(HEADERS, _rows(d)))
     print(crossover_text(d))
-    tm = int(r.tree_tokens.max())      # the verify max_batch_spec was sized for (speedup.predict)
-    print(f"largest batch that fits: {d['max_batch_base']} without speculation, {d['max_batch_spec']} with the "
-          f"widest verify evaluated ({tm} tokens per sequence)")
+    print(r.fits_text())
     for p in d["points"]:
         if not p["feasible"]:
             print(f"batch {p['batch']}: infeasible: {p['message']}")

@@ -12,6 +12,7 @@ MTP modules, ...) is kept, infeasible, with the error as its message.
 
 from __future__ import annotations
 
+import itertools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -315,26 +316,56 @@ def evaluate(spec: SweepSpec, c0: int = 0, c1: int | None = None, kernel: str = 
     return sh.combine(kernel)
 
 
-def check_some_configuration(spec: SweepSpec, chunk: int = 4096) -> None:
-    """Raise the first configuration's error when `predict` would reject every configuration of the spec (a drafter
-    as the model, a tp no model's heads divide, ...): a whole sweep of rejected rows is bad input, refused before any
-    shard is written. One configuration that resolves ends the check, so a valid spec costs one resolve."""
+def check_some_configuration(spec: SweepSpec) -> None:
+    """Raise the first error when `predict` would reject every cell of the spec (a drafter as the model, a tp no
+    model's heads divide, a k past a drafter's heads, ...): a whole sweep of rejected rows is bad input, refused
+    before any output. Configurations are walked over the axes that set them (not the cells' product); the first
+    one that resolves is then tried at its cells' own k, context and acceptance until one passes."""
+    cfg = [a for a in spec.cell_axes if any(p in CONFIG_PARAMS for p in a.params)]
+    rest = [a for a in spec.cell_axes if not any(p in CONFIG_PARAMS for p in a.params)]
     loaded: dict[tuple[str, str], Any] = {}
-    seen: set[tuple] = set()
+    cache: dict[tuple, Acceptance] = {}
     first: SpecroofError | None = None
-    for c0 in range(0, spec.n_cells, chunk):
-        for d in spec.cell_values(c0, min(spec.n_cells, c0 + chunk)):
-            key = tuple(d[p] for p in CONFIG_PARAMS)
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                cell_scenario(d).replace(k="auto").resolve(loaded)
-                return
-            except SpecroofError as e:
-                first = first or e
+    tried = 0
+    for ci in itertools.product(*(range(a.n) for a in cfg)):
+        d0 = _with_axes(_with_axes(dict(spec.scalars), cfg, ci), rest, (0,) * len(rest))
+        tried += 1
+        try:
+            dep = cell_scenario(d0).replace(k="auto").resolve(loaded)
+        except SpecroofError as e:
+            first = first or e
+            continue
+        why = _first_cell_error(spec, dep, d0, rest, cache)
+        if why is None:
+            return
+        first = first or why
     if first is not None:
-        raise ScenarioError(f"sweep spec: every configuration is rejected ({len(seen)} tried); the first: {first}")
+        raise ScenarioError(f"sweep spec: every cell is rejected ({tried} configuration(s) tried); the first: "
+                            f"{first}")
+
+
+def _first_cell_error(spec: SweepSpec, dep: Deployment, d0: dict[str, Any], rest: list[Any],
+                      cache: dict[tuple, Acceptance]) -> SpecroofError | None:
+    """None as soon as one cell of a resolved configuration passes its k, context and acceptance (as `_Shard._live`
+    checks them), else the first cell's error."""
+    first = None
+    for ri in itertools.product(*(range(a.n) for a in rest)):
+        d = _with_axes(dict(d0), rest, ri)
+        try:
+            candidates(replace(dep, scenario=dep.scenario.replace(k=d["k"], context=d["context"])))
+            _acceptances(spec, d, dep, cache)
+            return None
+        except SpecroofError as e:
+            first = first or e
+    return first
+
+
+def _with_axes(d: dict[str, Any], axes: list[Any], idx: tuple[int, ...]) -> dict[str, Any]:
+    """d with the parameter values of `axes` at indices `idx`."""
+    for a, i in zip(axes, idx):
+        for p in a.params:
+            d[p] = a.values[p][i]
+    return d
 
 
 __all__ = ["ACCEPTANCE", "ShardResult", "cell_scenario", "check_some_configuration", "evaluate"]

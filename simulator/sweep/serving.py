@@ -24,7 +24,7 @@ from ..acceptance import Acceptance
 from ..drafters import default_decay
 from ..errors import ScenarioError, SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
-from ..serving import Workload, serve
+from ..serving import PER_TOKEN_FIELDS, Workload, serve
 from ..traffic import length_ratio
 from .spec import err, names_exist, parse_values
 
@@ -121,9 +121,19 @@ def serve_sweep(doc: dict[str, Any]):
     return pd.DataFrame(rows)
 
 
+def _load(key: str, pts: list[Any]) -> dict[str, tuple]:
+    """The points of a [serve] table as a Workload's load: arrival rates, or concurrencies (whole numbers)."""
+    return {"rate": tuple(pts)} if key == "rate" else {"concurrency": tuple(int(c) for c in pts)}
+
+
+def _scenario(kw: dict[str, Any], acc: Acceptance | None) -> Scenario:
+    """One configuration's Scenario (the spec's acceptance applies only when it speculates)."""
+    return Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)
+
+
 def _check_workloads(wl_names: list[str], wcombos: list[tuple], key: str, pts: list[Any]) -> None:
     """Every workload of the [serve] table a valid Workload (isl >= 1, concurrency >= 1, ...), before any work."""
-    load = {"rate": tuple(pts)} if key == "rate" else {"concurrency": tuple(pts)}
+    load = _load(key, pts)
     for wc in wcombos:
         try:
             Workload(**load, **dict(zip(wl_names, wc)))
@@ -138,7 +148,7 @@ def _check_some_scenario(names: list[str], combos: list[tuple], acc: Acceptance 
     for combo in combos:
         kw = {k: (None if v == "default" else v) for k, v in zip(names, combo)}
         try:
-            (Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)).resolve()
+            _scenario(kw, acc).resolve()
             return
         except SpecroofError as e:
             first = first or e
@@ -151,9 +161,7 @@ def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc
     """One row per point (a concurrency, or an arrival rate) of one configuration."""
     head = {**{k: ("default" if v is None else v) for k, v in kw.items()}, **wkw}
     try:
-        s = Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)
-        load = {"rate": tuple(pts)} if key == "rate" else {"concurrency": tuple(int(c) for c in pts)}
-        res = serve(s, Workload(**load, **wkw))
+        res = serve(_scenario(kw, acc), Workload(**_load(key, pts), **wkw))
     except SpecroofError as e:
         return [{**head, key: p, "feasible": False, "message": str(e)} for p in pts]
     out = []
@@ -162,11 +170,12 @@ def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc
         row = {**head, "concurrency": int(c), "feasible": ok, "message": res.message[i]}
         if key == "rate":
             row["rate"] = float(res.rate[i])
+        none = set() if res.decodes else {*PER_TOKEN_FIELDS, "tpot_speedup"}     # no decode: no per-token time
         for name, ph in (("spec", res.spec), ("base", res.base)):
             for f in PHASE_FIELDS:
-                row[f"{name}_{f}"] = float(np.asarray(getattr(ph, f))[i]) if ok else None
+                row[f"{name}_{f}"] = float(np.asarray(getattr(ph, f))[i]) if ok and f not in none else None
         for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
-            row[f] = float(getattr(res, f)[i]) if ok else None
+            row[f] = float(getattr(res, f)[i]) if ok and f not in none else None
         out.append(row)
     return out
 
