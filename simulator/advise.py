@@ -181,13 +181,12 @@ def _check_emit(emit: Iterable[str] | str | None) -> list[str] | None:
 
 
 def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: np.ndarray
-             ) -> tuple[float, int, int, np.ndarray, int]:
+             ) -> tuple[float, int, int, np.ndarray]:
     """One k for engines without a per-batch table: among the depths between the smallest and largest best k on the
     on-range (or the best (k, tree) pairs), the one whose worst ratio to the per-batch best is largest. Where a
     depth does not fit in memory its batch is scored as served without speculation (1 / the best speedup), so one
     batch at the memory edge that only a shallow depth fits does not decide the depth for all the others.
-    Returns (worst ratio, k, T, its speedup on the on-range (nan where it does not fit), the largest on-range batch
-    it fits at)."""
+    Returns (worst ratio, k, T, its speedup on the on-range (nan where it does not fit))."""
     ks, Ts = sk[on], sT[on]
     if not (Ts > ks + 1).any():
         cands = {(kk, kk + 1) for kk in range(int(ks.min()), int(ks.max()) + 1)}
@@ -200,8 +199,7 @@ def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: 
         rel = np.where(rr.feasible, rr.speedup, 1.0) / r.speedup[on]
         worst, mean = float(rel.min()), float(rel.mean())
         if best is None or worst > best[0] + 1e-12 or (worst > best[0] - 1e-12 and mean > best_mean):
-            best, best_mean = (worst, kk, TT, np.where(rr.feasible, rr.speedup, np.nan),
-                               int(Bon[rr.feasible].max(initial=0))), mean       # ties: the better mean ratio
+            best, best_mean = (worst, kk, TT, np.where(rr.feasible, rr.speedup, np.nan)), mean   # ties: the mean
     assert best is not None
     return best
 
@@ -270,7 +268,8 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     interior = tuple(int(b) for b in B[~on & (B < cb)]) if pays and cb is not None else ()
     ratio, fixed_k, fixed_T, fixed_s, fixed_to = float("nan"), 0, 0, np.full(B.size, np.nan), 0
     if pays:
-        ratio, fixed_k, fixed_T, fixed_s[on], fixed_to = _fixed_k(s, r, on, sk, sT)
+        ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT)
+        fixed_to = r.edge(fixed_k, fixed_T)                    # where the one k stops fitting in memory
     topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, r.scenario)
     hz = tuple(check(eng_name, s.method, opts, hazards_all))
     sc = r.scenario
@@ -321,9 +320,10 @@ def _priced(s: Scenario, B: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, S
 
 
 def _memory_edges(B: np.ndarray, r: SpeedupResult, lo: int, hi: int) -> np.ndarray:
-    """The evaluated batches plus, inside lo..hi, the largest batches that fit in memory with and without
-    speculation and the ones after them, so that the schedule's ranges end where memory runs out."""
-    extra = {b for m in (r.max_batch_base, r.max_batch_spec, r.narrowest[1]) for b in (m, m + 1) if lo <= b <= hi}
+    """The evaluated batches plus, inside lo..hi, the largest batch that fits in memory without speculation and at
+    every verify shape tried, and the ones after them, so that the schedule's ranges end where memory runs out."""
+    edges = (r.max_batch_base, r.max_batch_spec, *(b for _, _, b in r.fit_edges))
+    extra = {b for m in edges for b in (m, m + 1) if lo <= b <= hi}
     return np.array(sorted({*(int(b) for b in B), *extra}))
 
 

@@ -127,7 +127,7 @@ class ConfigPlan:
     cap: int = 0                       # the most sequences the configs admit: hi, or less where hi does not fit
     cap_base: int = 0                  # the most that fit without speculation (no drafter), up to hi
     off_fits: bool = False             # off above off_above because speculation stops fitting, not paying
-    fixed_fits_to: int = 0             # the largest batch where speculation is on that the fixed k fits at
+    fixed_fits_to: int = 0             # the largest batch the fixed k's verify fits in memory at (0: not known)
     no_spec_reason: str = ""           # why no config is written (default: speculation loses at every batch)
 
     @property
@@ -175,7 +175,8 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
                      "[start_bs, end_bs, K] inclusive, K = 0 switches speculation off; num_speculative_tokens is "
                      "the startup maximum")
         notes.append(f"without the table, num_speculative_tokens = {p.fixed_k} alone stays within "
-                     f"{p.fixed_ratio:.0%} of the per-batch best where speculation is on (but never switches off)")
+                     f"{p.fixed_ratio:.0%} of the per-batch best where speculation is on{_fixed_caveat(p)} (but never "
+                     "switches off)")
     if p.tree:
         notes.append("the prediction verifies a tree; vLLM takes a tree through speculative_token_tree, which this "
                      "config does not write: the table above is the chain depth")
@@ -191,15 +192,24 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
 
 
+def _fixed_fits_all(p: ConfigPlan) -> bool:
+    """Whether the one k fits in memory at every batch where speculation is on."""
+    on_hi = p.off_above if p.off_above is not None else p.hi
+    return p.fixed_fits_to == 0 or p.fixed_fits_to >= on_hi
+
+
+def _fixed_caveat(p: ConfigPlan) -> str:
+    """How the one k's worst case counts the batches it does not fit at ('' when it fits at all of them)."""
+    return "" if _fixed_fits_all(p) else " (a batch it does not fit at counted as served without speculation)"
+
+
 def _fixed_note(p: ConfigPlan, engine: str) -> str:
     on_hi = p.off_above if p.off_above is not None else p.hi
-    every = p.fixed_fits_to in (0, on_hi)
-    fits = (f"fits at every batch where speculation is on ({p.lo}..{on_hi})" if every else
+    fits = (f"fits at every batch where speculation is on ({p.lo}..{on_hi})" if _fixed_fits_all(p) else
             f"fits at the batches where speculation is on up to {p.fixed_fits_to} (of {p.lo}..{on_hi}; above it "
             f"its verify does not fit in memory and {engine} holds fewer sequences)")
     return (f"{engine} takes one k for every batch: k = {p.fixed_k} {fits} and stays closest to the per-batch best "
-            f"there (worst case {p.fixed_ratio:.0%} of the best speedup"
-            + (")" if every else ", a batch it does not fit at counted as served without speculation)"))
+            f"there (worst case {p.fixed_ratio:.0%} of the best speedup){_fixed_caveat(p)}")
 
 
 def _sglang(p: ConfigPlan) -> EngineConfig:
@@ -220,12 +230,13 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
         args.append(f"--tp {p.tp}")
     if p.ep > 1:
         args.append(f"--ep-size {p.ep}")
-    args += [f"--cuda-graph-max-bs {p.most}", f"--max-running-requests {p.most}"]
+    m = _sglang_most(p)
+    args += [f"--cuda-graph-max-bs {m}", f"--max-running-requests {m}"]
     prefix = "SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 else ""
     notes = [_fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged",
-             f"--cuda-graph-max-bs {p.most} keeps every batch {'of the range' if p.most == p.hi else 'that fits'} "
+             f"--cuda-graph-max-bs {m} keeps every batch {'of the range' if m == p.hi else 'that fits'} "
              "CUDA-graphed (above it decode runs eager, PR #33900)"]
     if p.interior_off:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
@@ -238,14 +249,21 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     return EngineConfig("sglang", True, "shell", prefix + " \\\n  ".join(args), tuple(notes))
 
 
+def _sglang_most(p: ConfigPlan) -> int:
+    """The most sequences SGLang holds with its one k: where that k's verify stops fitting, or the configs' cap."""
+    return min(p.most, p.fixed_fits_to) if p.fixed_fits_to else p.most
+
+
 def _sglang_off_note(p: ConfigPlan) -> list[str]:
-    """Why SGLang, which cannot switch speculation off by batch, needs a word above off_above (none below it)."""
+    """Why SGLang, which cannot switch speculation off by batch, needs a word: its one k stops fitting in memory,
+    or speculation loses, above some batch of the range (the lower of the two)."""
+    m = _sglang_most(p)
+    if m < p.hi and (p.off_above is None or p.off_fits or m < p.off_above):
+        return [f"above batch {m} the verify of k = {p.fixed_k} does not fit in memory (the drafter and the verify "
+                f"tokens' KV beside the target's) and SGLang cannot switch speculation off by batch: with it on, "
+                f"SGLang holds at most {m} sequences; serve without speculation to hold up to {p.cap_base or p.hi}"]
     if p.off_above is None:
         return []
-    if p.off_fits:
-        return [f"above batch {p.off_above} speculation does not fit in memory (the drafter and the verify tokens' KV "
-                f"beside the target's) and SGLang cannot switch it off by batch: with it on, SGLang sizes its pool "
-                f"for fewer sequences; serve without speculation to hold up to {p.cap_base or p.hi}"]
     return [f"speculation is predicted to lose above batch {p.off_above} and SGLang cannot switch it off by batch: "
             f"cap --max-running-requests {p.off_above} for latency-bound serving, or serve without speculation when "
             f"the load stays above {p.off_above}"]

@@ -277,7 +277,8 @@ def best_spec_step(dep: Deployment, acc: Acceptance, B: np.ndarray, L: float, ba
         st = spec_step(dep, v, B, L)
         tok = acc.tokens(v)
         mem = memory(dep, B, v.T, L, drafter=v.k > 0)     # k = 0 is plain decoding: no drafter loaded
-        rec = BestStep([v] * B.size, tok * base / st.step_s, np.full(B.size, tok), st, mem, mem.fits)
+        fits = mem.fits & (context_message(dep, L, v.T) == "")   # and its own position limit
+        rec = BestStep([v] * B.size, tok * base / st.step_s, np.full(B.size, tok), st, mem, fits)
         if best is None:
             best = rec
         else:

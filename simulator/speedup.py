@@ -45,7 +45,8 @@ class SpeedupResult:
     crossover_batch : int or None largest batch with speedup >= 1 (None: speculation never pays)
     max_batch_base, max_batch_spec : int   largest batch that fits without / with speculation (the widest verify
                                   evaluated)
-    narrowest : (T, B)            the narrowest verify tried (T tokens per sequence) and the largest batch it fits at
+    fit_edges : ((k, T, B), ...)  every verify shape tried (depth k, T tokens per sequence) and the largest batch it
+                                  fits in memory at; `narrowest` is the (T, B) of the narrowest one
     Values are meaningful only where `feasible`; `to_dict` writes null elsewhere.
     """
 
@@ -74,10 +75,21 @@ class SpeedupResult:
     max_batch_base: int
     max_batch_spec: int
     notes: tuple[str, ...] = field(default=())
-    narrowest: tuple[int, int] = (0, 0)
+    fit_edges: tuple[tuple[int, int, int], ...] = ()
+
+    @property
+    def narrowest(self) -> tuple[int, int]:
+        """(T, B): the narrowest verify tried and the largest batch it fits at ((0, 0) when none was tried)."""
+        return min(((T, b) for _, T, b in self.fit_edges), key=lambda e: (e[0], -e[1]), default=(0, 0))
+
+    def edge(self, k: int, T: int) -> int:
+        """The largest batch the verify shape (k, T) fits in memory at (0 when it was not tried)."""
+        return max((b for kk, TT, b in self.fit_edges if (kk, TT) == (k, T)), default=0)
 
     def fits_text(self) -> str:
         """Where memory runs out, with and without speculation: one sentence for every command that says it."""
+        if not self.k.any():
+            return f"largest batch that fits in memory: {self.max_batch_base} (k = 0 is plain decoding)"
         tm, (tn, bn) = int(self.tree_tokens.max()), self.narrowest
         out = (f"largest batch that fits in memory: {self.max_batch_base} without speculation; with it, "
                f"{self.max_batch_spec} at the widest verify evaluated ({tm} tokens per sequence)")
@@ -102,8 +114,8 @@ class SpeedupResult:
         be = [None if not np.isfinite(x) else float(x) for x in self.break_even_acceptance]
         return {"scenario": self.scenario, "points": pts, "crossover_batch": self.crossover_batch,
                 "break_even_acceptance": be, "max_batch_base": self.max_batch_base,
-                "max_batch_spec": self.max_batch_spec, "narrowest_verify_tokens": self.narrowest[0],
-                "max_batch_spec_narrowest": self.narrowest[1], "notes": list(self.notes)}
+                "max_batch_spec": self.max_batch_spec, "fit_edges": [list(e) for e in self.fit_edges],
+                "notes": list(self.notes)}
 
     def to_dataframe(self):
         """pandas DataFrame, one row per batch (needs pandas)."""
@@ -138,11 +150,8 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     best = best_spec_step(dep, acc, B, L, base)
     ok = best.ok.copy()
     base_ok = memory(dep, B, 1, L).fits & (context_message(dep, s.context, 1) == "")   # plain decoding: 1 new token
-    msgs = [best.mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(B.size)]
-    pos = context_message(dep, s.context, max(v.T for v in best.v))
-    if pos:                                   # checked on the whole curve, as the sweep's kernels do
-        ok[:] = False
-        msgs = [pos] * B.size
+    msgs = [context_message(dep, s.context, v.T) or best.mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction)
+            for i, v in enumerate(best.v)]    # a point past the position limit says so first
     be = np.array([break_even_alpha(acc, v, sp / b) if v.k else np.nan    # k = 0: speculation off, no break-even
                    for v, sp, b in zip(best.v, best.step.step_s, base)])
     pays = np.where(ok & (best.s >= 1.0) & np.array([v.k > 0 for v in best.v]))[0]    # k = 0 is plain decoding
@@ -161,13 +170,7 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         max_batch_base=max_batch(dep, 1, L, drafter=False),
         max_batch_spec=max_batch(dep, Tm, L, drafter=any(v.k for v in best.v)),
         notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",),
-        narrowest=_narrowest(dep, L))
-
-
-def _narrowest(dep: Deployment, L: float) -> tuple[int, int]:
-    """The narrowest verify the scenario tries (tokens per sequence) and the largest batch it fits at."""
-    v = min(candidates(dep), key=lambda c: c.T)
-    return v.T, max_batch(dep, v.T, L, drafter=v.k > 0)
+        fit_edges=tuple((v.k, v.T, max_batch(dep, v.T, L, drafter=v.k > 0)) for v in candidates(dep)))
 
 
 def speedup_curve(*names: Any, scenario: Scenario | None = None, **kw: Any) -> SpeedupResult:

@@ -267,8 +267,7 @@ def test_curve_json_adds_only_hazards(capsys):
     d = json.loads(out2)
     assert rc == rc2 == 0 and plain["hazards"] == []
     assert set(d) == set(plain) == {"scenario", "points", "crossover_batch", "break_even_acceptance",
-                                    "max_batch_base", "max_batch_spec", "narrowest_verify_tokens",
-                                    "max_batch_spec_narrowest", "notes", "hazards"}
+                                    "max_batch_base", "max_batch_spec", "fit_edges", "notes", "hazards"}
     assert [h["id"] for h in d["hazards"]] == ["vllm-mtp-pd-draft-kv-not-transferred"]
     assert d["hazards"][0]["links"][0].startswith("https://")
 

@@ -265,9 +265,16 @@ def test_k0_is_plain_decoding_in_memory_too():
     assert "draft" not in r.message[-1]
 
 
-def test_k0_has_no_crossover_and_plain_decoding_keeps_its_own_position_limit():
-    """Review: at k = 0 crossover_batch was the largest batch (speedup 1.0 counted as paying); plain decoding was
-    refused at a context the widest verify passes the position limit at, though it needs one new token."""
+def test_k0_has_no_crossover_and_each_verify_keeps_its_own_position_limit():
+    """Reviews: at k = 0 crossover_batch was the largest batch (speedup 1.0 counted as paying); near
+    max_position_embeddings (131072) the whole curve was refused because the widest verify passes the limit, though
+    plain decoding needs one new token and a shallow depth fits."""
     assert speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", k=0, batch=(1, 64)).crossover_batch is None
     r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", context=131069, batch=(1, 2))
-    assert not r.feasible.any() and r.base_feasible.all() and "max_position_embeddings" in r.message[0]
+    assert r.feasible.all() and r.base_feasible.all() and (r.tree_tokens <= 3).all() and (r.speedup > 1).all()
+    np.testing.assert_array_equal(r.speedup, speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", context=131069,
+                                                           batch=(1, 2), k=int(r.k[0])).speedup)
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", context=131071, batch=(1,))
+    assert not r.feasible[0] and r.base_feasible[0] and "max_position_embeddings" in r.message[0]
+    r = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", context=131072, batch=(1,))
+    assert not r.feasible[0] and not r.base_feasible[0]

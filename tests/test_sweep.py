@@ -492,6 +492,9 @@ def test_to_dataset_needs_the_whole_grid():
     ('model = "llama-3.1-8b"\ntp = 64\nbatch = [1, 8]\n', "d", "tp = 64 does not divide the 32 attention heads"),
     ('model = "llama-3.1-8b"\n[serve]\nisl = 0\nconcurrency = [1]\n', "t.csv", "serve: isl = 0; expected an integer"),
     ('model = "llama-3.1-8b"\n[serve]\nconcurrency = [0]\n', "t.csv", "serve: concurrency = 0"),
+    # review: 1.5 was truncated to 1 without a word (4.0 is a whole number and runs)
+    ('model = "llama-3.1-8b"\n[serve]\nconcurrency = [1.5, 4.0]\n', "t.csv",
+     "serve.concurrency: 1.5; expected whole numbers"),
     ('model = "eagle3-llama3.1-8b"\n[serve]\nconcurrency = [1]\n', "t.csv", "every configuration is rejected"),
     # review: rejected only at the cells' own k (past Medusa's 5 heads), which resolving the configuration passes
     ('model = "vicuna-7b"\nmethod = "medusa"\nk = [9, 10]\nbatch = [1]\n', "d",

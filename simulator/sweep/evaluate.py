@@ -271,7 +271,8 @@ class _Arrays:
         _, k_choose, k_gather, k_gather_acc = KERNELS[kernel]
         speedup, choice = np.empty(self.shape), np.empty(self.shape, dtype=np.int16)
         feasible, code = np.empty(self.shape, dtype=np.bool_), np.empty(self.shape, dtype=np.int32)
-        k_choose(self.base, self.tokens, self.parts[3], self.ok, self.T, self.n_cand, sh.row_tmax, invalid,
+        ok = self.ok & (self.T <= sh.row_tmax[:, None])[:, :, None]     # each candidate's own position limit
+        k_choose(self.base, self.tokens, self.parts[3], ok, self.T, self.n_cand, sh.row_tmax, invalid,
                  sh.mem_code, self.pos_code, sh.inv_code, speedup, choice, feasible, code)
         tok = np.empty(self.shape)
         k_gather_acc(choice, self.tokens, tok)

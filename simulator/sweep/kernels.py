@@ -7,14 +7,14 @@ context) cell through `simulator.pricing`, once over the batch axis, and these k
     speedup[cell, a, b] = tokens[cell, a, c] * base[cell, b] / spec[cell, c, b]      (same operation order)
     chosen c: candidates in order, c replaces the best one when (ok and the best is not) or (ok equals the best's ok
               and its speedup is strictly larger)                                       (pricing.better)
-    a row (cell, a) is infeasible everywhere when its largest chosen verify size T exceeds `row_tmax[cell]`
-              (context + T > max_position_embeddings, checked on the whole curve as speedup_curve does)
+    ok already holds each candidate's position limit (context + T <= max_position_embeddings: T <= row_tmax),
+              as speedup_curve's candidates do, so a narrower verify is chosen where a wider one passes the limit
     invalid cells (a configuration `speedup_curve` rejects) are NaN and infeasible.
 
 Shapes: base (n_cell, NB); spec, ok (n_cell, C, NB); tokens (n_cell, NA, C); T, pos_code (n_cell, C); n_cand,
 row_tmax, invalid, mem_code, inv_code (n_cell,). Outputs are (n_cell, NA, NB). Message codes index the shard's table
-of messages (0 = feasible): mem_code when the chosen candidate does not fit, pos_code[cell, c] when the curve's largest
-chosen verify size (candidate c) passes max_position_embeddings, inv_code for an invalid configuration.
+of messages (0 = feasible): pos_code[cell, c] when the chosen candidate c passes max_position_embeddings (row_tmax),
+else mem_code when it does not fit in memory; inv_code for an invalid configuration.
 This module, roofline.py and montecarlo.py import numba; _jit.py holds their one jit policy.
 """
 
@@ -69,8 +69,6 @@ def speedup_choose(base, tokens, spec, ok, T, n_cand, row_tmax, invalid, mem_cod
                 out_ok[cell, a, b] = False
                 out_code[cell, a, b] = inv_code[cell]
             continue
-        t_max = -1
-        c_max = 0
         for b in range(n_b):
             best_c = 0
             best_s = tokens[cell, a, 0] * base[cell, b] / spec[cell, 0, b]
@@ -85,14 +83,12 @@ def speedup_choose(base, tokens, spec, ok, T, n_cand, row_tmax, invalid, mem_cod
             out_s[cell, a, b] = best_s
             out_c[cell, a, b] = best_c
             out_ok[cell, a, b] = best_ok
-            out_code[cell, a, b] = 0 if best_ok else mem_code[cell]
-            if T[cell, best_c] > t_max:
-                t_max = T[cell, best_c]
-                c_max = best_c
-        if t_max > row_tmax[cell]:
-            for b in range(n_b):
-                out_ok[cell, a, b] = False
-                out_code[cell, a, b] = pos_code[cell, c_max]
+            if best_ok:
+                out_code[cell, a, b] = 0
+            elif T[cell, best_c] > row_tmax[cell]:
+                out_code[cell, a, b] = pos_code[cell, best_c]
+            else:
+                out_code[cell, a, b] = mem_code[cell]
 
 
 @nb.njit(parallel=True, **JIT)
@@ -137,14 +133,12 @@ def speedup_choose_reference(base, tokens, spec, ok, T, n_cand, row_tmax, invali
         best_ok = np.where(better, okc, best_ok)
         best_c = np.where(better, c, best_c)
     t_chosen = np.take_along_axis(np.broadcast_to(T[:, None, :], (n_cell, n_acc, T.shape[1])), best_c, axis=2)
-    c_max = np.take_along_axis(best_c, np.argmax(t_chosen, axis=2)[:, :, None], axis=2)    # first b with max T
-    row_bad = (t_chosen.max(axis=2, initial=-1) > row_tmax[:, None])[:, :, None]
-    code = np.where(best_ok, 0, mem_code[:, None, None])
-    code = np.where(row_bad, np.take_along_axis(pos_code[:, None, :], c_max, axis=2), code)
+    pos = np.take_along_axis(np.broadcast_to(pos_code[:, None, :], (n_cell, n_acc, T.shape[1])), best_c, axis=2)
+    code = np.where(best_ok, 0, np.where(t_chosen > row_tmax[:, None, None], pos, mem_code[:, None, None]))
     inv = invalid[:, None, None]
     out_s[...] = np.where(inv, np.nan, best_s)
     out_c[...] = np.where(inv, 0, best_c)
-    out_ok[...] = best_ok & ~row_bad & ~inv
+    out_ok[...] = best_ok & ~inv
     out_code[...] = np.where(inv, inv_code[:, None, None], code)
 
 

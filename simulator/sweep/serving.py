@@ -16,6 +16,7 @@ published acceptance is used, or `acceptance_rate` / `acceptance_length` with `a
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -122,8 +123,14 @@ def serve_sweep(doc: dict[str, Any]):
 
 
 def _load(key: str, pts: list[Any]) -> dict[str, tuple]:
-    """The points of a [serve] table as a Workload's load: arrival rates, or concurrencies (whole numbers)."""
-    return {"rate": tuple(pts)} if key == "rate" else {"concurrency": tuple(int(c) for c in pts)}
+    """The points of a [serve] table as a Workload's load: arrival rates, or concurrencies (whole numbers: 4.0 is
+    4; 1.5 is refused, naming the value given)."""
+    if key == "rate":
+        return {"rate": tuple(pts)}
+    for c in pts:
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c != int(c):
+            raise err("serve.concurrency", f"{c!r}; expected whole numbers of requests in flight")
+    return {"concurrency": tuple(int(c) for c in pts)}
 
 
 def _scenario(kw: dict[str, Any], acc: Acceptance | None) -> Scenario:
