@@ -57,7 +57,8 @@ class Advice:
     off_fits : bool                 True when it is switched off above off_above because it no longer fits in memory
                                     there (it still pays at off_above), False when it loses
     fixed_k, fixed_tree_tokens : int   one k for engines without a per-batch table (0 when it never pays)
-    fixed_worst_ratio : float       min over the on-range of speedup(fixed k) / speedup(best k)
+    fixed_worst_ratio : float       min over the on-range of speedup(fixed k) / speedup(best k), 1 / speedup(best k)
+                                    where the fixed k does not fit in memory
     fixed_speedup : (P,)            speedup of the fixed k at each evaluated batch (nan where not evaluated)
     interior_off : tuple[int]       evaluated batches below the crossover where speculation does not pay (k = 0)
     configs : tuple[EngineConfig]   per engine, in the order asked for
