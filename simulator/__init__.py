@@ -13,6 +13,10 @@ Public API::
     validate(rows_csv=None) -> ValidationReport       predicted vs published measurements (in-sample)
     crossval(rows_csv=None) -> CrossValidation        leave-one-source-out: held-out error of the calibration
     calibrate(rows, base_engine, params) -> FitResult  fit an engine profile's host mechanisms (least squares)
+    simulator.advise.advise(scenario, batch_range) -> Advice    best k per batch, switch-off batch, engine configs
+    simulator.frontier.frontier(scenario, workload, gpus) -> FrontierResult   throughput-interactivity frontiers
+        (each in the module of its name: `from simulator.advise import advise`; the package attribute of that
+        name is the module)
 
 Symbols (used in code and docs):
     B        batch: sequences decoded together in one step
@@ -45,13 +49,15 @@ _EXPORTS: dict[str, str] = {
     "Scenario": "scenario", "SpeedupResult": "speedup", "predict": "speedup", "speedup_curve": "speedup",
     "StepResult": "step", "simulate_step": "step", "ValidationReport": "report", "load_rows": "validation",
     "validate": "validation", "Parallelism": "workload", "Precision": "workload", "forward_pass": "workload",
+    "FrontierResult": "frontier", "Advice": "advise",
 }
-__all__ = ["Acceptance", "CrossValidation", "Deployment", "EngineProfile", "FitResult", "Hardware",
-           "ModelConfigError", "ModelShape", "OutputError", "Parallelism", "Precision", "Scenario", "ScenarioError",
-           "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult", "ValidationReport", "Workload",
-           "calibrate", "crossval", "forward_pass", "list_engines", "list_hardware", "list_models", "load_engine",
-           "load_hardware", "load_model", "load_rows", "predict", "serve", "simulate_step", "speedup_curve",
-           "static_batch", "validate", "write_profile", "__version__"]
+__all__ = ["Acceptance", "Advice", "CrossValidation", "Deployment", "EngineProfile", "FitResult", "FrontierResult",
+           "Hardware", "ModelConfigError", "ModelShape", "OutputError", "Parallelism", "Precision", "Scenario",
+           "ScenarioError", "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult",
+           "ValidationReport", "Workload", "calibrate", "crossval", "forward_pass",
+           "list_engines", "list_hardware", "list_models", "load_engine", "load_hardware", "load_model", "load_rows",
+           "predict", "serve", "simulate_step", "speedup_curve", "static_batch", "validate", "write_profile",
+           "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -145,6 +145,17 @@ class Acceptance:
     source: str = ""
     decay: float = 1.0
 
+    def __post_init__(self) -> None:
+        """Every field checked where it is set (the constructors, with_alpha, or by hand): no NaN reaches a result."""
+        if self.kind not in ("iid", "positional", "decay"):
+            raise ScenarioError(f"acceptance kind = {self.kind!r}; expected iid, positional or decay")
+        _check_alpha(self.alpha)
+        for r in self.rates:
+            _check_alpha(r, "per-position acceptance rate")
+        d = self.decay
+        if isinstance(d, bool) or not isinstance(d, (int, float, np.floating)) or not (math.isfinite(d) and d > 0):
+            raise ScenarioError(f"acceptance decay = {d!r}; expected a positive number")
+
     @property
     def model(self) -> str:
         """Which model extrapolates to other depths k (for reports)."""

@@ -395,7 +395,12 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
     row is priced with `base`, whatever its engine column says."""
     eng0 = base if isinstance(base, EngineProfile) else load_engine(base)
     rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
-    prepared, _ = usable([dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs)
+    prepared, skipped = usable([dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs)
+    if skipped:                       # a fit on quietly fewer rows than given is not the fit asked for
+        where = f"{rows}: " if isinstance(rows, (str, Path)) else ""
+        rid, why = skipped[0]
+        raise ScenarioError(f"{where}{len(skipped)} of {len(rs)} rows cannot be priced, e.g. row {rid}: {why}; fix "
+                            "or remove them")
     if len(prepared) < len(params):
         raise ScenarioError(f"{len(prepared)} usable rows cannot determine {len(params)} parameters; add measurements "
                             "(with and without speculation, at several batch sizes) or fit fewer --params")

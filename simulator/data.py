@@ -7,6 +7,7 @@ as `simulator/_data/<folder>` (see pyproject's force-include). `SPECROOF_DATA_DI
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -127,7 +128,7 @@ def _check_value(v: Any, where: str, kind: type, lo: float | None, hi: float | N
         return v
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise SpecError(f"{where}: value = {v!r}, expected a number")
-    if kind is int and v != int(v):
+    if kind is int and not (math.isfinite(v) and v == int(v)):
         raise SpecError(f"{where}: value = {v!r}, expected an integer")
     if v != v or (lo is not None and v < lo) or (hi is not None and v > hi):
         raise SpecError(f"{where}: value = {v!r} outside the plausible range [{lo}, {hi}]")

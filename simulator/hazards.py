@@ -11,6 +11,7 @@ An option that is unknown for a call (None) never satisfies a condition.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -222,7 +223,7 @@ def resolve_options(options: Mapping[str, Any] | None = None) -> dict[str, Any]:
                 raise ScenarioError(f"deployment option {k} = {v!r}; expected True or False")
         elif isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
             raise ScenarioError(f"deployment option {k} = {v!r}; expected a number")
-        elif kind is int and v != int(v):
+        elif kind is int and (not math.isfinite(v) or v != int(v)):
             raise ScenarioError(f"deployment option {k} = {v!r}; expected an integer")
         out[k] = kind(v)
     return out

@@ -358,12 +358,9 @@ def _medusa(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 
 
 _READERS: dict[str, Callable[[dict[str, Any], str, str], ModelShape]] = {
-    "llama": _dense, "mistral": _dense, "qwen2": _dense, "qwen3": _dense,
-    "qwen3_moe": _qwen3_moe, "mixtral": _mixtral,
-    "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3,
-    "gpt_oss": _gpt_oss, "llama4": _llama4, "llama4_text": _llama4,
-    "medusa": _medusa,
-}
+    "llama": _dense, "mistral": _dense, "qwen2": _dense, "qwen3": _dense, "qwen3_moe": _qwen3_moe, "mixtral": _mixtral,
+    "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3, "gpt_oss": _gpt_oss, "llama4": _llama4,
+    "llama4_text": _llama4, "medusa": _medusa}
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 
 
@@ -382,7 +379,10 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
     if not isinstance(cfg, dict):
         raise ModelConfigError(f"{source}: expected a JSON object, got {type(cfg).__name__}")
     mt = cfg.get("model_type")
-    if mt not in _READERS:
+    arch = cfg.get("architectures")
+    if arch is not None and not (isinstance(arch, list) and all(isinstance(a, str) for a in arch)):
+        raise ModelConfigError(f"{source}: architectures = {arch!r}; expected a list of strings")
+    if not isinstance(mt, str) or mt not in _READERS:
         raise ModelConfigError(f"{source}: unsupported model_type {mt!r}; supported: "
                                f"{', '.join(SUPPORTED_MODEL_TYPES)}")
     shape = _READERS[mt](cfg, source, name)
@@ -475,7 +475,7 @@ def model_record(model_id: str) -> ModelRecord:
 def read_config(path: Path) -> dict[str, Any]:
     """Parse a config.json; errors name the file and position."""
     try:
-        doc = json.loads(read_text(path, "config.json", ModelConfigError))
+        doc = json.loads(read_text(path, "config.json", ModelConfigError).removeprefix("\ufeff"))   # a BOM
     except json.JSONDecodeError as e:
         raise ModelConfigError(f"{path}: malformed JSON: {e}") from None
     if not isinstance(doc, dict):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .acceptance import Acceptance, Verify, verify_shape
+from .data import suggest
 from .drafters import (
     MEDUSA_TREE_TOKENS,
     METHODS,
@@ -239,8 +240,15 @@ class Scenario:
                                 f"cannot hold a chain of depth {self.k}")
 
     def replace(self, **changes: Any) -> Scenario:
-        """A copy with some fields changed (checked again)."""
+        """A copy with some fields changed (checked again); an unknown field name is an error naming it."""
+        check_field_names(changes, "scenario")
         return replace(self, **changes)
+
+    @classmethod
+    def of(cls, **kw: Any) -> Scenario:
+        """Scenario(**kw), an unknown field name refused as a ScenarioError (a misspelt keyword), not a TypeError."""
+        check_field_names(kw, "scenario")
+        return cls(**kw)
 
     @property
     def auto(self) -> bool:
@@ -272,6 +280,14 @@ def scenario_fields(where: str) -> list[Any]:
 
 def field_kind(name: str) -> str:
     return {f.name: f.metadata["kind"] for f in fields(Scenario)}[name]
+
+
+def check_field_names(kw: Mapping[str, Any], what: str) -> None:
+    """Raise a ScenarioError naming the first key of `kw` that is not a Scenario field, with the nearest names."""
+    names = [f.name for f in fields(Scenario)]
+    bad = [k for k in kw if k not in names]
+    if bad:
+        raise ScenarioError(f"{what}: unknown field {bad[0]!r}{suggest(bad[0], names)}; fields: {', '.join(names)}")
 
 
 def check_value(name: str, v: Any) -> Any:
@@ -406,5 +422,5 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None))
 
 
-__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "check_value", "engine_hardware", "make_precision",
-           "resolve_overlap", "scenario_fields", "spec_overlapped"]
+__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "check_field_names", "check_value", "engine_hardware",
+           "make_precision", "resolve_overlap", "scenario_fields", "spec_overlapped"]

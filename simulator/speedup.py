@@ -179,9 +179,13 @@ def speedup_curve(*names: Any, scenario: Scenario | None = None, **kw: Any) -> S
     tree_branching, context, batch, overlap, draft_kv_window), over `scenario` when one is given. The first three
     may be positional: speedup_curve("h100-sxm", "llama-3.1-8b", "eagle3", k=3)."""
     if len(names) > 3:
-        raise TypeError("speedup_curve takes at most 3 positional arguments (hardware, model, method)")
+        raise ScenarioError(f"speedup_curve takes at most 3 positional arguments (hardware, model, method); got "
+                            f"{len(names)}")
+    twice = [n for n in ("hardware", "model", "method")[:len(names)] if n in kw]
+    if twice:
+        raise ScenarioError(f"speedup_curve: {twice[0]} given twice, by position and by keyword")
     kw.update(zip(("hardware", "model", "method"), names))
     if scenario is not None and not isinstance(scenario, Scenario):
         raise ScenarioError(f"speedup_curve: scenario = {scenario!r}; expected a Scenario")
-    s = scenario.replace(**kw) if scenario is not None else Scenario(**kw)
+    s = scenario.replace(**kw) if scenario is not None else Scenario.of(**kw)
     return predict(s)

@@ -57,7 +57,7 @@ def load_rows(path: str | Path | None = None) -> list[dict[str, str]]:
     """Read a rows CSV; errors name the file, row and column."""
     p = Path(path) if path else default_rows_path()
     try:
-        rd = csv.DictReader(io.StringIO(read_text(p, "rows CSV"), newline=""))
+        rd = csv.DictReader(io.StringIO(read_text(p, "rows CSV").removeprefix("\ufeff"), newline=""))   # BOM
         cols = rd.fieldnames or []
         missing = [c for c in REQUIRED if c not in cols]
         if missing:
@@ -68,18 +68,70 @@ def load_rows(path: str | Path | None = None) -> list[dict[str, str]]:
         rows = list(rd)
     except csv.Error as e:
         raise SpecError(f"{p}: malformed CSV: {e}") from None
+    if not rows:
+        raise SpecError(f"{p}: no data rows (a header alone)")
+    seen: dict[str, int] = {}
     for i, r in enumerate(rows, start=2):
-        if r["metric"] not in METRICS:
-            raise SpecError(f"{p}: line {i} ({r['row_id']}): metric = {r['metric']!r}; expected one of "
-                            f"{', '.join(METRICS)}")
-        try:
-            v = float(r["measured"])
-        except ValueError:
-            raise SpecError(f"{p}: line {i} ({r['row_id']}): measured = {r['measured']!r}; expected a number") \
-                from None
-        if not math.isfinite(v) or v <= 0:
-            raise SpecError(f"{p}: line {i} ({r['row_id']}): measured = {r['measured']!r}; expected a positive number")
+        _check_row_shape(p, i, r, len(cols), seen)
+        _check_measurement(p, i, r)
+        _check_row_numbers(p, i, r)
     return rows
+
+
+def _check_measurement(p: Path, i: int, r: dict[str, str]) -> None:
+    """A known metric and a positive, finite measured value."""
+    if r["metric"] not in METRICS:
+        raise SpecError(f"{p}: line {i} ({r['row_id']}): metric = {r['metric']!r}; expected one of "
+                        f"{', '.join(METRICS)}")
+    try:
+        v = float(r["measured"])
+    except ValueError:
+        raise SpecError(f"{p}: line {i} ({r['row_id']}): measured = {r['measured']!r}; expected a number") from None
+    if not math.isfinite(v) or v <= 0:
+        raise SpecError(f"{p}: line {i} ({r['row_id']}): measured = {r['measured']!r}; expected a positive number")
+
+
+INT_COLUMNS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
+               "tree_branching", "tau_k", "spec_max_running")
+"""Whole-number columns: each >= 1 where given, but context and k (>= 0)."""
+
+
+def _check_row_shape(p: Path, i: int, r: dict[str, Any], n_cols: int, seen: dict[str, int]) -> None:
+    """One field per column, and a row_id given once (csv.DictReader puts extra fields under None, and None in the
+    columns a short row lacks)."""
+    if None in r or any(v is None for v in r.values()):
+        n = n_cols + len(r.get(None) or []) - sum(v is None for v in r.values())
+        raise SpecError(f"{p}: line {i}: {n} fields; the header has {n_cols}")
+    rid = (r["row_id"] or "").strip()
+    if not rid:
+        raise SpecError(f"{p}: line {i}: row_id is empty")
+    if rid in seen:
+        raise SpecError(f"{p}: line {i}: row_id {rid!r} repeats line {seen[rid]}")
+    seen[rid] = i
+
+
+def _check_row_numbers(p: Path, i: int, r: dict[str, str]) -> None:
+    """The whole-number columns and tau, where given: malformed values are input errors, not rows to skip."""
+    for c in INT_COLUMNS:
+        v = (r.get(c) or "").strip()
+        if not v:
+            continue
+        try:
+            f = float(v)
+        except ValueError:
+            f = float("nan")
+        lo = 0 if c in ("context", "k") else 1
+        if not (math.isfinite(f) and f.is_integer() and f >= lo):
+            raise SpecError(f"{p}: line {i} ({r['row_id']}): {c} = {v!r}; expected a whole number >= {lo}")
+    tau = (r.get("tau") or "").strip()
+    if tau:
+        try:
+            t = float(tau)
+        except ValueError:
+            t = float("nan")
+        if not (math.isfinite(t) and t >= 1.0):
+            raise SpecError(f"{p}: line {i} ({r['row_id']}): tau = {tau!r}; expected a number >= 1 (tokens per "
+                            "step, the bonus token included)")
 
 
 def _int(r: dict[str, str], key: str, default: int | None = None) -> int | None:
