@@ -394,13 +394,14 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
     """Fit `params` of the `base` profile to `rows` (a rows CSV path or loaded rows; the validation schema). Every
     row is priced with `base`, whatever its engine column says."""
     eng0 = base if isinstance(base, EngineProfile) else load_engine(base)
+    if not isinstance(rows, (str, Path, list, tuple)) or isinstance(params, str) or len(set(params)) != len(params):
+        raise ScenarioError(f"rows = {type(rows).__name__}, params = {params!r}; expected a rows CSV path or a list "
+                            "of rows, and a list of distinct parameter names such as ('host_step_s',)")
     rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
     prepared, skipped = usable([dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs)
     if skipped:                       # a fit on quietly fewer rows than given is not the fit asked for
-        where = f"{rows}: " if isinstance(rows, (str, Path)) else ""
-        rid, why = skipped[0]
-        raise ScenarioError(f"{where}{len(skipped)} of {len(rs)} rows cannot be priced, e.g. row {rid}: {why}; fix "
-                            "or remove them")
+        raise ScenarioError(f"{str(rows) + ': ' if isinstance(rows, (str, Path)) else ''}{len(skipped)} of {len(rs)} "
+                            f"rows cannot be priced, e.g. row {skipped[0][0]}: {skipped[0][1]}; fix or remove them")
     if len(prepared) < len(params):
         raise ScenarioError(f"{len(prepared)} usable rows cannot determine {len(params)} parameters; add measurements "
                             "(with and without speculation, at several batch sizes) or fit fewer --params")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ScenarioError, SpecroofError
-from .scenario import Scenario
+from .scenario import Scenario, as_scenario
 from .serving import Workload, serve
 
 DEFAULT_TARGETS = (20.0, 50.0, 100.0)   # tokens/s per user: chat-like, fast chat, agentic / reasoning interactivity
@@ -172,15 +172,34 @@ def _points(s: Scenario, lay: Layout, w: Workload) -> list[Point]:
     return out
 
 
-def _check(s: Scenario, gpus: Sequence[int], targets: Sequence[float]) -> tuple[float, ...]:
+def _check(s: Scenario, w: Any, gpus: Any, targets: Any, max_tp: Any) -> tuple[float, ...]:
+    """The frontier's arguments, each refused by name (a ScenarioError) before the search."""
+    if not isinstance(w, Workload):
+        raise ScenarioError(f"frontier: workload = {w!r}; expected a Workload")
     if s.method is None:
         raise ScenarioError("frontier compares speculation on and off: give a method")
-    if not gpus or any(isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 1 for g in gpus):
-        raise ScenarioError(f"gpus = {list(gpus)!r}; expected GPU counts >= 1")
-    tg = tuple(float(t) for t in targets)
-    if any(not np.isfinite(t) or t <= 0 for t in tg):
-        raise ScenarioError(f"targets = {list(targets)!r}; expected tokens/s per user > 0")
-    return tg
+    return _check_search(gpus, targets, max_tp)
+
+
+def _check_search(gpus: Any, targets: Any, max_tp: Any) -> tuple[float, ...]:
+    """GPU counts, interactivity targets and the largest TP the search may use."""
+    if not (isinstance(gpus, (list, tuple)) and gpus and all(_whole(g, 1) for g in gpus)):
+        raise ScenarioError(f"gpus = {list(gpus) if isinstance(gpus, (list, tuple)) else gpus!r}; expected a list "
+                            "of GPU counts >= 1")
+    if not _whole(max_tp, 1):
+        raise ScenarioError(f"max_tp = {max_tp!r}; expected an integer >= 1")
+    if not (isinstance(targets, (list, tuple)) and all(_positive(t) for t in targets)):
+        raise ScenarioError(f"targets = {list(targets) if isinstance(targets, (list, tuple)) else targets!r}; "
+                            "expected a list of tokens/s per user > 0")
+    return tuple(float(t) for t in targets)
+
+
+def _whole(v: Any, lo: int) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= lo
+
+
+def _positive(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float, np.number)) and bool(np.isfinite(v)) and v > 0
 
 
 def _search(s: Scenario, w: Workload, lays: list[Layout]) -> tuple[list[Point], list[tuple[str, str]]]:
@@ -202,9 +221,9 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
              targets: Sequence[float] = DEFAULT_TARGETS, max_tp: int = 8, **kw: Any) -> FrontierResult:
     """Search layouts for `gpus` GPUs per instance and concurrencies (1..1024 sequences per attention-DP rank) for the
     frontiers with speculation on (the scenario's method, k as it says: "auto" picks per point) and off."""
-    s = (scenario or Scenario()).replace(**kw) if kw or scenario is None else scenario
-    tg = _check(s, gpus, targets)
-    w = workload or Workload()
+    s = as_scenario(scenario, "frontier").replace(**kw)
+    w = Workload() if workload is None else workload
+    tg = _check(s, w, gpus, targets, max_tp)
     if not (w.samples[1] > 1).any():
         raise ScenarioError(f"osl = {w.mean_lengths[1]:g}: the frontier ranks tokens/s per user, 1 / TPOT, and with "
                             "one output token per request there is no decode to time; expected osl >= 2")

@@ -282,6 +282,15 @@ def field_kind(name: str) -> str:
     return {f.name: f.metadata["kind"] for f in fields(Scenario)}[name]
 
 
+def as_scenario(v: Any, what: str) -> Scenario:
+    """`v` when it is a Scenario, the default Scenario for None; anything else is a ScenarioError naming `what`."""
+    if v is None:
+        return Scenario()
+    if not isinstance(v, Scenario):
+        raise ScenarioError(f"{what}: scenario = {v!r}; expected a Scenario")
+    return v
+
+
 def check_field_names(kw: Mapping[str, Any], what: str) -> None:
     """Raise a ScenarioError naming the first key of `kw` that is not a Scenario field, with the nearest names."""
     names = [f.name for f in fields(Scenario)]
@@ -422,5 +431,5 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None))
 
 
-__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "check_field_names", "check_value", "engine_hardware",
-           "make_precision", "resolve_overlap", "scenario_fields", "spec_overlapped"]
+__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names", "check_value",
+           "engine_hardware", "make_precision", "resolve_overlap", "scenario_fields", "spec_overlapped"]

@@ -62,7 +62,7 @@ from .errors import ScenarioError
 from .pricing import MemoryUse, base_step, best_spec_step, context_message, memory, price_pass
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
-from .scenario import Deployment, Scenario
+from .scenario import Deployment, Scenario, as_scenario
 from .traffic import DEFAULT_CHUNK, Workload, pos_int, read_lengths
 
 _ITERATIONS = 6
@@ -446,9 +446,11 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
     the best verify shape) whose per-token time is integrated over the context isl .. isl + osl by Simpson's rule
     (exact for a cost affine in the context)."""
     isl, osl = pos_int("isl", isl), pos_int("osl", osl)
-    s = (scenario or Scenario()).replace(**kw) if kw or scenario is None else scenario
+    s = as_scenario(scenario, "static_batch").replace(**kw)
+    if batch is not None:
+        s = s.replace(batch=batch)                 # checked as every Scenario batch is
     dep = dep if dep is not None else s.resolve()
-    B = np.asarray(s.batch if batch is None else np.atleast_1d(batch), dtype=np.float64)
+    B = np.asarray(s.batch, dtype=np.float64)
     ops = dep.lops
     ttft = price_pass(dep, ops, B, float(isl), 0.0, "target").total_s
     Ls = (float(isl), isl + osl / 2.0, float(isl + osl))

@@ -142,6 +142,8 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
 def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     """Predict the speedup of speculative decoding at each batch size of the scenario (see the module docstring).
     `dep`: the scenario already resolved (calibration reuses it while it varies the engine)."""
+    if not isinstance(s, Scenario):
+        raise ScenarioError(f"predict: scenario = {s!r}; expected a Scenario (or call speedup_curve with its fields)")
     dep = dep if dep is not None else s.resolve()
     acc = dep.acceptance
     B = np.asarray(s.batch, dtype=np.float64)

@@ -10,7 +10,7 @@ import numpy as np
 from .errors import ScenarioError
 from .pricing import context_message, host_rule, memory, price_pass
 from .roofline import BOUNDS
-from .scenario import Deployment, Scenario
+from .scenario import Deployment, Scenario, as_scenario
 from .workload import FAMILIES
 
 
@@ -65,7 +65,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     """
     given = {k: v for k, v in dict(hardware=hardware, model=model, batch=batch, context=context).items()
              if v is not None}
-    s = (scenario or Scenario()).replace(method=None, **given, **kw)
+    s = as_scenario(scenario, "simulate_step").replace(method=None, **given, **kw)
     if isinstance(query_tokens, bool) or not isinstance(query_tokens, (int, np.integer)) or query_tokens < 1:
         raise ScenarioError(f"query_tokens = {query_tokens!r}; expected an integer >= 1")
     if logits not in ("all", "last"):

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from simulator import Acceptance, Scenario, speedup_curve
+from simulator import Acceptance, Scenario, predict, simulate_step, speedup_curve, static_batch
 from simulator.calibration import calibrate
 from simulator.cli import main
 from simulator.errors import ModelConfigError, ScenarioError, SpecError
+from simulator.frontier import frontier
 from simulator.hardware import load_hardware
 from simulator.model import load_model
 from simulator.validation import load_rows
@@ -110,9 +111,20 @@ def test_config_json_with_a_wrongly_typed_field_is_named(tmp_path, key, value, n
     (lambda: Scenario().replace(contxt=5), "unknown field 'contxt'; did you mean context?"),
     (lambda: speedup_curve("h100-sxm", hardware="h200-sxm"), "hardware given twice"),
     (lambda: speedup_curve("a", "b", "c", "d"), "at most 3 positional arguments"),
+    (lambda: predict({"tp": 1}), "predict: scenario = {'tp': 1}; expected a Scenario"),
+    (lambda: simulate_step(scenario="x"), "simulate_step: scenario = 'x'; expected a Scenario"),
+    (lambda: static_batch(batch="8"), "batch = '8'; expected a positive integer"),
+    (lambda: static_batch(batch=0), "batch = 0; expected a positive integer"),
+    (lambda: frontier(scenario={}), "frontier: scenario = {}; expected a Scenario"),
+    (lambda: frontier(gpus=8), "gpus = 8; expected a list of GPU counts >= 1"),
+    (lambda: frontier(targets=["abc"]), "targets = ['abc']; expected a list of tokens/s per user > 0"),
+    (lambda: frontier(max_tp=0, gpus=[1]), "max_tp = 0; expected an integer >= 1"),
+    (lambda: calibrate(ROWS, "vllm", params="host_step_s"), "params = 'host_step_s'; expected a rows CSV path"),
+    (lambda: calibrate(ROWS, "vllm", params=("host_step_s", "host_step_s")), "a list of distinct parameter names"),
+    (lambda: calibrate(None, "vllm"), "rows = NoneType, params = "),
 ])
 def test_library_calls_fail_as_scenario_errors(make, needle):
-    """Audit: these raised TypeError, or let NaN through to a 'feasible' point."""
+    """Audit: these raised TypeError, AttributeError or KeyError, or let NaN through to a 'feasible' point."""
     with pytest.raises(ScenarioError) as e:
         make()
     assert needle in str(e.value)
