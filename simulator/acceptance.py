@@ -111,6 +111,9 @@ def verify_shape(k: int, tree_tokens: int | None = None, tree_branching: int | N
     the tree of `tree_tokens` with `tree_branching` candidates per depth (default: spread evenly over the depths)."""
     if tree_tokens is None or k == 0:
         return Verify(k, k + 1, 1)
+    for name, v in (("tree_tokens", tree_tokens), ("tree_branching", tree_branching)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise ScenarioError(f"{name} = {v!r}; expected an integer >= 1")
     return Verify(k, tree_tokens, tree_branching or default_tree_branching(tree_tokens, k))
 
 
@@ -170,6 +173,8 @@ class Acceptance:
 
     @classmethod
     def from_rates(cls, rates) -> Acceptance:
+        if isinstance(rates, (str, bytes)) or not isinstance(rates, (list, tuple, np.ndarray)):
+            raise ScenarioError(f"per-position acceptance rates = {rates!r}; expected a list of rates in [0, 1)")
         rs = tuple(float(_check_alpha(r, "per-position acceptance rate")) for r in rates)
         if not rs:
             raise ScenarioError("per-position acceptance rates: expected at least one rate")
@@ -182,7 +187,7 @@ class Acceptance:
         k = _check_k(k)
         if k == 0:
             raise ScenarioError("an acceptance length needs the k it was measured at (k >= 1)")
-        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau < k + 1):
+        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.number)) or not (1.0 <= tau < k + 1):
             raise ScenarioError(f"acceptance length tau = {tau!r}; expected a number in [1, k+1) = [1, {k + 1}) "
                                 f"for k = {k} (k + 1 would mean every draft is always accepted)")
         d = _check_decay(decay)
@@ -197,7 +202,9 @@ class Acceptance:
     def from_tree_length(cls, tau: float, widths, decay: float = 1.0) -> Acceptance:
         """Invert a tree's mean acceptance length for the first-position rate (per-depth candidates accepted with
         1 - (1 - a_j)^{w_j}, a_j = a_1 d^(j-1))."""
-        w = list(widths)
+        w = list(widths) if isinstance(widths, (list, tuple, np.ndarray)) else None
+        if not w or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in w):
+            raise ScenarioError(f"tree widths = {widths!r}; expected a list of candidates per depth, each >= 1")
         top = 1.0 + len(w)
         if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not (1.0 <= tau < top):
             raise ScenarioError(f"tree acceptance length tau = {tau!r}; expected a number in [1, {top:g}) "

@@ -207,38 +207,37 @@ class ModelShape:
 
 # ---- HF config -> ModelShape, one reader per model_type -----------------------------------------------------------
 
-def _get(cfg: dict[str, Any], key: str, src: str, default: Any = ..., kind: type = int) -> Any:
+def _get(cfg: dict[str, Any], key: str, src: str, default: Any = ..., kind: type = int, lo: int = 0) -> Any:
     if key not in cfg or cfg[key] is None:
         if default is ...:
             raise ModelConfigError(f"{src}: missing key {key!r}")
         return default
     v = cfg[key]
     if kind is int:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ModelConfigError(f"{src}: {key} = {v!r}, expected a non-negative integer")
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ModelConfigError(f"{src}: {key} = {v!r}, expected an integer >= {lo}")
     elif kind is bool and not isinstance(v, bool):
         raise ModelConfigError(f"{src}: {key} = {v!r}, expected true or false")
     return v
 
 
 def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
-    d = _get(cfg, "hidden_size", src)
-    h = _get(cfg, "num_attention_heads", src)
-    if h == 0 or d == 0:
-        raise ModelConfigError(f"{src}: hidden_size and num_attention_heads must be positive")
+    d, h = _get(cfg, "hidden_size", src, lo=1), _get(cfg, "num_attention_heads", src, lo=1)
+    if "head_dim" not in cfg and d % h:
+        raise ModelConfigError(f"{src}: hidden_size = {d} is not a multiple of num_attention_heads = {h} (no head_dim)")
     hkv = _get(cfg, "num_key_value_heads", src, h)
     if hkv == 0 or h % hkv:
         raise ModelConfigError(f"{src}: num_attention_heads = {h} is not a multiple of num_key_value_heads = {hkv}")
     act = cfg.get("hidden_act", "silu")
     return dict(
         name=name, model_type=str(cfg.get("model_type")),
-        n_layers=_get(cfg, "num_hidden_layers", src), d_model=d, n_heads=h, n_kv_heads=hkv,
-        d_head=_get(cfg, "head_dim", src, d // h), d_ff=_get(cfg, "intermediate_size", src),
+        n_layers=_get(cfg, "num_hidden_layers", src, lo=1), d_model=d, n_heads=h, n_kv_heads=hkv,
+        d_head=_get(cfg, "head_dim", src, d // h, lo=1), d_ff=_get(cfg, "intermediate_size", src, lo=1),
         # Llama/Mistral/Qwen/DeepSeek/gpt-oss MLPs are gated (SwiGLU): gate, up, down (HF modeling_* MLP classes).
         gated_mlp=act in ("silu", "swiglu", "gelu_pytorch_tanh", "gelu"),
         vocab_size=_get(cfg, "vocab_size", src),
         tied_embeddings=_get(cfg, "tie_word_embeddings", src, False, bool),
-        max_position=_get(cfg, "max_position_embeddings", src, 0),
+        max_position=_get(cfg, "max_position_embeddings", src, 0, lo=1),       # absent: no limit
     )
 
 
@@ -265,10 +264,9 @@ def _dense(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 
 
 def _moe_common(kw: dict[str, Any], cfg: dict[str, Any], src: str, experts_key: str, width_key: str) -> None:
-    kw["n_experts"] = _get(cfg, experts_key, src)
-    kw["top_k"] = _get(cfg, "num_experts_per_tok", src) if "num_experts_per_tok" in cfg \
-        else _get(cfg, "experts_per_token", src)
-    kw["d_ff_expert"] = _get(cfg, width_key, src)
+    kw["n_experts"] = _get(cfg, experts_key, src, lo=1)
+    kw["top_k"] = _get(cfg, "experts_per_token" if "experts_per_token" in cfg else "num_experts_per_tok", src)
+    kw["d_ff_expert"] = _get(cfg, width_key, src, lo=1)
     if kw["top_k"] == 0 or kw["top_k"] > kw["n_experts"]:
         raise ModelConfigError(f"{src}: num_experts_per_tok = {kw['top_k']} must be in [1, {kw['n_experts']}]")
 
@@ -301,9 +299,9 @@ def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw["qk_nope_head_dim"] = _get(cfg, "qk_nope_head_dim", src)
     kw["v_head_dim"] = _get(cfg, "v_head_dim", src)
     kw["d_head"] = kw["qk_nope_head_dim"] + kw["qk_rope_head_dim"]
-    kw["n_experts"] = _get(cfg, "n_routed_experts", src)
+    kw["n_experts"] = _get(cfg, "n_routed_experts", src, lo=1)
     kw["top_k"] = _get(cfg, "num_experts_per_tok", src)
-    kw["d_ff_expert"] = _get(cfg, "moe_intermediate_size", src)
+    kw["d_ff_expert"] = _get(cfg, "moe_intermediate_size", src, lo=1)
     kw["n_shared_experts"] = _get(cfg, "n_shared_experts", src, 0)
     kw["d_ff_shared"] = kw["d_ff_expert"]            # DeepseekV3MoE: shared MLP of n_shared * moe_intermediate_size
     first = _get(cfg, "first_k_dense_replace", src, 0)

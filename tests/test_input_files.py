@@ -128,3 +128,22 @@ def test_library_calls_fail_as_scenario_errors(make, needle):
     with pytest.raises(ScenarioError) as e:
         make()
     assert needle in str(e.value)
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda: Acceptance.from_rates(None), "per-position acceptance rates = None; expected a list"),
+    (lambda: Acceptance.from_rates(0.7), "per-position acceptance rates = 0.7; expected a list"),
+    (lambda: Acceptance.from_tree_length(2.0, "abc"), "tree widths = 'abc'; expected a list"),
+    (lambda: Acceptance.from_tree_length(1.5, [0, 2]), "tree widths = [0, 2]; expected a list"),
+    (lambda: Acceptance.from_measurement(2.0, 3, tree_tokens="8"), "tree_tokens = '8'; expected an integer >= 1"),
+])
+def test_acceptance_constructors_name_the_bad_argument(make, needle):
+    """Third audit: TypeError, ValueError or a silently accepted zero width."""
+    with pytest.raises(ScenarioError) as e:
+        make()
+    assert needle in str(e.value)
+
+
+def test_acceptance_length_takes_numpy_numbers():
+    import numpy as np
+    assert Acceptance.from_length(np.int64(2), 3).alpha == Acceptance.from_length(2.0, 3).alpha
