@@ -37,7 +37,7 @@ from .engine_configs import (
 )
 from .errors import ScenarioError
 from .hazards import Hazard, check, load_hazards, resolve_options
-from .scenario import Scenario
+from .scenario import Scenario, as_scenario
 from .speedup import SpeedupResult, predict
 
 MAX_POINTS = 1024
@@ -207,9 +207,7 @@ def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: 
 
 def _batch_bounds(scenario: Any, batch_range: Any) -> tuple[int, int]:
     """Check advise's scenario and batch_range arguments; return the range's (smallest, largest) batch."""
-    if scenario is not None and not isinstance(scenario, Scenario):
-        raise ScenarioError(f"advise: scenario = {scenario!r}; expected a Scenario (or pass its fields as keywords: "
-                            "hardware=..., model=..., method=...)")
+    as_scenario(scenario, "advise")
     if not isinstance(batch_range, (tuple, list)) or len(batch_range) != 2:
         raise ScenarioError(f"batch_range = {batch_range!r}; expected (smallest, largest)")
     return int(_check_int("smallest batch", batch_range[0])), int(_check_int("largest batch", batch_range[1]))

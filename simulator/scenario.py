@@ -244,11 +244,6 @@ class Scenario:
         check_field_names(changes, "scenario")
         return replace(self, **changes)
 
-    @classmethod
-    def of(cls, **kw: Any) -> Scenario:
-        """Scenario(**kw), an unknown field name refused as a ScenarioError (a misspelt keyword), not a TypeError."""
-        check_field_names(kw, "scenario")
-        return cls(**kw)
 
     @property
     def auto(self) -> bool:
@@ -287,7 +282,8 @@ def as_scenario(v: Any, what: str) -> Scenario:
     if v is None:
         return Scenario()
     if not isinstance(v, Scenario):
-        raise ScenarioError(f"{what}: scenario = {v!r}; expected a Scenario")
+        raise ScenarioError(f"{what}: scenario = {v!r}; expected a Scenario (or pass its fields as keywords: "
+                            "hardware=..., model=..., method=...)")
     return v
 
 

@@ -306,11 +306,9 @@ def _memory(dep: Deployment, w: Workload, C: np.ndarray) -> MemoryUse:
 
 def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deployment | None, kw: dict[str, Any]
             ) -> tuple[Scenario, Workload, Deployment]:
-    if scenario is not None and not isinstance(scenario, Scenario):
-        raise ScenarioError(f"serve: scenario = {scenario!r}; expected a Scenario")
+    s = as_scenario(scenario, "serve").replace(**kw)
     if workload is not None and not isinstance(workload, Workload):
         raise ScenarioError(f"serve: workload = {workload!r}; expected a Workload")
-    s = (scenario or Scenario()).replace(**kw) if kw or scenario is None else scenario
     return s, workload or Workload(), dep if dep is not None else s.resolve()
 
 
@@ -446,9 +444,7 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
     the best verify shape) whose per-token time is integrated over the context isl .. isl + osl by Simpson's rule
     (exact for a cost affine in the context)."""
     isl, osl = pos_int("isl", isl), pos_int("osl", osl)
-    s = as_scenario(scenario, "static_batch").replace(**kw)
-    if batch is not None:
-        s = s.replace(batch=batch)                 # checked as every Scenario batch is
+    s = as_scenario(scenario, "static_batch").replace(**kw, **({} if batch is None else {"batch": batch}))
     dep = dep if dep is not None else s.resolve()
     B = np.asarray(s.batch, dtype=np.float64)
     ops = dep.lops

@@ -17,7 +17,7 @@ from .acceptance import Acceptance
 from .errors import ScenarioError
 from .pricing import base_step, best_spec_step, break_even_alpha, candidates, context_message, max_batch, memory
 from .roofline import BOUNDS
-from .scenario import Deployment, Scenario
+from .scenario import Deployment, Scenario, as_scenario
 from .workload import INF_WINDOW
 
 
@@ -150,14 +150,14 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     L = float(s.context)
     base, _ = base_step(dep, B, L)
     best = best_spec_step(dep, acc, B, L, base)
-    ok = best.ok.copy()
+    ok = best.ok
     base_ok = memory(dep, B, 1, L).fits & (context_message(dep, s.context, 1) == "")   # plain decoding: 1 new token
     msgs = [context_message(dep, s.context, v.T) or best.mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction)
             for i, v in enumerate(best.v)]    # a point past the position limit says so first
     be = np.array([break_even_alpha(acc, v, sp / b) if v.k else np.nan    # k = 0: speculation off, no break-even
                    for v, sp, b in zip(best.v, best.step.step_s, base)])
     pays = np.where(ok & (best.s >= 1.0) & np.array([v.k > 0 for v in best.v]))[0]    # k = 0 is plain decoding
-    Tm = float(max(v.T for v in best.v))
+    edges, widest = _fit_edges(dep, L, max(v.T for v in best.v))
     gpus = dep.n_gpus
     tokens, sp = best.tokens, best.step.step_s
     return SpeedupResult(
@@ -170,9 +170,16 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         feasible=ok, base_feasible=base_ok, message=tuple(msgs), break_even_acceptance=be,
         crossover_batch=int(B[pays].max()) if pays.size else None,
         max_batch_base=max_batch(dep, 1, L, drafter=False),
-        max_batch_spec=max_batch(dep, Tm, L, drafter=any(v.k for v in best.v)),
+        max_batch_spec=widest,
         notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",),
-        fit_edges=tuple((v.k, v.T, max_batch(dep, v.T, L, drafter=v.k > 0)) for v in candidates(dep)))
+        fit_edges=edges)
+
+
+def _fit_edges(dep: Deployment, L: float, Tm: int) -> tuple[tuple[tuple[int, int, int], ...], int]:
+    """(k, T, largest batch that fits) of every verify shape tried, and the edge of the widest evaluated, Tm tokens
+    per sequence (memory depends on T and whether a drafter is loaded: the same for every shape of that width)."""
+    edges = tuple((v.k, v.T, max_batch(dep, v.T, L, drafter=v.k > 0)) for v in candidates(dep))
+    return edges, next(b for _, T, b in edges if T == Tm)
 
 
 def speedup_curve(*names: Any, scenario: Scenario | None = None, **kw: Any) -> SpeedupResult:
@@ -187,7 +194,5 @@ def speedup_curve(*names: Any, scenario: Scenario | None = None, **kw: Any) -> S
     if twice:
         raise ScenarioError(f"speedup_curve: {twice[0]} given twice, by position and by keyword")
     kw.update(zip(("hardware", "model", "method"), names))
-    if scenario is not None and not isinstance(scenario, Scenario):
-        raise ScenarioError(f"speedup_curve: scenario = {scenario!r}; expected a Scenario")
-    s = scenario.replace(**kw) if scenario is not None else Scenario.of(**kw)
+    s = as_scenario(scenario, "speedup_curve").replace(**kw)     # replace refuses an unknown field by name
     return predict(s)

@@ -66,6 +66,14 @@ def cell_scenario(d: dict[str, Any]) -> Scenario:
     return Scenario(**kw, k=d["k"], context=d["context"])
 
 
+def _cell_inputs(spec: SweepSpec, d: dict[str, Any], dep: Deployment, cache: dict[tuple, Acceptance]
+                 ) -> tuple[list[Verify], list[Acceptance]]:
+    """A cell's verify candidates (at its own k and context) and acceptances; raises where `predict` would reject
+    it (the one check of a cell: pricing it and refusing a wholly rejected spec both use it)."""
+    s = dep.scenario.replace(k=d["k"], context=d["context"])
+    return candidates(replace(dep, scenario=s)), _acceptances(spec, d, dep, cache)
+
+
 def _acceptances(spec: SweepSpec, d: dict[str, Any], dep: Deployment, cache: dict[tuple, Acceptance]
                  ) -> list[Acceptance]:
     """The Acceptance of each acceptance index for a cell (its own zipped/scalar value or the method default)."""
@@ -167,9 +175,7 @@ class _Shard:
         for i in members:
             d = self.cells[i]
             try:
-                s = dep.scenario.replace(k=d["k"], context=d["context"])
-                self.cands[i] = candidates(replace(dep, scenario=s))
-                self.accs[i] = _acceptances(self.spec, d, dep, self.acc_cache)
+                self.cands[i], self.accs[i] = _cell_inputs(self.spec, d, dep, self.acc_cache)
             except SpecroofError as e:
                 self.bad(i, e)
                 continue
@@ -347,14 +353,12 @@ def check_some_configuration(spec: SweepSpec) -> None:
 
 def _first_cell_error(spec: SweepSpec, dep: Deployment, d0: dict[str, Any], rest: list[Any],
                       cache: dict[tuple, Acceptance]) -> SpecroofError | None:
-    """None as soon as one cell of a resolved configuration passes its k, context and acceptance (as `_Shard._live`
-    checks them), else the first cell's error."""
+    """None as soon as one cell of a resolved configuration passes `_cell_inputs`, else the first cell's error."""
     first = None
     for ri in itertools.product(*(range(a.n) for a in rest)):
         d = _with_axes(dict(d0), rest, ri)
         try:
-            candidates(replace(dep, scenario=dep.scenario.replace(k=d["k"], context=d["context"])))
-            _acceptances(spec, d, dep, cache)
+            _cell_inputs(spec, d, dep, cache)
             return None
         except SpecroofError as e:
             first = first or e
