@@ -207,6 +207,16 @@ class ModelShape:
 
 # ---- HF config -> ModelShape, one reader per model_type -----------------------------------------------------------
 
+# Far beyond any published model (Llama-3.1-405B: 126 layers, hidden 16384; Kimi-K2: 384 experts): a size above is a
+# typo or a corrupt file, refused by its key where it is read, before any loop runs over it.
+KEY_MAX = {**dict.fromkeys(("num_hidden_layers", "num_nextn_predict_layers", "medusa_num_heads", "medusa_num_layers"),
+                           1024), "hidden_size": 1 << 20, "vocab_size": 1 << 24, "max_position_embeddings": 1 << 40,
+           **dict.fromkeys(("head_dim", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"), 1 << 13),
+           **dict.fromkeys(("num_attention_heads", "num_key_value_heads", "n_routed_experts", "num_local_experts",
+                            "num_experts", "n_shared_experts", "q_lora_rank", "kv_lora_rank"), 1 << 16),
+           **dict.fromkeys(("intermediate_size", "moe_intermediate_size", "intermediate_size_mlp"), 1 << 22)}
+
+
 def _get(cfg: dict[str, Any], key: str, src: str, default: Any = ..., kind: type = int, lo: int = 0) -> Any:
     if key not in cfg or cfg[key] is None:
         if default is ...:
@@ -216,6 +226,8 @@ def _get(cfg: dict[str, Any], key: str, src: str, default: Any = ..., kind: type
     if kind is int:
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ModelConfigError(f"{src}: {key} = {v!r}, expected an integer >= {lo}")
+        if v > KEY_MAX.get(key, v):
+            raise ModelConfigError(f"{src}: {key} = {v}; expected {lo}..{KEY_MAX[key]} (a model that can be priced)")
     elif kind is bool and not isinstance(v, bool):
         raise ModelConfigError(f"{src}: {key} = {v!r}, expected true or false")
     return v
@@ -225,6 +237,9 @@ def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
     d, h = _get(cfg, "hidden_size", src, lo=1), _get(cfg, "num_attention_heads", src, lo=1)
     if "head_dim" not in cfg and d % h:
         raise ModelConfigError(f"{src}: hidden_size = {d} is not a multiple of num_attention_heads = {h} (no head_dim)")
+    if "head_dim" not in cfg and d // h > KEY_MAX["head_dim"]:
+        raise ModelConfigError(f"{src}: hidden_size / num_attention_heads = {d // h}; expected a head size of at most "
+                               f"{KEY_MAX['head_dim']} (no head_dim)")
     hkv = _get(cfg, "num_key_value_heads", src, h)
     if hkv == 0 or h % hkv:
         raise ModelConfigError(f"{src}: num_attention_heads = {h} is not a multiple of num_key_value_heads = {hkv}")
@@ -235,7 +250,7 @@ def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
         d_head=_get(cfg, "head_dim", src, d // h, lo=1), d_ff=_get(cfg, "intermediate_size", src, lo=1),
         # Llama/Mistral/Qwen/DeepSeek/gpt-oss MLPs are gated (SwiGLU): gate, up, down (HF modeling_* MLP classes).
         gated_mlp=act in ("silu", "swiglu", "gelu_pytorch_tanh", "gelu"),
-        vocab_size=_get(cfg, "vocab_size", src),
+        vocab_size=_get(cfg, "vocab_size", src, lo=1),
         tied_embeddings=_get(cfg, "tie_word_embeddings", src, False, bool),
         max_position=_get(cfg, "max_position_embeddings", src, 0, lo=1),       # absent: no limit
     )
@@ -294,14 +309,12 @@ def _mixtral(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(cfg, src, name)
     kw["q_lora_rank"] = _get(cfg, "q_lora_rank", src, 0)
-    kw["kv_lora_rank"] = _get(cfg, "kv_lora_rank", src)
-    kw["qk_rope_head_dim"] = _get(cfg, "qk_rope_head_dim", src)
+    kw["kv_lora_rank"] = _get(cfg, "kv_lora_rank", src, lo=1)
+    kw["qk_rope_head_dim"] = _get(cfg, "qk_rope_head_dim", src, lo=1)
     kw["qk_nope_head_dim"] = _get(cfg, "qk_nope_head_dim", src)
-    kw["v_head_dim"] = _get(cfg, "v_head_dim", src)
+    kw["v_head_dim"] = _get(cfg, "v_head_dim", src, lo=1)
     kw["d_head"] = kw["qk_nope_head_dim"] + kw["qk_rope_head_dim"]
-    kw["n_experts"] = _get(cfg, "n_routed_experts", src, lo=1)
-    kw["top_k"] = _get(cfg, "num_experts_per_tok", src)
-    kw["d_ff_expert"] = _get(cfg, "moe_intermediate_size", src, lo=1)
+    _moe_common(kw, cfg, src, "n_routed_experts", "moe_intermediate_size")
     kw["n_shared_experts"] = _get(cfg, "n_shared_experts", src, 0)
     kw["d_ff_shared"] = kw["d_ff_expert"]            # DeepseekV3MoE: shared MLP of n_shared * moe_intermediate_size
     first = _get(cfg, "first_k_dense_replace", src, 0)
@@ -347,10 +360,10 @@ def _llama4(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 
 
 def _medusa(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
-    d = _get(cfg, "hidden_size", src)
+    d = _get(cfg, "hidden_size", src, lo=1)
     return ModelShape(
         name=name, model_type="medusa", n_layers=0, d_model=d, n_heads=1, n_kv_heads=1, d_head=d, d_ff=0,
-        gated_mlp=False, vocab_size=_get(cfg, "vocab_size", src), tied_embeddings=False,
+        gated_mlp=False, vocab_size=_get(cfg, "vocab_size", src, lo=1), tied_embeddings=False,
         n_medusa_heads=_get(cfg, "medusa_num_heads", src), n_medusa_layers=_get(cfg, "medusa_num_layers", src, 1),
         shares_embedding=True, kind="medusa-head")
 
@@ -396,28 +409,7 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
                         draft_vocab_size=int(cfg.get("draft_vocab_size") or 0))
     elif kind not in ("target", "medusa-head"):
         raise ModelConfigError(f"{source}: unknown kind {kind!r}")
-    _check_sizes(shape, source)
     return shape
-
-
-# Far beyond any published model (Llama-3.1-405B: 126 layers, d 16384; Kimi-K2: 384 experts): a size outside is a
-# typo or a corrupt file, refused before any loop runs over it.
-SIZE_BOUNDS = {"n_layers": (1, 1024), "d_model": (1, 1 << 20), "n_heads": (1, 1 << 16), "n_kv_heads": (1, 1 << 16),
-               "d_head": (1, 1 << 14), "vocab_size": (1, 1 << 24), "d_ff": (0, 1 << 22), "n_experts": (0, 1 << 16),
-               "d_ff_expert": (0, 1 << 22)}
-
-
-def _check_sizes(m: ModelShape, source: str) -> None:
-    """Every size in its bounds (a Medusa head has no decoder layers), and n_heads a multiple of n_kv_heads."""
-    for key, (lo, hi) in SIZE_BOUNDS.items():
-        v, lo = getattr(m, key), 0 if key == "n_layers" and m.kind == "medusa-head" else lo
-        if not lo <= v <= hi:
-            raise ModelConfigError(f"{source}: {key} = {v}; expected {lo}..{hi} (a model that can be priced)")
-    if m.n_heads % m.n_kv_heads:
-        raise ModelConfigError(f"{source}: num_attention_heads = {m.n_heads} is not a multiple of "
-                               f"num_key_value_heads = {m.n_kv_heads}")
-    if m.n_experts and not 1 <= m.top_k <= m.n_experts:
-        raise ModelConfigError(f"{source}: experts per token = {m.top_k}; expected 1..{m.n_experts}")
 
 
 # ---- bundled registry ---------------------------------------------------------------------------------------------

@@ -102,6 +102,39 @@ def test_config_json_with_a_wrongly_typed_field_is_named(tmp_path, key, value, n
     assert str(e.value).startswith(str(p)) and needle in str(e.value)
 
 
+LLAMA_8B = "meta-llama__Llama-3.1-8B-Instruct.json"
+
+
+@pytest.mark.parametrize("file, key, value, needle", [
+    (LLAMA_8B, "hidden_size", 10**12, "hidden_size = 1000000000000; expected 1..1048576"),
+    (LLAMA_8B, "num_hidden_layers", 5000, "num_hidden_layers = 5000; expected 1..1024"),
+    (LLAMA_8B, "vocab_size", 2**30, "vocab_size = 1073741824; expected 1..16777216"),
+    (LLAMA_8B, "max_position_embeddings", 2**70, "max_position_embeddings = 1180591"),
+    (LLAMA_8B, "num_attention_heads", 1,
+     "hidden_size / num_attention_heads = 4096; expected a head size of at most 8192"),
+    ("deepseek-ai__DeepSeek-V3.json", "n_routed_experts", 10**6, "n_routed_experts = 1000000; expected 1..65536"),
+    ("deepseek-ai__DeepSeek-V3.json", "kv_lora_rank", 10**9, "kv_lora_rank = 1000000000; expected 1..65536"),
+    ("deepseek-ai__DeepSeek-V3.json", "qk_rope_head_dim", 0, "qk_rope_head_dim = 0, expected an integer >= 1"),
+    ("deepseek-ai__DeepSeek-V3.json", "num_experts_per_tok", 300, "num_experts_per_tok = 300 must be in [1, 256]"),
+])
+def test_config_json_sizes_beyond_any_model_name_their_key(tmp_path, capsys, file, key, value, needle):
+    """Audit: such sizes passed the reader and were refused by the shape's internal names (d_model, d_head)."""
+    cfg = json.loads((ROOT / "models" / file).read_text())
+    cfg[key] = value
+    if key == "num_attention_heads":
+        cfg.update(num_key_value_heads=1, hidden_size=4096 * 4)
+        cfg.pop("head_dim", None)
+        needle = needle.replace("4096", "16384")
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    with pytest.raises(ModelConfigError) as e:
+        load_model(str(p))
+    assert str(e.value).startswith(str(p)) and needle in str(e.value)
+    assert main(["step", "--model", str(p), "--batch", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("make, needle", [
     (lambda: Acceptance.from_rate(0.7).with_alpha(math.nan), "acceptance rate = nan"),
     (lambda: Acceptance("iid", alpha=1.0), "acceptance rate = 1.0; expected a number in [0, 1)"),

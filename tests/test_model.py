@@ -346,13 +346,16 @@ def test_minimal_configs_load():
     ({**LLAMA, "num_hidden_layers": -1}, r"num_hidden_layers = -1, expected an integer >= 1"),
     ({**LLAMA, "intermediate_size": 1.5}, r"intermediate_size = 1.5, expected an integer >= 1"),
     ({**LLAMA, "intermediate_size": "128"}, r"intermediate_size = '128', expected an integer >= 1"),
-    ({**LLAMA, "vocab_size": True}, r"vocab_size = True, expected an integer >= 0"),
+    ({**LLAMA, "vocab_size": True}, r"vocab_size = True, expected an integer >= 1"),
     ({**LLAMA, "tie_word_embeddings": "yes"}, r"tie_word_embeddings = 'yes', expected true or false"),
     ({**LLAMA, "hidden_size": 0}, r"hidden_size = 0, expected an integer >= 1"),
     ({**LLAMA, "num_attention_heads": 0}, r"num_attention_heads = 0, expected an integer >= 1"),
     # third audit: these were accepted (no position limit, a model without an FFN, a floored head size)
     ({**LLAMA, "max_position_embeddings": 0}, r"max_position_embeddings = 0, expected an integer >= 1"),
     ({**LLAMA, "intermediate_size": 0}, r"intermediate_size = 0, expected an integer >= 1"),
+    # fourth audit: the shape's own size checks, which named d_model / d_head, are now each key's bounds
+    ({**LLAMA, "vocab_size": 0}, r"vocab_size = 0, expected an integer >= 1"),
+    ({"model_type": "medusa", "hidden_size": 0, "vocab_size": 10}, r"hidden_size = 0, expected an integer >= 1"),
     ({**LLAMA, "hidden_size": 65}, r"hidden_size = 65 is not a multiple of num_attention_heads = 4 \(no head_dim\)"),
     ({**LLAMA, "num_key_value_heads": 3}, r"num_attention_heads = 4 is not a multiple of num_key_value_heads = 3"),
     ({**LLAMA, "num_key_value_heads": 0}, r"num_attention_heads = 4 is not a multiple of num_key_value_heads = 0"),
