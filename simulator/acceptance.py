@@ -191,12 +191,18 @@ class Acceptance:
             raise ScenarioError(f"acceptance length tau = {tau!r}; expected a number in [1, k+1) = [1, {k + 1}) "
                                 f"for k = {k} (k + 1 would mean every draft is always accepted)")
         d = _check_decay(decay)
-        src = f"tau {tau:g} at k={k}"
-        if d == 1.0:
-            f = lambda x: float(expected_tokens_iid(x, k)) - tau  # noqa: E731
-            return cls("iid", alpha=_solve(f, tau), source=src)
         f = lambda x: cls("decay", alpha=x, decay=d).expected_tokens(k) - tau  # noqa: E731
-        return cls("decay", alpha=_solve(f, tau), decay=d, source=src)
+        return cls._reach(f, lambda x: float(expected_tokens_iid(x, k)) - tau, tau, d, f"tau {tau:g} at k={k}")
+
+    @classmethod
+    def _reach(cls, f, f_iid, tau: float, d: float, src: str) -> Acceptance:
+        """The rate that reproduces a measured tau at its own shape under decay d, or i.i.d. (d = 1) when no rate
+        below 1 reaches tau with d < 1 (the measured point is kept exactly; the source says so)."""
+        if d != 1.0 and f(ALPHA_MAX) >= 0:
+            return cls("decay", alpha=_solve(f, tau), decay=d, source=src)
+        if d != 1.0:
+            src += f" (above the {tau + f(ALPHA_MAX):.3f} that decay {d:g} can reach: i.i.d.)"
+        return cls("iid", alpha=_solve(f_iid, tau), source=src)
 
     @classmethod
     def from_tree_length(cls, tau: float, widths, decay: float = 1.0) -> Acceptance:
@@ -210,9 +216,9 @@ class Acceptance:
             raise ScenarioError(f"tree acceptance length tau = {tau!r}; expected a number in [1, {top:g}) "
                                 f"for a tree of depth {len(w)}")
         d = _check_decay(decay)
-        kind = "iid" if d == 1.0 else "decay"
-        f = lambda x: cls(kind, alpha=x, decay=d).expected_tokens_tree(w) - tau  # noqa: E731
-        return cls(kind, alpha=_solve(f, tau), decay=d, source=f"tree tau {tau:g} over widths {w}")
+        f = lambda x: cls("decay", alpha=x, decay=d).expected_tokens_tree(w) - tau  # noqa: E731
+        f_iid = lambda x: cls("iid", alpha=x).expected_tokens_tree(w) - tau  # noqa: E731
+        return cls._reach(f, f_iid, tau, d, f"tree tau {tau:g} over widths {w}")
 
     @classmethod
     def from_measurement(cls, tau: float, k: int, tree_tokens: int | None = None,

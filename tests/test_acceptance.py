@@ -42,17 +42,27 @@ def test_leviathan_table1_theoretical():
     assert float(expected_tokens_iid(0.6, 2)) == pytest.approx(1.96, abs=0.005)
 
 
-@given(st.floats(1.0, 9.0), st.integers(1, 8), st.sampled_from([1.0, 0.97, 0.88, 0.72]))
+@given(st.floats(1.0, 9.0), st.integers(1, 8), st.sampled_from([1.0, 0.9736, 0.97, 0.88, 0.72]))
 @example(tau=8.999999, k=8, decay=1.0)
 @example(tau=1.0, k=1, decay=1.0)
+@example(tau=3.99, k=3, decay=0.9736)   # blind test: EAGLE-3's decay reaches 3.896 at k = 3; 3.99 was priced as 3.896
 def test_tau_round_trip(tau, k, decay):
-    """tau in [1, k+1) inverts to a first-position rate that reproduces it, under any decay the model can reach."""
+    """Every tau in [1, k+1) inverts to a first-position rate that reproduces it at its k: under the decay where the
+    decay reaches it, else i.i.d., and the source says which."""
     tau = min(tau, k + 1.0 - 1e-6)
     a = Acceptance.from_length(tau, k, decay)
     reachable = Acceptance("decay", alpha=1 - 1e-12, decay=decay).expected_tokens(k) if decay < 1 else k + 1.0
-    if tau < min(reachable, k + 1) - 1e-6:
-        assert a.expected_tokens(k) == pytest.approx(tau, rel=1e-9)
+    assert a.expected_tokens(k) == pytest.approx(tau, rel=1e-9)
     assert 0.0 <= a.alpha < 1.0
+    assert (a.kind == "iid") == (decay == 1.0 or tau > reachable)
+    assert ("i.i.d." in a.source) == (decay != 1.0 and tau > reachable)
+
+
+def test_tree_tau_beyond_the_decay_is_kept():
+    """The same for a tree: a measured tree tau the decay cannot reach is reproduced with i.i.d. rates."""
+    w = [4, 4, 4]
+    a = Acceptance.from_tree_length(3.999, w, 0.72)
+    assert a.kind == "iid" and a.expected_tokens_tree(w) == pytest.approx(3.999, rel=1e-9) and "i.i.d." in a.source
 
 
 @pytest.mark.parametrize("tau, k", [(2.0, 1), (4.0, 3), (9, 8)])
