@@ -1,6 +1,7 @@
 """Validation against published measurements and calibration of engine profiles (least squares)."""
 
 import csv
+import io
 import json
 import math
 import re
@@ -673,3 +674,15 @@ def test_prefill_rate_check_separates_fed_rows_and_reads_the_rate_by_littles_law
     assert tool.main(["--rows", "V418,V605"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "row,metric,isl,concurrency,fed,error,x" and out[1].startswith("V418,tokens_per_s_per_gpu,8192,")
+
+
+def test_blind_test_table_is_current_and_its_rows_stay_blind():
+    """validation/BLIND_TEST.md carries the table tools/blind_test.py prints (a change that moves a blind row must
+    rewrite it: `python tools/blind_test.py --write`), and no blind row's source is among the validation sources
+    that calibration sees."""
+    tool = load_tool("blind_test")
+    assert "\n".join(tool.table()) in tool.DOC.read_text(encoding="utf-8")
+    root = Path(__file__).resolve().parents[1] / "validation"
+    seen = {r.get("source_url") for f in [root / "rows.csv", *sorted((root / "sources").glob("*.csv"))]
+            for r in csv.DictReader(io.StringIO(f.read_text(encoding="utf-8")))}
+    assert all(r.url not in seen for r in tool.ROWS) and len(tool.ROWS) == 8
