@@ -49,12 +49,12 @@ _EXPORTS: dict[str, str] = {
     "Scenario": "scenario", "SpeedupResult": "speedup", "predict": "speedup", "speedup_curve": "speedup",
     "StepResult": "step", "simulate_step": "step", "ValidationReport": "report", "load_rows": "validation",
     "validate": "validation", "Parallelism": "workload", "Precision": "workload", "forward_pass": "workload",
-    "FrontierResult": "frontier", "Advice": "advise",
+    "FrontierResult": "frontier", "Advice": "advise", "default_decay": "drafters",
 }
 __all__ = ["Acceptance", "Advice", "CrossValidation", "Deployment", "EngineProfile", "FitResult", "FrontierResult",
            "Hardware", "ModelConfigError", "ModelShape", "OutputError", "Parallelism", "Precision", "Scenario",
            "ScenarioError", "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult",
-           "ValidationReport", "Workload", "calibrate", "crossval", "forward_pass",
+           "ValidationReport", "Workload", "calibrate", "crossval", "default_decay", "forward_pass",
            "list_engines", "list_hardware", "list_models", "load_engine", "load_hardware", "load_model", "load_rows",
            "predict", "serve", "simulate_step", "speedup_curve", "static_batch", "validate", "write_profile",
            "__version__"]

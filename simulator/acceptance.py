@@ -183,7 +183,8 @@ class Acceptance:
     @classmethod
     def from_length(cls, tau: float, k: int, decay: float = 1.0) -> Acceptance:
         """Invert tau = E(a_1, d, k) for the first-position rate a_1 (d = `decay`; d = 1 is the i.i.d. alpha).
-        tau must be below k + 1: k + 1 would need every draft accepted (a rate of 1), which no rate is."""
+        tau must be below k + 1: k + 1 would need every draft accepted (a rate of 1), which no rate is. The CLI's
+        --acceptance-length and the sweep pass the method's fitted decay (`simulator.default_decay(method)`)."""
         k = _check_k(k)
         if k == 0:
             raise ScenarioError("an acceptance length needs the k it was measured at (k >= 1)")

@@ -163,9 +163,9 @@ def _points(s: Scenario, lay: Layout, w: Workload) -> list[Point]:
     conc = tuple(lay.dp * b for b in PER_RANK_BATCH)
     res = serve(s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep), replace(w, concurrency=conc, rate=()))
     out = []
-    for mode, ph in (("on", res.spec), ("off", res.base)):
+    for mode, ph, fits in (("on", res.spec, res.feasible), ("off", res.base, res.base_feasible)):
         for i, c in enumerate(res.concurrency):
-            if res.feasible[i]:
+            if fits[i]:                 # each mode where it fits: plain decoding holds no drafter
                 out.append(Point(lay, mode, int(c), int(ph.k[i]), float(ph.tokens_per_s_per_user[i]),
                                  float(ph.tokens_per_s_per_gpu[i]), float(ph.tpot_s[i]), float(ph.ttft_s[i]),
                                  float(ph.e2e_s[i])))
@@ -178,6 +178,9 @@ def _check(s: Scenario, w: Any, gpus: Any, targets: Any, max_tp: Any) -> tuple[f
         raise ScenarioError(f"frontier: workload = {w!r}; expected a Workload")
     if s.method is None:
         raise ScenarioError("frontier compares speculation on and off: give a method")
+    if s.pp != 1:        # the search spans tp x dp = gpus; stages would multiply the GPUs each point is divided by
+        raise ScenarioError(f"pp = {s.pp}: the frontier searches tp x dp layouts of each GPU count and does not "
+                            "search pipeline stages; drop pp (price one staged layout with serve --pp)")
     return _check_search(gpus, targets, max_tp)
 
 

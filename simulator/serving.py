@@ -109,8 +109,10 @@ class ServeResult:
     scenario : dict; workload : Workload; concurrency : (P,) requests in flight; gpus : GPUs counted per
     throughput (decode instance, plus the prefill instance under disaggregation); e2e_speedup = base E2E / spec E2E;
     tpot_speedup = base TPOT / spec TPOT; throughput_ratio = spec / base output tokens/s per GPU;
-    prefill_bound : what bounds a prefill chunk; feasible, message : the KV cache of the requests the decode GPUs
-    hold fits (all C, or the fed decode batch where a prefill instance sets the rate) at the mean context;
+    prefill_bound : what bounds a prefill chunk; feasible, message : with speculation, the KV cache of the requests
+    the decode GPUs hold fits beside the drafter (all C, or the fed decode batch where a prefill instance sets the
+    rate) at the mean context, and the rate is sustained; base_feasible, base_message : the same without speculation
+    (no drafter loaded), which can fit where speculation does not;
     prefill_rps : the requests/s a disaggregated prefill instance prefills (the most a closed loop completes); inf
     when prefill shares the decode steps (null in to_dict when infinite).
     """
@@ -124,6 +126,8 @@ class ServeResult:
     prefill_bound: str
     feasible: np.ndarray
     message: tuple[str, ...]
+    base_feasible: np.ndarray
+    base_message: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
     rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
     prefill_rps: float = np.inf
@@ -147,21 +151,22 @@ class ServeResult:
         return bool((self.workload.samples[1] > 1).any())
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: infeasible points carry null numbers and the reason; without a decode (every output one
-        token long) the per-output-token times are null too."""
+        """JSON-ready: a mode that does not fit carries null numbers and its reason, and the ratios need both;
+        without a decode (every output one token long) the per-output-token times are null too."""
         none = set() if self.decodes else {*PER_TOKEN_FIELDS, "tpot_speedup"}
         pts = []
         for i, c in enumerate(self.concurrency):
-            ok = bool(self.feasible[i])
-            pt: dict[str, Any] = {"concurrency": int(c), "feasible": ok, "message": self.message[i]}
+            ok, ok_b = bool(self.feasible[i]), bool(self.base_feasible[i])
+            pt: dict[str, Any] = {"concurrency": int(c), "feasible": ok, "message": self.message[i],
+                                  "base_feasible": ok_b, "base_message": self.base_message[i]}
             if self.rate.size:
                 pt["rate"] = float(self.rate[i])
-            for name, ph in (("spec", self.spec), ("base", self.base)):
+            for name, ph, fits in (("spec", self.spec, ok), ("base", self.base, ok_b)):
                 pt[name] = {f: None if f in none else (_num(getattr(ph, f)[i]) if f != "decode_bound"
                                                        else ph.decode_bound[i])
-                            for f in Phase.__dataclass_fields__} if ok else None
+                            for f in Phase.__dataclass_fields__} if fits else None
             for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
-                pt[f] = _num(getattr(self, f)[i]) if ok and f not in none else None
+                pt[f] = _num(getattr(self, f)[i]) if ok and ok_b and f not in none else None
             pts.append(pt)
         w = self.workload
         isl, osl = w.mean_lengths
@@ -295,11 +300,11 @@ def _speculates(dep: Deployment) -> bool:
     return dep.drafter is not None and dep.scenario.k != 0
 
 
-def _memory(dep: Deployment, w: Workload, C: np.ndarray) -> MemoryUse:
+def _memory(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> MemoryUse:
     """Memory per GPU in steady state: the KV cache of C held requests at their mean context (Workload.mean_context; a
     closed loop holds requests at every stage of their decode), with the larger of a decode pass's and one prefill
-    chunk's activations (the longest prompt's chunk)."""
-    mem = memory(dep, C, 1.0, w.mean_context, drafter=_speculates(dep))
+    chunk's activations (the longest prompt's chunk), and the drafter's weights and cache when it is loaded."""
+    mem = memory(dep, C, 1.0, w.mean_context, drafter=drafter)
     chunk = memory(dep, np.array([float(dep.par.dp)]), float(min(w.chunk, w.prompts.max())), 0.0, logits="last")
     return replace(mem, activation_bytes=np.maximum(mem.activation_bytes, chunk.activation_bytes))
 
@@ -312,9 +317,9 @@ def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deploymen
     return s, workload or Workload(), dep if dep is not None else s.resolve()
 
 
-def _feasibility(dep: Deployment, w: Workload, C: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Whether each concurrency fits in memory, and why not."""
-    mem = _memory(dep, w, C)
+def _feasibility(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> tuple[np.ndarray, list[str]]:
+    """Whether each concurrency fits in memory, with or without the drafter loaded, and why not."""
+    mem = _memory(dep, w, C, drafter)
     return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
 
 
@@ -326,10 +331,10 @@ def _held(C: np.ndarray, phases: tuple[Phase, ...]) -> np.ndarray:
     return np.maximum.reduce(held)
 
 
-def _fit_limit(dep: Deployment, w: Workload) -> float:
+def _fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
     """The most requests in flight whose KV cache fits (a power of two up to 65536; 0 when one does not fit)."""
     g = np.array([2.0 ** j for j in range(17)])
-    fits = _memory(dep, w, g).fits
+    fits = _memory(dep, w, g, drafter).fits
     return float(g[fits].max()) if fits.any() else 0.0
 
 
@@ -353,17 +358,20 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
 
 
 def _serve_rate(dep: Deployment, w: Workload, pf: PromptSide, spec_on: bool, gpus: float
-                ) -> tuple[Phase, Phase, np.ndarray, np.ndarray, list[str]]:
-    """Both modes at each arrival rate: (spec, base, slots needed, feasible, messages)."""
-    c_fit = _fit_limit(dep, w)
-    base, ok_b, cap_b = _at_rate(dep, w, pf, False, gpus, c_fit)
-    spec, ok_s, cap_s = _at_rate(dep, w, pf, True, gpus, c_fit) if spec_on else (base, ok_b, cap_b)
-    ok = ok_b & ok_s
-    slots = np.where(ok, np.ceil(np.maximum(spec.in_flight, base.in_flight)), 0).astype(int)
-    msgs = ["" if o else f"rate {r:g} requests/s exceeds the capacity: {cap_s:.3g} requests/s with speculation, "
-            f"{cap_b:.3g} without ({c_fit:.0f} requests in flight fit in memory; beyond it the queue grows without "
-            "bound)" for r, o in zip(w.rate, ok)]
-    return spec, base, slots, ok, msgs
+                ) -> tuple[Phase, Phase, np.ndarray, tuple[np.ndarray, list[str]], tuple[np.ndarray, list[str]]]:
+    """Both modes at each arrival rate: (spec, base, slots the sustained modes need, (feasible, messages) with
+    speculation, the same without). Each mode's capacity counts the requests that fit with its own memory."""
+    out = []
+    for spec in (True, False) if spec_on else (False,):
+        c_fit = _fit_limit(dep, w, spec)
+        ph, ok, cap = _at_rate(dep, w, pf, spec, gpus, c_fit)
+        how = "with" if spec else "without"
+        out.append((ph, ok, ["" if o else f"rate {r:g} requests/s exceeds the capacity {how} speculation: {cap:.3g} "
+                             f"requests/s ({c_fit:.0f} requests in flight fit in memory; beyond it the queue grows "
+                             "without bound)" for r, o in zip(w.rate, ok)]))
+    (spec, ok_s, msg_s), (base, ok_b, msg_b) = out[0], out[-1]
+    slots = np.ceil(np.maximum(np.where(ok_s, spec.in_flight, 0.0), np.where(ok_b, base.in_flight, 0.0)))
+    return spec, base, slots.astype(int), (ok_s, msg_s), (ok_b, msg_b)
 
 
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,
@@ -378,14 +386,17 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     gpus = dep.n_gpus + pf.gpus
     pos = context_message(dep, *w.longest(), "output tokens")
     if w.rate:
-        spec, base, C, ok, msgs = _serve_rate(dep, w, pf, _speculates(dep), gpus)
+        spec, base, C, (ok, msgs), (ok_b, msgs_b) = _serve_rate(dep, w, pf, _speculates(dep), gpus)
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
-        spec = _phase(dep, w, pf, C, True, gpus) if _speculates(dep) else base
-        ok, msgs = _feasibility(dep, w, _held(C, (base, spec)))
+        ok_b, msgs_b = _feasibility(dep, w, _held(C, (base,)), False)
+        spec, ok, msgs = base, ok_b, msgs_b
+        if _speculates(dep):
+            spec = _phase(dep, w, pf, C, True, gpus)
+            ok, msgs = _feasibility(dep, w, _held(C, (spec,)), True)
     if pos:                                   # the longest request exceeds the model's positions: no point stands
-        ok, msgs = np.zeros(C.size, dtype=bool), [pos] * C.size
+        ok, msgs = ok_b, msgs_b = np.zeros(C.size, dtype=bool), [pos] * C.size
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
@@ -405,7 +416,8 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     if np.isfinite(pf.capacity_rps):
         notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
                   "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)
-    return ServeResult(scen, w, np.asarray(C).astype(int), gpus, spec, base, pf.bound, ok, tuple(msgs), notes,
+    return ServeResult(scen, w, np.asarray(C).astype(int), gpus, spec, base, pf.bound, ok, tuple(msgs), ok_b,
+                       tuple(msgs_b), notes,
                        np.asarray(w.rate, dtype=np.float64), pf.capacity_rps)
 
 
@@ -416,7 +428,8 @@ class BatchRun:
 
     batch : (P,); ttft_s : the prefill pass of B x isl prompt tokens; base_e2e_s, spec_e2e_s : prefill plus the
     osl - 1 further tokens; e2e_speedup = base / spec; k : the draft depth chosen at the mean context;
-    feasible, message : the KV cache of B requests at isl + osl fits.
+    feasible, message : the KV cache of B requests at isl + osl fits beside the drafter; base_feasible,
+    base_message : it fits without one (plain decoding).
     """
 
     batch: np.ndarray
@@ -426,6 +439,8 @@ class BatchRun:
     k: np.ndarray
     feasible: np.ndarray
     message: tuple[str, ...]
+    base_feasible: np.ndarray
+    base_message: tuple[str, ...]
 
     @property
     def e2e_speedup(self) -> np.ndarray:
@@ -455,11 +470,13 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
         per = [_per_token(dep, B, L, spec) for L in Ls]
         e2e.append(ttft + (osl - 1) * (per[0][0] + 4.0 * per[1][0] + per[2][0]) / 6.0)
         k = per[1][1]
-    mem = memory(dep, B, 1.0, float(isl + osl), drafter=_speculates(dep))
     pos = context_message(dep, isl, osl, "output tokens")
-    ok = mem.fits & (not pos)
-    msgs = tuple(pos or mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(B.size))
-    return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, ok, msgs)
+    fits = []
+    for drafter in (_speculates(dep), False):
+        mem = memory(dep, B, 1.0, float(isl + osl), drafter=drafter)
+        fits += [mem.fits & (not pos), tuple(pos or mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction)
+                                             for i in range(B.size))]
+    return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, *fits)
 
 
 __all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "BatchRun", "Phase", "ServeResult", "Workload", "read_lengths", "serve",

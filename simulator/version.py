@@ -1,3 +1,3 @@
 """The package version, in one place (the wheel metadata, sweep manifests and `specroof --version` read it)."""
 
-__version__ = "0.4.0"
+__version__ = "0.4.1"

@@ -503,3 +503,20 @@ def test_nothing_feasible_writes_no_config():
     note = a.config("sglang").notes[0]
     assert "with or without speculation" in note and "max_position_embeddings" in note
     assert "serve without it" not in note
+
+
+def test_assumptions_name_the_acceptance_model_priced():
+    """Audit: the assumptions said other depths extrapolate 'for an i.i.d. rate' where the method's per-position
+    decay was priced."""
+    dec = advise(Scenario(method="eagle3", engine="vllm", batch=[1, 8]))
+    iid = advise(Scenario(method="eagle3", engine="vllm", batch=[1, 8], acceptance=Acceptance.from_rate(0.7)))
+    assert any("per-position decay d = 0.9736" in a for a in dec.assumptions)
+    assert any("i.i.d. (Leviathan et al. 2023 eq. 1)" in a for a in iid.assumptions)
+
+
+def test_a_memory_edge_does_not_decide_the_one_k():
+    """Audit: over 1..512 on one H100 only k = 1 fits at batches 399-401, which scored every deeper depth at
+    1 / 1.21 there and let the mean pick k = 2 (worst case 82 %), where 1..300 picks k = 4 (95 %)."""
+    short, long = advise(Scenario(), batch_range=(1, 300)), advise(Scenario(), batch_range=(1, 512))
+    assert short.fixed_k == long.fixed_k == 4 and long.fixed_worst_ratio > 0.9
+    assert advise(Scenario(model="qwen3-30b-a3b"), batch_range=(1, 256)).fixed_k >= 4   # not k = 2 (1.94x at 64)

@@ -152,6 +152,8 @@ def test_config_json_sizes_beyond_any_model_name_their_key(tmp_path, capsys, fil
     (lambda: frontier(gpus=8), "gpus = 8; expected a list of GPU counts >= 1"),
     (lambda: frontier(targets=["abc"]), "targets = ['abc']; expected a list of tokens/s per user > 0"),
     (lambda: frontier(max_tp=0, gpus=[1]), "max_tp = 0; expected an integer >= 1"),
+    # fourth audit: with pp 2 each point was divided by 16 GPUs and reported as 8
+    (lambda: frontier(pp=2, gpus=[8]), "pp = 2: the frontier searches tp x dp layouts"),
     (lambda: calibrate(ROWS, "vllm", params="host_step_s"), "params = 'host_step_s'; expected a rows CSV path"),
     (lambda: calibrate(ROWS, "vllm", params=("host_step_s", "host_step_s")), "a list of distinct parameter names"),
     (lambda: calibrate(None, "vllm"), "rows = NoneType, params = "),

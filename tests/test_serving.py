@@ -757,3 +757,52 @@ def test_serving_sweep_takes_whole_float_concurrencies_and_nulls_per_token_times
     one, two = df[df["osl"] == 1], df[df["osl"] == 2]
     assert one["tpot_speedup"].isna().all() and one["spec_tpot_s"].isna().all() and one["e2e_speedup"].notna().all()
     assert two["tpot_speedup"].notna().all()
+
+
+def test_plain_decoding_is_priced_where_only_speculation_does_not_fit(capsys):
+    """Audit: memory was checked once for both modes (with the drafter), so where plain decoding fits and
+    speculation does not, the off row was blank too, and the frontier lost its highest-throughput off point
+    (Llama-3.1-8B, one H100, vLLM, 1308/1024: off at 256 requests, 7153 tokens/s/GPU; the ratio read 1.68, not 1.41)."""
+    s, w = Scenario(engine="vllm"), Workload(isl=1308, osl=1024, concurrency=(128, 256))
+    r = serve(s, w)
+    assert r.feasible.tolist() == [True, False] and r.base_feasible.tolist() == [True, True]
+    assert "draft" in r.message[1] and r.base_message == ("", "")
+    p = r.to_dict()["points"][1]
+    assert p["spec"] is None and p["base"]["tokens_per_s_per_gpu"] == pytest.approx(7153, rel=0.01)
+    assert p["e2e_speedup"] is None and p["throughput_ratio"] is None
+    plain = serve(s.replace(k=0), w)                          # the off mode is plain decoding as k = 0 prices it
+    np.testing.assert_allclose(r.base.tokens_per_s_per_gpu, plain.base.tokens_per_s_per_gpu, rtol=1e-12)
+    f = frontier(s, replace(w, concurrency=(1,)), gpus=[1], targets=[10.0])
+    assert f.targets[0].off.concurrency == 256 and f.targets[0].ratio == pytest.approx(1.41, abs=0.01)
+    b = static_batch(s, [180, 200], 1308, 1024)              # the same for one static batch
+    assert b.feasible.tolist() == [True, False] and b.base_feasible.tolist() == [True, True]
+    rc, out, _ = run(capsys, "serve", "--engine", "vllm", "--isl", "1308", "--osl", "1024", "--concurrency", "256")
+    assert rc == 0 and "off only: does not fit" in out
+
+
+def test_serve_sweep_reads_a_length_on_each_configurations_tree_and_method():
+    """Audit: the serving sweep read an acceptance length as a chain with the spec's one method's decay; the CLI
+    reads it on the verified tree with each method's decay. Both now agree (and the cell sweep's tree as well)."""
+    from simulator.acceptance import Acceptance
+    from simulator.drafters import default_decay
+    from simulator.sweep.serving import serve_sweep
+    doc = {"model": "llama-3.1-8b", "method": ["eagle3", "eagle"], "engine": "vllm", "k": 4, "tree_tokens": 16,
+           "acceptance_length": 3.5, "acceptance_k": 4, "serve": {"osl": 256, "concurrency": [1, 16]}}
+    df = serve_sweep(doc)
+    for m in ("eagle3", "eagle"):
+        acc = Acceptance.from_measurement(3.5, 4, 16, None, default_decay(m))
+        ref = serve(Scenario(method=m, engine="vllm", k=4, tree_tokens=16, acceptance=acc),
+                    Workload(osl=256, concurrency=(1, 16)))
+        np.testing.assert_allclose(df[df.method == m]["spec_tpot_s"].to_numpy(float), ref.spec.tpot_s, rtol=1e-12)
+
+
+def test_step_prices_a_prefill_with_last_logits_as_serve_does(capsys):
+    """Audit: `step --query-tokens 8192` computed logits for every prompt token (188.9 ms where serve's TTFT is
+    175.1 ms, and fp32 logits memory that could refuse a prefill that fits); --logits last prices the prefill pass."""
+    rc, out, _ = run(capsys, "step", "--query-tokens", "8192", "--context", "0", "--batch", "1", "--logits", "last",
+                     "--format", "json")
+    d = json.loads(out)
+    ttft = serve(Scenario(k=0), Workload(isl=8192, osl=2, concurrency=(1,))).base.ttft_s[0]
+    assert rc == 0 and d["scenario"]["logits"] == "last" and d["points"][0]["step_s"] == pytest.approx(ttft, rel=1e-9)
+    rc, out, _ = run(capsys, "step", "--query-tokens", "8192", "--context", "0", "--batch", "1", "--format", "json")
+    assert json.loads(out)["points"][0]["step_s"] > 1.05 * ttft        # all logits: the verify-shaped pass

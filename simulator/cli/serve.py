@@ -161,11 +161,20 @@ def run(a: argparse.Namespace) -> int:
     print()
     print(fmt.table([key, "e2e_speedup", "tpot_speedup", "throughput_ratio", "feasible"],
                     [[p[key], fmt.num(p["e2e_speedup"]), fmt.num(p["tpot_speedup"]),
-                      fmt.num(p["throughput_ratio"]), "yes" if p["feasible"] else f"no: {p['message']}"]
+                      fmt.num(p["throughput_ratio"]), _fits(p)]
                      for p in d["points"]]))
     print(f"prefill chunks are bound by {d['prefill_bound']}; " + "; ".join(d["notes"]))
     print("a prediction (steady state from datasheet rooflines and the engine profile), not a measurement")
     return 0
+
+
+def _fits(p: dict[str, Any]) -> str:
+    """Both modes fit, only plain decoding does (the drafter's memory), or neither."""
+    if p["feasible"] and p["base_feasible"]:
+        return "yes"
+    if p["base_feasible"]:
+        return f"off only: {p['message']}"
+    return f"no: {p['base_message'] or p['message']}"
 
 
 def _each_twice(points: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -17,14 +17,18 @@ def add(sub: Any, name: str) -> None:
     p = sub.add_parser("step", help="price one forward pass per batch size")
     add_scenario_args(p, skip=_SKIP)
     p.add_argument("--query-tokens", type=int_arg("query-tokens", 1), default=1,
-                   help="new tokens per sequence: 1 decode, k+1 verify, the prompt length for a prefill")
+                   help="new tokens per sequence: 1 decode, k+1 verify, the prompt length for a prefill (with "
+                        "--logits last)")
+    p.add_argument("--logits", choices=("all", "last"), default="all",
+                   help="tokens whose logits the pass computes: all (decode, verify) or last (a prefill, which "
+                        "samples only after its last prompt token)")
     add_format(p)
     p.set_defaults(func=run)
 
 
 def run(a: argparse.Namespace) -> int:
     from ..step import simulate_step  # lazy: keeps --help free of numba
-    r = simulate_step(scenario=scenario_from(a, method=None), query_tokens=a.query_tokens)
+    r = simulate_step(scenario=scenario_from(a, method=None), query_tokens=a.query_tokens, logits=a.logits)
     d = r.to_dict()
     if a.format == "json":
         print(fmt.dumps(d))
@@ -40,7 +44,8 @@ def run(a: argparse.Namespace) -> int:
         return 0
     s = d["scenario"]
     print(f"{s['model']} on {s['n_gpus']}x {s['hardware']} ({fmt.layout(s)}), {fmt.formats(s)}, "
-          f"KV {s['kv_precision']}, q={s['query_tokens']} new tokens/seq, context {s['context']}, engine {s['engine']}")
+          f"KV {s['kv_precision']}, q={s['query_tokens']} new tokens/seq ({s['logits']} logits), "
+          f"context {s['context']}, engine {s['engine']}")
     print(fmt.table(hdr, rows))
     for p in d["points"]:
         if not p["feasible"]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,8 @@ from ..scenario import Scenario, scenario_fields
 from ..serving import PER_TOKEN_FIELDS, Workload, serve
 from ..traffic import length_ratio
 from .spec import err, names_exist, parse_values
+
+AccFn = Callable[[dict[str, Any]], Acceptance]     # a configuration's acceptance (the spec's, read on its tree)
 
 WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "chunk", "prefix_hit", "pd")
 _POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
@@ -81,22 +84,27 @@ def _scenario_values(doc: dict[str, Any]) -> tuple[dict[str, list[Any]], Accepta
     return vals, _acceptance(doc)
 
 
-def _acceptance(doc: dict[str, Any]) -> Acceptance | None:
+def _acceptance(doc: dict[str, Any]) -> AccFn | None:
+    """The spec's acceptance as a function of a configuration: a rate as given, or a length read at its k on that
+    configuration's tree, with its method's per-position decay (as the CLI reads --acceptance-length)."""
     if "acceptance_rate" in doc:
-        return Acceptance.from_rate(float(doc["acceptance_rate"]))
+        acc = Acceptance.from_rate(float(doc["acceptance_rate"]))
+        return lambda kw: acc
     if "acceptance_length" in doc:
         if "acceptance_k" not in doc:
             raise err("acceptance_length", "needs acceptance_k (the k it was measured at)")
-        method = doc.get("method") if isinstance(doc.get("method"), str) else None
-        return Acceptance.from_length(float(doc["acceptance_length"]), int(doc["acceptance_k"]),
-                                      default_decay(method))
+        tau, k = float(doc["acceptance_length"]), int(doc["acceptance_k"])
+        Acceptance.from_length(tau, k)                   # a bad length is refused here, before any pricing
+        return lambda kw: Acceptance.from_measurement(tau, k, kw.get("tree_tokens"), kw.get("tree_branching"),
+                                                      default_decay(kw.get("method", "eagle3")))
     return None
 
 
 def serve_sweep(doc: dict[str, Any]):
     """Price every (Scenario parameters x isl x osl x length_ratio x chunk x prefix_hit x pd) combination over its
     concurrencies. Returns a pandas DataFrame, one row per point: the parameters, the workload, the spec_* and
-    base_* phase fields (None where infeasible), e2e_speedup, tpot_speedup, throughput_ratio, feasible and message."""
+    base_* phase fields (None where that mode does not fit), e2e_speedup, tpot_speedup, throughput_ratio (None unless
+    both fit), feasible and message (with speculation), base_feasible and base_message (without)."""
     import pandas as pd  # lazy: pandas is part of the sweep extra
 
     if "serve" not in doc:
@@ -133,9 +141,10 @@ def _load(key: str, pts: list[Any]) -> dict[str, tuple]:
     return {"concurrency": tuple(int(c) for c in pts)}
 
 
-def _scenario(kw: dict[str, Any], acc: Acceptance | None) -> Scenario:
+def _scenario(kw: dict[str, Any], acc: AccFn | None) -> Scenario:
     """One configuration's Scenario (the spec's acceptance applies only when it speculates)."""
-    return Scenario(**kw, acceptance=acc) if kw.get("method", "eagle3") is not None else Scenario(**kw)
+    return Scenario(**kw, acceptance=acc(kw) if acc else None) if kw.get("method", "eagle3") is not None \
+        else Scenario(**kw)
 
 
 def _check_workloads(wl_names: list[str], wcombos: list[tuple], key: str, pts: list[Any]) -> None:
@@ -148,7 +157,7 @@ def _check_workloads(wl_names: list[str], wcombos: list[tuple], key: str, pts: l
             raise err("serve", str(e)) from None
 
 
-def _check_some_scenario(names: list[str], combos: list[tuple], acc: Acceptance | None) -> None:
+def _check_some_scenario(names: list[str], combos: list[tuple], acc: AccFn | None) -> None:
     """Refuse a spec whose every configuration is rejected (a drafter as the model, ...), before any pricing; one
     configuration that resolves ends the check."""
     first: SpecroofError | None = None
@@ -163,28 +172,32 @@ def _check_some_scenario(names: list[str], combos: list[tuple], acc: Acceptance 
         raise err("parameters", f"every configuration is rejected ({len(combos)} tried); the first: {first}")
 
 
-def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc: Acceptance | None
+def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc: AccFn | None
           ) -> list[dict[str, Any]]:
     """One row per point (a concurrency, or an arrival rate) of one configuration."""
     head = {**{k: ("default" if v is None else v) for k, v in kw.items()}, **wkw}
     try:
         res = serve(_scenario(kw, acc), Workload(**_load(key, pts), **wkw))
     except SpecroofError as e:
-        return [{**head, key: p, "feasible": False, "message": str(e)} for p in pts]
-    out = []
-    for i, c in enumerate(res.concurrency):
-        ok = bool(res.feasible[i])
-        row = {**head, "concurrency": int(c), "feasible": ok, "message": res.message[i]}
-        if key == "rate":
-            row["rate"] = float(res.rate[i])
-        none = set() if res.decodes else {*PER_TOKEN_FIELDS, "tpot_speedup"}     # no decode: no per-token time
-        for name, ph in (("spec", res.spec), ("base", res.base)):
-            for f in PHASE_FIELDS:
-                row[f"{name}_{f}"] = float(np.asarray(getattr(ph, f))[i]) if ok and f not in none else None
-        for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
-            row[f] = float(getattr(res, f)[i]) if ok and f not in none else None
-        out.append(row)
-    return out
+        return [{**head, key: p, "feasible": False, "message": str(e), "base_feasible": False,
+                 "base_message": str(e)} for p in pts]
+    return [_point_row(res, i, head, key) for i in range(res.concurrency.size)]
+
+
+def _point_row(res: Any, i: int, head: dict[str, Any], key: str) -> dict[str, Any]:
+    """Point i of a ServeResult as a row: each mode's fields where that mode fits, the ratios where both do."""
+    ok, ok_b = bool(res.feasible[i]), bool(res.base_feasible[i])
+    row = {**head, "concurrency": int(res.concurrency[i]), "feasible": ok, "message": res.message[i],
+           "base_feasible": ok_b, "base_message": res.base_message[i]}
+    if key == "rate":
+        row["rate"] = float(res.rate[i])
+    none = set() if res.decodes else {*PER_TOKEN_FIELDS, "tpot_speedup"}     # no decode: no per-token time
+    for name, ph, fits in (("spec", res.spec, ok), ("base", res.base, ok_b)):
+        for f in PHASE_FIELDS:
+            row[f"{name}_{f}"] = float(np.asarray(getattr(ph, f))[i]) if fits and f not in none else None
+    for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
+        row[f] = float(getattr(res, f)[i]) if ok and ok_b and f not in none else None
+    return row
 
 
 __all__ = ["WORKLOAD_KEYS", "serve_sweep"]
