@@ -203,6 +203,9 @@ class Scenario:
     cuda_graph_max_batch: int | None = _f(None, "int>=1?", "largest batch that replays CUDA graphs, above it passes "
                                           "run eager (default: every batch, as a deployment sized to its load "
                                           "captures; engines' own defaults are 128-512)")
+    max_running_requests: int | None = _f(None, "int>=1?", "requests the engine runs at once while speculating, the "
+                                          "rest queue (SGLang's --max-running-requests; default: the engine "
+                                          "profile's, SGLang 48, others no cap); serving only")
     spec_overlap: bool | None = _f(None, "bool?", "host work of a speculative step hidden behind the GPU (SGLang's "
                                    "SpecV2 worker, SGLANG_ENABLE_SPEC_V2, topk 1; vLLM async scheduling): on or "
                                    "off; default: the engine profile's (SGLang off, vLLM and TensorRT-LLM on)")
@@ -403,6 +406,8 @@ def resolve_overlap(overlap: str | float | None, eng: EngineProfile) -> str | fl
 
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
     eng = spec_overlapped(_load("engine", s.engine, loaded), s.spec_overlap_asked, s.method)
+    if s.max_running_requests is not None:
+        eng = replace(eng, spec_max_running=float(s.max_running_requests))
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
     target = _load("model", s.model, loaded)
     if target.kind != "target":

@@ -259,10 +259,12 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
         e2e = np.where(fed, R / pf.capacity_rps, e2e)
         ttft = np.where(fed, e2e - (osl - 1) * tpot, ttft)
         queue = np.where(fed, R - B, 0.0)
-    f, lst = first.at(B), last.at(B)
+    # TPOT with every running request at the first or the last context: that context's step and tokens per step,
+    # and the prompt load its completions bring (each at its own tau: k "auto" may pick another depth there).
+    ends = [(c[0] + prompt_load(pf, B * c[1] / osl * others, tokens_s)[0]) / c[1] for c in (first.at(B), last.at(B))]
     wait = e2e * (C / R - 1.0)
-    return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, (f[0] + load) / f[1],
-                 (lst[0] + load) / lst[1], R * osl / e2e / gpus, 1.0 / tpot, load / T,
+    return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, *ends,
+                 R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound), queue)
 
 
@@ -410,9 +412,9 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
                   "prefill into decode steps); TTFT waits for the step in flight",)
     cap = dep.eng.spec_max_running
     if _speculates(dep) and cap < float(np.max(spec.in_flight, initial=0.0)):
-        notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once ([spec] "
-                  f"max_running_requests in its engine profile) and the rest queue (in TTFT): above {cap:g} the on "
-                  "and off rows decode different batches",)
+        notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once (--max-running-requests, "
+                  f"or [spec] max_running_requests in its engine profile) and the rest queue (in TTFT): above {cap:g} "
+                  "the on and off rows decode different batches",)
     if np.isfinite(pf.capacity_rps):
         notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
                   "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)

@@ -806,3 +806,27 @@ def test_step_prices_a_prefill_with_last_logits_as_serve_does(capsys):
     assert rc == 0 and d["scenario"]["logits"] == "last" and d["points"][0]["step_s"] == pytest.approx(ttft, rel=1e-9)
     rc, out, _ = run(capsys, "step", "--query-tokens", "8192", "--context", "0", "--batch", "1", "--format", "json")
     assert json.loads(out)["points"][0]["step_s"] > 1.05 * ttft        # all logits: the verify-shaped pass
+
+
+def test_max_running_requests_prices_the_cap_advise_writes(capsys):
+    """Audit: advise writes --max-running-requests for SGLang, but serve always priced its 48-request default while
+    speculating; the Scenario field (and CLI flag) sets the cap, which is the engine profile's own override."""
+    w = Workload(concurrency=(64,))
+    capped, free = serve(Scenario(), w), serve(Scenario(max_running_requests=398), w)
+    assert capped.spec.decode_batch[0] <= 48 < free.spec.decode_batch[0]
+    ref = serve(Scenario(engine=replace(load_engine("sglang"), spec_max_running=398.0)), w)
+    np.testing.assert_allclose(free.spec.e2e_s, ref.spec.e2e_s, rtol=1e-12)
+    np.testing.assert_allclose(free.base.e2e_s, capped.base.e2e_s, rtol=1e-12)     # plain decoding has no such cap
+    with pytest.raises(ScenarioError, match="max_running_requests = 0"):
+        Scenario(max_running_requests=0)
+    rc, out, _ = run(capsys, "serve", "--concurrency", "64", "--max-running-requests", "398")
+    assert rc == 0 and "runs at most" not in out
+
+
+def test_tpot_at_the_first_and_last_context_brackets_the_mean_when_k_changes():
+    """Audit: with k auto picking another depth at the last context (k = 2, tau 2.36, against 1.775 at the mean),
+    the prompt load priced at the mean's tau was divided by the last context's: 47.42..47.25 ms around a mean of
+    49.40. Each end now carries the load its own completions bring."""
+    r = serve(Scenario(model="llama-3.1-70b", tp=8, engine="vllm"), Workload(concurrency=(512,)))
+    for ph in (r.spec, r.base):
+        assert ph.tpot_first_s[0] < ph.tpot_s[0] < ph.tpot_last_s[0]
