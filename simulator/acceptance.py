@@ -192,18 +192,25 @@ class Acceptance:
             raise ScenarioError(f"acceptance length tau = {tau!r}; expected a number in [1, k+1) = [1, {k + 1}) "
                                 f"for k = {k} (k + 1 would mean every draft is always accepted)")
         d = _check_decay(decay)
-        f = lambda x: cls("decay", alpha=x, decay=d).expected_tokens(k) - tau  # noqa: E731
-        return cls._reach(f, lambda x: float(expected_tokens_iid(x, k)) - tau, tau, d, f"tau {tau:g} at k={k}")
+        E = lambda x, dd: cls("decay", alpha=x, decay=dd).expected_tokens(k)  # noqa: E731
+        return cls._reach(E, lambda x: float(expected_tokens_iid(x, k)), tau, d, f"tau {tau:g} at k={k}")
 
     @classmethod
-    def _reach(cls, f, f_iid, tau: float, d: float, src: str) -> Acceptance:
-        """The rate that reproduces a measured tau at its own shape under decay d, or i.i.d. (d = 1) when no rate
-        below 1 reaches tau with d < 1 (the measured point is kept exactly; the source says so)."""
-        if d != 1.0 and f(ALPHA_MAX) >= 0:
-            return cls("decay", alpha=_solve(f, tau), decay=d, source=src)
-        if d != 1.0:
-            src += f" (above the {tau + f(ALPHA_MAX):.3f} that decay {d:g} can reach: i.i.d.)"
-        return cls("iid", alpha=_solve(f_iid, tau), source=src)
+    def _reach(cls, E, E_iid, tau: float, d: float, src: str) -> Acceptance:
+        """The first-position rate that reproduces a measured tau at its own shape under decay d (E(rate, d): the
+        tokens per step there; E_iid(rate) the i.i.d. ones). Past what d reaches (every rate below 1 gives fewer
+        tokens), the decay is raised instead, with the rate at its ceiling: the smallest d' >= d that reaches tau,
+        continuous in tau at the edge, so other depths k move smoothly with it (the source says so)."""
+        if d == 1.0:
+            return cls("iid", alpha=_solve(lambda x: E_iid(x) - tau, tau), source=src)
+        if E(ALPHA_MAX, d) >= tau:
+            return cls("decay", alpha=_solve(lambda x: E(x, d) - tau, tau), decay=d, source=src)
+        from scipy.optimize import brentq  # lazy, as in _solve
+        top = max(d, 1.0)
+        d2 = top if E(ALPHA_MAX, top) <= tau else float(brentq(lambda dd: E(ALPHA_MAX, dd) - tau, d, top,
+                                                                xtol=1e-14, rtol=1e-14))
+        return cls("decay", alpha=ALPHA_MAX, decay=d2,
+                   source=src + f" (above the {E(ALPHA_MAX, d):.3f} that decay {d:g} reaches: decay {d2:.4g})")
 
     @classmethod
     def from_tree_length(cls, tau: float, widths, decay: float = 1.0) -> Acceptance:
@@ -217,9 +224,9 @@ class Acceptance:
             raise ScenarioError(f"tree acceptance length tau = {tau!r}; expected a number in [1, {top:g}) "
                                 f"for a tree of depth {len(w)}")
         d = _check_decay(decay)
-        f = lambda x: cls("decay", alpha=x, decay=d).expected_tokens_tree(w) - tau  # noqa: E731
-        f_iid = lambda x: cls("iid", alpha=x).expected_tokens_tree(w) - tau  # noqa: E731
-        return cls._reach(f, f_iid, tau, d, f"tree tau {tau:g} over widths {w}")
+        E = lambda x, dd: cls("decay", alpha=x, decay=dd).expected_tokens_tree(w)  # noqa: E731
+        E_iid = lambda x: cls("iid", alpha=x).expected_tokens_tree(w)  # noqa: E731
+        return cls._reach(E, E_iid, tau, d, f"tree tau {tau:g} over widths {w}")
 
     @classmethod
     def from_measurement(cls, tau: float, k: int, tree_tokens: int | None = None,

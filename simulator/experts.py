@@ -1,6 +1,6 @@
-"""Routing statistics of MoE layers under uniform top-k routing: the share of experts a batch touches, and the busiest
-expert-parallel rank's share (what a rank must read: the slowest rank sets the step). Pure numpy; the numba kernel in
-roofline.py evaluates the same table."""
+"""The busiest rank, which sets a step: under uniform top-k routing the share of experts a batch touches and the
+busiest expert-parallel rank's share (what a rank must read), and the sequences the busiest data-parallel rank or
+pipeline micro-batch processes. Pure numpy; the numba kernel in roofline.py evaluates the same."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ def experts_touched_fraction(n_tokens: np.ndarray | float, n_experts: float, top
     if top_k < n_experts:
         return -np.expm1(n * math.log1p(-top_k / n_experts))
     return np.where(n > 0, 1.0, 0.0)   # every expert routed: all touched by any token, none by zero tokens
-
 
 
 def busiest_rank_table(E: int, R: int) -> np.ndarray:
@@ -70,4 +69,13 @@ def busiest_rank_fraction(u: np.ndarray | float, table: np.ndarray) -> np.ndarra
     return np.interp(np.asarray(u, dtype=np.float64) * E, np.arange(E + 1), table)
 
 
-__all__ = ["busiest_rank_fraction", "busiest_rank_table", "experts_touched_fraction"]
+def rank_batch(B, share: float):
+    """Sequences the busiest rank (or micro-batch) of a share of the batch processes: B x share, but at least one
+    whole sequence once the instance holds one (B >= 1 on dp ranks or pp micro-batches: the rank holding the one
+    sequence of B = 1 reads its whole KV cache and runs every layer it owns; a single token crosses every pipeline
+    stage in turn). The mean share elsewhere: an uneven split (B = 12 on 8 ranks) is priced at 1.5, not 2."""
+    b = np.asarray(B, dtype=np.float64) * share
+    return np.maximum(b, np.minimum(B, 1.0)) if share < 1.0 else b
+
+
+__all__ = ["busiest_rank_fraction", "busiest_rank_table", "experts_touched_fraction", "rank_batch"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .experts import rank_batch
 from .model import ModelShape
 from .units import DTYPE_BYTES
 from .workload import INF_WINDOW, Parallelism, Precision, kv_elems_per_token_layer_rank, kv_heads_per_rank
@@ -54,7 +55,9 @@ def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray
     par = par or Parallelism()
     tp = par.tp
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    B = B / par.dp / par.pp          # a stage keeps every sequence's KV of its n_layers / pp layers: B x layers / pp
+    # The busiest attention-DP group's sequences (at least one: workload.rank_batch); a stage keeps each one's KV of
+    # its n_layers / pp layers: B x layers / pp.
+    B = rank_batch(B, 1.0 / par.dp) / par.pp
     ctx = L + q if cap >= INF_WINDOW else np.minimum(L + q, cap)
     per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv]
     full = (m.n_layers - m.n_window_layers) * ctx
@@ -71,7 +74,7 @@ def activation_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, preci
     p = precision or Precision()
     par = par or Parallelism()
     tp = par.tp
-    B, q = np.asarray(B, dtype=np.float64) / par.dp / par.pp, np.asarray(q, dtype=np.float64)   # one micro-batch
+    B, q = rank_batch(B, 1.0 / (par.dp * par.pp)), np.asarray(q, dtype=np.float64)   # one micro-batch
     T = B * q
     widest = max(m.d_ff, m.top_k * m.d_ff_expert, (m.n_heads + 2 * m.n_kv_heads) * m.d_head) / tp
     tl = T if logits == "all" else B

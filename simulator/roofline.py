@@ -78,6 +78,9 @@ def _busiest(u, table, i, E):
 def _feats(B, q, L, window, logq, moe_e, table, i, share, tile, f):
     """The features of one op at one point, into f (workload.features)."""
     b = B * share
+    if share < 1.0:                    # workload.rank_batch: the busiest rank holds at least one whole sequence
+        one = B if B < 1.0 else 1.0
+        b = b if b > one else one
     T = b * q
     Lw = L if L < window else window
     qw = q if q < window else window   # each new token sees at most `window` of the new tokens before it

@@ -3,10 +3,11 @@
 Every quantity of an op is a linear combination of a few features of the grid point, so one symbolic table (built
 once per model, precision and parallelism) prices prefill (q = prompt), decode (q = 1) and verify (q = k + 1 or a tree
 of T tokens) at any batch B and cached context L. B is the batch of the whole instance; an op on the attention side
-of a data-parallel layout sees its rank's share, B/dp (`share`). Features, per point and per op:
+of a data-parallel layout sees its rank's share, B/dp (`share`), at least one sequence (`rank_batch`). Features, per
+point and per op:
 
     F_ONE    1
-    F_B      b = B*share                          sequences this rank processes
+    F_B      b = max(B*share, min(B, 1))          sequences this rank processes
     F_T      t = b*q                              tokens in the pass on this rank
     F_BL     b*Lw,  Lw = min(L, window)           cached keys read (KV cache read once per sequence for all q queries)
     F_TL     t*Lw                                 query-key pairs against the cache
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ScenarioError
-from .experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction
+from .experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction, rank_batch
 from .model import ModelShape
 from .units import DTYPE_BYTES
 
@@ -461,7 +462,7 @@ def features(B: np.ndarray, q: np.ndarray, L: np.ndarray, window: float, moe_e: 
              moe_table: np.ndarray | None = None, share: float = 1.0, tile: float = 0.0) -> np.ndarray:
     """Feature matrix (n_points, N_FEAT) for one op (its window, MoE (E, k, busiest-rank table), batch share)."""
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    b = B * share
+    b = rank_batch(B, share)
     T = b * q
     Lw = np.minimum(L, window)
     out = np.empty(B.shape + (N_FEAT,))

@@ -46,23 +46,40 @@ def test_leviathan_table1_theoretical():
 @example(tau=8.999999, k=8, decay=1.0)
 @example(tau=1.0, k=1, decay=1.0)
 @example(tau=3.99, k=3, decay=0.9736)   # blind test: EAGLE-3's decay reaches 3.896 at k = 3; 3.99 was priced as 3.896
+@example(tau=3.1, k=3, decay=0.7201)    # audit: past MTP's reach the i.i.d. fallback moved every other k
 def test_tau_round_trip(tau, k, decay):
-    """Every tau in [1, k+1) inverts to a first-position rate that reproduces it at its k: under the decay where the
-    decay reaches it, else i.i.d., and the source says which."""
+    """Every tau in [1, k+1) inverts to a first-position rate that reproduces it at its k: under the given decay
+    where it reaches tau, else under the smallest larger decay that does (rate at its ceiling), and the source says
+    which."""
     tau = min(tau, k + 1.0 - 1e-6)
     a = Acceptance.from_length(tau, k, decay)
     reachable = Acceptance("decay", alpha=1 - 1e-12, decay=decay).expected_tokens(k) if decay < 1 else k + 1.0
     assert a.expected_tokens(k) == pytest.approx(tau, rel=1e-9)
     assert 0.0 <= a.alpha < 1.0
-    assert (a.kind == "iid") == (decay == 1.0 or tau > reachable)
-    assert ("i.i.d." in a.source) == (decay != 1.0 and tau > reachable)
+    assert (a.kind == "iid") == (decay == 1.0)
+    assert ("reaches: decay" in a.source) == (decay != 1.0 and tau > reachable)
+    assert decay <= a.decay <= 1.0 or decay == 1.0
+
+
+@pytest.mark.parametrize("decay, k0, edge", [(0.7201, 3, 3.094), (0.9736, 3, 3.896)])
+def test_tau_across_the_decays_reach_moves_other_depths_smoothly(decay, k0, edge):
+    """Audit: past the decay's reach the length fell back to i.i.d. rates, which re-extrapolated every other k: for
+    MTP a measured 3.09 at k = 3 gave 1.999 tokens at k = 1 and 3.10 gave 1.832 (k auto jumped from 3 to 8). The
+    decay is now raised from its fitted value, so tokens per step at every k move continuously with tau."""
+    lo = Acceptance.from_length(edge - 1e-4, k0, decay)
+    hi = Acceptance.from_length(edge + 1e-4, k0, decay)
+    for k in range(1, 9):
+        assert abs(hi.expected_tokens(k) - lo.expected_tokens(k)) < 5e-3
+    ks = np.arange(1, 9)
+    assert (np.diff([Acceptance.from_length(3.3, k0, decay).expected_tokens(k) for k in ks]) > 0).all()
 
 
 def test_tree_tau_beyond_the_decay_is_kept():
-    """The same for a tree: a measured tree tau the decay cannot reach is reproduced with i.i.d. rates."""
+    """The same for a tree: a measured tree tau the decay cannot reach is reproduced with a raised decay."""
     w = [4, 4, 4]
     a = Acceptance.from_tree_length(3.999, w, 0.72)
-    assert a.kind == "iid" and a.expected_tokens_tree(w) == pytest.approx(3.999, rel=1e-9) and "i.i.d." in a.source
+    assert a.kind == "decay" and a.decay > 0.72 and "reaches: decay" in a.source
+    assert a.expected_tokens_tree(w) == pytest.approx(3.999, rel=1e-9)
 
 
 @pytest.mark.parametrize("tau, k", [(2.0, 1), (4.0, 3), (9, 8)])

@@ -662,14 +662,14 @@ def test_prefill_is_monotone_in_the_load_and_the_prompt(sc, isl, c, mixed):
 
 def test_a_prompt_alone_under_dp_attention_is_priced_on_the_busiest_rank():
     # DP attention: the prompt's rank runs its attention-side ops on one whole sequence, the experts see its tokens
-    # only: between the pass of one sequence spread over every rank (1/dp each) and one sequence on every rank, and
-    # the attention-side part exactly that of one sequence per rank.
+    # only: the pass of one sequence in the instance (whose busiest rank holds it whole: workload.rank_batch; it was
+    # priced spread over every rank, 1/dp each, before the fourth audit), below one sequence on every rank.
     sc = dict(hardware="h200-sxm", model="deepseek-r1", method="mtp", engine="sglang", tp=1, dp=8, ep=8,
               precision="fp8")
     dep = Scenario(**sc).resolve()
     t = prompt_side(dep, Workload(isl=3200, osl=800, concurrency=(4,))).alone_s
-    spread, each = (float(price_pass(dep, dep.lops, n, 3200.0, 0.0, "target").total_s) for n in (1.0, 8.0))
-    assert spread < t < each
+    one, each = (float(price_pass(dep, dep.lops, n, 3200.0, 0.0, "target").total_s) for n in (1.0, 8.0))
+    assert t == pytest.approx(one, rel=1e-12) and t < each
     # A dense model under DP attention has no shared ops: its prompt alone is one sequence on its rank, as at dp = 1
     alone = []
     for dp in (1, 2, 4):
