@@ -163,14 +163,17 @@ class Scenario:
     loaded files (tp dividing the heads, a precision the chip lacks) is checked by `resolve()`.
     """
 
-    hardware: str | Hardware = _f("h100-sxm", "hardware", "device name, alias or path to a .toml spec")
+    hardware: str | Hardware = _f("h100-sxm", "hardware", "device name, alias or path to a .toml spec (a path is "
+                                  "used as written: the shipped calibration of the per-kernel cost applies to "
+                                  "bundled names only)")
     model: str | ModelShape = _f("llama-3.1-8b", "model", "target model id or path to an HF config.json")
     method: str | None = _f("eagle3", "method", f"speculative method: {', '.join(METHODS)}")
     draft: str | ModelShape | None = _f(None, "draft", "draft model / head id or config path (default: the "
                                         "method's bundled or synthesized drafter)")
     engine: str | EngineProfile = _f("sglang", "engine", "engine profile name (ideal, vllm, sglang, trtllm, hf) or "
-                                     "path; sglang is the default because its profile is the one validated on "
-                                     "published batch sweeps")
+                                     "path (used as written: calibration/fit.toml applies to bundled names only, so "
+                                     "a copy of a bundled profile gives its sourced priors); sglang is the default "
+                                     "because its profile is the one validated on published batch sweeps")
     precision: str = _f("bf16", "precision", f"weight format of the target: {', '.join(DTYPE_BYTES)}")
     expert_precision: str | None = _f(None, "precision?", "weight format of MoE experts (default: --precision)")
     attention_precision: str | None = _f(None, "precision?", "weight format of the attention projections "
