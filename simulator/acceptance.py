@@ -209,8 +209,8 @@ class Acceptance:
         top = max(d, 1.0)
         d2 = top if E(ALPHA_MAX, top) <= tau else float(brentq(lambda dd: E(ALPHA_MAX, dd) - tau, d, top,
                                                                 xtol=1e-14, rtol=1e-14))
-        return cls("decay", alpha=ALPHA_MAX, decay=d2,
-                   source=src + f" (above the {E(ALPHA_MAX, d):.3f} that decay {d:g} reaches: decay {d2:.4g})")
+        note = f" (above the {E(ALPHA_MAX, d):.3f} that decay {d:g} reaches: decay {d2:.4g})" if d2 > d else ""
+        return cls("decay", alpha=ALPHA_MAX, decay=d2, source=src + note)
 
     @classmethod
     def from_tree_length(cls, tau: float, widths, decay: float = 1.0) -> Acceptance:

@@ -57,8 +57,8 @@ class Advice:
     off_fits : bool                 True when it is switched off above off_above because it no longer fits in memory
                                     there (it still pays at off_above), False when it loses
     fixed_k, fixed_tree_tokens : int   one k for engines without a per-batch table (0 when it never pays)
-    fixed_worst_ratio : float       min of speedup(fixed k) / speedup(best k) over the on-range batches every depth
-                                    tried fits at (where none does: 1 / speedup(best k) where the fixed k does not fit)
+    fixed_worst_ratio : float       min over the on-range of speedup(fixed k) / speedup(best k), 1 / speedup(best k)
+                                    where the fixed k does not fit in memory (the depth is chosen where all fit)
     fixed_speedup : (P,)            speedup of the fixed k at each evaluated batch (nan where not evaluated)
     interior_off : tuple[int]       evaluated batches below the crossover where speculation does not pay (k = 0)
     configs : tuple[EngineConfig]   per engine, in the order asked for
@@ -185,11 +185,11 @@ def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: 
              ) -> tuple[float, int, int, np.ndarray]:
     """One k for engines without a per-batch table: among the depths between the smallest and largest best k on the
     on-range (or the best (k, tree) pairs), the one whose worst ratio to the per-batch best is largest, ties broken by
-    the mean ratio. The ratios are taken where every candidate depth fits in memory, so the few batches at the memory
+    the mean ratio. The depths are compared where every candidate fits in memory, so the few batches at the memory
     edge that only a shallow depth fits do not decide the depth for all the others (the engine's request cap is then
-    the chosen depth's own edge); where no batch fits them all, a depth that does not fit is scored as served without
-    speculation (1 / the best speedup). Returns (worst ratio, k, T, its speedup on the on-range (nan where it does not
-    fit))."""
+    the chosen depth's own edge); where no batch fits them all, every batch is scored. Returns (the chosen depth's
+    worst ratio over the whole on-range, a batch it does not fit at counted as served without speculation (1 / the
+    best speedup), k, T, its speedup on the on-range (nan where it does not fit))."""
     ks, Ts = sk[on], sT[on]
     if not (Ts > ks + 1).any():
         cands = {(kk, kk + 1) for kk in range(int(ks.min()), int(ks.max()) + 1)}
@@ -200,12 +200,13 @@ def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: 
                                        batch=tuple(int(b) for b in Bon)))) for kk, TT in sorted(cands)]
     common = np.logical_and.reduce([rr.feasible for *_, rr in runs])
     scored = common if common.any() else np.ones_like(common)
-    best, best_mean = None, 0.0
+    best, key = None, (-np.inf, -np.inf)
     for kk, TT, rr in runs:
-        rel = (np.where(rr.feasible, rr.speedup, 1.0) / r.speedup[on])[scored]
-        worst, mean = float(rel.min()), float(rel.mean())
-        if best is None or worst > best[0] + 1e-12 or (worst > best[0] - 1e-12 and mean > best_mean):
-            best, best_mean = (worst, kk, TT, np.where(rr.feasible, rr.speedup, np.nan)), mean   # ties: the mean
+        rel = np.where(rr.feasible, rr.speedup, 1.0) / r.speedup[on]
+        worst, mean = float(rel[scored].min()), float(rel[scored].mean())
+        if worst > key[0] + 1e-12 or (worst > key[0] - 1e-12 and mean > key[1]):      # ties: the mean
+            # reported: its worst over the whole on-range (1 / best where it does not fit), not only where scored
+            best, key = (float(rel.min()), kk, TT, np.where(rr.feasible, rr.speedup, np.nan)), (worst, mean)
     assert best is not None
     return best
 

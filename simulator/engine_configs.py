@@ -200,7 +200,7 @@ def _fixed_fits_all(p: ConfigPlan) -> bool:
 
 def _fixed_caveat(p: ConfigPlan) -> str:
     """How the one k's worst case treats the batches it does not fit at ('' when it fits at all of them)."""
-    return "" if _fixed_fits_all(p) else " (scored over the batches every depth tried fits at)"
+    return "" if _fixed_fits_all(p) else " (a batch it does not fit at counted as served without speculation)"
 
 
 def _fixed_note(p: ConfigPlan, engine: str) -> str:

@@ -208,7 +208,8 @@ class Scenario:
                                           "captures; engines' own defaults are 128-512)")
     max_running_requests: int | None = _f(None, "int>=1?", "requests the engine runs at once while speculating, the "
                                           "rest queue (SGLang's --max-running-requests; default: the engine "
-                                          "profile's, SGLang 48, others no cap); serving only")
+                                          "profile's, SGLang 48, others no cap); serving only (serve, frontier), "
+                                          "so not a sweep parameter", sweep=False)
     spec_overlap: bool | None = _f(None, "bool?", "host work of a speculative step hidden behind the GPU (SGLang's "
                                    "SpecV2 worker, SGLANG_ENABLE_SPEC_V2, topk 1; vLLM async scheduling): on or "
                                    "off; default: the engine profile's (SGLang off, vLLM and TensorRT-LLM on)")

@@ -398,12 +398,14 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
             spec = _phase(dep, w, pf, C, True, gpus)
             ok, msgs = _feasibility(dep, w, _held(C, (spec,)), True)
     if pos:                                   # the longest request exceeds the model's positions: no point stands
-        ok, msgs = ok_b, msgs_b = np.zeros(C.size, dtype=bool), [pos] * C.size
+        ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
+        msgs_b = msgs
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
             "acceptance": dep.acceptance.source if s.method else None,
-            "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap}
+            "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
+            "max_running_requests": float(dep.eng.spec_max_running) if dep.eng.spec_max_running < 1e9 else None}
     notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
              "steady-state closed loop: each of the C slots serves one request after another",
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)")

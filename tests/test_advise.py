@@ -518,5 +518,9 @@ def test_a_memory_edge_does_not_decide_the_one_k():
     """Audit: over 1..512 on one H100 only k = 1 fits at batches 399-401, which scored every deeper depth at
     1 / 1.21 there and let the mean pick k = 2 (worst case 82 %), where 1..300 picks k = 4 (95 %)."""
     short, long = advise(Scenario(), batch_range=(1, 300)), advise(Scenario(), batch_range=(1, 512))
-    assert short.fixed_k == long.fixed_k == 4 and long.fixed_worst_ratio > 0.9
+    assert short.fixed_k == long.fixed_k == 4 and short.fixed_worst_ratio > 0.9
+    # The depth is chosen where every depth fits; its reported worst case still counts the edge batches it does not
+    # fit at (review: the chosen depth's worst was reported over the compared batches only)
+    edge = ~np.isnan(long.fixed_speedup)
+    assert long.fixed_worst_ratio < short.fixed_worst_ratio and not edge.all()
     assert advise(Scenario(model="qwen3-30b-a3b"), batch_range=(1, 256)).fixed_k >= 4   # not k = 2 (1.94x at 64)

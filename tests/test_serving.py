@@ -830,3 +830,19 @@ def test_tpot_at_the_first_and_last_context_brackets_the_mean_when_k_changes():
     r = serve(Scenario(model="llama-3.1-70b", tp=8, engine="vllm"), Workload(concurrency=(512,)))
     for ph in (r.spec, r.base):
         assert ph.tpot_first_s[0] < ph.tpot_s[0] < ph.tpot_last_s[0]
+
+
+def test_a_rate_only_speculation_sustains_reads_on_only(capsys):
+    """Review: at an arrival rate plain decoding cannot sustain and speculation can, the table said 'no' under a
+    priced 'on' row."""
+    args = ["--model", "llama-3.1-70b", "--precision", "fp8", "--engine", "vllm", "--isl", "1000", "--osl", "1000"]
+    s = Scenario(model="llama-3.1-70b", precision="fp8", engine="vllm")
+    r = serve(s, Workload(isl=1000, osl=1000, rate=(0.3,)))
+    assert r.feasible.tolist() == [True] and r.base_feasible.tolist() == [False]
+    assert "exceeds the capacity without speculation" in r.base_message[0]
+    rc, out, _ = run(capsys, "serve", *args, "--rate", "0.3")
+    assert rc == 0 and "on only: rate 0.3 requests/s exceeds the capacity without speculation" in out
+    d = serve(Scenario(max_running_requests=64), Workload(concurrency=(1,))).to_dict()
+    assert d["scenario"]["max_running_requests"] == 64.0
+    long = serve(Scenario(), Workload(isl=131072, osl=16, concurrency=(1,)))          # past the positions: neither
+    assert not long.feasible[0] and not long.base_feasible[0] and long.feasible is not long.base_feasible

@@ -169,11 +169,14 @@ def run(a: argparse.Namespace) -> int:
 
 
 def _fits(p: dict[str, Any]) -> str:
-    """Both modes fit, only plain decoding does (the drafter's memory), or neither."""
+    """Both modes fit (and sustain the rate), only plain decoding does (the drafter's memory, or a rate only it
+    sustains), only speculation does (a rate plain decoding cannot sustain), or neither."""
     if p["feasible"] and p["base_feasible"]:
         return "yes"
     if p["base_feasible"]:
         return f"off only: {p['message']}"
+    if p["feasible"]:
+        return f"on only: {p['base_message']}"
     return f"no: {p['base_message'] or p['message']}"
 
 
