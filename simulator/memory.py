@@ -55,7 +55,7 @@ def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray
     par = par or Parallelism()
     tp = par.tp
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    # The busiest attention-DP group's sequences (at least one: workload.rank_batch); a stage keeps each one's KV of
+    # The busiest attention-DP group's sequences (at least one: experts.rank_batch); a stage keeps each one's KV of
     # its n_layers / pp layers: B x layers / pp.
     B = rank_batch(B, 1.0 / par.dp) / par.pp
     ctx = L + q if cap >= INF_WINDOW else np.minimum(L + q, cap)

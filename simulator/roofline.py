@@ -78,7 +78,7 @@ def _busiest(u, table, i, E):
 def _feats(B, q, L, window, logq, moe_e, table, i, share, tile, f):
     """The features of one op at one point, into f (workload.features)."""
     b = B * share
-    if share < 1.0:                    # workload.rank_batch: the busiest rank holds at least one whole sequence
+    if share < 1.0:                    # experts.rank_batch: the busiest rank holds at least one whole sequence
         one = B if B < 1.0 else 1.0
         b = b if b > one else one
     T = b * q
