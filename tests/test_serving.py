@@ -662,7 +662,7 @@ def test_prefill_is_monotone_in_the_load_and_the_prompt(sc, isl, c, mixed):
 
 def test_a_prompt_alone_under_dp_attention_is_priced_on_the_busiest_rank():
     # DP attention: the prompt's rank runs its attention-side ops on one whole sequence, the experts see its tokens
-    # only: the pass of one sequence in the instance (whose busiest rank holds it whole: workload.rank_batch; it was
+    # only: the pass of one sequence in the instance (whose busiest rank holds it whole: experts.rank_batch; it was
     # priced spread over every rank, 1/dp each, before the fourth audit), below one sequence on every rank.
     sc = dict(hardware="h200-sxm", model="deepseek-r1", method="mtp", engine="sglang", tp=1, dp=8, ep=8,
               precision="fp8")
