@@ -10,8 +10,8 @@ Everything here reads `speedup_curve` results (public API); no FLOP or time mode
   target at small batch, where the verify pass touches many more experts): those batches get k = 0 as well.
 - Engines that take one k for every batch (SGLang, HF) get the fixed k whose speedup stays closest to the per-batch
   best over the batches where speculation is on: max over k of min over those batches of speedup_k(B) /
-  speedup_best(B), a k that does not fit in memory at one of them scoring there as served without speculation,
-  1 / speedup_best(B) (ties: the larger mean ratio).
+  speedup_best(B), taken over the batches where every depth tried fits in memory (ties: the larger mean ratio); its
+  reported worst case counts a batch it does not fit at as served without speculation, 1 / speedup_best(B).
 - Every result is a prediction from datasheet rooflines, an engine profile and the given acceptance; `assumptions`
   lists what it rests on, and `hazards` the known problems of the chosen engine, drafter and options.
 """

@@ -251,7 +251,6 @@ class Scenario:
         check_field_names(changes, "scenario")
         return replace(self, **changes)
 
-
     @property
     def auto(self) -> bool:
         return self.k == "auto"

@@ -325,12 +325,11 @@ def _feasibility(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> 
     return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
 
 
-def _held(C: np.ndarray, phases: tuple[Phase, ...]) -> np.ndarray:
-    """Requests whose KV cache the decode GPUs hold: all C, except where a disaggregated prefill instance sets the
-    rate, where the requests queued for prefill hold none there (the decode batch, rounded up, in either mode)."""
+def _held(C: np.ndarray, ph: Phase) -> np.ndarray:
+    """Requests whose KV cache one mode's decode GPUs hold: all C, except where a disaggregated prefill instance sets
+    the rate, where the requests queued for prefill hold none there (the decode batch, rounded up)."""
     C = C.astype(np.float64)
-    held = [np.where(ph.prefill_queue > 0.0, np.minimum(C, np.ceil(ph.decode_batch)), C) for ph in phases]
-    return np.maximum.reduce(held)
+    return np.where(ph.prefill_queue > 0.0, np.minimum(C, np.ceil(ph.decode_batch)), C)
 
 
 def _fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
@@ -392,11 +391,11 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
-        ok_b, msgs_b = _feasibility(dep, w, _held(C, (base,)), False)
+        ok_b, msgs_b = _feasibility(dep, w, _held(C, base), False)
         spec, ok, msgs = base, ok_b, msgs_b
         if _speculates(dep):
             spec = _phase(dep, w, pf, C, True, gpus)
-            ok, msgs = _feasibility(dep, w, _held(C, (spec,)), True)
+            ok, msgs = _feasibility(dep, w, _held(C, spec), True)
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
         msgs_b = msgs

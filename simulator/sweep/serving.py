@@ -20,13 +20,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..acceptance import Acceptance
 from ..drafters import default_decay
 from ..errors import ScenarioError, SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
-from ..serving import PER_TOKEN_FIELDS, Workload, serve
+from ..serving import Workload, serve
 from ..traffic import length_ratio
 from .spec import err, names_exist, parse_values
 
@@ -181,22 +179,19 @@ def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc
     except SpecroofError as e:
         return [{**head, key: p, "feasible": False, "message": str(e), "base_feasible": False,
                  "base_message": str(e)} for p in pts]
-    return [_point_row(res, i, head, key) for i in range(res.concurrency.size)]
+    return [_point_row(pt, head, key) for pt in res.to_dict()["points"]]
 
 
-def _point_row(res: Any, i: int, head: dict[str, Any], key: str) -> dict[str, Any]:
-    """Point i of a ServeResult as a row: each mode's fields where that mode fits, the ratios where both do."""
-    ok, ok_b = bool(res.feasible[i]), bool(res.base_feasible[i])
-    row = {**head, "concurrency": int(res.concurrency[i]), "feasible": ok, "message": res.message[i],
-           "base_feasible": ok_b, "base_message": res.base_message[i]}
+def _point_row(pt: dict[str, Any], head: dict[str, Any], key: str) -> dict[str, Any]:
+    """One point of `ServeResult.to_dict` (where each mode's numbers and the ratios are null) as a flat row."""
+    row = {**head, **{f: pt[f] for f in ("concurrency", "feasible", "message", "base_feasible", "base_message")}}
     if key == "rate":
-        row["rate"] = float(res.rate[i])
-    none = set() if res.decodes else {*PER_TOKEN_FIELDS, "tpot_speedup"}     # no decode: no per-token time
-    for name, ph, fits in (("spec", res.spec, ok), ("base", res.base, ok_b)):
+        row["rate"] = pt["rate"]
+    for name in ("spec", "base"):
         for f in PHASE_FIELDS:
-            row[f"{name}_{f}"] = float(np.asarray(getattr(ph, f))[i]) if fits and f not in none else None
-    for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
-        row[f] = float(getattr(res, f)[i]) if ok and ok_b and f not in none else None
+            v = pt[name][f] if pt[name] is not None else None
+            row[f"{name}_{f}"] = None if v is None else float(v)
+    row.update({f: pt[f] for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio")})
     return row
 
 
