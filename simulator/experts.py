@@ -69,13 +69,35 @@ def busiest_rank_fraction(u: np.ndarray | float, table: np.ndarray) -> np.ndarra
     return np.interp(np.asarray(u, dtype=np.float64) * E, np.arange(E + 1), table)
 
 
-def rank_batch(B, share: float):
-    """Sequences the busiest rank (or micro-batch) of a share of the batch processes: B x share, but at least one
-    whole sequence once the instance holds one (B >= 1 on dp ranks or pp micro-batches: the rank holding the one
-    sequence of B = 1 reads its whole KV cache and runs every layer it owns; a single token crosses every pipeline
-    stage in turn). The mean share elsewhere: an uneven split (B = 12 on 8 ranks) is priced at 1.5, not 2."""
-    b = np.asarray(B, dtype=np.float64) * share
-    return np.maximum(b, np.minimum(B, 1.0)) if share < 1.0 else b
+def dealt(B, n: int):
+    """Sequences the busiest of n ranks holds when B whole sequences are dealt out evenly (SGLang's DP-attention
+    controller deals requests round robin): ceil(B / n) at whole B (12 on 8 ranks: 2, not the mean 1.5), linear
+    between whole B (serving's mean concurrency), so B itself below one sequence."""
+    B = np.asarray(B, dtype=np.float64)
+    if n <= 1:
+        return B
+    lo = np.floor(B)
+    c = np.ceil(lo / n)
+    return c + (B - lo) * (np.ceil((lo + 1.0) / n) - c)
 
 
-__all__ = ["busiest_rank_fraction", "busiest_rank_table", "experts_touched_fraction", "rank_batch"]
+def rank_batch(B, dp: int = 1, pp: int = 1):
+    """Sequences in one micro-batch of the busiest attention-DP rank: dealt(B, dp) / pp, at least min(B, 1). The
+    rank holding the one sequence of B = 1 reads its whole KV cache and runs every layer it owns; a single token
+    crosses every pipeline stage in turn. Micro-batches are priced at their mean (a stage's cycle sums them)."""
+    b = dealt(B, dp) / pp
+    return np.maximum(b, np.minimum(B, 1.0)) if pp > 1 else b
+
+
+def head_runs(B, dp: int = 1, pp: int = 1):
+    """Times the pipeline's first / last stage ops (embedding, LM head, sampler) count in a decode step with m =
+    dealt(B, dp) micro-batches in flight on pp stages (GPipe, Huang et al. 2019). A step is the longer of one
+    micro-batch's critical path, every stage's layers L plus the head H once, and the last stage's cycle, m (L / pp +
+    H): the path while a stage waits (m < pp: H once, as (m - 1) H <= (pp - m) L / pp when the head is light beside a
+    stage's layers), the cycle once the pipeline is full (m = pp: H pp times); linear between pp - 1 and pp, so that
+    a step stays affine in every op's time (pricing.price_pass relies on it)."""
+    return 1.0 + (pp - 1.0) * np.clip(dealt(B, dp) - (pp - 1.0), 0.0, 1.0)
+
+
+__all__ = ["busiest_rank_fraction", "busiest_rank_table", "dealt", "experts_touched_fraction", "head_runs",
+           "rank_batch"]

@@ -49,15 +49,15 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
 
 def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray, precision: Precision | None = None,
                       par: Parallelism | None = None, cap: float = INF_WINDOW) -> np.ndarray:
-    """KV cache one rank holds for the instance's B sequences of L + q tokens (B/dp per attention-DP group), at most
-    `cap` of them kept (a drafter's KV window); the model's own windowed layers keep at most `window` tokens."""
+    """KV cache one rank holds for the instance's B sequences of L + q tokens (the busiest attention-DP group's), at
+    most `cap` of them kept (a drafter's KV window); the model's own windowed layers keep at most `window` tokens."""
     p = precision or Precision()
     par = par or Parallelism()
     tp = par.tp
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    # The busiest attention-DP group's sequences (at least one: experts.rank_batch); a stage keeps each one's KV of
-    # its n_layers / pp layers: B x layers / pp.
-    B = rank_batch(B, 1.0 / par.dp) / par.pp
+    # The busiest attention-DP group's sequences (ceil(B / dp) at whole B: experts.dealt); a stage keeps each one's KV
+    # of its n_layers / pp layers: B x layers / pp.
+    B = rank_batch(B, par.dp) / par.pp
     ctx = L + q if cap >= INF_WINDOW else np.minimum(L + q, cap)
     per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv]
     full = (m.n_layers - m.n_window_layers) * ctx
@@ -74,7 +74,7 @@ def activation_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, preci
     p = precision or Precision()
     par = par or Parallelism()
     tp = par.tp
-    B, q = rank_batch(B, 1.0 / (par.dp * par.pp)), np.asarray(q, dtype=np.float64)   # one micro-batch
+    B, q = rank_batch(B, par.dp, par.pp), np.asarray(q, dtype=np.float64)   # one micro-batch
     T = B * q
     widest = max(m.d_ff, m.top_k * m.d_ff_expert, (m.n_heads + 2 * m.n_kv_heads) * m.d_head) / tp
     tl = T if logits == "all" else B

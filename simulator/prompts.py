@@ -73,12 +73,12 @@ def _alone(dep: Deployment, prompt: float, cached: float, chunk: int, busiest: b
 
 def _dp_split(dep: Deployment) -> tuple[OpSet, OpSet]:
     """The last-token pass's attention-side ops (their share of the batch is a DP rank's) and the rest, kept in the
-    deployment's memo where it has one (price_pass caches passes by their op set). An op whose share is below a
-    pipeline stage's whole batch (1 / pp) is attention-side: every op of a dense model under DP attention."""
+    deployment's memo where it has one (price_pass caches passes by their op set). An op whose share is below one
+    (1 / dp) is attention-side: every op of a dense model under DP attention."""
     ops = dep.lops
     hit = dep.memo.get(("dp split", id(ops))) if dep.memo is not None else None
     if hit is None or hit[0] is not ops:
-        side = ops.share * dep.par.pp < 1.0 - 1e-9
+        side = ops.share < 1.0 - 1e-9
         hit = (ops, ops_where(ops, side), ops_where(ops, ~side))
         if dep.memo is not None:
             dep.memo[("dp split", id(ops))] = hit
@@ -89,7 +89,7 @@ def ops_where(ops: OpSet, keep: np.ndarray) -> OpSet:
     """The ops of `ops` where `keep` (a boolean per op) is true, as an op set of their own."""
     i = np.flatnonzero(keep)
     return replace(ops, **{f.name: tuple(getattr(ops, f.name)[j] for j in i) if f.name in ("names", "dtype")
-                           else getattr(ops, f.name)[i] for f in fields(ops) if f.name != "n_gpus"})
+                           else getattr(ops, f.name)[i] for f in fields(ops) if f.name not in ("n_gpus", "pp")})
 
 
 def _prompt_class(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, float]:

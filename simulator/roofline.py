@@ -37,6 +37,7 @@ import numpy as np
 
 from ._jit import JIT
 from .errors import ScenarioError
+from .experts import head_runs
 from .hardware import Hardware
 from .workload import (
     COLL_ALLGATHER,
@@ -75,10 +76,20 @@ def _busiest(u, table, i, E):
 
 
 @nb.njit(**JIT)
-def _feats(B, q, L, window, logq, moe_e, table, i, share, tile, f):
-    """The features of one op at one point, into f (workload.features)."""
-    b = B * share
-    if share < 1.0:                    # experts.rank_batch: the busiest rank holds at least one whole sequence
+def _dealt(B, n):
+    """The busiest of n ranks' sequences (experts.dealt): ceil(B / n) at whole B, linear between."""
+    if n <= 1.0:
+        return B
+    lo = np.floor(B)
+    c = np.ceil(lo / n)
+    return c + (B - lo) * (np.ceil((lo + 1.0) / n) - c)
+
+
+@nb.njit(**JIT)
+def _feats(B, q, L, window, logq, moe_e, table, i, ranks, pp, tile, f):
+    """The features of one op at one point, into f (workload.features; b is experts.rank_batch)."""
+    b = _dealt(B, ranks) / pp
+    if pp > 1.0:                       # a single token crosses every pipeline stage in turn
         one = B if B < 1.0 else 1.0
         b = b if b > one else one
     T = b * q
@@ -118,8 +129,21 @@ def _dot(c, i, f):
     return s
 
 
-def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, table, share, peak, repeat,
-                    kernels, fam, coll, group, eta, real, lat, bw_op, bw, tile, one_shot, out_total, out_fam,
+@nb.njit(**JIT)
+def _op_time(i, f, cf, cb, peak, eta, real, bw, floor):
+    """One repetition of a compute op at features f: its time and bound class (module docstring)."""
+    tc = _dot(cf, i, f) / peak[i]
+    tm = _dot(cb, i, f) / bw
+    tr = tc
+    if real[i] > 0.0:         # tc*: the real tokens' math, not the tile-padded rows'
+        tr = tc + cf[i, F_TPAD] * (f[F_T] - f[F_TPAD]) / peak[i]
+    cls = 1 if tc > tm else 0
+    t = (tc if tc > tm else tm) + (1.0 - eta[i]) * min(tr, tm)
+    return t + floor, cls
+
+
+def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, table, ranks, micro, pp, peak,
+                    repeat, kernels, fam, coll, group, eta, real, lat, bw_op, bw, tile, one_shot, out_total, out_fam,
                     out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
     n_ops = cf.shape[0]
@@ -131,25 +155,20 @@ def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e,
         for j in range(3):
             out_bound[p, j] = 0.0
         for i in range(n_ops):
-            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], table, i, share[i], tile, f)
+            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], table, i, ranks[i], pp, tile, f)
             if coll[i] > 0.0:
                 t = _coll_time(coll[i], group[i], _dot(cc, i, f), lat[i], bw_op[i], one_shot)
                 cls = 2
             else:
-                tc = _dot(cf, i, f) / peak[i]
-                tm = _dot(cb, i, f) / bw
-                tr = tc
-                if real[i] > 0.0:         # tc*: the real tokens' math, not the tile-padded rows'
-                    tr = tc + cf[i, F_TPAD] * (f[F_T] - f[F_TPAD]) / peak[i]
-                if tc > tm:
-                    t, cls = tc + (1.0 - eta[i]) * min(tr, tm), 1
-                else:
-                    t, cls = tm + (1.0 - eta[i]) * min(tr, tm), 0
-                t += kernels[i] * floor_s[p]
-            t *= repeat[i]
+                t, cls = _op_time(i, f, cf, cb, peak, eta, real, bw, kernels[i] * floor_s[p])
+            n = repeat[i]
+            if micro[i] > 0.0:        # experts.head_runs: a pipeline head op on the critical path
+                m = _dealt(B[p], ranks[i]) - pp + 1.0
+                n *= 1.0 + (pp - 1.0) * (0.0 if m < 0.0 else (1.0 if m > 1.0 else m))
+            t *= n
             out_fam[p, int(fam[i])] += t
             out_bound[p, cls] += t
-            lo = repeat[i] * kernels[i] * launch_s[p]
+            lo = n * kernels[i] * launch_s[p]
             out_fam[p, _FAM_OVER] += lo
             tot += t + lo
         out_total[p] = tot
@@ -306,6 +325,11 @@ def _logq(ops: OpSet) -> np.ndarray:
                      for e, k in zip(ops.moe_e, ops.moe_k)])
 
 
+def _ranks(ops: OpSet) -> np.ndarray:
+    """The ranks each op's sequences are dealt over (dp on the attention side, 1 elsewhere: 1 / share)."""
+    return np.rint(1.0 / np.asarray(ops.share, dtype=np.float64))
+
+
 def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "measured",
                graphed=True) -> StepTimes:
     """Price `ops` at every broadcast point of (B, q, L) with the numba kernel. Output shapes follow the broadcast.
@@ -320,11 +344,11 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
     c = np.ascontiguousarray
     kernel = _step_grid if n >= _PARALLEL_MIN_POINTS else _step_grid_serial
     kernel(Bf, qf, Lf, lf, ff, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
-           c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), c(ops.share, dtype=np.float64),
-           c(r.peak), c(ops.repeat, dtype=np.float64), c(ops.kernels, dtype=np.float64),
-           c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64), c(ops.group, dtype=np.float64),
-           c(eta), c(real), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64), float(r.bw), float(r.tile),
-           bool(r.one_shot), tot, fam, bnd)
+           c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), _ranks(ops),
+           c(ops.micro, dtype=np.float64), float(ops.pp), c(r.peak), c(ops.repeat, dtype=np.float64),
+           c(ops.kernels, dtype=np.float64), c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64),
+           c(ops.group, dtype=np.float64), c(eta), c(real), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64),
+           float(r.bw), float(r.tile), bool(r.one_shot), tot, fam, bnd)
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 
@@ -347,7 +371,8 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
-        f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], r.tile)
+        f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], r.tile,
+                     ops.pp)
         if ops.coll[i]:
             t = _coll_reference(int(ops.coll[i]), ops.group[i], f @ ops.cc[i], r.lat[i], r.bw_op[i], r.one_shot)
             cls = np.full(n, 2)
@@ -359,10 +384,11 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
             tr = (real @ ops.cf[i]) / r.peak[i]
             t = np.maximum(tc, tm) + (1.0 - eta[i]) * np.minimum(tr, tm) + ops.kernels[i] * ff
             cls = (tc > tm).astype(int)
-        t = t * ops.repeat[i]
+        rep = ops.repeat[i] * (head_runs(Bf, round(1.0 / ops.share[i]), ops.pp) if ops.micro[i] else 1.0)
+        t = t * rep
         fam[:, ops.family[i]] += t
         bnd[np.arange(n), cls] += t
-        lo = ops.repeat[i] * ops.kernels[i] * lf
+        lo = rep * ops.kernels[i] * lf
         fam[:, _FAM_OVER] += lo
         tot += t + lo
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))

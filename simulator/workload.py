@@ -3,11 +3,11 @@
 Every quantity of an op is a linear combination of a few features of the grid point, so one symbolic table (built
 once per model, precision and parallelism) prices prefill (q = prompt), decode (q = 1) and verify (q = k + 1 or a tree
 of T tokens) at any batch B and cached context L. B is the batch of the whole instance; an op on the attention side
-of a data-parallel layout sees its rank's share, B/dp (`share`), at least one sequence (`rank_batch`). Features, per
-point and per op:
+of a data-parallel layout sees its busiest rank's sequences, ceil(B/dp) (`share` = 1/dp), and one of pp pipeline
+micro-batches of them, at least one sequence (experts.rank_batch). Features, per point and per op:
 
     F_ONE    1
-    F_B      b = max(B*share, min(B, 1))          sequences this rank processes
+    F_B      b = rank_batch(B, 1/share, pp)       sequences this rank processes
     F_T      t = b*q                              tokens in the pass on this rank
     F_BL     b*Lw,  Lw = min(L, window)           cached keys read (KV cache read once per sequence for all q queries)
     F_TL     t*Lw                                 query-key pairs against the cache
@@ -91,13 +91,13 @@ class Parallelism:
     """How one instance spreads a model over its GPUs.
 
     tp : attention tensor parallelism: heads and dense FFNs split tp ways (Megatron-LM, Shoeybi et al. 2019 §3)
-    dp : attention data parallelism: dp groups of tp GPUs each serve B/dp of the sequences (DP attention)
+    dp : attention data parallelism: dp groups of tp GPUs each, the busiest serving ceil(B/dp) sequences
     ep : expert parallelism: each GPU holds E/ep whole routed experts; under DP attention tokens are dispatched and
          combined by all-to-all (DeepSeek-V3 tech report §3.2.2), under TP attention (tokens replicated) one
          all-reduce sums the ranks' outputs; the remaining tp*dp/ep ways split each expert (MoE TP)
-    pp : pipeline stages of tp * dp GPUs, each holding n_layers/pp layers, with pp micro-batches of B/pp sequences
-         in flight (vLLM's virtual engines, SGLang's PP): a token costs every stage's layers at B/pp, so PP saves
-         memory per GPU, not decode latency (GPipe, Huang et al. 2019)
+    pp : pipeline stages of tp * dp GPUs, each holding n_layers/pp layers, with up to pp micro-batches of B/pp
+         sequences in flight (vLLM's virtual engines, SGLang's PP): a token costs every stage's layers at B/pp, so
+         PP saves memory per GPU, not decode latency (GPipe, Huang et al. 2019)
     The instance has tp * dp * pp GPUs.
     """
 
@@ -150,11 +150,13 @@ class OpSet:
     names : tuple[str]; family : int array (index into FAMILIES); repeat : float array (layers);
     kernels : float array (kernels per repeat); dtype : tuple[str] (peak used for compute);
     cf, cb, cc : float arrays (n_ops, N_FEAT); window : float array; moe_e, moe_k, moe_ranks : float arrays (routed
-    experts, experts per token, EP ranks they are spread over); share : float array (fraction of the instance's
-    batch this rank's op processes); coll : int array (COLL_*); group : float array (collective group size);
-    link : int array (LINK_SCALEUP or LINK_SCALEOUT); gemm : float array (1 for a GEMM: a matmul or the routed
-    experts' grouped GEMM, whose math and memory overlap as roofline.Rates.gemm_eta says; 0 elsewhere);
-    n_gpus : GPUs of the instance.
+    experts, experts per token, EP ranks they are spread over); share : float array (1/dp on the attention side,
+    whose sequences are dealt over the dp ranks; 1 elsewhere); micro : float array (1 for a pipeline head op, run
+    once per micro-batch on the first or last stage: experts.head_runs); coll : int array (COLL_*); group : float
+    array (collective group size); link : int array (LINK_SCALEUP or LINK_SCALEOUT); gemm : float array (1 for a
+    GEMM: a matmul or the routed experts' grouped GEMM, whose math and memory overlap as roofline.Rates.gemm_eta
+    says; 0 elsewhere);
+    n_gpus : GPUs of the instance; pp : pipeline stages (every op sees one of pp micro-batches).
     """
 
     names: tuple[str, ...]
@@ -175,7 +177,9 @@ class OpSet:
     group: np.ndarray
     link: np.ndarray
     gemm: np.ndarray
+    micro: np.ndarray
     n_gpus: int = 1
+    pp: int = 1
 
     def __len__(self) -> int:
         return len(self.names)
@@ -199,7 +203,7 @@ class _Builder:
         row = dict(name=name, fam=FAM[fam], repeat=float(repeat), dtype=dtype, kernels=kernels,
                    cf=np.zeros(N_FEAT), cb=np.zeros(N_FEAT), cc=np.zeros(N_FEAT), window=window, moe=moe,
                    share=self.share if share is None else share, coll=coll, group=float(group), link=link,
-                   gemm=float(gemm))
+                   gemm=float(gemm), micro=0.0)
         for key, dct in (("cf", f), ("cb", b), ("cc", c)):
             for i, v in (dct or {}).items():
                 row[key][i] += v
@@ -223,7 +227,7 @@ class _Builder:
             self.op(name, "collective", repeat, kernels=1, c=payload, coll=kind, group=group,
                     link=LINK_SCALEOUT if group > scaleup_domain else LINK_SCALEUP, share=share)
 
-    def build(self, n_gpus: int) -> OpSet:
+    def build(self, n_gpus: int, pp: int = 1) -> OpSet:
         r = self.rows
         arr = lambda key, dt=float: np.array([x[key] for x in r], dtype=dt)  # noqa: E731
         mat = lambda key: np.array([x[key] for x in r]).reshape(len(r), N_FEAT)  # noqa: E731
@@ -236,7 +240,7 @@ class _Builder:
                      kernels=arr("kernels"), dtype=tuple(x["dtype"] for x in r), cf=mat("cf"), cb=mat("cb"),
                      cc=mat("cc"), window=arr("window"), moe_e=moe[:, 0], moe_k=moe[:, 1], moe_ranks=moe[:, 2],
                      moe_table=table, share=arr("share"), coll=arr("coll", np.int64), group=arr("group"),
-                     link=arr("link", np.int64), gemm=arr("gemm"), n_gpus=n_gpus)
+                     link=arr("link", np.int64), gemm=arr("gemm"), micro=arr("micro"), n_gpus=n_gpus, pp=pp)
 
 
 def kv_heads_per_rank(m: ModelShape, tp: int) -> float:
@@ -420,7 +424,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     _heads(g, c, F_T if logits == "all" else F_B)
     if par.pp > 1:
         _pipeline(g, c)
-    return g.build(par.n_gpus)
+    return g.build(par.n_gpus, par.pp)
 
 
 def gemm(n: int, k: int, weights: str = "bf16", activations: str = "bf16") -> OpSet:
@@ -442,27 +446,24 @@ HEAD_OPS = ("embedding", "embed_allreduce", "fc", "lm_head", "logits_gather", "s
 
 
 def _pipeline(g: _Builder, c: _Ctx) -> None:
-    """Pipeline parallelism (Parallelism.pp): every op sees one micro-batch (share / pp), the layers of all stages
-    add up to one stage's cycle over its pp micro-batches, the first / last stage's ops (embedding, LM head,
-    sampler) run once per micro-batch (repeat x pp), and each stage sends every micro-batch's hidden states to the
-    next (one activation vector per token), on the scale-out link when the instance leaves the scale-up domain."""
-    pp = c.par.pp
+    """Pipeline parallelism (Parallelism.pp): every op sees one micro-batch (OpSet.pp), the layers of all stages add
+    up to one stage's cycle over its pp micro-batches, the first / last stage's ops run once per micro-batch in flight
+    (OpSet.micro), and each stage sends every micro-batch's hidden states to the next (one vector per token), on the
+    scale-out link when the instance leaves the scale-up domain."""
     for row in g.rows:
-        row["share"] /= pp
-        if row["name"] in HEAD_OPS:
-            row["repeat"] *= pp
+        row["micro"] = float(row["name"] in HEAD_OPS)
     link = LINK_SCALEOUT if c.par.n_gpus > c.domain else LINK_SCALEUP
-    g.op("pp_send", "collective", pp, kernels=1, c={F_T: c.m.d_model * c.ab}, coll=COLL_ALLTOALL, group=2.0,
-         link=link, share=1.0 / (c.par.dp * pp))
+    g.op("pp_send", "collective", c.par.pp, kernels=1, c={F_T: c.m.d_model * c.ab}, coll=COLL_ALLTOALL, group=2.0,
+         link=link)
 
 
 # ---- evaluation at concrete points (numpy; the numba kernel in roofline.py computes the same) ---------------------
 
 def features(B: np.ndarray, q: np.ndarray, L: np.ndarray, window: float, moe_e: float, moe_k: float,
-             moe_table: np.ndarray | None = None, share: float = 1.0, tile: float = 0.0) -> np.ndarray:
-    """Feature matrix (n_points, N_FEAT) for one op (its window, MoE (E, k, busiest-rank table), batch share)."""
+             moe_table: np.ndarray | None = None, share: float = 1.0, tile: float = 0.0, pp: int = 1) -> np.ndarray:
+    """Feature matrix (n_points, N_FEAT) for one op (window, MoE (E, k, busiest-rank table), batch share, stages)."""
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    b = rank_batch(B, share)
+    b = rank_batch(B, round(1.0 / share), pp)
     T = b * q
     Lw = np.minimum(L, window)
     out = np.empty(B.shape + (N_FEAT,))
@@ -489,10 +490,11 @@ def causal_pairs(B, q, window: float):
 
 
 def op_totals(ops: OpSet, B: float, q: float, L: float, tile: float = 0.0) -> dict[str, np.ndarray]:
-    """FLOPs, HBM bytes and collective payload bytes per op (already multiplied by `repeat`) at one point."""
+    """FLOPs, HBM bytes and collective payload bytes per op (already multiplied by `repeat`) at one point: one
+    micro-batch's pass through every pipeline stage, the head ops once."""
     fl, by, wi = np.zeros(len(ops)), np.zeros(len(ops)), np.zeros(len(ops))
     for i in range(len(ops)):
         f = features(np.array([B]), np.array([q]), np.array([L]), ops.window[i], ops.moe_e[i], ops.moe_k[i],
-                     ops.moe_table[i], ops.share[i], tile)[0]
+                     ops.moe_table[i], ops.share[i], tile, ops.pp)[0]
         fl[i], by[i], wi[i] = ops.cf[i] @ f, ops.cb[i] @ f, ops.cc[i] @ f
     return {"flops": fl * ops.repeat, "bytes": by * ops.repeat, "payload_bytes": wi * ops.repeat}

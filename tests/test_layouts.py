@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from simulator.cli import main
 from simulator.errors import ScenarioError
-from simulator.experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction
+from simulator.experts import busiest_rank_fraction, busiest_rank_table, dealt, experts_touched_fraction, head_runs
 from simulator.hardware import load_hardware
 from simulator.pricing import memory
 from simulator.roofline import rates
@@ -184,3 +184,48 @@ def test_the_busiest_dp_rank_holds_a_whole_sequence():
     assert kv[0] == pytest.approx(kv[1], rel=1e-12)           # the busiest rank holds one sequence either way
     half = memory(d, np.array([0.5]), 1.0, 131000.0).kv_bytes[0]
     assert half == pytest.approx(kv[0] / 2)                   # a mean batch below one (serving) stays a fraction
+
+
+@settings(max_examples=200, deadline=None)
+@given(B=st.floats(0.0, 4096.0), dB=st.floats(0.0, 64.0), n=st.integers(1, 72))
+def test_dealing_whole_sequences_to_ranks(B, dB, n):
+    """experts.dealt: ceil(B / n) at whole B, between the mean and one sequence more, non-decreasing, B below one."""
+    d = float(dealt(B, n))
+    assert B / n - 1e-9 <= d <= B / n + 1.0 and float(dealt(B + dB, n)) >= d - 1e-12
+    assert float(dealt(float(int(B)), n)) == -(-int(B) // n)
+    if B < 1.0:
+        assert d == B
+
+
+@settings(max_examples=100, deadline=None)
+@given(B=st.floats(0.0, 512.0), dp=st.integers(1, 8), pp=st.integers(1, 16))
+def test_pipeline_head_runs_between_once_and_once_per_stage(B, dp, pp):
+    """experts.head_runs: once while the pipeline waits on a token (fewer micro-batches than stages), pp times once
+    it is full."""
+    h, d = float(head_runs(B, dp, pp)), float(dealt(B, dp))
+    assert 1.0 <= h <= pp
+    assert h == 1.0 if d <= pp - 1 else (h == pp if d >= pp else True)
+
+
+def test_an_uneven_dp_split_is_priced_at_its_busiest_rank():
+    """Audit: B = 12 on 8 attention-DP ranks was priced at the mean, 1.5 sequences per rank; round robin gives four
+    ranks two, and the step waits on them (as at B = 16)."""
+    s = Scenario(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, method=None,
+                 engine="ideal", context=8000)
+    pts = simulate_step(scenario=s.replace(batch=(8, 12, 16, 17))).to_dict()["points"]
+    att = [p["breakdown_s"]["attention"] for p in pts]
+    assert att[1] == pytest.approx(att[2], rel=1e-12) and att[1] == pytest.approx(2 * att[0], rel=1e-12)
+    assert att[3] == pytest.approx(3 * att[0], rel=1e-12)
+    kv = memory(s.resolve(), np.array([12.0, 16.0]), 1.0, 8000.0).kv_bytes
+    assert kv[0] == pytest.approx(kv[1], rel=1e-12)
+
+
+def test_the_pipeline_head_runs_once_per_token_until_the_pipeline_fills():
+    """Audit: under pp stages the LM head and sampler were priced pp times whatever the batch; with fewer sequences
+    than stages a token waits on one micro-batch's path, whose head runs once (about 4 % of Llama-3.1-70B's step at
+    B = 1 on 4 stages)."""
+    s = Scenario(hardware="h200-sxm", model="llama-3.1-70b", tp=2, method=None, engine="ideal", context=1000,
+                 batch=(1, 2, 3, 4))
+    one = simulate_step(scenario=s).to_dict()["points"][0]["breakdown_s"]["lm_head"]
+    head = [p["breakdown_s"]["lm_head"] for p in simulate_step(scenario=s.replace(pp=4)).to_dict()["points"]]
+    np.testing.assert_allclose(head, [one, one, one, 4 * one], rtol=1e-12)

@@ -91,6 +91,21 @@ def test_numba_kernel_equals_reference(sc, B, q, L, overlap, launch, per_point_l
     np.testing.assert_allclose(got.by_family_s.sum(-1), got.total_s, rtol=1e-12)
 
 
+@pytest.mark.parametrize("mid, tp, dp, ep, pp", [("deepseek-v3", 1, 8, 8, 1), ("deepseek-v3", 2, 4, 8, 2),
+                                                ("llama-3.1-70b", 2, 1, 1, 4), ("mixtral-8x7b", 2, 2, 1, 3)])
+def test_kernel_equals_reference_under_dp_and_pp(mid, tp, dp, ep, pp):
+    """The busiest DP rank (ceil(B / dp) at whole B, linear between) and the pipeline's head runs, at whole and
+    fractional batches (serving's mean concurrency) on both sides of the stage count."""
+    ops = forward_pass(model(mid), Precision(), Parallelism(tp=tp, ep=ep, dp=dp, pp=pp))
+    r = rates(hw("h100-sxm"), ops)
+    B = np.array([0.0, 0.4, 1.0, 1.5, 2.0, 2.7, 3.0, 4.0, 5.5, 8.0, 12.0, 12.3, 17.0, 33.9, 64.0])[:, None]
+    got = step_times(ops, r, B, np.array([1.0, 3.0])[None, :], 2048.0, 1e-6)
+    ref = step_times_reference(ops, r, B, np.array([1.0, 3.0])[None, :], 2048.0, 1e-6)
+    for a, b in ((got.total_s, ref.total_s), (got.by_family_s, ref.by_family_s), (got.by_bound_s, ref.by_bound_s)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+    assert np.all(np.diff(got.total_s, axis=0) >= -1e-15)          # more sequences never take less time
+
+
 @pytest.mark.parametrize("mid, B, q", [("mixtral-8x7b", 0.0, 1.0), ("llama-3.1-8b", 0.0, 1.0),
                                        ("mixtral-8x7b", 2.0, 0.0)])
 def test_kernel_equals_reference_at_zero_tokens(mid, B, q):
