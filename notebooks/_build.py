@@ -284,9 +284,9 @@ attention data parallelism with wide expert parallelism across the NVLink domain
 MXFP4 weights on a GPU without FP4 tensor cores. Every number is a **prediction**.
 
 Layout flags (`Scenario` fields, also CLI flags): `tp` attention tensor parallelism, `dp` attention data-parallel
-groups (the instance has tp x dp GPUs, each group serving batch/dp sequences), `ep` GPUs the routed experts spread
-over (DP attention at tp 1 + EP replaces every tensor-parallel all-reduce with a dispatch/combine all-to-all;
-EP under TP attention moves no tokens and keeps one MoE all-reduce);
+groups (the instance has tp x dp GPUs, the busiest group serving ceil(batch/dp) sequences), `ep` GPUs the routed
+experts spread over (DP attention at tp 1 + EP replaces every tensor-parallel all-reduce with a dispatch/combine
+all-to-all; EP under TP attention moves no tokens and keeps one MoE all-reduce);
 `precision`, `expert_precision`, `attention_precision` the weight formats."""),
     ("md", """## 1. DeepSeek-R1 NVFP4 with MTP on GB200 NVL72: DP attention + EP 8, 16, 32, 72
 

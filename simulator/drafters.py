@@ -291,8 +291,8 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
         return Drafter(method, None, p, par, 0.0, INF_WINDOW, 10**6, f"{method}: host-side lookup, no GPU work, "
                        "no memory")
     shape, desc, win = _gpu_shape(method, target, draft, draft_kv_window)
-    if not shape.is_moe:
-        par = Parallelism(tp=par.tp, dp=par.dp)
+    # The drafter runs on one pipeline stage's GPUs (the last: vLLM and SGLang put MTP there), never pipelined.
+    par = replace(par, pp=1) if shape.is_moe else Parallelism(tp=par.tp, dp=par.dp)
     wbytes = _weight_bytes(method, target, shape, p, par)
     # EAGLE-3 fuses the target's three feature layers (FC 3d -> d) only where target features exist: the catch-up
     # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).

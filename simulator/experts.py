@@ -82,12 +82,16 @@ def dealt(B, n: int):
     return c + (B - lo) * (np.ceil((lo + 1.0) / n) - c)
 
 
-def rank_batch(B, dp: int = 1, pp: int = 1):
-    """Sequences in one micro-batch of the busiest attention-DP rank: dealt(B, dp) / pp, at least min(B, 1). The
-    rank holding the one sequence of B = 1 reads its whole KV cache and runs every layer it owns; a single token
-    crosses every pipeline stage in turn. Micro-batches are priced at their mean (a stage's cycle sums them)."""
+def rank_batch(B, dp: int = 1, pp: int = 1, attention: bool = True):
+    """Sequences one op processes in one pipeline micro-batch. On the attention side, the busiest attention-DP
+    rank's: dealt(B, dp) / pp, at least min(B, 1) (the rank holding the one sequence of B = 1 reads its whole KV
+    cache and runs every layer it owns; a single token crosses every pipeline stage in turn; micro-batches are priced
+    at their mean, as a stage's cycle sums them). Elsewhere (the routed experts, which every rank's tokens reach, and
+    dense layers outside DP), the dp ranks' micro-batches together, at most B: one sequence on each of 8 DP ranks
+    with pp = 2 is one micro-batch of 8 tokens, not B / pp = 4."""
     b = dealt(B, dp) / pp
-    return np.maximum(b, np.minimum(B, 1.0)) if pp > 1 else b
+    b = np.maximum(b, np.minimum(B, 1.0)) if pp > 1 else b
+    return b if attention else np.minimum(np.asarray(B, dtype=np.float64), dp * b)
 
 
 def head_runs(B, dp: int = 1, pp: int = 1):

@@ -178,11 +178,26 @@ def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False)
 
 
 def max_batch(dep: Deployment, q: float, L: float, drafter: bool) -> int:
-    """Largest batch that fits: memory is affine in B at fixed q and L."""
-    one, two = (memory(dep, np.array([b]), q, L, drafter=drafter) for b in (1.0, 2.0))
-    per = float(two.total_bytes[0] - one.total_bytes[0])
-    fixed = float(one.total_bytes[0]) - per
-    return int(max(0, np.floor((one.capacity_bytes - fixed) / per))) if per > 0 else 0
+    """Largest whole batch that fits. At fixed q and L memory is affine in the sequences the busiest attention-DP
+    rank holds, ceil(B / dp) (experts.dealt: a staircase in B under DP attention), once each of its pp micro-batches
+    holds one; the slope is read at dp x pp and 2 dp x pp, and a batch the line allows that does not fit (a
+    micro-batch's one-sequence floor) is searched down."""
+    n = dep.par.dp * dep.par.pp
+    used = lambda b: memory(dep, np.array([float(b)]), q, L, drafter=drafter)  # noqa: E731
+    one, two = used(n), used(2 * n)
+    per = float(two.total_bytes[0] - one.total_bytes[0]) / dep.par.pp        # per sequence of the busiest rank
+    if per <= 0:
+        return 0
+    fixed = float(one.total_bytes[0]) - per * dep.par.pp
+    B = int(max(0, np.floor((one.capacity_bytes - fixed) / per))) * dep.par.dp
+    fits = lambda b: b == 0 or bool(used(b).fits[0])  # noqa: E731
+    if fits(B):
+        return B
+    lo, hi = 0, B                      # fits(lo), not fits(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 def context_message(dep: Deployment, L: int, q: int, what: str = "tokens") -> str:

@@ -89,7 +89,7 @@ def ops_where(ops: OpSet, keep: np.ndarray) -> OpSet:
     """The ops of `ops` where `keep` (a boolean per op) is true, as an op set of their own."""
     i = np.flatnonzero(keep)
     return replace(ops, **{f.name: tuple(getattr(ops, f.name)[j] for j in i) if f.name in ("names", "dtype")
-                           else getattr(ops, f.name)[i] for f in fields(ops) if f.name not in ("n_gpus", "pp")})
+                           else getattr(ops, f.name)[i] for f in fields(ops) if f.name not in ("n_gpus", "dp", "pp")})
 
 
 def _prompt_class(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, float]:

@@ -86,12 +86,14 @@ def _dealt(B, n):
 
 
 @nb.njit(**JIT)
-def _feats(B, q, L, window, logq, moe_e, table, i, ranks, pp, tile, f):
+def _feats(B, q, L, window, logq, moe_e, table, i, side, dp, pp, tile, f):
     """The features of one op at one point, into f (workload.features; b is experts.rank_batch)."""
-    b = _dealt(B, ranks) / pp
+    b = _dealt(B, dp) / pp
     if pp > 1.0:                       # a single token crosses every pipeline stage in turn
         one = B if B < 1.0 else 1.0
         b = b if b > one else one
+    if side == 0.0:                    # every DP rank's micro-batch reaches the op
+        b = B if B < dp * b else dp * b
     T = b * q
     Lw = L if L < window else window
     qw = q if q < window else window   # each new token sees at most `window` of the new tokens before it
@@ -142,7 +144,7 @@ def _op_time(i, f, cf, cb, peak, eta, real, bw, floor):
     return t + floor, cls
 
 
-def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, table, ranks, micro, pp, peak,
+def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, table, side, micro, dp, pp, peak,
                     repeat, kernels, fam, coll, group, eta, real, lat, bw_op, bw, tile, one_shot, out_total, out_fam,
                     out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
@@ -155,7 +157,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e,
         for j in range(3):
             out_bound[p, j] = 0.0
         for i in range(n_ops):
-            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], table, i, ranks[i], pp, tile, f)
+            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], table, i, side[i], dp, pp, tile, f)
             if coll[i] > 0.0:
                 t = _coll_time(coll[i], group[i], _dot(cc, i, f), lat[i], bw_op[i], one_shot)
                 cls = 2
@@ -163,7 +165,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e,
                 t, cls = _op_time(i, f, cf, cb, peak, eta, real, bw, kernels[i] * floor_s[p])
             n = repeat[i]
             if micro[i] > 0.0:        # experts.head_runs: a pipeline head op on the critical path
-                m = _dealt(B[p], ranks[i]) - pp + 1.0
+                m = _dealt(B[p], dp) - pp + 1.0
                 n *= 1.0 + (pp - 1.0) * (0.0 if m < 0.0 else (1.0 if m > 1.0 else m))
             t *= n
             out_fam[p, int(fam[i])] += t
@@ -325,9 +327,9 @@ def _logq(ops: OpSet) -> np.ndarray:
                      for e, k in zip(ops.moe_e, ops.moe_k)])
 
 
-def _ranks(ops: OpSet) -> np.ndarray:
-    """The ranks each op's sequences are dealt over (dp on the attention side, 1 elsewhere: 1 / share)."""
-    return np.rint(1.0 / np.asarray(ops.share, dtype=np.float64))
+def _side(ops: OpSet) -> np.ndarray:
+    """1.0 for an attention-side op (its share of the batch is a DP rank's: share < 1), else 0.0."""
+    return (np.asarray(ops.share, dtype=np.float64) < 1.0).astype(np.float64)
 
 
 def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "measured",
@@ -344,8 +346,8 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
     c = np.ascontiguousarray
     kernel = _step_grid if n >= _PARALLEL_MIN_POINTS else _step_grid_serial
     kernel(Bf, qf, Lf, lf, ff, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
-           c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), _ranks(ops),
-           c(ops.micro, dtype=np.float64), float(ops.pp), c(r.peak), c(ops.repeat, dtype=np.float64),
+           c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), _side(ops),
+           c(ops.micro, dtype=np.float64), float(ops.dp), float(ops.pp), c(r.peak), c(ops.repeat, dtype=np.float64),
            c(ops.kernels, dtype=np.float64), c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64),
            c(ops.group, dtype=np.float64), c(eta), c(real), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64),
            float(r.bw), float(r.tile), bool(r.one_shot), tot, fam, bnd)
@@ -372,7 +374,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
         f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], r.tile,
-                     ops.pp)
+                     ops.pp, ops.dp)
         if ops.coll[i]:
             t = _coll_reference(int(ops.coll[i]), ops.group[i], f @ ops.cc[i], r.lat[i], r.bw_op[i], r.one_shot)
             cls = np.full(n, 2)
@@ -384,7 +386,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
             tr = (real @ ops.cf[i]) / r.peak[i]
             t = np.maximum(tc, tm) + (1.0 - eta[i]) * np.minimum(tr, tm) + ops.kernels[i] * ff
             cls = (tc > tm).astype(int)
-        rep = ops.repeat[i] * (head_runs(Bf, round(1.0 / ops.share[i]), ops.pp) if ops.micro[i] else 1.0)
+        rep = ops.repeat[i] * (head_runs(Bf, ops.dp, ops.pp) if ops.micro[i] else 1.0)
         t = t * rep
         fam[:, ops.family[i]] += t
         bnd[np.arange(n), cls] += t

@@ -2,12 +2,12 @@
 
 Every quantity of an op is a linear combination of a few features of the grid point, so one symbolic table (built
 once per model, precision and parallelism) prices prefill (q = prompt), decode (q = 1) and verify (q = k + 1 or a tree
-of T tokens) at any batch B and cached context L. B is the batch of the whole instance; an op on the attention side
-of a data-parallel layout sees its busiest rank's sequences, ceil(B/dp) (`share` = 1/dp), and one of pp pipeline
-micro-batches of them, at least one sequence (experts.rank_batch). Features, per point and per op:
+of T tokens) at any batch B and cached context L. B is the batch of the whole instance; an op sees one pipeline
+micro-batch, on the attention side (`share` = 1/dp) of the busiest DP rank's ceil(B/dp) sequences (rank_batch).
+Features, per point and per op:
 
     F_ONE    1
-    F_B      b = rank_batch(B, 1/share, pp)       sequences this rank processes
+    F_B      b = rank_batch(B, dp, pp, share < 1) sequences this rank processes
     F_T      t = b*q                              tokens in the pass on this rank
     F_BL     b*Lw,  Lw = min(L, window)           cached keys read (KV cache read once per sequence for all q queries)
     F_TL     t*Lw                                 query-key pairs against the cache
@@ -95,9 +95,8 @@ class Parallelism:
     ep : expert parallelism: each GPU holds E/ep whole routed experts; under DP attention tokens are dispatched and
          combined by all-to-all (DeepSeek-V3 tech report §3.2.2), under TP attention (tokens replicated) one
          all-reduce sums the ranks' outputs; the remaining tp*dp/ep ways split each expert (MoE TP)
-    pp : pipeline stages of tp * dp GPUs, each holding n_layers/pp layers, with up to pp micro-batches of B/pp
-         sequences in flight (vLLM's virtual engines, SGLang's PP): a token costs every stage's layers at B/pp, so
-         PP saves memory per GPU, not decode latency (GPipe, Huang et al. 2019)
+    pp : pipeline stages of tp * dp GPUs with n_layers/pp layers each, up to pp micro-batches in flight (vLLM virtual
+         engines, SGLang PP): a token crosses every stage, so PP saves memory, not latency (GPipe, Huang et al. 2019)
     The instance has tp * dp * pp GPUs.
     """
 
@@ -156,7 +155,7 @@ class OpSet:
     array (collective group size); link : int array (LINK_SCALEUP or LINK_SCALEOUT); gemm : float array (1 for a
     GEMM: a matmul or the routed experts' grouped GEMM, whose math and memory overlap as roofline.Rates.gemm_eta
     says; 0 elsewhere);
-    n_gpus : GPUs of the instance; pp : pipeline stages (every op sees one of pp micro-batches).
+    n_gpus : GPUs of the instance; dp, pp : attention-DP ranks and pipeline stages (experts.rank_batch).
     """
 
     names: tuple[str, ...]
@@ -179,6 +178,7 @@ class OpSet:
     gemm: np.ndarray
     micro: np.ndarray
     n_gpus: int = 1
+    dp: int = 1
     pp: int = 1
 
     def __len__(self) -> int:
@@ -227,7 +227,7 @@ class _Builder:
             self.op(name, "collective", repeat, kernels=1, c=payload, coll=kind, group=group,
                     link=LINK_SCALEOUT if group > scaleup_domain else LINK_SCALEUP, share=share)
 
-    def build(self, n_gpus: int, pp: int = 1) -> OpSet:
+    def build(self, n_gpus: int, dp: int = 1, pp: int = 1) -> OpSet:
         r = self.rows
         arr = lambda key, dt=float: np.array([x[key] for x in r], dtype=dt)  # noqa: E731
         mat = lambda key: np.array([x[key] for x in r]).reshape(len(r), N_FEAT)  # noqa: E731
@@ -239,8 +239,8 @@ class _Builder:
         return OpSet(names=tuple(x["name"] for x in r), family=arr("fam", np.int64), repeat=arr("repeat"),
                      kernels=arr("kernels"), dtype=tuple(x["dtype"] for x in r), cf=mat("cf"), cb=mat("cb"),
                      cc=mat("cc"), window=arr("window"), moe_e=moe[:, 0], moe_k=moe[:, 1], moe_ranks=moe[:, 2],
-                     moe_table=table, share=arr("share"), coll=arr("coll", np.int64), group=arr("group"),
-                     link=arr("link", np.int64), gemm=arr("gemm"), micro=arr("micro"), n_gpus=n_gpus, pp=pp)
+                     moe_table=table, share=arr("share"), coll=arr("coll", np.int64), group=arr("group"), pp=pp,
+                     link=arr("link", np.int64), gemm=arr("gemm"), micro=arr("micro"), n_gpus=n_gpus, dp=dp)
 
 
 def kv_heads_per_rank(m: ModelShape, tp: int) -> float:
@@ -424,7 +424,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     _heads(g, c, F_T if logits == "all" else F_B)
     if par.pp > 1:
         _pipeline(g, c)
-    return g.build(par.n_gpus, par.pp)
+    return g.build(par.n_gpus, par.dp, par.pp)
 
 
 def gemm(n: int, k: int, weights: str = "bf16", activations: str = "bf16") -> OpSet:
@@ -446,10 +446,9 @@ HEAD_OPS = ("embedding", "embed_allreduce", "fc", "lm_head", "logits_gather", "s
 
 
 def _pipeline(g: _Builder, c: _Ctx) -> None:
-    """Pipeline parallelism (Parallelism.pp): every op sees one micro-batch (OpSet.pp), the layers of all stages add
-    up to one stage's cycle over its pp micro-batches, the first / last stage's ops run once per micro-batch in flight
-    (OpSet.micro), and each stage sends every micro-batch's hidden states to the next (one vector per token), on the
-    scale-out link when the instance leaves the scale-up domain."""
+    """Pipeline parallelism (Parallelism.pp): every op sees one micro-batch (OpSet.pp); the layers of all stages add
+    up to one micro-batch's path, or a full pipeline's cycle; the first / last stage's ops count experts.head_runs
+    times (OpSet.micro); each stage sends every micro-batch's hidden states to the next (one vector per token)."""
     for row in g.rows:
         row["micro"] = float(row["name"] in HEAD_OPS)
     link = LINK_SCALEOUT if c.par.n_gpus > c.domain else LINK_SCALEUP
@@ -460,10 +459,11 @@ def _pipeline(g: _Builder, c: _Ctx) -> None:
 # ---- evaluation at concrete points (numpy; the numba kernel in roofline.py computes the same) ---------------------
 
 def features(B: np.ndarray, q: np.ndarray, L: np.ndarray, window: float, moe_e: float, moe_k: float,
-             moe_table: np.ndarray | None = None, share: float = 1.0, tile: float = 0.0, pp: int = 1) -> np.ndarray:
+             moe_table: np.ndarray | None = None, share: float = 1.0, tile: float = 0.0, pp: int = 1,
+             dp: int | None = None) -> np.ndarray:
     """Feature matrix (n_points, N_FEAT) for one op (window, MoE (E, k, busiest-rank table), batch share, stages)."""
     B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    b = rank_batch(B, round(1.0 / share), pp)
+    b = rank_batch(B, round(1.0 / share) if dp is None else dp, pp, share < 1.0)
     T = b * q
     Lw = np.minimum(L, window)
     out = np.empty(B.shape + (N_FEAT,))
@@ -495,6 +495,6 @@ def op_totals(ops: OpSet, B: float, q: float, L: float, tile: float = 0.0) -> di
     fl, by, wi = np.zeros(len(ops)), np.zeros(len(ops)), np.zeros(len(ops))
     for i in range(len(ops)):
         f = features(np.array([B]), np.array([q]), np.array([L]), ops.window[i], ops.moe_e[i], ops.moe_k[i],
-                     ops.moe_table[i], ops.share[i], tile, ops.pp)[0]
+                     ops.moe_table[i], ops.share[i], tile, ops.pp, ops.dp)[0]
         fl[i], by[i], wi[i] = ops.cf[i] @ f, ops.cb[i] @ f, ops.cc[i] @ f
     return {"flops": fl * ops.repeat, "bytes": by * ops.repeat, "payload_bytes": wi * ops.repeat}
