@@ -5,6 +5,7 @@ import io
 import json
 import math
 import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -685,4 +686,19 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     root = Path(__file__).resolve().parents[1] / "validation"
     seen = {r.get("source_url") for f in [root / "rows.csv", *sorted((root / "sources").glob("*.csv"))]
             for r in csv.DictReader(io.StringIO(f.read_text(encoding="utf-8")))}
-    assert all(r.url not in seen for r in tool.ROWS) and len(tool.ROWS) == 8
+    assert all(r.url not in seen for r in tool.ROWS) and len(tool.ROWS) == 19
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--hold", "spec_bookkeeping_s", "--write"], "--hold is an experiment"),
+    (["--hold", "no_such_param"], "invalid choice"),
+    (["--fold-min-sources", "1", "--write"], "--fold-min-sources is an experiment"),
+])
+def test_calibrate_shipped_refuses_experiments_that_would_write(argv, message, monkeypatch, capsys):
+    """tools/calibrate_shipped.py: an experiment (a held parameter, another fold rule) never rewrites the shipped
+    calibration, and a parameter it cannot hold is named; both before any fit runs."""
+    tool = load_tool("calibrate_shipped")
+    monkeypatch.setattr(sys, "argv", ["calibrate_shipped.py", *argv])
+    with pytest.raises(SystemExit) as e:
+        tool.main()
+    assert e.value.code == 2 and message in capsys.readouterr().err

@@ -5,6 +5,8 @@
     python tools/calibrate_shipped.py --cv       # also run leave-one-source-out and write validation/ACCURACY.md
     python tools/calibrate_shipped.py --cv --fold-min-sources 1   # experiment: each fold fits what one source sets
                                                  # (prints the held-out summary and fold values; writes nothing)
+    python tools/calibrate_shipped.py --hold spec_bookkeeping_s  # experiment: that parameter keeps its sourced
+                                                 # prior in every group (repeatable; with --cv prints, writes nothing)
 
 What is fitted (simulator.calibration.SHIPPED_PARAMS), jointly on every headline row (validation.row_scope: current
 engine builds; speculative rows only with a published acceptance length), each source weighted 1/sqrt(its rows):
@@ -22,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulator.calibration import FITTED, PARAMS, FitResult, usable  # noqa: E402
+from simulator.calibration import FITTED, PARAMS, SHIPPED_PARAMS, FitResult, usable  # noqa: E402
 from simulator.cross_validation import CrossValidation, crossval, fit_headline, fit_pool  # noqa: E402
 from simulator.files import write_text  # noqa: E402
 from simulator.fitted import FIT_FILE  # noqa: E402
@@ -70,7 +72,12 @@ def main() -> None:
     ap.add_argument("--cv", action="store_true")
     ap.add_argument("--fold-min-sources", type=int, default=2,
                     help="sources a parameter needs to be fitted in a fold (shipped rule 2; 1 is an experiment)")
+    ap.add_argument("--hold", action="append", default=[], choices=SHIPPED_PARAMS,
+                    help="keep this parameter at its sourced prior (an experiment; not with --write)")
     a = ap.parse_args()
+    if a.hold and a.write:
+        ap.error("--hold is an experiment: the shipped calibration fits every parameter of SHIPPED_PARAMS")
+    params = tuple(p for p in SHIPPED_PARAMS if p not in a.hold)
     if a.fold_min_sources < 1:
         ap.error(f"--fold-min-sources {a.fold_min_sources}: a fold fits a parameter at least 1 source constrains "
                  "(allowed: an integer >= 1; the shipped rule is 2)")
@@ -78,7 +85,7 @@ def main() -> None:
         ap.error("--fold-min-sources is an experiment on the held-out folds: use it with --cv and without --write")
     prepared, _ = usable(load_rows())
     pool = fit_pool(prepared)
-    res = fit_headline(pool)
+    res = fit_headline(pool, params)
     n_src = len({p.row["source_id"] for p in pool})
     print(f"fit on {len(pool)} headline rows of {n_src} sources: RMS log residual {res.rms_before:.3f} -> "
           f"{res.rms_after:.3f} ({res.message})")
@@ -88,8 +95,9 @@ def main() -> None:
         path = ROOT / "calibration" / FIT_FILE
         write_text(path, fit_toml(res, n_src))
         print(f"wrote {path}")
-    if a.cv and a.fold_min_sources != 2:
-        experiment(crossval(progress=lambda m: print(m, file=sys.stderr), fold_min_sources=a.fold_min_sources))
+    if a.cv and (a.fold_min_sources != 2 or a.hold):
+        experiment(crossval(params=params, progress=lambda m: print(m, file=sys.stderr),
+                            fold_min_sources=a.fold_min_sources))
     elif a.cv:
         cv = crossval(progress=lambda m: print(m, file=sys.stderr))
         md = ["# Held-out accuracy (leave-one-source-out)", "",
