@@ -20,6 +20,7 @@ import numpy as np
 from .acceptance import ALPHA_MAX, Acceptance, Verify, depth_capacity, tree_holds, verify_shape
 from .engine import EngineProfile
 from .errors import ScenarioError
+from .experts import rank_batch
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
 from .roofline import StepTimes, rates, step_times
 from .scenario import Deployment
@@ -64,7 +65,10 @@ _FLOOR_PROBE_S = 1e-5
 def _price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTimes:
     eng = dep.eng
     r = rates(dep.hw, ops, eng.hbm_fraction, eng.gemm_fraction, eng.allreduce_latency_s)
-    graphed = eng.graphed(pass_kind, B, dep.scenario.cuda_graph_max_batch)
+    # Under DP attention each rank replays its own graph: SGLang's CudaGraphRunner.can_run checks the largest rank's
+    # batch (max of global_num_tokens) against cuda_graph_max_bs, so the cap applies to the busiest rank's sequences
+    # (one pipeline micro-batch of them).
+    graphed = eng.graphed(pass_kind, rank_batch(B, dep.par.dp, dep.par.pp), dep.scenario.cuda_graph_max_batch)
     launch = np.where(graphed, 0.0, eng.kernel_launch_s)
     return step_times(ops, r, B, q, L, launch, dep.overlap, graphed & eng.graph_kernel_floor)
 

@@ -258,3 +258,13 @@ def test_the_largest_batch_that_fits_fits_and_one_more_does_not(lay, L, q, draft
     used = lambda b: bool(memory(d, np.array([float(b)]), float(q), float(L), drafter=drafter).fits[0])  # noqa: E731
     assert (n == 0 and not used(1)) or (used(n) and not used(n + 1))
     assert n > 0 or lay.get("dp") == 3                  # DeepSeek-R1 FP8 on 3 H200s does not fit at all
+
+
+def test_the_cuda_graph_cap_applies_to_the_busiest_dp_rank():
+    """Review: the cap on graph-replayed batches was compared with the instance's batch; under DP attention each rank
+    replays its own graph and SGLang's CudaGraphRunner.can_run checks the largest rank's batch against
+    cuda_graph_max_bs, so 1024 sequences on 8 ranks (128 each) replay graphs under a cap of 256."""
+    s = Scenario(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, method=None,
+                 engine="sglang", context=500, batch=(1024, 4096), cuda_graph_max_batch=256)
+    eager = [p["breakdown_s"]["overhead"] for p in simulate_step(scenario=s).to_dict()["points"]]
+    assert eager[0] == 0.0 and eager[1] > 0.0
