@@ -203,9 +203,10 @@ class Scenario:
                                      "overlap; or an efficiency in [0, 1] for every op; default: the engine "
                                      "profile's value, else measured")
     draft_kv_window: int | None = _f(None, "int>=1?", "drafter KV window W tokens (long-context self-speculation)")
-    cuda_graph_max_batch: int | None = _f(None, "int>=1?", "largest batch that replays CUDA graphs, above it passes "
-                                          "run eager (default: every batch, as a deployment sized to its load "
-                                          "captures; engines' own defaults are 128-512)")
+    cuda_graph_max_batch: int | None = _f(None, "int>=1?", "largest batch (of the busiest attention-DP rank) that "
+                                          "replays CUDA graphs, above it passes run eager (default: every batch, as "
+                                          "a deployment sized to its load captures; engines' own defaults are "
+                                          "128-512)")
     max_running_requests: int | None = _f(None, "int>=1?", "requests the engine runs at once while speculating, the "
                                           "rest queue (SGLang's --max-running-requests; default: the engine "
                                           "profile's, SGLang 48, others no cap); serving only (serve, frontier), "
