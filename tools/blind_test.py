@@ -33,6 +33,30 @@ SB_BASE_8B = 189.98120707576373          # Llama-3.1-8B-Instruct, mtbench, bs 1:
 SB = dict(hardware="h200-sxm", engine="sglang", precision="bf16", context=1024)
 SB_ASSUMED = ("H200 from the dashboard's chart title; throughput over wall time, prefill included; MT-Bench context "
               "1024 (not published); SGLang's speculative overlap off (SpecV2 is opt-in)")
+# SpecBundle EAGLE-3 rows (chains: topk 1, steps + 1 draft tokens): name, locator, EAGLE-3 and plain output_throughput
+# (tokens/s), model, TP, k, batch, accept_length, what the mapping assumed beyond SB_ASSUMED.
+SB_SPEC = (
+    ("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 3", "mtbench / bs 1 / steps 3, topk 1, 4 draft tokens: "
+     "SpecForge draft 404.25 tokens/s, accept_length 2.898", 404.24667749722187, SB_BASE_8B, "llama-3.1-8b", 1, 3, 1,
+     2.8981, "TP1"),
+    ("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 5", "mtbench / bs 1 / steps 5, topk 1: 446.64 tokens/s, "
+     "accept_length 3.516", 446.6366476858434, SB_BASE_8B, "llama-3.1-8b", 1, 5, 1, 3.5164, "TP1"),
+    ("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 7", "mtbench / bs 1 / steps 7, topk 1: 450.03 tokens/s, "
+     "accept_length 3.856", 450.03198538047087, SB_BASE_8B, "llama-3.1-8b", 1, 7, 1, 3.8558, "TP1"),
+    ("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, HumanEval, k = 3", "humaneval / bs 1 / steps 3, topk 1: 465.18 "
+     "against 190.91 tokens/s, accept_length 3.340", 465.1765542307934, 190.91017930680567, "llama-3.1-8b", 1, 3, 1,
+     3.3398, "TP1"),
+    ("Llama-3.3-70B EAGLE-3, 4x H200, SGLang, batch 8, k = 3", "Llama-3.3-70B-Instruct / mtbench / bs 8 / steps 3, "
+     "topk 1: 1238.47 against 540.46 tokens/s, accept_length 2.961", 1238.4736758319698, 540.4640557255416,
+     "llama-3.3-70b", 4, 3, 8, 2.9607, "TP4 from the draft's model card launch command (--tp 4)"),
+    ("Qwen3-30B-A3B EAGLE-3, 4x H200, SGLang, batch 8, k = 3", "Qwen3-30B-A3B-Instruct-2507 / mtbench / bs 8 / steps "
+     "3, topk 1: 2048.69 against 1341.35 tokens/s, accept_length 2.496", 2048.689292397081, 1341.3462205459145,
+     "qwen3-30b-a3b", 4, 3, 8, 2.4958, "TP not published: TP4 read off the plain rate (the prediction is 1.18-1.25 "
+     "over TP1-8); Instruct-2507 has the bundled shapes"),
+    ("Qwen3-235B-A22B EAGLE-3, 8x H200, SGLang, batch 8, k = 3", "Qwen3-235B-A22B-Instruct-2507 / mtbench / bs 8 / "
+     "steps 3, topk 1: 814.54 against 529.90 tokens/s, accept_length 2.345", 814.539845630713, 529.8952857212083,
+     "qwen3-235b-a22b", 8, 3, 8, 2.3454, "TP not published: TP8 read off the plain rate; EP 1"),
+)
 
 
 @dataclass(frozen=True)
@@ -47,6 +71,12 @@ class Row:
     scenario: dict = field(default_factory=dict)
     tau: float | None = None      # published acceptance length at scenario['k'] (None: the method's default)
     assumed: str = ""
+
+
+def _sb(name: str, locator: str, measured: float, scenario: dict, tau: float, assumed: str) -> Row:
+    """One SpecBundle speedup row (SB_SPEC)."""
+    return Row(name, SPECBUNDLE, locator, "speedup", measured, dict(SB, **scenario), tau=tau,
+               assumed=f"{assumed}; {SB_ASSUMED}")
 
 
 ROWS = (
@@ -89,36 +119,8 @@ ROWS = (
     Row("Llama-3.1-8B BF16, 1x H200, SGLang, plain decode, batch 1", SPECBUNDLE, "Llama-3.1-8B-Instruct / mtbench / "
         "batch_size 1: 'Wihtout EAGLE3' output_throughput 189.98", "step_s", 1 / SB_BASE_8B,
         dict(SB, model="llama-3.1-8b", tp=1), assumed="TP1; " + SB_ASSUMED),
-    Row("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 3", SPECBUNDLE, "mtbench / bs 1 / steps 3, topk 1, 4 "
-        "draft tokens: SpecForge draft 404.25 tokens/s, accept_length 2.898", "speedup",
-        404.24667749722187 / SB_BASE_8B,
-        dict(SB, model="llama-3.1-8b", tp=1, method="eagle3", k=3), tau=2.8981, assumed="TP1; " + SB_ASSUMED),
-    Row("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 5", SPECBUNDLE, "mtbench / bs 1 / steps 5, topk 1: "
-        "446.64 tokens/s, accept_length 3.516", "speedup", 446.6366476858434 / SB_BASE_8B,
-        dict(SB, model="llama-3.1-8b", tp=1, method="eagle3", k=5), tau=3.5164, assumed="TP1; " + SB_ASSUMED),
-    Row("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 7", SPECBUNDLE, "mtbench / bs 1 / steps 7, topk 1: "
-        "450.03 tokens/s, accept_length 3.856", "speedup", 450.03198538047087 / SB_BASE_8B,
-        dict(SB, model="llama-3.1-8b", tp=1, method="eagle3", k=7), tau=3.8558, assumed="TP1; " + SB_ASSUMED),
-    Row("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, HumanEval, k = 3", SPECBUNDLE, "humaneval / bs 1 / steps 3, "
-        "topk 1: 465.18 against 190.91 tokens/s, accept_length 3.340", "speedup",
-        465.1765542307934 / 190.91017930680567,
-        dict(SB, model="llama-3.1-8b", tp=1, method="eagle3", k=3), tau=3.3398, assumed="TP1; " + SB_ASSUMED),
-    Row("Llama-3.3-70B EAGLE-3, 4x H200, SGLang, batch 8, k = 3", SPECBUNDLE, "Llama-3.3-70B-Instruct / mtbench / "
-        "bs 8 / steps 3, topk 1: 1238.47 against 540.46 tokens/s, accept_length 2.961", "speedup",
-        1238.4736758319698 / 540.4640557255416,
-        dict(SB, model="llama-3.3-70b", tp=4, method="eagle3", k=3, batch=[8]), tau=2.9607,
-        assumed="TP4 from the draft's model card launch command (--tp 4); " + SB_ASSUMED),
-    Row("Qwen3-30B-A3B EAGLE-3, 4x H200, SGLang, batch 8, k = 3", SPECBUNDLE, "Qwen3-30B-A3B-Instruct-2507 / "
-        "mtbench / bs 8 / steps 3, topk 1: 2048.69 against 1341.35 tokens/s, accept_length 2.496", "speedup",
-        2048.689292397081 / 1341.3462205459145,
-        dict(SB, model="qwen3-30b-a3b", tp=4, method="eagle3", k=3, batch=[8]), tau=2.4958,
-        assumed="TP not published: TP4 read off the plain rate (the prediction is 1.18-1.25 over TP1-8); "
-                "Instruct-2507 has the bundled shapes; " + SB_ASSUMED),
-    Row("Qwen3-235B-A22B EAGLE-3, 8x H200, SGLang, batch 8, k = 3", SPECBUNDLE, "Qwen3-235B-A22B-Instruct-2507 / "
-        "mtbench / bs 8 / steps 3, topk 1: 814.54 against 529.90 tokens/s, accept_length 2.345", "speedup",
-        814.539845630713 / 529.8952857212083,
-        dict(SB, model="qwen3-235b-a22b", tp=8, method="eagle3", k=3, batch=[8]), tau=2.3454,
-        assumed="TP not published: TP8 read off the plain rate; EP 1; " + SB_ASSUMED),
+    *(_sb(name, loc, spec / base, dict(model=model, tp=tp, method="eagle3", k=k, batch=[b]), tau, assumed)
+      for name, loc, spec, base, model, tp, k, b, tau, assumed in SB_SPEC),
     Row("Qwen3-8B EAGLE-3 chain, 1x H100, SGLang v0.5.9, batch 1, k = 3", SDBENCH, "Tree vs. Chain Verification: "
         "'1.65x -> 1.85x for EAGLE on Qwen3-8B/GSM8K going from chain k=3 to tree k=21'; accepted length 2.25 -> 2.92",
         "speedup", 1.65, dict(hardware="h100-sxm", model="qwen3-8b", engine="sglang", precision="bf16", tp=1,
