@@ -86,9 +86,9 @@ def rank_batch(B, dp: int = 1, pp: int = 1, attention: bool = True):
     """Sequences one op processes in one pipeline micro-batch. On the attention side, the busiest attention-DP
     rank's: dealt(B, dp) / pp, at least min(B, 1) (the rank holding the one sequence of B = 1 reads its whole KV
     cache and runs every layer it owns; a single token crosses every pipeline stage in turn; micro-batches are priced
-    at their mean, as a stage's cycle sums them). Elsewhere (the routed experts, which every rank's tokens reach, and
-    dense layers outside DP), the dp ranks' micro-batches together, at most B: one sequence on each of 8 DP ranks
-    with pp = 2 is one micro-batch of 8 tokens, not B / pp = 4."""
+    at their mean, as a stage's cycle sums them). Elsewhere (an op of share 1, such as the routed experts, which every
+    rank's tokens reach), the dp ranks' micro-batches together, at most B: one sequence on each of 8 DP ranks with
+    pp = 2 is one micro-batch of 8 tokens, not B / pp = 4."""
     b = dealt(B, dp) / pp
     b = np.maximum(b, np.minimum(B, 1.0)) if pp > 1 else b
     return b if attention else np.minimum(np.asarray(B, dtype=np.float64), dp * b)
