@@ -118,6 +118,14 @@ def _overlap(name: str, v: Any) -> str | float | None:
     return float(v)
 
 
+def _fraction_optional(name: str, v: Any) -> float | None:
+    if v is None:
+        return None
+    if not _is_num(v) or not 0.0 < float(v) <= 1.0:
+        raise ScenarioError(f"{name} = {v!r}; expected a share of the GPU's memory in (0, 1]")
+    return float(v)
+
+
 def _acceptance(name: str, v: Any) -> Acceptance | None:
     if v is None or isinstance(v, Acceptance):
         return v
@@ -145,7 +153,8 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "engine": _name((EngineProfile,)), "method": _method, "precision": _precision(False),
     "precision?": _precision(True), "int>=1": _int_at_least(1), "int>=0": _int_at_least(0),
     "int>=1?": _int_at_least(1, optional=True), "int>=2?": _int_at_least(2, optional=True), "k": _k,
-    "batch": _batch, "overlap": _overlap, "acceptance": _acceptance, "options": _options, "bool?": _bool_optional,
+    "batch": _batch, "overlap": _overlap, "fraction?": _fraction_optional, "acceptance": _acceptance,
+    "options": _options, "bool?": _bool_optional,
 }
 
 
@@ -211,6 +220,10 @@ class Scenario:
                                           "rest queue (SGLang's --max-running-requests; default: the engine "
                                           "profile's, SGLang 48, others no cap); serving only (serve, frontier), "
                                           "so not a sweep parameter", sweep=False)
+    memory_fraction: float | None = _f(None, "fraction?", "share of each GPU's memory the engine fills with weights, "
+                                       "KV cache and activations (SGLang --mem-fraction-static, vLLM "
+                                       "--gpu-memory-utilization, TensorRT-LLM free_gpu_memory_fraction; default: "
+                                       "the engine profile's); memory only, so not a sweep parameter", sweep=False)
     spec_overlap: bool | None = _f(None, "bool?", "host work of a speculative step hidden behind the GPU (SGLang's "
                                    "SpecV2 worker, SGLANG_ENABLE_SPEC_V2, topk 1; vLLM async scheduling): on or "
                                    "off; default: the engine profile's (SGLang off, vLLM and TensorRT-LLM on)")
@@ -412,6 +425,8 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     eng = spec_overlapped(_load("engine", s.engine, loaded), s.spec_overlap_asked, s.method)
     if s.max_running_requests is not None:
         eng = replace(eng, spec_max_running=float(s.max_running_requests))
+    if s.memory_fraction is not None:
+        eng = replace(eng, gpu_memory_fraction=float(s.memory_fraction))
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
     target = _load("model", s.model, loaded)
     if target.kind != "target":

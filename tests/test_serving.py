@@ -846,3 +846,26 @@ def test_a_rate_only_speculation_sustains_reads_on_only(capsys):
     assert d["scenario"]["max_running_requests"] == 64.0
     long = serve(Scenario(), Workload(isl=131072, osl=16, concurrency=(1,)))          # past the positions: neither
     assert not long.feasible[0] and not long.base_feasible[0] and long.feasible is not long.base_feasible
+
+
+@pytest.mark.parametrize("bad", [0, 0.0, 1.5, -0.1, "0.9", True, float("nan")])
+def test_memory_fraction_out_of_range_is_refused(bad):
+    with pytest.raises(ScenarioError, match="memory_fraction = .*expected a share of the GPU's memory in \\(0, 1\\]"):
+        Scenario(memory_fraction=bad)
+
+
+def test_memory_fraction_sets_what_the_engine_fills(capsys):
+    """A deployment's own --mem-fraction-static / --gpu-memory-utilization (InferenceX's SGLang recipes set 0.7-0.9)
+    replaces the profile's representative share: DeepSeek-R1 FP8 on 8 H200s holds 708 sequences of 1024 tokens
+    without speculation at 0.9, 603 at SGLang's 0.85."""
+    from simulator.pricing import max_batch, memory
+    s = Scenario(model="deepseek-r1", hardware="h200-sxm", tp=8, precision="fp8", method="mtp", context=1024)
+    d, d9 = s.resolve(), s.replace(memory_fraction=0.9).resolve()
+    hbm = d.hw.hbm_capacity_bytes
+    assert memory(d9, np.array([1.0]), 1.0, 1024.0).capacity_bytes == pytest.approx(0.9 * hbm, rel=1e-12)
+    assert memory(d, np.array([1.0]), 1.0, 1024.0).capacity_bytes == pytest.approx(0.85 * hbm, rel=1e-12)
+    assert (max_batch(d, 1.0, 1024.0, False), max_batch(d9, 1.0, 1024.0, False)) == (603, 708)
+    assert serve(s.replace(memory_fraction=0.9), Workload(concurrency=(1,))).to_dict()["scenario"][
+        "memory_fraction"] == 0.9
+    rc, out, err = run(capsys, "curve", "--memory-fraction", "1.5")
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "must be in (0, 1]" in err
