@@ -129,18 +129,27 @@ class ConfigPlan:
     off_fits: bool = False             # off above off_above because speculation stops fitting, not paying
     fixed_fits_to: int = 0             # the largest batch the fixed k's verify fits in memory at (0: not known)
     no_spec_reason: str = ""           # why no config is written (default: speculation loses at every batch)
+    dp: int = 1                        # attention data-parallel ranks (tp GPUs each)
+    memory_fraction: float | None = None   # the deployment's share of GPU memory (Scenario.memory_fraction)
 
     @property
     def most(self) -> int:
         """The batch the configs admit at most: the range's top, or the largest batch that fits below it."""
         return self.cap or self.hi
 
-    def cap_note(self, flag: str) -> str:
-        """Why `flag` is what it is (the range's top, or the largest batch that fits in memory)."""
+    def cap_note(self, flag: str, per_rank: bool = False) -> str:
+        """Why `flag` is what it is (the range's top, or the largest batch that fits in memory); `per_rank`: the flag
+        counts one attention-DP rank's requests, ceil(most / dp)."""
+        v = self.per_rank(self.most) if per_rank and self.dp > 1 else self.most
+        share = f" (one of {self.dp} attention-DP ranks' share of {self.most})" if v != self.most else ""
         if self.most < self.hi:
-            return (f"{flag} {self.most}: the largest batch that fits in memory with the drafter loaded (the range "
+            return (f"{flag} {v}{share}: the largest batch that fits in memory with the drafter loaded (the range "
                     f"asks for up to {self.hi})")
-        return f"{flag} {self.hi} keeps the batch inside the range the prediction covers"
+        return f"{flag} {v}{share} keeps the batch inside the range the prediction covers"
+
+    def per_rank(self, n: int) -> int:
+        """Sequences the busiest of the dp attention-DP ranks holds of n: ceil(n / dp)."""
+        return -(-n // self.dp)
 
     @property
     def on_ranges(self) -> list[KRange]:
@@ -185,10 +194,14 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     args = [f"vllm serve {p.target}", f"--speculative-config '{json.dumps(cfg)}'"]
     if p.tp > 1:
         args.append(f"--tensor-parallel-size {p.tp}")
+    if p.dp > 1:                # each DP rank is its own engine core with its own scheduler (vLLM DP deployment docs)
+        args.append(f"--data-parallel-size {p.dp}")
     if p.ep > 1:
         args.append("--enable-expert-parallel")
-    args.append(f"--max-num-seqs {p.most}")
-    notes.append(p.cap_note("--max-num-seqs"))
+    args.append(f"--max-num-seqs {p.per_rank(p.most)}")
+    if p.memory_fraction is not None:
+        args.append(f"--gpu-memory-utilization {p.memory_fraction:g}")
+    notes.append(p.cap_note("--max-num-seqs", per_rank=True))   # each DP engine core schedules its own
     return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
 
 
@@ -226,18 +239,25 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
         topk = p.fixed_topk if T > k + 1 else 1
         args += [f"--speculative-num-steps {k}", f"--speculative-eagle-topk {topk}",
                  f"--speculative-num-draft-tokens {T}"]
-    if p.tp > 1:
+    if p.dp > 1:                # SGLang's --tp counts every GPU, the DP-attention ranks included
+        args += [f"--tp {p.tp * p.dp}", f"--dp {p.dp}", "--enable-dp-attention"]
+    elif p.tp > 1:
         args.append(f"--tp {p.tp}")
     if p.ep > 1:
         args.append(f"--ep-size {p.ep}")
     m = _sglang_most(p)
-    args += [f"--cuda-graph-max-bs {m}", f"--max-running-requests {m}"]
+    args += [f"--cuda-graph-max-bs {p.per_rank(m)}", f"--max-running-requests {m}"]
+    if p.memory_fraction is not None:
+        args.append(f"--mem-fraction-static {p.memory_fraction:g}")
     prefix = "SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 else ""
     notes = [_fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged",
-             f"--cuda-graph-max-bs {m} keeps every batch {'of the range' if m == p.hi else 'that fits'} "
+             f"--cuda-graph-max-bs {p.per_rank(m)} keeps every batch {'of the range' if m == p.hi else 'that fits'} "
              "CUDA-graphed (above it decode runs eager, PR #33900)"]
+    if p.dp > 1:
+        notes.append(f"under DP attention --cuda-graph-max-bs is one rank's batch (CudaGraphRunner.can_run checks the "
+                     f"largest rank's) and --max-running-requests the instance's (each rank takes 1/{p.dp} of it)")
     if p.interior_off:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")
@@ -271,12 +291,15 @@ def _sglang_off_note(p: ConfigPlan) -> list[str]:
 
 def _trtllm_head(p: ConfigPlan) -> list[str]:
     """spec.yaml up to the speculative_config's drafter: batch limits, parallelism, decoding type and depth."""
-    lines = [f"# trtllm-serve {p.target} --extra_llm_api_options spec.yaml", f"max_batch_size: {p.most}"]
-    if p.tp > 1:
-        lines.append(f"tensor_parallel_size: {p.tp}")
+    per = p.per_rank(p.most)    # under attention DP max_batch_size is one rank's cap (pyexecutor _util.py)
+    lines = [f"# trtllm-serve {p.target} --extra_llm_api_options spec.yaml", f"max_batch_size: {per}"]
+    if p.tp * p.dp > 1:
+        lines.append(f"tensor_parallel_size: {p.tp * p.dp}")
+    if p.dp > 1:
+        lines.append("enable_attention_dp: true")
     if p.ep > 1:
         lines.append(f"moe_expert_parallel_size: {p.ep}")
-    lines += ["cuda_graph_config:", f"  max_batch_size: {p.most}", "speculative_config:",
+    lines += ["cuda_graph_config:", f"  max_batch_size: {per}", "speculative_config:",
               f"  decoding_type: {ENGINE_METHOD['trtllm'][p.method]}"]
     if p.method == "mtp":
         lines.append(f"  num_nextn_predict_layers: {p.kmax}")
@@ -322,6 +345,12 @@ def _trtllm(p: ConfigPlan) -> EngineConfig:
     if p.tree:
         notes.append("the prediction verifies a tree; TensorRT-LLM's EAGLE-3 dynamic tree (use_dynamic_tree, "
                      "max_total_draft_tokens) is not written here")
+    if p.dp > 1:
+        notes.append(p.cap_note("max_batch_size", per_rank=True) + "; draft_len_schedule and max_concurrency are "
+                     "written for the instance's batch")
+    if p.memory_fraction is not None:
+        notes.append(f"kv_cache_config.free_gpu_memory_fraction is a share of the memory left after the weights, not "
+                     f"of the GPU: {p.memory_fraction:g} is not written")
     if p.method == "eagle":
         notes.append("decoding_type Eagle in the PyTorch backend expects an EAGLE-3-style checkpoint in recent "
                      "releases; EAGLE-1 heads run in the legacy engine flow")

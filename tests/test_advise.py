@@ -524,3 +524,29 @@ def test_a_memory_edge_does_not_decide_the_one_k():
     edge = ~np.isnan(long.fixed_speedup)
     assert long.fixed_worst_ratio < short.fixed_worst_ratio and not edge.all()
     assert advise(Scenario(model="qwen3-30b-a3b"), batch_range=(1, 256)).fixed_k >= 4   # not k = 2 (1.94x at 64)
+
+
+def test_dp_attention_configs_name_the_layout_and_per_rank_limits():
+    """Review: a DP-attention layout (tp 1, dp 8, ep 8) was written as '--tp 1' or no parallelism at all, with the
+    instance's batch as every limit. SGLang's --tp counts all GPUs and its cuda-graph cap is one rank's batch
+    (CudaGraphRunner.can_run) while --max-running-requests is the instance's; vLLM runs one engine core per DP rank;
+    TensorRT-LLM's max_batch_size is one attention-DP rank's. The deployment's memory share is written where the
+    engine's flag means the same."""
+    a = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, method="mtp",
+               engine="sglang", batch_range=(1, 256), memory_fraction=0.88, emit=("sglang", "vllm", "trtllm"))
+    sg, vl, tr = (a.config(e).text for e in ("sglang", "vllm", "trtllm"))
+    for flag in ("--tp 8", "--dp 8", "--enable-dp-attention", "--ep-size 8", "--cuda-graph-max-bs 32",
+                 "--max-running-requests 256", "--mem-fraction-static 0.88"):
+        assert flag in sg, flag
+    for flag in ("--data-parallel-size 8", "--enable-expert-parallel", "--max-num-seqs 32",
+                 "--gpu-memory-utilization 0.88"):
+        assert flag in vl, flag
+    assert "--tensor-parallel-size" not in vl
+    for line in ("max_batch_size: 32", "tensor_parallel_size: 8", "enable_attention_dp: true",
+                 "moe_expert_parallel_size: 8", "  max_batch_size: 32"):
+        assert line in tr.splitlines(), line
+    assert "free_gpu_memory_fraction" not in tr and any("0.88 is not written" in n for n in a.config("trtllm").notes)
+    one = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=8, method="mtp", engine="sglang",
+                 batch_range=(1, 64), emit=("sglang",))
+    assert "--tp 8" in one.config("sglang").text and "--dp" not in one.config("sglang").text
+    assert "--mem-fraction-static" not in one.config("sglang").text
