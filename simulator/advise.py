@@ -286,7 +286,8 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
                       sglang_spec_v2=eng_name == "sglang" and bool(sc["spec_overlap"]),
                       cap=_cap(r, lo, hi), cap_base=min(hi, r.max_batch_base), off_fits=off_fits,
                       fixed_fits_to=fixed_to,
-                      no_spec_reason=_no_spec_reason(r, lo, hi), dp=s.dp, memory_fraction=s.memory_fraction)
+                      no_spec_reason=_no_spec_reason(r, lo, hi), dp=s.dp, pp=s.pp,
+                      memory_fraction=s.memory_fraction)
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name)
     return Advice(r, (lo, hi), sk, sT, schedule, pays, off_above, fixed_k, fixed_T, ratio, fixed_s, interior,
                   engine_configs(plan, targets), hz, assumptions, opts, off_fits)

@@ -130,6 +130,7 @@ class ConfigPlan:
     fixed_fits_to: int = 0             # the largest batch the fixed k's verify fits in memory at (0: not known)
     no_spec_reason: str = ""           # why no config is written (default: speculation loses at every batch)
     dp: int = 1                        # attention data-parallel ranks (tp GPUs each)
+    pp: int = 1                        # pipeline stages
     memory_fraction: float | None = None   # the deployment's share of GPU memory (Scenario.memory_fraction)
 
     @property
@@ -196,6 +197,8 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
         args.append(f"--tensor-parallel-size {p.tp}")
     if p.dp > 1:                # each DP rank is its own engine core with its own scheduler (vLLM DP deployment docs)
         args.append(f"--data-parallel-size {p.dp}")
+    if p.pp > 1:
+        args.append(f"--pipeline-parallel-size {p.pp}")
     if p.ep > 1:
         args.append("--enable-expert-parallel")
     args.append(f"--max-num-seqs {p.per_rank(p.most)}")
@@ -243,6 +246,8 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
         args += [f"--tp {p.tp * p.dp}", f"--dp {p.dp}", "--enable-dp-attention"]
     elif p.tp > 1:
         args.append(f"--tp {p.tp}")
+    if p.pp > 1:
+        args.append(f"--pp-size {p.pp}")
     if p.ep > 1:
         args.append(f"--ep-size {p.ep}")
     m = _sglang_most(p)
@@ -297,6 +302,8 @@ def _trtllm_head(p: ConfigPlan) -> list[str]:
         lines.append(f"tensor_parallel_size: {p.tp * p.dp}")
     if p.dp > 1:
         lines.append("enable_attention_dp: true")
+    if p.pp > 1:
+        lines.append(f"pipeline_parallel_size: {p.pp}")
     if p.ep > 1:
         lines.append(f"moe_expert_parallel_size: {p.ep}")
     lines += ["cuda_graph_config:", f"  max_batch_size: {per}", "speculative_config:",

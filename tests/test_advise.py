@@ -550,3 +550,10 @@ def test_dp_attention_configs_name_the_layout_and_per_rank_limits():
                  batch_range=(1, 64), emit=("sglang",))
     assert "--tp 8" in one.config("sglang").text and "--dp" not in one.config("sglang").text
     assert "--mem-fraction-static" not in one.config("sglang").text
+
+
+def test_pipeline_stages_are_written_for_each_engine():
+    a = advise(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle3",
+               engine="vllm", batch_range=(1, 32), emit=("sglang", "vllm", "trtllm"))
+    assert "--pp-size 2" in a.config("sglang").text and "--pipeline-parallel-size 2" in a.config("vllm").text
+    assert "pipeline_parallel_size: 2" in a.config("trtllm").text.splitlines()
