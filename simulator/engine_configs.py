@@ -129,28 +129,35 @@ class ConfigPlan:
     off_fits: bool = False             # off above off_above because speculation stops fitting, not paying
     fixed_fits_to: int = 0             # the largest batch the fixed k's verify fits in memory at (0: not known)
     no_spec_reason: str = ""           # why no config is written (default: speculation loses at every batch)
-    dp: int = 1                        # attention data-parallel ranks (tp GPUs each)
+    dp: int = 1                        # data-parallel ranks of tp GPUs (DP attention for an MoE, else replicas)
     pp: int = 1                        # pipeline stages
-    memory_fraction: float | None = None   # the deployment's share of GPU memory (Scenario.memory_fraction)
+    memory_fraction: float | None = None   # the share of GPU memory priced (the profile's or Scenario's)
+    moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
+    graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
 
     @property
     def most(self) -> int:
         """The batch the configs admit at most: the range's top, or the largest batch that fits below it."""
         return self.cap or self.hi
 
-    def cap_note(self, flag: str, per_rank: bool = False) -> str:
-        """Why `flag` is what it is (the range's top, or the largest batch that fits in memory); `per_rank`: the flag
-        counts one attention-DP rank's requests, ceil(most / dp)."""
-        v = self.per_rank(self.most) if per_rank and self.dp > 1 else self.most
-        share = f" (one of {self.dp} attention-DP ranks' share of {self.most})" if v != self.most else ""
+    def cap_note(self, flag: str, v: int | None = None) -> str:
+        """Why `flag` is `v` (default: most): the range's top, or the largest batch that fits in memory, or a DP
+        rank's (pipeline micro-batch's) share of it."""
+        v = self.most if v is None else v
+        share = f" (a share of {self.most} over {self.dp} DP ranks x {self.pp} stages)" if v != self.most else ""
         if self.most < self.hi:
             return (f"{flag} {v}{share}: the largest batch that fits in memory with the drafter loaded (the range "
                     f"asks for up to {self.hi})")
         return f"{flag} {v}{share} keeps the batch inside the range the prediction covers"
 
-    def per_rank(self, n: int) -> int:
-        """Sequences the busiest of the dp attention-DP ranks holds of n: ceil(n / dp)."""
-        return -(-n // self.dp)
+    def per_rank(self, n: int, micro: bool = False) -> int:
+        """Sequences the busiest of the dp ranks holds of n, ceil(n / dp); `micro`: one of its pp micro-batches."""
+        r = -(-n // self.dp)
+        return -(-r // self.pp) if micro else r
+
+    def graph_bs(self, n: int) -> int:
+        """The CUDA-graph cap to write: the scenario's, else one rank's micro-batch of n."""
+        return self.graph_cap or self.per_rank(n, micro=True)
 
     @property
     def on_ranges(self) -> list[KRange]:
@@ -204,7 +211,7 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     args.append(f"--max-num-seqs {p.per_rank(p.most)}")
     if p.memory_fraction is not None:
         args.append(f"--gpu-memory-utilization {p.memory_fraction:g}")
-    notes.append(p.cap_note("--max-num-seqs", per_rank=True))   # each DP engine core schedules its own
+    notes.append(p.cap_note("--max-num-seqs", p.per_rank(p.most)))   # each DP engine core schedules its own
     return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
 
 
@@ -242,27 +249,13 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
         topk = p.fixed_topk if T > k + 1 else 1
         args += [f"--speculative-num-steps {k}", f"--speculative-eagle-topk {topk}",
                  f"--speculative-num-draft-tokens {T}"]
-    if p.dp > 1:                # SGLang's --tp counts every GPU, the DP-attention ranks included
-        args += [f"--tp {p.tp * p.dp}", f"--dp {p.dp}", "--enable-dp-attention"]
-    elif p.tp > 1:
-        args.append(f"--tp {p.tp}")
-    if p.pp > 1:
-        args.append(f"--pp-size {p.pp}")
-    if p.ep > 1:
-        args.append(f"--ep-size {p.ep}")
     m = _sglang_most(p)
-    args += [f"--cuda-graph-max-bs {p.per_rank(m)}", f"--max-running-requests {m}"]
-    if p.memory_fraction is not None:
-        args.append(f"--mem-fraction-static {p.memory_fraction:g}")
+    lay, notes = _sglang_layout(p, m)
+    args += lay
     prefix = "SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 else ""
     notes = [_fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
-             "PR #22246) is unmerged",
-             f"--cuda-graph-max-bs {p.per_rank(m)} keeps every batch {'of the range' if m == p.hi else 'that fits'} "
-             "CUDA-graphed (above it decode runs eager, PR #33900)"]
-    if p.dp > 1:
-        notes.append(f"under DP attention --cuda-graph-max-bs is one rank's batch (CudaGraphRunner.can_run checks the "
-                     f"largest rank's) and --max-running-requests the instance's (each rank takes 1/{p.dp} of it)")
+             "PR #22246) is unmerged", *notes]
     if p.interior_off:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")
@@ -272,6 +265,29 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     if p.method == "ngram":
         notes.append("NGRAM's --speculative-num-draft-tokens is the verified tokens per request (k + 1 for a chain)")
     return EngineConfig("sglang", True, "shell", prefix + " \\\n  ".join(args), tuple(notes))
+
+
+def _sglang_layout(p: ConfigPlan, m: int) -> tuple[list[str], list[str]]:
+    """SGLang's parallelism, batch limits and memory share for at most m sequences, with their notes. Under DP
+    attention (an MoE) --tp counts every GPU, --max-running-requests is the instance's (each rank takes a 1/dp floor
+    of it, tp_worker) and --cuda-graph-max-bs one rank's batch (CudaGraphRunner.can_run checks the largest rank's);
+    a dense model's --dp runs replicas, each with its own limits."""
+    dpa = p.dp > 1 and p.moe
+    args = [f"--tp {p.tp * p.dp}", f"--dp {p.dp}", "--enable-dp-attention"] if dpa else \
+        ([f"--tp {p.tp}"] if p.tp > 1 else []) + ([f"--dp {p.dp}"] if p.dp > 1 else [])
+    args += [f"--pp-size {p.pp}"] * (p.pp > 1) + [f"--ep-size {p.ep}"] * (p.ep > 1)
+    g, run = p.graph_bs(m), p.per_rank(m) * (p.dp if dpa else 1)
+    args += [f"--cuda-graph-max-bs {g}", f"--max-running-requests {run}"]
+    if p.memory_fraction is not None:
+        args.append(f"--mem-fraction-static {p.memory_fraction:g}")
+    notes = [f"--cuda-graph-max-bs {g}: " + ("your cap; batches above it are priced eager" if p.graph_cap else
+             f"keeps every batch {'of the range' if m == p.hi else 'that fits'} CUDA-graphed (above it decode runs "
+             "eager, PR #33900)")]
+    if p.dp > 1 or p.pp > 1:
+        notes.append(f"--cuda-graph-max-bs is one {'DP rank' if p.dp > 1 else 'stage'}'s micro-batch and "
+                     f"--max-running-requests {'the instance' if dpa else 'one replica'}'s "
+                     f"({p.per_rank(m)} sequences a {'rank' if dpa else 'replica'})")
+    return args, notes
 
 
 def _sglang_most(p: ConfigPlan) -> int:
@@ -296,7 +312,8 @@ def _sglang_off_note(p: ConfigPlan) -> list[str]:
 
 def _trtllm_head(p: ConfigPlan) -> list[str]:
     """spec.yaml up to the speculative_config's drafter: batch limits, parallelism, decoding type and depth."""
-    per = p.per_rank(p.most)    # under attention DP max_batch_size is one rank's cap (pyexecutor _util.py)
+    # max_batch_size is one attention-DP rank's micro-batch: the pyexecutor admits pp_size x max_batch_size per rank
+    per = p.per_rank(p.most, micro=True)
     lines = [f"# trtllm-serve {p.target} --extra_llm_api_options spec.yaml", f"max_batch_size: {per}"]
     if p.tp * p.dp > 1:
         lines.append(f"tensor_parallel_size: {p.tp * p.dp}")
@@ -306,7 +323,7 @@ def _trtllm_head(p: ConfigPlan) -> list[str]:
         lines.append(f"pipeline_parallel_size: {p.pp}")
     if p.ep > 1:
         lines.append(f"moe_expert_parallel_size: {p.ep}")
-    lines += ["cuda_graph_config:", f"  max_batch_size: {per}", "speculative_config:",
+    lines += ["cuda_graph_config:", f"  max_batch_size: {p.graph_bs(p.most)}", "speculative_config:",
               f"  decoding_type: {ENGINE_METHOD['trtllm'][p.method]}"]
     if p.method == "mtp":
         lines.append(f"  num_nextn_predict_layers: {p.kmax}")
@@ -326,9 +343,10 @@ def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
     notes = []
     last_on = max(r.end for r in p.on_ranges)
     upto = [r for r in p.schedule if r.end <= last_on]
-    if len({r.k for r in upto}) > 1:
+    if len({r.k for r in upto}) > 1:      # keyed by one rank's active requests (should_use_spec_decode)
+        keys = {p.per_rank(r.end): r.k for r in upto}
         lines.append("  draft_len_schedule:")
-        lines += [f"    {r.end}: {r.k}" for r in upto]
+        lines += [f"    {b}: {k}" for b, k in keys.items()]
         notes.append("draft_len_schedule {batch: k}: k applies up to that batch; batches above the last key run "
                      "k = 0 (PR #10860)")
         if any(r.k == 0 for r in upto):
@@ -338,9 +356,9 @@ def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
             notes.append(f"the last key is {p.most}, the top of the range{'' if p.most == p.hi else ' that fits'}: "
                          "larger batches would run without speculation, max_batch_size keeps them out")
     elif p.off_above is not None:
-        lines.append(f"  max_concurrency: {p.off_above}")
-        notes.append(f"max_concurrency {p.off_above}: speculation off above {p.off_above} active requests "
-                     "(PR #6676)")
+        lines.append(f"  max_concurrency: {p.per_rank(p.off_above)}")
+        notes.append(f"max_concurrency {p.per_rank(p.off_above)}: speculation off above {p.per_rank(p.off_above)} "
+                     "active requests (PR #6676)")
     return lines, notes
 
 
@@ -352,9 +370,9 @@ def _trtllm(p: ConfigPlan) -> EngineConfig:
     if p.tree:
         notes.append("the prediction verifies a tree; TensorRT-LLM's EAGLE-3 dynamic tree (use_dynamic_tree, "
                      "max_total_draft_tokens) is not written here")
-    if p.dp > 1:
-        notes.append(p.cap_note("max_batch_size", per_rank=True) + "; draft_len_schedule and max_concurrency are "
-                     "written for the instance's batch")
+    if p.dp > 1 or p.pp > 1:
+        notes.append(p.cap_note("max_batch_size", p.per_rank(p.most, micro=True)) + "; draft_len_schedule and "
+                     "max_concurrency count one rank's active requests")
     if p.memory_fraction is not None:
         notes.append(f"kv_cache_config.free_gpu_memory_fraction is a share of the memory left after the weights, not "
                      f"of the GPU: {p.memory_fraction:g} is not written")
@@ -384,10 +402,24 @@ def _hf(p: ConfigPlan) -> EngineConfig:
 _WRITERS = {"vllm": _vllm, "sglang": _sglang, "trtllm": _trtllm, "hf": _hf}
 
 
+def _layout_missing(engine: str, p: ConfigPlan) -> str | None:
+    """Why an engine cannot run the layout priced ('' / None when it can)."""
+    if p.dp == 1:
+        return None
+    if engine == "sglang" and p.moe and p.method in ("ngram", "draft"):
+        return (f"SGLang refuses {ENGINE_METHOD['sglang'][p.method]} speculation with --enable-dp-attention "
+                "(server_args._handle_speculative_decoding)")
+    if engine == "trtllm" and (p.tp > 1 or not p.moe):
+        return ("TensorRT-LLM's attention DP runs one attention rank per GPU (enable_attention_dp: attention DP size "
+                f"= tensor_parallel_size): {p.dp} {'groups of ' + str(p.tp) + ' GPUs' if p.tp > 1 else 'replicas'} "
+                "are not one TensorRT-LLM server; run them as separate servers behind a router")
+    return None
+
+
 def engine_configs(p: ConfigPlan, engines: Iterable[str]) -> tuple[EngineConfig, ...]:
     out = []
     for e in engines:
-        why = _missing(e, p.method)
+        why = _missing(e, p.method) or _layout_missing(e, p)
         out.append(EngineConfig(e, False, "", "", (why,)) if why else _WRITERS[e](p))
     return tuple(out)
 

@@ -68,7 +68,7 @@ def _price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTim
     # Under DP attention each rank replays its own graph: SGLang's CudaGraphRunner.can_run checks the largest rank's
     # batch (max of global_num_tokens) against cuda_graph_max_bs, so the cap applies to the busiest rank's sequences
     # (one pipeline micro-batch of them).
-    graphed = eng.graphed(pass_kind, rank_batch(B, dep.par.dp, dep.par.pp), dep.scenario.cuda_graph_max_batch)
+    graphed = eng.graphed(pass_kind, rank_batch(B, ops.dp, ops.pp), dep.scenario.cuda_graph_max_batch)
     launch = np.where(graphed, 0.0, eng.kernel_launch_s)
     return step_times(ops, r, B, q, L, launch, dep.overlap, graphed & eng.graph_kernel_floor)
 

@@ -220,10 +220,12 @@ class Scenario:
                                           "rest queue (SGLang's --max-running-requests; default: the engine "
                                           "profile's, SGLang 48, others no cap); serving only (serve, frontier), "
                                           "so not a sweep parameter", sweep=False)
-    memory_fraction: float | None = _f(None, "fraction?", "share of each GPU's memory the engine fills with weights, "
-                                       "KV cache and activations (SGLang --mem-fraction-static, vLLM "
-                                       "--gpu-memory-utilization, TensorRT-LLM free_gpu_memory_fraction; default: "
-                                       "the engine profile's); memory only, so not a sweep parameter", sweep=False)
+    memory_fraction: float | None = _f(None, "fraction?", "share of each GPU's memory the engine may fill (vLLM "
+                                       "--gpu-memory-utilization; SGLang --mem-fraction-static, which leaves "
+                                       "activations and CUDA graphs outside it; TensorRT-LLM's "
+                                       "free_gpu_memory_fraction is a share of what the weights leave, not this); "
+                                       "priced as weights + KV cache + activations; default: the engine "
+                                       "profile's; not a sweep parameter", sweep=False)
     spec_overlap: bool | None = _f(None, "bool?", "host work of a speculative step hidden behind the GPU (SGLang's "
                                    "SpecV2 worker, SGLANG_ENABLE_SPEC_V2, topk 1; vLLM async scheduling): on or "
                                    "off; default: the engine profile's (SGLang off, vLLM and TensorRT-LLM on)")

@@ -549,7 +549,35 @@ def test_dp_attention_configs_name_the_layout_and_per_rank_limits():
     one = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=8, method="mtp", engine="sglang",
                  batch_range=(1, 64), emit=("sglang",))
     assert "--tp 8" in one.config("sglang").text and "--dp" not in one.config("sglang").text
-    assert "--mem-fraction-static" not in one.config("sglang").text
+    assert "--mem-fraction-static 0.85" in one.config("sglang").text        # the share priced: SGLang's profile
+
+
+def test_layouts_an_engine_cannot_run_get_no_config_and_limits_follow_the_engine():
+    """Review: SGLang refuses NGRAM (and STANDALONE) with --enable-dp-attention; TensorRT-LLM's attention DP has one
+    attention rank per GPU, so tp 2 x dp 4 is not one server; a dense model's dp runs replicas (no DP attention);
+    a --cuda-graph-max-batch priced is the cap written; TensorRT-LLM's max_batch_size is one micro-batch (the executor
+    admits pp x of it) and its schedule counts one rank's requests."""
+    ng = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, method="ngram",
+                engine="sglang", batch_range=(1, 64), acceptance=Acceptance.from_rate(0.6), emit=("sglang",))
+    assert not ng.config("sglang").supported and "enable-dp-attention" in ng.config("sglang").notes[0]
+    t2 = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=2, dp=4, ep=8, method="mtp",
+                engine="sglang", batch_range=(1, 64), emit=("trtllm", "sglang"))
+    assert not t2.config("trtllm").supported and "separate servers" in t2.config("trtllm").notes[0]
+    assert "--tp 8" in t2.config("sglang").text and "--dp 4" in t2.config("sglang").text
+    dense = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", tp=1, dp=4,
+                   batch_range=(1, 64), emit=("sglang", "trtllm"))
+    sg = dense.config("sglang").text
+    assert "--dp 4" in sg and "--enable-dp-attention" not in sg and "--max-running-requests 16" in sg
+    assert not dense.config("trtllm").supported
+    cap = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, method="mtp",
+                 engine="sglang", batch_range=(1, 256), cuda_graph_max_batch=8, emit=("sglang", "trtllm"))
+    assert "--cuda-graph-max-bs 8" in cap.config("sglang").text
+    assert "  max_batch_size: 8" in cap.config("trtllm").text.splitlines()
+    sched = [ln for ln in cap.config("trtllm").text.splitlines() if ln.startswith("    ")]
+    assert all(int(ln.split(":")[0]) <= 32 for ln in sched)                 # keys count one rank's 32 at most
+    pp = advise(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle3",
+                engine="vllm", batch_range=(1, 32), emit=("trtllm",))
+    assert "max_batch_size: 16" in pp.config("trtllm").text.splitlines()
 
 
 def test_pipeline_stages_are_written_for_each_engine():

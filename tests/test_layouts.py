@@ -268,3 +268,14 @@ def test_the_cuda_graph_cap_applies_to_the_busiest_dp_rank():
                  engine="sglang", context=500, batch=(1024, 4096), cuda_graph_max_batch=256)
     eager = [p["breakdown_s"]["overhead"] for p in simulate_step(scenario=s).to_dict()["points"]]
     assert eager[0] == 0.0 and eager[1] > 0.0
+
+
+def test_the_drafter_is_checked_against_the_graph_cap_at_its_own_batch():
+    """Review: the drafter runs unpipelined on one stage, so its pass at 24 sequences is above a cap of 16 even
+    when the target's pipeline micro-batch (12) is not; it was priced as graph-replayed."""
+    from simulator import speedup_curve
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle3",
+                 engine="sglang", k=3, batch=(24,))
+    free, capped = (speedup_curve(scenario=s.replace(cuda_graph_max_batch=c)) for c in (None, 16))
+    assert capped.overhead_s[0] > free.overhead_s[0] and capped.spec_step_s[0] > free.spec_step_s[0]   # eager launches
+    assert capped.base_step_s[0] == pytest.approx(free.base_step_s[0], rel=1e-12)   # 12 per micro-batch: graphed
