@@ -199,6 +199,10 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
                      "config does not write: the table above is the chain depth")
     if p.tp > 1 and p.method in _NEEDS_DRAFT_PATH:
         notes.append("draft_tensor_parallel_size defaults to the target's TP (1 is also allowed for small drafters)")
+    if p.pp > 1:
+        notes.append("speculation with pipeline stages depends on the vLLM version: reported unable to start or "
+                     "corrupting output (issues #52069, #57755 on 0.28-0.29; #49355 for MTP); PR #46994 added MTP "
+                     "under PP to the V2 model runner")
     args = [f"vllm serve {p.target}", f"--speculative-config '{json.dumps(cfg)}'"]
     if p.tp > 1:
         args.append(f"--tensor-parallel-size {p.tp}")

@@ -585,3 +585,4 @@ def test_pipeline_stages_are_written_for_each_engine():
                engine="vllm", batch_range=(1, 32), emit=("sglang", "vllm", "trtllm"))
     assert "--pp-size 2" in a.config("sglang").text and "--pipeline-parallel-size 2" in a.config("vllm").text
     assert "pipeline_parallel_size: 2" in a.config("trtllm").text.splitlines()
+    assert any("#57755" in n for n in a.config("vllm").notes)
