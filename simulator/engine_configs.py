@@ -155,6 +155,19 @@ class ConfigPlan:
         r = -(-n // self.dp)
         return -(-r // self.pp) if micro else r
 
+    def rank_schedule(self, upto: int) -> list[tuple[int, int, int]]:
+        """The k schedule up to instance batch `upto` as (start, end, k) ranges of one DP rank's batch (what an
+        engine that schedules per rank looks k up by): rank batch b takes the k priced at instance batch dp x b."""
+        k_at = lambda n: next((r.k for r in self.schedule if r.start <= n <= r.end), 0)  # noqa: E731
+        out: list[list[int]] = []
+        for b in range(1, self.per_rank(upto) + 1):
+            k = k_at(min(b * self.dp, upto))
+            if out and out[-1][2] == k:
+                out[-1][1] = b
+            else:
+                out.append([b, b, k])
+        return [(s, e, k) for s, e, k in out]
+
     def graph_bs(self, n: int) -> int:
         """The CUDA-graph cap to write: the scenario's, else one rank's micro-batch of n."""
         return self.graph_cap or self.per_rank(n, micro=True)
@@ -186,8 +199,7 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     cfg["num_speculative_tokens"] = p.kmax
     notes = []
     if len({r.k for r in p.schedule}) > 1:
-        cfg["num_speculative_tokens_per_batch_size"] = [[r.start, min(r.end, p.most), r.k] for r in p.schedule
-                                                        if r.start <= p.most]
+        cfg["num_speculative_tokens_per_batch_size"] = [list(r) for r in p.rank_schedule(p.most)]   # per DP engine
         notes.append("num_speculative_tokens_per_batch_size is vLLM's dynamic speculative decoding (PR #32374): "
                      "[start_bs, end_bs, K] inclusive, K = 0 switches speculation off; num_speculative_tokens is "
                      "the startup maximum")
@@ -200,9 +212,9 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     if p.tp > 1 and p.method in _NEEDS_DRAFT_PATH:
         notes.append("draft_tensor_parallel_size defaults to the target's TP (1 is also allowed for small drafters)")
     if p.pp > 1:
-        notes.append("speculation with pipeline stages depends on the vLLM version: reported unable to start or "
-                     "corrupting output (issues #52069, #57755 on 0.28-0.29; #49355 for MTP); PR #46994 added MTP "
-                     "under PP to the V2 model runner")
+        notes.append("speculation with pipeline stages depends on the vLLM version: issue #57755 (0.28-0.29) reports "
+                     "it failing to start, #52069 (an 0.26 nightly) and #49355 MTP under PP failing; PR #46994 added "
+                     "MTP under PP to the V2 model runner")
     args = [f"vllm serve {p.target}", f"--speculative-config '{json.dumps(cfg)}'"]
     if p.tp > 1:
         args.append(f"--tensor-parallel-size {p.tp}")
@@ -348,16 +360,17 @@ def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
     last_on = max(r.end for r in p.on_ranges)
     upto = [r for r in p.schedule if r.end <= last_on]
     if len({r.k for r in upto}) > 1:      # keyed by one rank's active requests (should_use_spec_decode)
-        keys = {p.per_rank(r.end): r.k for r in upto}
         lines.append("  draft_len_schedule:")
-        lines += [f"    {b}: {k}" for b, k in keys.items()]
+        lines += [f"    {e}: {k}" for _, e, k in p.rank_schedule(last_on)]
         notes.append("draft_len_schedule {batch: k}: k applies up to that batch; batches above the last key run "
                      "k = 0 (PR #10860)")
         if any(r.k == 0 for r in upto):
             notes.append("the 0 entries switch speculation off below the crossover; if your TensorRT-LLM version "
                          "floors schedule values at 1 (PR #16888), those batches run k = 1")
         if p.off_above is None:
-            notes.append(f"the last key is {p.most}, the top of the range{'' if p.most == p.hi else ' that fits'}: "
+            top = "" if p.most == p.hi else " that fits"
+            share = " (one DP rank's share)" if p.dp > 1 else ""
+            notes.append(f"the last key is {p.per_rank(p.most)}, the top of the range{top}{share}: "
                          "larger batches would run without speculation, max_batch_size keeps them out")
     elif p.off_above is not None:
         lines.append(f"  max_concurrency: {p.per_rank(p.off_above)}")
@@ -412,7 +425,7 @@ def _layout_missing(engine: str, p: ConfigPlan) -> str | None:
         return None
     if engine == "sglang" and p.moe and p.method in ("ngram", "draft"):
         return (f"SGLang refuses {ENGINE_METHOD['sglang'][p.method]} speculation with --enable-dp-attention "
-                "(server_args._handle_speculative_decoding)")
+                "(its speculative argument checks)")
     if engine == "trtllm" and (p.tp > 1 or not p.moe):
         return ("TensorRT-LLM's attention DP runs one attention rank per GPU (enable_attention_dp: attention DP size "
                 f"= tensor_parallel_size): {p.dp} {'groups of ' + str(p.tp) + ' GPUs' if p.tp > 1 else 'replicas'} "

@@ -542,6 +542,9 @@ def test_dp_attention_configs_name_the_layout_and_per_rank_limits():
                  "--gpu-memory-utilization 0.88"):
         assert flag in vl, flag
     assert "--tensor-parallel-size" not in vl
+    table = vllm_json(vl).get("num_speculative_tokens_per_batch_size", [[1, 32, 0]])
+    assert table[0][0] == 1 and table[-1][1] == 32        # one DP engine core's batch, as --max-num-seqs
+    assert all(a[1] + 1 == b[0] for a, b in zip(table, table[1:]))
     for line in ("max_batch_size: 32", "tensor_parallel_size: 8", "enable_attention_dp: true",
                  "moe_expert_parallel_size: 8", "  max_batch_size: 32"):
         assert line in tr.splitlines(), line

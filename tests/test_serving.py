@@ -855,7 +855,7 @@ def test_memory_fraction_out_of_range_is_refused(bad):
 
 
 def test_memory_fraction_sets_what_the_engine_fills(capsys):
-    """A deployment's own --mem-fraction-static / --gpu-memory-utilization (InferenceX's SGLang recipes set 0.7-0.9)
+    """A deployment's own --mem-fraction-static / --gpu-memory-utilization (InferenceX's SGLang recipes set 0.7-0.95)
     replaces the profile's representative share: DeepSeek-R1 FP8 on 8 H200s holds 708 sequences of 1024 tokens
     without speculation at 0.9, 603 at SGLang's 0.85."""
     from simulator.pricing import max_batch, memory

@@ -137,8 +137,8 @@ ROWS = (
         dict(hardware="h100-sxm", model="llama-3.1-8b", engine="vllm", precision="bf16", tp=1, method="eagle", k=3,
              batch=[128], context=180), tau=2.39,
         assumed="tau 2.39 from the authors' released acceptance traces (SpecDecode-Bench/simulator "
-                "data/llama3.1-8B/combined_gsm8k.jsonl, acc_eagle, min(acc, 4) per step); context 180 = mean prompt "
-                "94 + half the mean output 166 of the same traces"),
+                "data/llama3.1-8B/combined_gsm8k.jsonl, acc_eagle, min(acc, 4) per step); context 180 ~ mean prompt "
+                "94 + half the mean output 166 (177.6) of the same traces"),
 )
 
 
