@@ -268,7 +268,8 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     m = _sglang_most(p)
     lay, notes = _sglang_layout(p, m)
     args += lay
-    prefix = "SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 else ""
+    prefix = ("SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 else "") + \
+        ("SGLANG_ENABLE_PP_SPEC=1 " if p.pp > 1 else "")
     notes = [_fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged", *notes]
@@ -299,6 +300,9 @@ def _sglang_layout(p: ConfigPlan, m: int) -> tuple[list[str], list[str]]:
     notes = [f"--cuda-graph-max-bs {g}: " + ("your cap; batches above it are priced eager" if p.graph_cap else
              f"keeps every batch {'of the range' if m == p.hi else 'that fits'} CUDA-graphed (above it decode runs "
              "eager, PR #33900)")]
+    if p.pp > 1:
+        notes.append("SGLang refused speculation with pipeline stages until PR #30775 (merged 2026-07), which allows "
+                     "it behind SGLANG_ENABLE_PP_SPEC=1; older releases refuse this line")
     if p.dp > 1 or p.pp > 1:
         notes.append(f"--cuda-graph-max-bs is one {'DP rank' if p.dp > 1 else 'stage'}'s micro-batch and "
                      f"--max-running-requests {'the instance' if dpa else 'one replica'}'s "

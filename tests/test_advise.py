@@ -589,3 +589,5 @@ def test_pipeline_stages_are_written_for_each_engine():
     assert "--pp-size 2" in a.config("sglang").text and "--pipeline-parallel-size 2" in a.config("vllm").text
     assert "pipeline_parallel_size: 2" in a.config("trtllm").text.splitlines()
     assert any("#57755" in n for n in a.config("vllm").notes)
+    assert a.config("sglang").text.startswith("SGLANG_ENABLE_PP_SPEC=1 ")
+    assert any("#30775" in n for n in a.config("sglang").notes)
