@@ -113,6 +113,11 @@ class EngineProfile:
         return replace(self, **dict(self.priors), priors=()) if self.priors else self
 
     @property
+    def running_cap(self) -> float | None:
+        """spec_max_running as reported: None where the profile sets no cap (its 1e9 sentinel)."""
+        return float(self.spec_max_running) if self.spec_max_running < 1e9 else None
+
+    @property
     def gpu_key(self) -> tuple[Any, ...]:
         """The fields a pass's GPU time depends on (all but host work, bookkeeping and names): a cache key."""
         return tuple(getattr(self, f.name) for f in fields(self) if f.name not in HOST_FIELDS)

@@ -151,9 +151,9 @@ class ConfigPlan:
         return f"{flag} {v}{share} keeps the batch inside the range the prediction covers"
 
     def per_rank(self, n: int, micro: bool = False) -> int:
-        """Sequences the busiest of the dp ranks holds of n, ceil(n / dp); `micro`: one of its pp micro-batches."""
-        r = -(-n // self.dp)
-        return -(-r // self.pp) if micro else r
+        """Sequences the busiest of the dp ranks holds of n, ceil(n / dp); `micro`: one of its pp micro-batches,
+        ceil(n / (dp pp)) (= ceil(ceil(n / dp) / pp) for whole n)."""
+        return -(-n // (self.dp * (self.pp if micro else 1)))
 
     def rank_schedule(self, upto: int) -> list[tuple[int, int, int]]:
         """The k schedule up to instance batch `upto` as (start, end, k) ranges of one DP rank's batch (what an

@@ -72,9 +72,9 @@ def busiest_rank_fraction(u: np.ndarray | float, table: np.ndarray) -> np.ndarra
 def dealt(B, n: int):
     """Sequences the busiest of n ranks holds when B whole sequences are dealt out evenly (SGLang's DP controller
     deals requests round robin by default: server_args.py load_balance_method, "auto" resolving to round robin
-    outside prefill-decode disaggregation): ceil(B / n) at whole
-    B (12 on 8 ranks: 2, not the mean 1.5), linear between whole B (serving's mean concurrency, where it is a lower
-    bound: ranks drift apart as requests finish), so B itself below one sequence."""
+    outside prefill-decode disaggregation): ceil(B / n) at whole B (12 on 8 ranks: 2, not the mean 1.5), linear
+    between whole B (serving's mean concurrency, where it is a lower bound: ranks drift apart as requests finish), so
+    B itself below one sequence."""
     B = np.asarray(B, dtype=np.float64)
     if n <= 1:
         return B
