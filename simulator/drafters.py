@@ -211,7 +211,7 @@ def _head_shape(method: str, target: ModelShape, draft: str | ModelShape | None)
         desc = f"{method}: synthesized head (1 decoder layer with {target.name}'s hidden size" + \
             (f", draft vocab {shape.draft_vocab_size})" if method == "eagle3" else ")")
     if shape.kind != want:
-        raise ScenarioError(f"draft {shape.name} is a {shape.kind}, but method {method} needs a {want}")
+        raise ScenarioError(f"draft {shape.name} is of kind {shape.kind}, but method {method} needs kind {want}")
     for what, mine, theirs in (("hidden size", shape.d_model, target.d_model),
                                ("vocabulary", shape.vocab_size, target.vocab_size)):
         if mine != theirs:
@@ -242,7 +242,7 @@ def _model_shape(method: str, target: ModelShape, draft: str | ModelShape | None
         shape, _ = _load_draft(did)
         desc = f"draft: {did} (default draft for {target.name})"
     if shape.kind != "target":
-        raise ScenarioError(f"draft {shape.name} is a {shape.kind}; method {method} needs a standalone model")
+        raise ScenarioError(f"draft {shape.name} is of kind {shape.kind}; method {method} needs a standalone model")
     if shape.vocab_size != target.vocab_size:
         raise ScenarioError(f"draft {shape.name} has vocabulary {shape.vocab_size}, target {target.name} has "
                             f"{target.vocab_size}: draft and target must share a tokenizer")

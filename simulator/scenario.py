@@ -432,8 +432,14 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
     target = _load("model", s.model, loaded)
     if target.kind != "target":
-        raise ScenarioError(f"model {target.name} is a {target.kind} (a drafter), not a model that can be served: "
-                            "pass it as draft with its target as model")
+        raise ScenarioError(f"model {target.name} is of kind {target.kind} (a drafter), not a model that can be "
+                            "served: pass it as draft with its target as model")
+    if isinstance(s.model, str) and s.model.endswith(".json") and target.n_layers < 2:
+        # A one-layer config is a draft head's (EAGLE-1 heads ship as a plain LlamaForCausalLM with
+        # num_hidden_layers 1, e.g. yuhuili/EAGLE-LLaMA3-Instruct-8B); no served LLM has a single layer.
+        raise ScenarioError(f"model {s.model}: num_hidden_layers = {target.n_layers}, a draft head's shape (EAGLE "
+                            "heads have one layer), not a model that can be served: pass it as --draft with its "
+                            "target as --model (a target has at least 2 layers)")
     moe = dict(s.options).get("moe")
     if moe is not None and moe != target.is_moe:
         raise ScenarioError(f"options moe = {str(moe).lower()} but model {target.name} "

@@ -20,6 +20,8 @@ from .helpers import run
 
 REPO = Path(__file__).resolve().parents[1]
 EAGLE3_HEAD = str(REPO / "models" / "yuhuili__EAGLE3-LLaMA3.1-Instruct-8B.json")
+# An EAGLE-1 head ships as a plain LlamaForCausalLM config with one layer: refused as a target by its layer count.
+EAGLE1_HEAD = str(REPO / "models" / "yuhuili__EAGLE-LLaMA3-Instruct-8B.json")
 LLAMA = json.loads((REPO / "models" / "meta-llama__Llama-3.1-8B-Instruct.json").read_text())
 
 
@@ -71,6 +73,7 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--hardware", "h100-sxn"], "unknown hardware"), (cmd + ["--model", "llama-9"], "unknown model"),
             (cmd + ["--engine", "tgi"], "unknown engine"), (cmd + ["--hardware", ""], "hardware"),
             (cmd + ["--model", EAGLE3_HEAD], "not a model that can be served"),
+            (cmd + ["--model", EAGLE1_HEAD], "num_hidden_layers = 1"),
             (cmd + ["--model", "eagle3-llama3.1-8b"], "not a model that can be served"),
             (cmd + ["--model", "medusa-vicuna-7b"], "not a model that can be served"),
         ]

@@ -488,7 +488,7 @@ def test_to_dataset_needs_the_whole_grid():
     # audit bugs: each of these wrote a table of rejected rows and exited 0
     ('model = "eagle3-llama3.1-8b"\nbatch = [1, 8]\n', "d", "every cell is rejected (1 configuration(s) tried); "
                                                            "the first: "
-                                                           "model eagle3-llama3.1-8b is a eagle3-head"),
+                                                           "model eagle3-llama3.1-8b is of kind eagle3-head"),
     ('model = "llama-3.1-8b"\ntp = 64\nbatch = [1, 8]\n', "d", "tp = 64 does not divide the 32 attention heads"),
     ('model = "llama-3.1-8b"\n[serve]\nisl = 0\nconcurrency = [1]\n', "t.csv", "serve: isl = 0; expected an integer"),
     ('model = "llama-3.1-8b"\n[serve]\nconcurrency = [0]\n', "t.csv", "serve: concurrency = 0"),
