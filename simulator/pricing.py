@@ -112,8 +112,8 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     if v.k == 0:
         base, st = base_step(dep, B, L)
         base = np.broadcast_to(base, np.broadcast_shapes(np.shape(B), np.shape(L)))
-        return SpecStep(np.zeros_like(base), np.broadcast_to(st.total_s, base.shape), base - st.total_s, base,
-                        np.broadcast_to(st.bound, base.shape))
+        return SpecStep(np.zeros_like(base), np.broadcast_to(st.total_s, base.shape),
+                        np.maximum(base - st.total_s, 0.0), base, np.broadcast_to(st.bound, base.shape))
     e, d = dep.eng, dep.drafter
     draft = np.zeros(np.broadcast_shapes(np.shape(B), np.shape(L)))
     launch = np.zeros_like(draft)
@@ -135,7 +135,8 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     # kernels (vLLM's rejection sampler, PR #14930; TensorRT-LLM's in-graph acceptance) adds either way.
     bk_host = e.spec_bookkeeping_s if e.bookkeeping_on_host else 0.0
     spec = _hide(gpu, host + bk_host, e.overlaps(d.method)) + (e.spec_bookkeeping_s - bk_host)
-    return SpecStep(draft, verify, spec - draft - verify, spec, vs.bound)
+    # max(gpu, host) >= draft + verify, so the overhead is never negative; the clip removes float round-off (-0.000)
+    return SpecStep(draft, verify, np.maximum(spec - draft - verify, 0.0), spec, vs.bound)
 
 
 # ---- memory -----------------------------------------------------------------------------------------------------
