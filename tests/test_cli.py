@@ -478,3 +478,19 @@ def test_headers_name_the_layout_and_formats_priced(capsys):
     assert rc == 0 and "(tp=1, dp=32, ep=32)" in head and "weights bf16, experts fp4" in head
     rc, out, _ = run(capsys, "serve", "--concurrency", "1")
     assert rc == 0 and out.startswith("llama-3.1-8b on 1x h100-sxm (tp=1; weights bf16)")
+
+
+def test_serve_prints_the_moe_under_load_hazard_as_curve_does(capsys):
+    # Found by a CLI audit: curve and advise warned that MoE speedups at 16+ sequences are over-predicted, while serve
+    # (whose validation rows are the ones behind the warning) printed the same figures without it.
+    hz = "moe-speculation-under-load-overpredicted"
+    base = ("serve", "--hardware", "b200", "--model", "deepseek-r1", "--tp", "8", "--precision", "fp8",
+            "--method", "mtp", "--k", "2")
+    rc, out, _ = run(capsys, *base, "--concurrency", "4,64")
+    assert rc == 0 and hz in out
+    rc, out, _ = run(capsys, *base, "--concurrency", "4,64", "--format", "json")
+    assert rc == 0 and hz in [h["id"] for h in json.loads(out)["hazards"]]
+    rc, out, _ = run(capsys, *base, "--concurrency", "4")          # below 16 sequences: not warned
+    assert rc == 0 and hz not in out
+    rc, out, _ = run(capsys, "serve", "--concurrency", "4", "--format", "json")   # a dense target: none
+    assert rc == 0 and hz not in out

@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
+
 from ..errors import ScenarioError
+from ..hazards import check
 from . import fmt
 from .args import add_acceptance_args, add_format, add_scenario_args, counts_arg, float_arg, int_arg, scenario_from
 
@@ -137,18 +140,34 @@ def _rows(d: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def hazards_for(res: Any) -> list[Any]:
+    """Known hazards for a serving result (as `curve`'s): the layout, the target's experts, and the largest decode
+    batch, k and verify width speculation ran at (none without a method)."""
+    sc = res.scenario
+    if not sc["method"]:
+        return []
+    ph, ok = res.spec, res.feasible
+    opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "moe": sc["moe"],
+            "max_batch": int(np.ceil(np.max(ph.decode_batch[ok], initial=1.0))),
+            "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"])}
+    return check(sc["engine"], sc["method"], opts)
+
+
 def run(a: argparse.Namespace) -> int:
     from ..serving import serve  # lazy: keeps --help free of numba
     s = scenario_from(a)
     res = serve(s, workload_from(a))
     d = res.to_dict()
+    hz = hazards_for(res)
     if a.format == "json":
+        d["hazards"] = [h.to_dict() for h in hz]
         print(fmt.dumps(d))
         return 0
     key = _key(d)
     if a.format == "csv":
         print(fmt.csv_text([key] + HEADERS + ["e2e_speedup", "tpot_speedup", "throughput_ratio"],
                            [r + _ratios(p, r) for p, r in zip(_each_twice(d["points"]), _rows(d))]))
+        fmt.hazard_lines(hz)
         return 0
     sc, w = d["scenario"], d["workload"]
     lengths = (f"isl {w['isl']}, osl {w['osl']}" if w["samples"] == 1 else
@@ -165,6 +184,7 @@ def run(a: argparse.Namespace) -> int:
                      for p in d["points"]]))
     print(f"prefill chunks are bound by {d['prefill_bound']}; " + "; ".join(d["notes"]))
     print("a prediction (steady state from datasheet rooflines and the engine profile), not a measurement")
+    fmt.print_hazards(hz)
     return 0
 
 
