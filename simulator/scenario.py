@@ -216,10 +216,11 @@ class Scenario:
                                           "replays CUDA graphs, above it passes run eager (default: every batch, as "
                                           "a deployment sized to its load captures; engines' own defaults are "
                                           "128-512)")
-    max_running_requests: int | None = _f(None, "int>=1?", "requests the engine runs at once while speculating, the "
-                                          "rest queue (SGLang's --max-running-requests; default: the engine "
-                                          "profile's, SGLang 48, others no cap); serving only (serve, frontier), "
-                                          "so not a sweep parameter", sweep=False)
+    max_running_requests: int | None = _f(None, "int>=1?", "requests the engine runs at once, with speculation and "
+                                          "without; the rest queue (SGLang's --max-running-requests, vLLM's "
+                                          "--max-num-seqs; default: the engine profile's, SGLang 48 while "
+                                          "speculating and no cap without, others no cap); serving only (serve, "
+                                          "frontier), so not a sweep parameter", sweep=False)
     memory_fraction: float | None = _f(None, "fraction?", "share of each GPU's memory the engine may fill (vLLM "
                                        "--gpu-memory-utilization; SGLang --mem-fraction-static, which leaves "
                                        "activations and CUDA graphs outside it; TensorRT-LLM's "

@@ -232,7 +232,11 @@ def _curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> _Curve:
 def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float) -> Phase:
     """Solve the steady state for one mode (see the module docstring) by fixed-point iteration on B, with the step
     priced once on the batch grid."""
-    cap = dep.eng.spec_max_running if spec else np.inf
+    # SGLang's --max-running-requests and vLLM's --max-num-seqs bind every decode, so a cap the deployment sets
+    # (Scenario.max_running_requests) holds both modes; the profile's own (SGLang's 48 under speculation,
+    # server_args._handle_speculative_decoding) is set only when speculating.
+    user = dep.scenario.max_running_requests
+    cap = dep.eng.spec_max_running if spec else (float(user) if user is not None else np.inf)
     R = np.minimum(C.astype(np.float64), cap)               # requests running; the rest wait for a slot
     g = batch_grid(R, FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
     i, o = w.samples
@@ -414,7 +418,10 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
     cap = dep.eng.spec_max_running
-    if _speculates(dep) and cap < float(np.max(spec.in_flight, initial=0.0)):
+    if dep.scenario.max_running_requests is not None and cap < float(np.max(C, initial=0.0)):
+        notes += (f"at most {cap:g} requests run at once (--max-running-requests), with speculation and without; "
+                  "the rest queue (in TTFT)",)
+    elif _speculates(dep) and cap < float(np.max(spec.in_flight, initial=0.0)):
         notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once (--max-running-requests, "
                   f"or [spec] max_running_requests in its engine profile) and the rest queue (in TTFT): above {cap:g} "
                   "the on and off rows decode different batches",)

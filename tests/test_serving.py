@@ -823,6 +823,19 @@ def test_max_running_requests_prices_the_cap_advise_writes(capsys):
     assert rc == 0 and "runs at most" not in out
 
 
+def test_a_deployment_cap_on_running_requests_binds_both_modes(capsys):
+    """Audit: --max-running-requests 4 at 16 requests capped only the speculative row, so plain decoding ran 16 and
+    E2E 'speedup' read 0.49. SGLang's --max-running-requests and vLLM's --max-num-seqs bind every decode: a cap the
+    deployment sets holds both modes (the profile's 48 under speculation still holds only the speculative one)."""
+    capped = serve(Scenario(max_running_requests=4), Workload(concurrency=(16,)))
+    four = serve(Scenario(max_running_requests=4), Workload(concurrency=(4,)))
+    assert capped.base.decode_batch[0] <= 4.0 and capped.spec.decode_batch[0] <= 4.0
+    np.testing.assert_allclose(capped.tpot_speedup, four.tpot_speedup, rtol=1e-9)   # the same 4 decode, each mode
+    assert capped.e2e_speedup[0] > 1.0
+    rc, out, _ = run(capsys, "serve", "--concurrency", "16", "--max-running-requests", "4")
+    assert rc == 0 and "with speculation and without" in out
+
+
 def test_tpot_at_the_first_and_last_context_brackets_the_mean_when_k_changes():
     """Audit: with k auto picking another depth at the last context (k = 2, tau 2.36, against 1.775 at the mean),
     the prompt load priced at the mean's tau was divided by the last context's: 47.42..47.25 ms around a mean of
