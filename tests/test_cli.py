@@ -437,13 +437,16 @@ def test_help_states_each_default_once(capsys, cmd):
             entries[-1] += " " + line.strip()
     twice = [e for e in entries if e.count("(default") > 1]
     assert not twice, twice[:3]
+    # a list default reads as it is typed (found by a CLI audit: frontier showed "(default: (20.0, 50.0, 100.0))")
+    assert not [e for e in entries if "(default: (" in e or "(default: [" in e]
     # ... and once where there is a default to state: a value, not None or a bare switch (found bug: 0.0 == False
     # hid --prefix-hit's default)
     from simulator.cli import build_parser
     sub = next(a for a in build_parser()._actions if a.choices and cmd in a.choices).choices[cmd]
     for a in sub._actions:
         if a.option_strings and a.help and a.default is not None and a.default is not False and \
-                not isinstance(a, argparse._HelpAction) and a.default is not argparse.SUPPRESS:
+                not isinstance(a, argparse._HelpAction) and a.default is not argparse.SUPPRESS and \
+                a.default != []:      # an empty repeatable flag states no value, like None
             entry = next(e for e in entries if e.lstrip().startswith(a.option_strings[0]))
             assert "(default" in entry, entry
 

@@ -28,6 +28,10 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
         d = action.default   # identity, not ==: a default of 0.0 or 0 equals False and must still be shown
         if "(default" in h or d is None or d is False or d is argparse.SUPPRESS:
             return h
+        if isinstance(d, (tuple, list)):   # a list default as it is typed: 20,50,100, not (20.0, 50.0, 100.0);
+            if not d:                        # none for an empty one (a repeatable flag given no value)
+                return h
+            return f"{h} (default: {','.join(f'{v:g}' if isinstance(v, float) else str(v) for v in d)})"
         return super()._get_help_string(action) or h
 
 
