@@ -141,8 +141,8 @@ def _rows(d: dict[str, Any]) -> list[list[Any]]:
 
 
 def hazards_for(res: Any) -> list[Any]:
-    """Known hazards for a serving result (as `curve`'s): the layout, the target's experts, and the largest decode
-    batch, k and verify width speculation ran at (none without a method)."""
+    """Known hazards for a serving result (as `curve`'s): the layout, whether the target routes to experts, the
+    overlap scheduler, and the largest decode batch and k speculation ran at (none without a method)."""
     sc = res.scenario
     if not sc["method"]:
         return []
