@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from .errors import ScenarioError, SpecroofError
+from .model import ModelShape
 from .scenario import Scenario, as_scenario
 from .serving import Workload, serve
+from .workload import Parallelism
 
 DEFAULT_TARGETS = (20.0, 50.0, 100.0)   # tokens/s per user: chat-like, fast chat, agentic / reasoning interactivity
 PER_RANK_BATCH = tuple(2 ** j for j in range(11))   # 1 .. 1024 sequences per attention-DP rank
@@ -111,7 +113,8 @@ class FrontierResult:
         if self.feasible:
             return ""
         why = "; ".join(f"{lay}: {m}" for lay, m in self.skipped[:3])
-        return f"no feasible point {'with speculation' if not self.on else 'without speculation'}" + \
+        mode = "with or without" if not (self.on or self.off) else "with" if not self.on else "without"
+        return f"no feasible point {mode} speculation" + \
             (f" ({why})" if why else "")
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,7 +162,8 @@ def best_at(front: Sequence[Point], target: float) -> Point | None:
     return max(ok, key=lambda p: p.tokens_per_s_per_gpu) if ok else None
 
 
-def _points(s: Scenario, lay: Layout, w: Workload) -> list[Point]:
+def _points(s: Scenario, lay: Layout, w: Workload) -> tuple[list[Point], str]:
+    """The feasible points of one layout, and why none is when none is (the smallest concurrency's reason)."""
     conc = tuple(lay.dp * b for b in PER_RANK_BATCH)
     res = serve(s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep), replace(w, concurrency=conc, rate=()))
     out = []
@@ -169,7 +173,8 @@ def _points(s: Scenario, lay: Layout, w: Workload) -> list[Point]:
                 out.append(Point(lay, mode, int(c), int(ph.k[i]), float(ph.tokens_per_s_per_user[i]),
                                  float(ph.tokens_per_s_per_gpu[i]), float(ph.tpot_s[i]), float(ph.ttft_s[i]),
                                  float(ph.e2e_s[i])))
-    return out
+    why = f"no concurrency fits in memory (at {int(res.concurrency[0])}: {res.base_message[0]})"
+    return out, "" if out else why
 
 
 def _check(s: Scenario, w: Any, gpus: Any, targets: Any, max_tp: Any) -> tuple[float, ...]:
@@ -205,17 +210,47 @@ def _positive(v: Any) -> bool:
     return not isinstance(v, bool) and isinstance(v, (int, float, np.number)) and bool(np.isfinite(v)) and v > 0
 
 
+def searched_layouts(target: ModelShape, gpus: Sequence[int], max_tp: int = 8) -> list[Layout]:
+    """`layouts` less those the model refuses (tp not dividing its heads, more EP ranks than experts); a GPU count
+    left with none is refused before the search (a ScenarioError naming gpus, the count and the counts allowed)."""
+    out: list[Layout] = []
+    for n in gpus:
+        why, ok = [], []
+        for lay in layouts(target.is_moe, [n], max_tp):
+            try:
+                Parallelism(tp=lay.tp, ep=lay.ep, dp=lay.dp).check(target)
+                ok.append(lay)
+            except ScenarioError as e:
+                why.append(f"{lay.label()}: {e}")
+        if not ok:
+            searched = "; ".join(why) or f"a dense model is searched at dp 1 with tp = the GPU count, a power of " \
+                f"two up to max_tp = {max_tp} (replicas do not change per-GPU figures)"
+            raise ScenarioError(f"gpus = {n} (frontier --gpus): no layout of {n} GPUs per instance for "
+                                f"{target.name} ({searched}); expected {_allowed(target, max_tp)}")
+        out += ok
+    return list(dict.fromkeys(out))
+
+
+def _allowed(target: ModelShape, max_tp: int) -> str:
+    """The GPU counts that have a searched layout, in words."""
+    tps = ", ".join(str(t) for t in (1, 2, 4, 8, 16, 32, 64) if t <= max_tp and target.n_heads % t == 0)
+    if not target.is_moe:
+        return f"one of {tps} (tp dividing the {target.n_heads} heads, up to max_tp = {max_tp})"
+    return f"a count up to {target.n_experts} (one EP rank per GPU over its {target.n_experts} experts) or one of " \
+        f"{tps} (tp alone, up to max_tp = {max_tp})"
+
+
 def _search(s: Scenario, w: Workload, lays: list[Layout]) -> tuple[list[Point], list[tuple[str, str]]]:
     pts: list[Point] = []
     skipped: list[tuple[str, str]] = []
     for lay in lays:
         try:
-            got = _points(s, lay, w)
+            got, why = _points(s, lay, w)
         except SpecroofError as e:
             skipped.append((lay.label(), str(e)))
             continue
         if not got:
-            skipped.append((lay.label(), "no concurrency fits in memory"))
+            skipped.append((lay.label(), why))
         pts += got
     return pts, skipped
 
@@ -231,7 +266,7 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
         raise ScenarioError(f"osl = {w.mean_lengths[1]:g}: the frontier ranks tokens/s per user, 1 / TPOT, and with "
                             "one output token per request there is no decode to time; expected osl >= 2")
     d = s.resolve()          # checks the scenario once, before the search
-    pts, skipped = _search(s, w, layouts(d.target.is_moe, gpus, max_tp))
+    pts, skipped = _search(s, w, searched_layouts(d.target, gpus, max_tp))
     on = pareto([p for p in pts if p.mode == "on"])
     off = pareto([p for p in pts if p.mode == "off"])
     scen = {"hardware": d.hw.name, "model": d.target.name, "method": s.method, "engine": d.eng.name,
@@ -245,4 +280,4 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
 
 
 __all__ = ["DEFAULT_TARGETS", "FrontierResult", "Layout", "Point", "Target", "best_at", "frontier", "layouts",
-           "pareto"]
+           "pareto", "searched_layouts"]

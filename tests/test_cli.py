@@ -256,6 +256,12 @@ LIB_ERRORS = [
     (["step", "--hardware", "mi300x", "--model", "llama-3.1-70b", "--tp", "16"],
      ["a 16-GPU collective spans more than one 8-GPU scale-up domain of mi300x"]),
     (["step", "--engine", "vlm"], ["unknown engine 'vlm'", "did you mean vllm"]),
+    # a GPU count with no searched layout is refused up front (it printed "0 points searched" and nothing else)
+    (["frontier", "--model", "llama-3.1-70b", "--method", "eagle3", "--gpus", "3"],
+     ["gpus = 3 (frontier --gpus): no layout of 3 GPUs per instance for llama-3.1-70b",
+      "expected one of 1, 2, 4, 8"]),
+    (["frontier", "--model", "deepseek-r1", "--precision", "fp8", "--method", "mtp", "--gpus", "8,512"],
+     ["gpus = 512 (frontier --gpus)", "ep = 512 exceeds the 256 experts", "a count up to 256"]),
     (["hardware", "h100-sxn"], ["unknown hardware 'h100-sxn'", "did you mean h100-sxm"]),
     (["hardware", "gb300"], ["ambiguous"]),
     (["models", "deepseek-v4"], ["unknown model 'deepseek-v4'", "did you mean deepseek-v3"]),
@@ -497,3 +503,14 @@ def test_serve_prints_the_moe_under_load_hazard_as_curve_does(capsys):
     assert rc == 0 and hz not in out
     rc, out, _ = run(capsys, "serve", "--concurrency", "4", "--format", "json")   # a dense target: none
     assert rc == 0 and hz not in out
+
+
+def test_frontier_names_why_a_layout_has_no_point(capsys):
+    """A layout searched but with no feasible point says why, per layout (it read "no concurrency fits in memory" with
+    no figures, "no feasible point with speculation" when neither mode had one, and "0 points searched")."""
+    rc, out, err = run(capsys, "frontier", "--model", "deepseek-r1", "--hardware", "b200", "--precision", "fp8",
+                       "--method", "mtp", "--gpus", "3", "--targets", "50")
+    assert rc == 0, err
+    assert "0 feasible points" in out and "points searched" not in out
+    assert "infeasible: no feasible point with or without speculation" in out
+    assert "skipped tp1xdp3 ep3: no concurrency fits in memory (at 3: does not fit: needs 239.2 GB per GPU" in out

@@ -87,7 +87,7 @@ def run(a: argparse.Namespace) -> int:
     sc, w = d["scenario"], d["workload"]
     print(f"{sc['model']} on {sc['hardware']} ({', '.join(map(str, sc['gpus']))} GPUs per instance), {sc['method']} "
           f"vs off, engine {sc['engine']}, weights {sc['precision']} (experts {sc['expert_precision']}); isl "
-          f"{w['isl']}, osl {w['osl']}{', PD-disaggregated' if w['pd'] else ''}; {d['points']} points searched")
+          f"{w['isl']}, osl {w['osl']}{', PD-disaggregated' if w['pd'] else ''}; {d['points']} feasible points")
     if not d["feasible"]:
         print(f"infeasible: {d['message']}")
     print(fmt.table(HEADERS, _target_rows(d)))
