@@ -424,6 +424,19 @@ def resolve_overlap(overlap: str | float | None, eng: EngineProfile) -> str | fl
     return eng.overlap_efficiency if eng.overlap_efficiency is not None else "measured"
 
 
+def check_stages(par: Parallelism, hw: Hardware) -> None:
+    """Pipeline stages that would span scale-up domains of a device without a published scale-out link are refused
+    by name (pp, the GPUs and the pp that fit), before the pricing finds the stage-to-stage send it cannot time."""
+    if par.pp == 1 or hw.scaleout_bytes_per_s is not None or par.n_gpus <= hw.scaleup_domain \
+            or par.stage_gpus > hw.scaleup_domain:      # a stage wider than the domain: its own collectives say so
+        return
+    most = hw.scaleup_domain // par.stage_gpus
+    raise ScenarioError(f"pp = {par.pp} (--pp): tp x dp x pp = {par.stage_gpus} x {par.pp} = {par.n_gpus} GPUs "
+                        f"span more than one {hw.scaleup_domain}-GPU scale-up domain of {hw.name}, whose "
+                        f"scale-out bandwidth (between stages) is not published; expected pp "
+                        f"{'= 1' if most == 1 else f'from 1 to {most}'} at tp x dp = {par.stage_gpus}")
+
+
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
     eng = spec_overlapped(_load("engine", s.engine, loaded), s.spec_overlap_asked, s.method)
     if s.max_running_requests is not None:
@@ -448,6 +461,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
                             "option moe is read from the model; leave it out")
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     par.check(target)                     # the target's layout first: its error names the target, not the drafter
+    check_stages(par, hw)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
@@ -460,5 +474,5 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None))
 
 
-__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names", "check_value",
+__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names", "check_stages", "check_value",
            "engine_hardware", "make_precision", "resolve_overlap", "scenario_fields", "spec_overlapped"]

@@ -255,6 +255,14 @@ LIB_ERRORS = [
     (["step", "--tp", "2", "--ep", "2"], ["ep = 2 but llama-3.1-8b has no experts"]),
     (["step", "--hardware", "mi300x", "--model", "llama-3.1-70b", "--tp", "16"],
      ["a 16-GPU collective spans more than one 8-GPU scale-up domain of mi300x"]),
+    # stages past the scale-up domain name --pp and the pp that fit (they read "a 2-GPU collective spans ...")
+    (["step", "--hardware", "mi300x", "--model", "llama-3.1-70b", "--pp", "9"],
+     ["pp = 9 (--pp): tp x dp x pp = 1 x 9 = 9 GPUs span more than one 8-GPU scale-up domain of mi300x",
+      "expected pp from 1 to 8 at tp x dp = 1"]),
+    (["curve", "--hardware", "mi300x", "--model", "llama-3.1-70b", "--tp", "4", "--pp", "3"],
+     ["pp = 3 (--pp)", "expected pp from 1 to 2 at tp x dp = 4"]),
+    (["serve", "--hardware", "mi300x", "--model", "llama-3.1-70b", "--tp", "8", "--pp", "2"],
+     ["pp = 2 (--pp)", "expected pp = 1 at tp x dp = 8"]),
     (["step", "--engine", "vlm"], ["unknown engine 'vlm'", "did you mean vllm"]),
     # a GPU count with no searched layout is refused up front (it printed "0 points searched" and nothing else)
     (["frontier", "--model", "llama-3.1-70b", "--method", "eagle3", "--gpus", "3"],
