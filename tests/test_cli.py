@@ -309,6 +309,11 @@ ARG_ERRORS = [
     (["step", "--overlap", "1.5"], ["argument --overlap: overlap 1.5 outside [0, 1]"]),
     ([], ["the following arguments are required: COMMAND"]),
     (["frobnicate"], ["invalid choice: 'frobnicate'"]),
+    # an argument a command does not take points to that command's help (it pointed to `specroof --help`)
+    (["curve", "--bogus", "1"], ["unrecognized arguments: --bogus 1 (see `specroof curve --help`)"]),
+    (["step", "--tp", "2", "extra"], ["unrecognized arguments: extra (see `specroof step --help`)"]),
+    (["frontier", "--gpus", "8", "--bogus"], ["unrecognized arguments: --bogus (see `specroof frontier --help`)"]),
+    (["--bogus", "curve"], ["unrecognized arguments: --bogus (see `specroof --help`)"]),
 ]
 
 

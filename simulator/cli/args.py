@@ -7,6 +7,7 @@ Nothing here imports numba: `specroof --help` and argument errors stay fast.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 from collections.abc import Callable
@@ -38,13 +39,27 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors: `error: ...` with a hint, on stderr, exit 2 (no 20-line usage dump)."""
 
-    def __init__(self, *args: Any, **kw: Any) -> None:
+    def __init__(self, *args: Any, command: bool = False, **kw: Any) -> None:
+        self.command = command                   # a command's parser (specroof curve), not the root
         kw.setdefault("formatter_class", _Formatter)
         kw.setdefault("allow_abbrev", False)     # --k must not silently mean --k-max or --kv-precision
         super().__init__(*args, **kw)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+
+    def add_subparsers(self, **kw: Any) -> Any:
+        """Each command's parser refuses the arguments it does not take itself (`Parser(command=True)`)."""
+        kw["parser_class"] = functools.partial(kw.get("parser_class", type(self)), command=True)
+        return super().add_subparsers(**kw)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """A command's parser reports an argument it does not take, so the hint names its help (`specroof curve
+        --help`); argparse leaves such arguments for the root parser, whose hint named `specroof --help`."""
+        a, extra = super().parse_known_args(args, namespace)
+        if extra and self.command:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return a, extra
 
 
 def int_arg(name: str, lo: int) -> Callable[[str], int]:
