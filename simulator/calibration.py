@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .convergence import describe
 from .data import data_dir, read_toml
 from .engine import EngineProfile, load_engine, read_profile
 from .errors import ScenarioError, SpecroofError
@@ -120,7 +121,8 @@ class FitResult:
     rms_before: float
     rms_after: float
     success: bool
-    message: str
+    message: str              # how the solve ended, in the calibration's terms (convergence.describe)
+    solver_message: str = ""  # scipy's own sentence, a detail
 
     @property
     def ok(self) -> bool:
@@ -348,7 +350,7 @@ def _result(prob: _Problem, sol: Any, free: list[tuple[str, str]], cols: list[tu
                          PARAMS[n].lo, PARAMS[n].hi, verdict.get((g, n), FITTED)) for g, n in cols)
     return FitResult(prob.engines_at(x), prob.floors_at(x), out, tuple(p.row["row_id"] for p in prob.rows), res,
                      rms0, float(np.sqrt(np.mean(res ** 2))), bool(sol is None or sol.success),
-                     "no free parameter" if sol is None else str(sol.message))
+                     describe(sol, [f"{g}.{n}" for g, n in free], len(prob.rows)), "" if sol is None else sol.message)
 
 
 def _fixed_problem(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str, EngineProfile],

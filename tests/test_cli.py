@@ -527,3 +527,37 @@ def test_frontier_names_why_a_layout_has_no_point(capsys):
     assert "0 feasible points" in out and "points searched" not in out
     assert "infeasible: no feasible point with or without speculation" in out
     assert "skipped tp1xdp3 ep3: no concurrency fits in memory (at 3: does not fit: needs 239.2 GB per GPU" in out
+
+
+def _four_sglang_rows(tmp_path):
+    with (REPO / "validation" / "rows.csv").open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["engine"] == "sglang" and r["hardware"] == "h100-sxm"][:4]
+    p = tmp_path / "four.csv"
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return p
+
+
+def test_calibrate_says_how_the_fit_ended_in_its_own_words(tmp_path, capsys, monkeypatch):
+    """calibrate printed scipy's sentence as its verdict ("(`gtol` termination condition is satisfied.)"), and a fit
+    stopped at the evaluation limit ("(The maximum number of function evaluations is exceeded.)") was written as if
+    it had converged; now it names what did not converge and what to do, and writes only with --force."""
+    src, out = _four_sglang_rows(tmp_path), tmp_path / "p.toml"
+    args = ["calibrate", str(src), "--engine", "sglang", "--out", str(out), "--params", "host_step_s"]
+    rc, so, err = run(capsys, *args)
+    assert rc == 0 and "(converged after " in so and "termination condition" not in so, (so, err)
+    import scipy.optimize
+    real = scipy.optimize.least_squares
+    monkeypatch.setattr(scipy.optimize, "least_squares", lambda *a, **k: real(*a, **dict(k, max_nfev=3)))
+    out.unlink()
+    rc, so, err = run(capsys, *args)
+    assert rc == 2 and so == "" and not out.exists() and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: calibration did not converge: the least-squares fit of sglang.host_step_s to the 4 "
+                          "rows stopped at its limit of 3 evaluations"), err
+    assert "fit fewer --params" in err and "--force" in err
+    rc, so, err = run(capsys, *args, "--force", "--format", "json")
+    got = json.loads(so)
+    assert rc == 0 and out.exists() and not got["success"] and got["message"].startswith("did not converge")
+    assert got["solver_message"] == "The maximum number of function evaluations is exceeded."

@@ -78,6 +78,10 @@ def run_calibrate(a: argparse.Namespace) -> int:
     check_output(a.out, "--out")
     eng = load_engine(a.engine)
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
+    if not res.success and not a.force:
+        raise ScenarioError(f"calibration {res.message}; the values it reached are not a best fit: fit fewer --params, "
+                            "add measurements (with and without speculation, at several batch sizes), or pass --force "
+                            "to write them anyway")
     if not res.ok and not a.force:
         bad = "; ".join(p.line() for p in res.params if p.status != "fitted")
         if bad:
@@ -91,7 +95,7 @@ def run_calibrate(a: argparse.Namespace) -> int:
         print(fmt.dumps({"params": [p.__dict__ for p in res.params], "rms_log_residual_before": res.rms_before,
                          "rms_log_residual_after": res.rms_after, "rows": list(res.row_ids),
                          "residuals": [float(x) for x in res.residuals], "profile": str(out),
-                         "success": res.success, "message": res.message}))
+                         "success": res.success, "message": res.message, "solver_message": res.solver_message}))
         return 0
     print(f"calibrated {len(res.row_ids)} rows against base profile {a.engine!r} ({res.message})")
     for p in res.params:
