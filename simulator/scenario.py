@@ -203,7 +203,8 @@ class Scenario:
     tree_tokens: int | None = _f(None, "int>=2?", "verify a draft tree of T tokens per sequence (default: a chain "
                                  "of k + 1; Medusa: its 64-token tree)")
     tree_branching: int | None = _f(None, "int>=1?", "tree frontier width, top-k per depth (default: the nodes "
-                                    "spread evenly over the depths)")
+                                    "spread evenly over the depths); needs --tree-tokens, except for medusa's "
+                                    "default tree")
     context: int = _f(1024, "int>=0", "tokens already in the KV cache per sequence")
     batch: tuple[int, ...] = _f(DEFAULT_BATCH, "batch", "batch sizes: a list 1,8,64 or a range 1..256 (every power "
                                 "of two in it and both ends)", sweep=False)
@@ -255,6 +256,7 @@ class Scenario:
 
     def _check_tree(self) -> None:
         if self.tree_tokens is None:
+            self._check_branching_alone()
             return
         if self.method not in TREE_METHODS:
             raise ScenarioError(f"method {self.method} verifies a chain; tree_tokens applies to "
@@ -262,6 +264,16 @@ class Scenario:
         if self.k != "auto" and 0 < self.k and self.tree_tokens < self.k + 1:
             raise ScenarioError(f"a tree of {self.tree_tokens} tokens is smaller than k + 1 = {self.k + 1}: it "
                                 f"cannot hold a chain of depth {self.k}")
+
+    def _check_branching_alone(self) -> None:
+        """tree_branching without tree_tokens shapes only Medusa's default tree; on a chain it would be ignored."""
+        if self.tree_branching is None or self.fixed_tree:
+            return
+        what = f"method {self.method} verifies a chain of k + 1 tokens" if self.method else "speculation is off"
+        raise ScenarioError(f"tree_branching (--tree-branching) = {self.tree_branching} without tree_tokens: {what}, "
+                            "which has no branching to set; give tree_tokens (--tree-tokens) too, for a tree method ("
+                            f"{', '.join(sorted(TREE_METHODS))}), or leave it out (only medusa's default "
+                            f"{MEDUSA_TREE_TOKENS}-token tree takes it alone)")
 
     def replace(self, **changes: Any) -> Scenario:
         """A copy with some fields changed (checked again); an unknown field name is an error naming it."""

@@ -89,6 +89,7 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--acceptance-rates", "0.5,1.2"], "acceptance rate"),
             (cmd + ["--acceptance-rates", ","], "empty"),
             (cmd + ["--tree-tokens", "1"], "tree"), (cmd + ["--tree-branching", "0"], "tree"),
+            (cmd + ["--method", "eagle", "--tree-branching", "4"], "tree_branching (--tree-branching) = 4 without"),
             (cmd + ["--method", "draft", "--draft", "nonexistent-draft"], "unknown model"),
             (cmd + ["--context", "-5"], "context"), (cmd + ["--overlap", "fast"], "overlap"),
             (cmd + ["--overlap", "2"], "overlap"), (cmd + ["--cuda-graph-max-batch", "0"], "cuda"),
@@ -253,6 +254,19 @@ def test_k0_is_speculation_off(capsys):
                      "--format", "json")
     d = json.loads(out)
     assert rc == 0 and all(p["speedup"] == pytest.approx(1.0) for p in d["points"])
+
+
+def test_tree_branching_alone_is_refused_on_a_chain_and_shapes_medusas_default_tree(capsys):
+    # A chain has no branching: --tree-branching without --tree-tokens was ignored (the same numbers as without it).
+    for method in ("eagle", "eagle3", "draft", "ngram", None):
+        with pytest.raises(SpecroofError, match="without tree_tokens"):
+            Scenario(method=method, tree_branching=4)
+    rc, out, err = run(capsys, "curve", "--method", "eagle", "--tree-branching", "4", "--batch", "1,8")
+    assert rc == 2 and out == "" and "--tree-tokens" in err and "medusa" in err
+    # Medusa verifies its default 64-token tree, which the branching reshapes; with a tree size it applies anywhere.
+    a, b = (Scenario(method="medusa", tree_branching=w, batch=(1,)) for w in (4, None))
+    assert a.verify(5) != b.verify(5)
+    assert Scenario(method="eagle", tree_tokens=16, tree_branching=4).verify(4).w == 4
 
 
 def test_environment_untouched():
