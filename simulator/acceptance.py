@@ -243,6 +243,15 @@ class Acceptance:
             return min(self.alpha * self.decay ** (position - 1), ALPHA_MAX)
         return self.alpha
 
+    def beyond(self, depth: int) -> str:
+        """'' when per-position rates cover draft positions 1..depth (or the model is not positional), else which
+        positions the documented rule prices with the last given rate: what a report must say it extrapolated."""
+        n = len(self.rates)
+        if self.kind != "positional" or depth <= n:
+            return ""
+        where = f"position {n + 1} repeats" if depth == n + 1 else f"positions {n + 1}-{depth} repeat"
+        return f"rates are given for positions 1-{n} only; {where} the last one, {self.rates[-1]:g}"
+
     def expected_tokens(self, k: int) -> float:
         """Tokens per step of a chain of k drafts, bonus token included."""
         k = _check_k(k)
@@ -269,6 +278,18 @@ class Acceptance:
         if self.kind == "decay":
             return Acceptance("decay", alpha=alpha, decay=self.decay)
         return Acceptance("iid", alpha=alpha)
+
+
+def extrapolation_note(acc: Acceptance, what: str, xs, ks, ok) -> tuple[str, ...]:
+    """A report's note when some of its feasible points (batch or concurrency xs, depth ks, feasible ok) draft
+    deeper than the per-position rates given (`Acceptance.beyond`); () when none does."""
+    pts = [(int(x), int(k)) for x, k, f in zip(xs, ks, ok) if f]
+    deep = [(x, k) for x, k in pts if acc.beyond(k)]
+    if not deep:
+        return ()
+    used = sorted({k for _, k in deep})
+    at = f"every {what} reported" if len(deep) == len(pts) else f"{what} {', '.join(str(x) for x, _ in deep)}"
+    return (f"acceptance extrapolated: {acc.beyond(used[-1])}, at k {', '.join(map(str, used))} ({at})",)
 
 
 def _check_decay(d: float) -> float:

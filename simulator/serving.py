@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from .acceptance import extrapolation_note
 from .errors import ScenarioError
 from .pricing import MemoryUse, base_step, best_spec_step, context_message, memory, price_pass
 from .prompts import PromptSide, prompt_load, prompt_side
@@ -425,6 +426,8 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once (--max-running-requests, "
                   f"or [spec] max_running_requests in its engine profile) and the rest queue (in TTFT): above {cap:g} "
                   "the on and off rows decode different batches",)
+    if _speculates(dep):     # the reported points' k past per-position rates given, as curve says it
+        notes += extrapolation_note(dep.acceptance, "concurrency", C, spec.k, ok)
     if np.isfinite(pf.capacity_rps):
         notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
                   "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .acceptance import Acceptance
+from .acceptance import Acceptance, extrapolation_note
 from .errors import ScenarioError
 from .pricing import base_step, best_spec_step, break_even_alpha, candidates, context_message, max_batch, memory
 from .roofline import BOUNDS
@@ -172,7 +172,8 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         crossover_batch=int(B[pays].max()) if pays.size else None,
         max_batch_base=max_batch(dep, 1, L, drafter=False),
         max_batch_spec=widest,
-        notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",),
+        notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",
+               *extrapolation_note(acc, "batch", B, [v.k for v in best.v], ok)),
         fit_edges=edges)
 
 

@@ -561,3 +561,20 @@ def test_calibrate_says_how_the_fit_ended_in_its_own_words(tmp_path, capsys, mon
     got = json.loads(so)
     assert rc == 0 and out.exists() and not got["success"] and got["message"].startswith("did not converge")
     assert got["solver_message"] == "The maximum number of function evaluations is exceeded."
+
+
+def test_curve_and_serve_say_which_positions_per_position_rates_extrapolate(capsys):
+    # Three rates with k auto: k 4 was priced with position 4 at the last rate repeated and nothing said so.
+    rates = ["--acceptance-rates", "0.8,0.7,0.6"]
+    rc, out, err = run(capsys, "curve", *rates, "--k", "auto", "--batch", "1,8")
+    note = "acceptance extrapolated: rates are given for positions 1-3 only; position 4 repeats the last one, 0.6, " \
+           "at k 4 (every batch reported)"
+    assert rc == 0 and note in out.splitlines()
+    rc, out, err = run(capsys, "curve", *rates, "--k", "6", "--batch", "1,8", "--format", "csv")
+    assert rc == 0 and "positions 4-6 repeat the last one, 0.6, at k 6" in err and "extrapolated" not in out
+    rc, out, _ = run(capsys, "curve", *rates, "--k", "6", "--batch", "1,8", "--format", "json")
+    assert rc == 0 and any("positions 4-6 repeat" in n for n in loads(out)["notes"])
+    rc, out, _ = run(capsys, "curve", *rates, "--k", "3", "--batch", "1,8")     # within the rates: nothing to say
+    assert rc == 0 and "extrapolated" not in out
+    rc, out, _ = run(capsys, "serve", *rates, "--k", "5", "--concurrency", "1,8")
+    assert rc == 0 and "positions 4-5 repeat the last one, 0.6, at k 5 (every concurrency reported)" in out

@@ -96,8 +96,11 @@ def run(a: argparse.Namespace) -> int:
         d["hazards"] = [h.to_dict() for h in hz]
         print(fmt.dumps(d))
         return 0
+    extra = d["notes"][1:]      # notes[0] is the fixed-batch ratio said below; the rest qualify these numbers
     if a.format == "csv":
         print(fmt.csv_text(HEADERS, _rows(d)))
+        for n in extra:
+            print(f"note: {n}", file=sys.stderr)
         fmt.hazard_lines(hz)
         return 0
     sc = d["scenario"]
@@ -107,6 +110,8 @@ def run(a: argparse.Namespace) -> int:
     print(fmt.table(HEADERS, _rows(d)))
     print(crossover_text(d))
     print(r.fits_text())
+    for n in extra:
+        print(n)
     for p in d["points"]:
         if not p["feasible"]:
             print(f"batch {p['batch']}: infeasible: {p['message']}")
