@@ -18,7 +18,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
     "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "no_overlap_methods"},
     "spec": {"bookkeeping_s", "bookkeeping_on_host", "draft_step_overhead_s", "ngram_host_s",
-             "ngram_host_per_seq_s", "max_running_requests"},
+             "ngram_host_per_seq_s", "max_running_requests", "methods"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction"},
@@ -40,6 +40,8 @@ class EngineProfile:
     overlap : bool                  host work overlapped with the GPU for plain decode (step = max(gpu, host))
     overlap_with_spec : bool        the same while speculating
     no_overlap_methods : tuple[str]  methods for which the engine turns that overlap off (CPU proposers)
+    methods : tuple[str]            the speculative methods the engine runs ([spec] methods); () when the profile
+                                    lists none: every method is priced. A scenario pairing it with another is refused
     host_per_seq_s : float          host work per running sequence per step (batch building, input prep, outputs)
     spec_bookkeeping_s : float      per speculative step (rejection sampling, tree build, draft-extend prep)
     bookkeeping_on_host : bool      that bookkeeping is host (CPU) work, so it hides behind the GPU with the rest of
@@ -68,6 +70,7 @@ class EngineProfile:
     overlap: bool = True
     overlap_with_spec: bool = True
     no_overlap_methods: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
     host_per_seq_s: float = 0.0
     spec_bookkeeping_s: float = 0.0
     bookkeeping_on_host: bool = False
@@ -130,8 +133,8 @@ class EngineProfile:
 
 # Fields that price host work around the passes, not the passes themselves.
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
-                         "overlap_with_spec", "no_overlap_methods", "spec_bookkeeping_s", "bookkeeping_on_host",
-                         "draft_step_overhead_s",
+                         "overlap_with_spec", "no_overlap_methods", "methods", "spec_bookkeeping_s",
+                         "bookkeeping_on_host", "draft_step_overhead_s",
                          "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
                          "priors", "spec_max_running", "mixed_prefill"})
 
@@ -181,23 +184,26 @@ def read_profile(path: Path) -> EngineProfile:
             if src == "calibrated":
                 priors.append((fld, kind(prior(doc, sec, key))))
     kw["priors"] = tuple(priors)
-    kw["no_overlap_methods"] = _methods_list(doc, path)
+    kw["no_overlap_methods"] = _methods_list(doc, path, "host", "no_overlap_methods")
+    kw["methods"] = _methods_list(doc, path, "spec", "methods")
     kw["valid_from"] = _valid_from(doc, path)
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
 
 
-def _methods_list(doc: dict[str, Any], path: Path) -> tuple[str, ...]:
-    """[host] no_overlap_methods = { value = ["ngram", ...], source = ... }: methods that lose the overlap."""
-    entry = doc.get("host", {}).get("no_overlap_methods")
+def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str) -> tuple[str, ...]:
+    """A list of methods, { value = ["ngram", ...], source = ... }: [host] no_overlap_methods (methods that lose the
+    overlap) or [spec] methods (the methods the engine runs)."""
+    entry = doc.get(sec, {}).get(key)
     if entry is None:
         return ()
-    where = f"{path}: [host] no_overlap_methods"
+    where = f"{path}: [{sec}] {key}"
     if not isinstance(entry, dict) or not isinstance(entry.get("source"), str) or "value" not in entry:
         raise SpecError(f"{where}: expected {{ value = [\"ngram\", ...], source = \"https://...\" }}")
     v = entry["value"]
-    if not isinstance(v, list) or any(m not in METHODS for m in v):
-        raise SpecError(f"{where}: value = {v!r}; expected a list of methods from {', '.join(METHODS)}")
+    if not isinstance(v, list) or any(m not in METHODS for m in v) or (key == "methods" and not v):
+        raise SpecError(f"{where}: value = {v!r}; expected a list of methods from {', '.join(METHODS)}"
+                        + (" (at least one)" if key == "methods" else ""))
     return tuple(v)
 
 

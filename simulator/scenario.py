@@ -391,11 +391,22 @@ def spec_overlapped(eng: EngineProfile, on: bool | None, method: str | None = No
     return replace(eng, overlap_with_spec=on)
 
 
+def check_engine_method(eng: EngineProfile, method: str | None) -> None:
+    """A speculative method the engine's profile does not list ([spec] methods) is refused: it would be priced with
+    host costs of an engine that cannot run it (no method, or a profile without the list, always passes)."""
+    if method is None or not eng.methods or method in eng.methods:
+        return
+    raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} does "
+                        f"not run {method}; its profile ([spec] methods) lists {', '.join(eng.methods)}: pick one of "
+                        "those, or another engine")
+
+
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
     resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
     if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
+    check_engine_method(eng, dep.scenario.method)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     s = replace(dep.scenario, engine=eng)
     return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng))
@@ -450,7 +461,9 @@ def check_stages(par: Parallelism, hw: Hardware) -> None:
 
 
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
-    eng = spec_overlapped(_load("engine", s.engine, loaded), s.spec_overlap_asked, s.method)
+    eng = _load("engine", s.engine, loaded)
+    check_engine_method(eng, s.method)
+    eng = spec_overlapped(eng, s.spec_overlap_asked, s.method)
     if s.max_running_requests is not None:
         eng = replace(eng, spec_max_running=float(s.max_running_requests))
     if s.memory_fraction is not None:
@@ -486,5 +499,6 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None))
 
 
-__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names", "check_stages", "check_value",
-           "engine_hardware", "make_precision", "resolve_overlap", "scenario_fields", "spec_overlapped"]
+__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_engine_method", "check_field_names",
+           "check_stages", "check_value", "engine_hardware", "make_precision", "resolve_overlap", "scenario_fields",
+           "spec_overlapped"]

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator import Scenario
+from simulator import Acceptance, Scenario
 from simulator.errors import SpecroofError
 
 from .helpers import run
@@ -90,6 +90,8 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--acceptance-rates", ","], "empty"),
             (cmd + ["--tree-tokens", "1"], "tree"), (cmd + ["--tree-branching", "0"], "tree"),
             (cmd + ["--method", "eagle", "--tree-branching", "4"], "tree_branching (--tree-branching) = 4 without"),
+            (cmd + ["--engine", "hf", "--model", "vicuna-7b", "--method", "suffix", "--acceptance-rate", "0.6"],
+             "engine hf does not run suffix; its profile ([spec] methods) lists draft, ngram, eagle, eagle3, medusa"),
             (cmd + ["--method", "draft", "--draft", "nonexistent-draft"], "unknown model"),
             (cmd + ["--context", "-5"], "context"), (cmd + ["--overlap", "fast"], "overlap"),
             (cmd + ["--overlap", "2"], "overlap"), (cmd + ["--cuda-graph-max-batch", "0"], "cuda"),
@@ -267,6 +269,48 @@ def test_tree_branching_alone_is_refused_on_a_chain_and_shapes_medusas_default_t
     a, b = (Scenario(method="medusa", tree_branching=w, batch=(1,)) for w in (4, None))
     assert a.verify(5) != b.verify(5)
     assert Scenario(method="eagle", tree_tokens=16, tree_branching=4).verify(4).w == 4
+
+
+@pytest.mark.parametrize("method", ["mtp", "dflash", "suffix", "self-sparse"])
+def test_an_engine_refuses_a_method_its_profile_does_not_list(method):
+    # HF Transformers generate() has assisted generation (draft, ngram); hf.toml also prices the EAGLE and Medusa
+    # authors' eager loops (the Spec-Bench rows). Other methods were priced with hf's costs though nothing runs them.
+    with pytest.raises(SpecroofError, match=f"method \\(--method\\) = {method} with engine \\(--engine\\) = hf: "
+                       "engine hf does not run"):
+        Scenario(engine="hf", model="deepseek-v3", method=method, acceptance=Acceptance.from_rate(0.6)).resolve()
+
+
+def test_engine_method_pairs_every_raise_path(tmp_path):
+    from dataclasses import replace
+
+    from simulator.engine import load_engine
+    from simulator.scenario import with_engine
+    for m in ("draft", "ngram", "eagle", "eagle3", "medusa", None):      # what the hf profile lists, and no method
+        Scenario(engine="hf", model="vicuna-7b", method=m, acceptance=Acceptance.from_rate(0.6)).resolve()
+    assert load_engine("sglang").methods == ()          # no list: every method priced, as before
+    dep = Scenario(method="suffix", engine="vllm", acceptance=Acceptance.from_rate(0.6)).resolve()
+    with pytest.raises(SpecroofError, match="engine vllm does not run suffix; its profile .* lists draft, ngram"):
+        with_engine(dep, replace(load_engine("vllm"), methods=("draft", "ngram")))
+    src = (REPO / "engine_profiles" / "hf.toml").read_text()
+    line = next(ln for ln in src.splitlines() if ln.startswith("methods = "))
+    for bad, needle in (('methods = { value = [], source = "https://x" }', "(at least one)"),
+                        ('methods = { value = ["telepathy"], source = "https://x" }', "telepathy"),
+                        ('methods = { value = "draft", source = "https://x" }', "'draft'"),
+                        ('methods = { value = ["draft"] }', "expected { value")):
+        p = tmp_path / "hf_bad.toml"
+        p.write_text(src.replace(line, bad))
+        with pytest.raises(SpecroofError, match=f"{p}: \\[spec\\] methods") as e:
+            load_engine(str(p))
+        assert needle in str(e.value)
+
+
+def test_a_sweep_rejects_the_cells_an_engine_cannot_run():
+    from simulator.sweep import run_sweep
+    ds = run_sweep({"model": "vicuna-7b", "engine": "hf", "method": ["draft", "suffix"], "k": 3,
+                    "acceptance_rate": 0.6, "batch": [1]}).to_dataframe().reset_index()
+    bad = ds[ds["method"] == "suffix"]
+    assert bad["message"].str.contains("engine hf does not run suffix").all() and not bad["feasible"].any()
+    assert ds[ds["method"] == "draft"]["feasible"].all()
 
 
 def test_environment_untouched():
