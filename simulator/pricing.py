@@ -213,6 +213,17 @@ def context_message(dep: Deployment, L: int, q: int, what: str = "tokens") -> st
     return ""
 
 
+def check_context(dep: Deployment) -> None:
+    """Refuse a context that leaves the target no position for even one new token: such a scenario cannot exist,
+    so it gets no rows and no capacity figure (a context with room for plain decoding but not for a deep verify
+    keeps its points, those verifies infeasible with the reason)."""
+    m, L = dep.target, dep.scenario.context
+    if m.max_position and L + 1 > m.max_position:
+        raise ScenarioError(f"context (--context) = {L} leaves no position for a new token: {m.name}'s "
+                            f"max_position_embeddings is {m.max_position}, so the context must be at most "
+                            f"{m.max_position - 1} (and k + 1 fewer to verify k drafts)")
+
+
 # ---- verify shapes and the best-candidate rule -------------------------------------------------------------------
 
 def candidates(dep: Deployment) -> list[Verify]:

@@ -15,7 +15,16 @@ import numpy as np
 
 from .acceptance import Acceptance, extrapolation_note
 from .errors import ScenarioError
-from .pricing import base_step, best_spec_step, break_even_alpha, candidates, context_message, max_batch, memory
+from .pricing import (
+    base_step,
+    best_spec_step,
+    break_even_alpha,
+    candidates,
+    check_context,
+    context_message,
+    max_batch,
+    memory,
+)
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
 from .workload import INF_WINDOW
@@ -146,6 +155,7 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     if not isinstance(s, Scenario):
         raise ScenarioError(f"predict: scenario = {s!r}; expected a Scenario (or call speedup_curve with its fields)")
     dep = dep if dep is not None else s.resolve()
+    check_context(dep)          # a context past the model's positions is refused before any pricing
     acc = dep.acceptance
     B = np.asarray(s.batch, dtype=np.float64)
     L = float(s.context)

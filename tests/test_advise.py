@@ -496,12 +496,15 @@ def test_memory_limit_is_not_a_loss():
 
 def test_nothing_feasible_writes_no_config():
     """Audit bug: a context past the model's positions made every point infeasible, yet advise said speculation
-    'does not pay' and to serve without it."""
-    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", context=100_000_000,
+    'does not pay' and to serve without it. That context is now refused up front; a model too large for the GPU
+    leaves every point infeasible the same way."""
+    with pytest.raises(ScenarioError, match="max_position_embeddings is 131072"):
+        advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", context=100_000_000,
                batch_range=(1, 8))
+    a = advise(hardware="h100-sxm", model="llama-3.1-405b", method="eagle3", engine="sglang", batch_range=(1, 8))
     assert not a.pays and not a.result.feasible.any()
     note = a.config("sglang").notes[0]
-    assert "with or without speculation" in note and "max_position_embeddings" in note
+    assert "with or without speculation" in note and "does not fit" in note
     assert "serve without it" not in note
 
 

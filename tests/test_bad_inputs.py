@@ -105,6 +105,9 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
                 (cmd + ["--context", "1e9"], "context"), (cmd + ["--format", "xml"], "format")]
     for cmd in (curve, serve):
         out.append((cmd + ["--tree-tokens", "64", "--k", "2", "--tree-branching", "2"], "needs 63 draft nodes"))
+    for cmd in (curve, ["advise"]):
+        out.append((cmd + ["--context", "200000"], "context (--context) = 200000 leaves no position for a new token: "
+                    "llama-3.1-8b's max_position_embeddings is 131072"))
     out += [(step + ["--query-tokens", "0"], "query"), (step + ["--logits", "some"], "logits")]
     out += [(serve + ["--isl", "0"], "isl"), (serve + ["--osl", "-1"], "osl"),
             (serve + ["--concurrency", "0"], "concurrency 0"),

@@ -578,3 +578,15 @@ def test_curve_and_serve_say_which_positions_per_position_rates_extrapolate(caps
     assert rc == 0 and "extrapolated" not in out
     rc, out, _ = run(capsys, "serve", *rates, "--k", "5", "--concurrency", "1,8")
     assert rc == 0 and "positions 4-5 repeat the last one, 0.6, at k 5 (every concurrency reported)" in out
+
+
+def test_curve_refuses_a_context_past_the_models_positions_and_prints_no_capacity(capsys):
+    # It printed an all-infeasible table and "largest batch that fits in memory: 2 without speculation" for a
+    # context llama-3.1-8b (131072 positions) cannot hold.
+    for fmt in ("table", "json", "csv"):
+        rc, out, err = run(capsys, "curve", "--model", "llama-3.1-8b", "--context", "200000", "--batch", "1",
+                           "--format", fmt)
+        assert rc == 2 and out == "" and "largest batch" not in err and len(err.strip().splitlines()) == 1
+        assert "--context" in err and "200000" in err and "max_position_embeddings is 131072" in err
+    rc, out, _ = run(capsys, "curve", "--model", "llama-3.1-8b", "--context", "131070", "--batch", "1,8")
+    assert rc == 0 and "exceeds llama-3.1-8b's max_position_embeddings 131072" in out     # the edge keeps its rows

@@ -107,7 +107,7 @@ def test_draws_on_a_given_axes(results):
     (lambda r: plots.speedup_heatmap([r, speedup_curve(batch=[1, 2])]), "must share the same batch sizes"),
     (lambda r: plots.speedup_over_acceptance([0.5]), "at least two acceptance rates"),
     (lambda r: plots.speedup_over_acceptance([0.5, 0.6], acceptance=None), "drop acceptance="),
-    (lambda r: plots.time_breakdown(speedup_curve(batch=[1], context=200000)), "no feasible batch"),
+    (lambda r: plots.time_breakdown(speedup_curve(batch=[1], model="llama-3.1-405b")), "no feasible batch"),
     (lambda r: plots.advice(r), "expected an Advice"),
     (lambda r: plots.save(3, "x.png"), "cannot save a int"),
 ])

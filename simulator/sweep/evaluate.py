@@ -22,7 +22,7 @@ import numpy as np
 from ..acceptance import Acceptance, Verify, expected_tokens_iid
 from ..drafters import default_decay
 from ..errors import ScenarioError, SpecroofError
-from ..pricing import base_step, candidates, memory, spec_step
+from ..pricing import base_step, candidates, check_context, memory, spec_step
 from ..scenario import Deployment, Scenario
 from ..workload import OVERLAP_MODES
 from .kernels import KERNELS, pool_threads
@@ -70,8 +70,9 @@ def _cell_inputs(spec: SweepSpec, d: dict[str, Any], dep: Deployment, cache: dic
                  ) -> tuple[list[Verify], list[Acceptance]]:
     """A cell's verify candidates (at its own k and context) and acceptances; raises where `predict` would reject
     it (the one check of a cell: pricing it and refusing a wholly rejected spec both use it)."""
-    s = dep.scenario.replace(k=d["k"], context=d["context"])
-    return candidates(replace(dep, scenario=s)), _acceptances(spec, d, dep, cache)
+    cell = replace(dep, scenario=dep.scenario.replace(k=d["k"], context=d["context"]))
+    check_context(cell)         # first, as predict checks it
+    return candidates(cell), _acceptances(spec, d, dep, cache)
 
 
 def _acceptances(spec: SweepSpec, d: dict[str, Any], dep: Deployment, cache: dict[tuple, Acceptance]
