@@ -5,7 +5,7 @@ The one conversion site from file units (TFLOP/s, GB, TB/s, GB/s, MB, us) to SI 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,9 @@ class Hardware:
     scaleout_latency_s : float        small collective latency across nodes (scale-out network), s
     kernel_floor_s : float            cost of one graph-replayed kernel beyond its roofline work, s
     kernel_floor_prior_s : float or None  the sourced value a calibrated kernel_floor_s started from
+    path : str                        the file a spec loaded by path was read from ('' by bundled name): such a spec
+                                      is used as written, without the shipped calibration (provenance, so equality
+                                      ignores it; results report it as hardware_file)
     gemm_tile_m : int                 tensor-core GEMM tile height (tokens are rounded up to it), rows
     assumptions : tuple[str, ...]     which figures fell back to defaults
     sources : tuple[str, ...]         every URL cited by the spec file
@@ -113,6 +116,7 @@ class Hardware:
     sources: tuple[str, ...] = ()
     architecture: str = ""
     kernel_floor_prior_s: float | None = None
+    path: str = field(default="", compare=False)
 
     def uncalibrated(self) -> Hardware:
         """The device with its calibrated kernel floor back at the sourced prior (what cross-validation fits from)."""
@@ -310,7 +314,7 @@ def load_hardware(name_or_path: str | Path) -> Hardware:
     """Load a bundled device by name/alias, or a user's TOML file by path."""
     s = str(name_or_path)
     if s.endswith(".toml") or "/" in s or "\\" in s:
-        return _from_toml(Path(s))
+        return replace(_from_toml(Path(s)), path=s)
     h = _from_toml(resolve_hardware_name(s))
     fit = device_values(h.architecture)   # the shipped calibration (calibration/fit.toml), over the sourced value
     if "kernel_floor_s" not in fit:

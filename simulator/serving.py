@@ -407,11 +407,10 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
-            "acceptance": dep.acceptance.source if s.method else None,
+            "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
             "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe,
-            "spec_overlap": dep.eng.overlaps(s.method),
-            "memory_fraction": dep.eng.gpu_memory_fraction}
+            "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction}
     notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
              "steady-state closed loop: each of the C slots serves one request after another",
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)")

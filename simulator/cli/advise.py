@@ -58,7 +58,7 @@ def _print(adv: Any, lo: int, hi: int) -> None:
     d = adv.to_dict()
     s = d["scenario"]
     print("specroof advise: a PREDICTION from datasheet rooflines and an engine profile, not a measurement")
-    print(f"{s['model']} on {s['n_gpus']}x {s['hardware']} ({fmt.layout(s)}; {fmt.formats(s)}), {s['method']} "
+    print(f"{s['model']} on {s['n_gpus']}x {fmt.hardware(s)} ({fmt.layout(s)}; {fmt.formats(s)}), {s['method']} "
           f"[{s['drafter']}], engine {s['engine']}, acceptance {s['acceptance']} (alpha {s['acceptance_alpha']:.3f}), "
           f"context {s['context']}, batches {lo}..{hi}\n")
     print("best k per batch (k = 0: speculation off)")
@@ -112,6 +112,7 @@ def run(a: argparse.Namespace) -> int:
                  "" if p["fixed_k_speedup"] is None else f"{p['fixed_k_speedup']:.4f}",
                  "yes" if p["feasible"] else "no"] for p in d["points"]]
         print(fmt.csv_text(hdr, rows))
+        fmt.file_note(d["scenario"])
         fmt.hazard_lines(list(adv.hazards))
     else:
         _print(adv, lo, hi)

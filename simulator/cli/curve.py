@@ -99,12 +99,13 @@ def run(a: argparse.Namespace) -> int:
     extra = d["notes"][1:]      # notes[0] is the fixed-batch ratio said below; the rest qualify these numbers
     if a.format == "csv":
         print(fmt.csv_text(HEADERS, _rows(d)))
+        fmt.file_note(d["scenario"])
         for n in extra:
             print(f"note: {n}", file=sys.stderr)
         fmt.hazard_lines(hz)
         return 0
     sc = d["scenario"]
-    print(f"{sc['model']} on {sc['n_gpus']}x {sc['hardware']} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
+    print(f"{sc['model']} on {sc['n_gpus']}x {fmt.hardware(sc)} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
           f"engine {sc['engine']}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
           f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
     print(fmt.table(HEADERS, _rows(d)))

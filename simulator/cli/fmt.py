@@ -36,6 +36,20 @@ def layout(sc: dict[str, Any]) -> str:
     return ", ".join([f"tp={sc['tp']}"] + [f"{k}={sc[k]}" for k in ("dp", "pp", "ep") if sc.get(k, 1) not in (None, 1)])
 
 
+def hardware(sc: dict[str, Any]) -> str:
+    """The device a scenario dict names; a spec read from a file says so (it is used as written: the same name loaded
+    as bundled gets the shipped calibration, calibration/fit.toml, and prints other numbers)."""
+    f = sc.get("hardware_file")
+    return sc["hardware"] if not f else \
+        f"{sc['hardware']} [file {f}, uncalibrated: the shipped calibration applies to bundled names only]"
+
+
+def file_note(sc: dict[str, Any]) -> None:
+    """The same on stderr for CSV output, which has no header line to say it in (nothing for a bundled device)."""
+    if sc.get("hardware_file"):
+        print(f"note: hardware {hardware(sc)}", file=sys.stderr)
+
+
 def formats(sc: dict[str, Any]) -> str:
     """The weight formats a scenario dict prices: 'weights bf16, experts fp4' (experts and attention when apart)."""
     out = f"weights {sc['precision']}"

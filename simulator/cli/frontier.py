@@ -83,9 +83,10 @@ def run(a: argparse.Namespace) -> int:
         return 0
     if a.format == "csv":
         print(fmt.csv_text(FRONT, _front_rows(d)))
+        fmt.file_note(d["scenario"])
         return 0
     sc, w = d["scenario"], d["workload"]
-    print(f"{sc['model']} on {sc['hardware']} ({', '.join(map(str, sc['gpus']))} GPUs per instance), {sc['method']} "
+    print(f"{sc['model']} on {fmt.hardware(sc)} ({', '.join(map(str, sc['gpus']))} GPUs per instance), {sc['method']} "
           f"vs off, engine {sc['engine']}, weights {sc['precision']} (experts {sc['expert_precision']}); isl "
           f"{w['isl']}, osl {w['osl']}{', PD-disaggregated' if w['pd'] else ''}; {d['points']} feasible points")
     if not d["feasible"]:

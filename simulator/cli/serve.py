@@ -167,13 +167,14 @@ def run(a: argparse.Namespace) -> int:
     if a.format == "csv":
         print(fmt.csv_text([key] + HEADERS + ["e2e_speedup", "tpot_speedup", "throughput_ratio"],
                            [r + _ratios(p, r) for p, r in zip(_each_twice(d["points"]), _rows(d))]))
+        fmt.file_note(d["scenario"])
         fmt.hazard_lines(hz)
         return 0
     sc, w = d["scenario"], d["workload"]
     lengths = (f"isl {w['isl']}, osl {w['osl']}" if w["samples"] == 1 else
                f"{w['samples']} length samples (mean isl {w['isl']}, osl {w['osl']}, decode context "
                f"{w['mean_context']:.0f})")
-    print(f"{sc['model']} on {d['gpus']:g}x {sc['hardware']} ({fmt.layout(sc)}; {fmt.formats(sc)}), "
+    print(f"{sc['model']} on {d['gpus']:g}x {fmt.hardware(sc)} ({fmt.layout(sc)}; {fmt.formats(sc)}), "
           f"{sc['method']} (acceptance {sc['acceptance']}), engine {sc['engine']}; {lengths}, "
           f"chunk {w['chunk']}, prefix hit {w['prefix_hit']:g}{', PD-disaggregated' if w['pd'] else ''}")
     print(fmt.table([key] + HEADERS, _rows(d)))

@@ -41,9 +41,10 @@ def run(a: argparse.Namespace) -> int:
                     + [fmt.gb(p["memory_bytes"]), "yes" if p["feasible"] else "no"])
     if a.format == "csv":
         print(fmt.csv_text(hdr, rows))
+        fmt.file_note(d["scenario"])
         return 0
     s = d["scenario"]
-    print(f"{s['model']} on {s['n_gpus']}x {s['hardware']} ({fmt.layout(s)}), {fmt.formats(s)}, "
+    print(f"{s['model']} on {s['n_gpus']}x {fmt.hardware(s)} ({fmt.layout(s)}), {fmt.formats(s)}, "
           f"KV {s['kv_precision']}, q={s['query_tokens']} new tokens/seq ({s['logits']} logits), "
           f"context {s['context']}, engine {s['engine']}")
     print(fmt.table(hdr, rows))
