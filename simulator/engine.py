@@ -11,7 +11,7 @@ import numpy as np
 
 from .data import data_dir, figure, prior, read_spec, suggest
 from .drafters import METHODS
-from .errors import SpecError
+from .errors import ScenarioError, SpecError
 from .fitted import engine_values
 
 _ALLOWED: dict[str, set[str] | None] = {
@@ -243,3 +243,12 @@ def load_engine(name_or_path: str | Path) -> EngineProfile:
         return prof
     return replace(prof, **fit, priors=tuple((k, getattr(prof, k)) for k in fit))
 
+
+def check_engine_method(eng: EngineProfile, method: str | None) -> None:
+    """A speculative method the engine's profile does not list ([spec] methods) is refused: it would be priced with
+    host costs of an engine that cannot run it (no method, or a profile without the list, always passes)."""
+    if method is None or not eng.methods or method in eng.methods:
+        return
+    raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} does "
+                        f"not run {method}; its profile ([spec] methods) lists {', '.join(eng.methods)}: pick one of "
+                        "those, or another engine")

@@ -25,7 +25,7 @@ from .drafters import (
     default_acceptance,
     make_drafter,
 )
-from .engine import EngineProfile, load_engine
+from .engine import EngineProfile, check_engine_method, load_engine
 from .errors import ScenarioError
 from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
@@ -391,16 +391,6 @@ def spec_overlapped(eng: EngineProfile, on: bool | None, method: str | None = No
     return replace(eng, overlap_with_spec=on)
 
 
-def check_engine_method(eng: EngineProfile, method: str | None) -> None:
-    """A speculative method the engine's profile does not list ([spec] methods) is refused: it would be priced with
-    host costs of an engine that cannot run it (no method, or a profile without the list, always passes)."""
-    if method is None or not eng.methods or method in eng.methods:
-        return
-    raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} does "
-                        f"not run {method}; its profile ([spec] methods) lists {', '.join(eng.methods)}: pick one of "
-                        "those, or another engine")
-
-
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
     resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
@@ -499,6 +489,6 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None))
 
 
-__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_engine_method", "check_field_names",
+__all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names",
            "check_stages", "check_value", "engine_hardware", "make_precision", "resolve_overlap", "scenario_fields",
            "spec_overlapped"]
