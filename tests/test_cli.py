@@ -314,6 +314,10 @@ ARG_ERRORS = [
     (["step", "--tp", "2", "extra"], ["unrecognized arguments: extra (see `specroof step --help`)"]),
     (["frontier", "--gpus", "8", "--bogus"], ["unrecognized arguments: --bogus (see `specroof frontier --help`)"]),
     (["--bogus", "curve"], ["unrecognized arguments: --bogus (see `specroof --help`)"]),
+    # serve and frontier take each request's context from --isl / --osl: --context changed no number, silently
+    (["serve", "--context", "8192"], ["argument --context: 8192: does not apply here", "set --isl and --osl",
+                                      "(see `specroof serve --help`)"]),
+    (["frontier", "--context", "8192"], ["argument --context: 8192: does not apply here"]),
 ]
 
 

@@ -164,6 +164,19 @@ def add_scenario_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = (), **
                        help=h.replace("%", "%%"))
 
 
+# serve and frontier price each request's decode at its own lengths, not at a --context.
+CONTEXT_FROM_LENGTHS = ("does not apply here: each request's context is its prompt (--isl) plus the tokens it has "
+                        "decoded (decode steps are priced at isl + osl/2); set --isl and --osl")
+
+
+def refuse_arg(p: argparse.ArgumentParser, flag: str, why: str) -> None:
+    """A scenario flag a command does not use: given, it is refused with `why`, not silently ignored."""
+    def refuse(v: str) -> None:
+        raise argparse.ArgumentTypeError(f"{v}: {why}")
+    p.add_argument(flag, type=refuse, default=None, dest="refused_" + flag.strip("-").replace("-", "_"),
+                   help=argparse.SUPPRESS)
+
+
 def add_acceptance_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("acceptance (default: the method's published value)")
     x = g.add_mutually_exclusive_group()

@@ -9,7 +9,16 @@ from typing import Any
 
 from ..files import check_output
 from . import fmt
-from .args import add_acceptance_args, add_format, add_scenario_args, float_arg, int_arg, scenario_from
+from .args import (
+    CONTEXT_FROM_LENGTHS,
+    add_acceptance_args,
+    add_format,
+    add_scenario_args,
+    float_arg,
+    int_arg,
+    refuse_arg,
+    scenario_from,
+)
 from .serve import add_workload_args, workload_from
 
 
@@ -25,7 +34,8 @@ def _list(name: str, conv: Any) -> Any:
 def add(sub: Any, name: str) -> None:
     p = sub.add_parser("frontier", help="throughput per GPU vs tokens/s per user, speculation on and off, over "
                                         "layouts and concurrencies")
-    add_scenario_args(p, skip=("batch", "tp", "dp", "ep"))
+    add_scenario_args(p, skip=("batch", "tp", "dp", "ep", "context"))
+    refuse_arg(p, "--context", CONTEXT_FROM_LENGTHS)
     add_acceptance_args(p)
     add_workload_args(p, concurrency=False)
     g = p.add_argument_group("search")

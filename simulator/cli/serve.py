@@ -11,7 +11,17 @@ import numpy as np
 from ..errors import ScenarioError
 from ..hazards import check
 from . import fmt
-from .args import add_acceptance_args, add_format, add_scenario_args, counts_arg, float_arg, int_arg, scenario_from
+from .args import (
+    CONTEXT_FROM_LENGTHS,
+    add_acceptance_args,
+    add_format,
+    add_scenario_args,
+    counts_arg,
+    float_arg,
+    int_arg,
+    refuse_arg,
+    scenario_from,
+)
 
 
 def _lengths_arg(name: str) -> Any:
@@ -108,7 +118,8 @@ def workload_from(a: argparse.Namespace, concurrency: tuple[int, ...] | None = N
 
 def add(sub: Any, name: str) -> None:
     p = sub.add_parser("serve", help="TTFT, TPOT, E2E and throughput of a serving workload, speculation on and off")
-    add_scenario_args(p, skip=("batch",))
+    add_scenario_args(p, skip=("batch", "context"))
+    refuse_arg(p, "--context", CONTEXT_FROM_LENGTHS)
     add_acceptance_args(p)
     add_workload_args(p)
     add_format(p)
