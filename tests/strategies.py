@@ -14,6 +14,12 @@ QUERY = st.integers(min_value=1, max_value=64)
 CONTEXT = st.integers(min_value=0, max_value=131072)
 
 
+def engine_for(method: str | None, default: str = "sglang") -> str:
+    """An engine whose profile runs `method` ([spec] methods): SGLang has no Medusa or suffix decoding, and only the
+    idealised profile prices sparse-KV self-speculation, which no engine ships."""
+    return {"medusa": "vllm", "suffix": "vllm", "self-sparse": "ideal"}.get(method, default)
+
+
 @st.composite
 def model_shapes(draw, moe: bool | None = None) -> ModelShape:
     """GQA-consistent dense or MoE shapes (n_heads % n_kv_heads == 0)."""

@@ -264,7 +264,8 @@ def test_hf_no_pay_at_batch_1():
 ])
 def test_engines_without_the_method_say_so(engine, method, kw, needle):
     kw = {"model": "llama-3.1-8b", **kw}
-    a = advise(hardware="h100-sxm", method=method, engine="vllm", batch_range=(1, 2), emit=[engine], **kw)
+    priced = "ideal" if method == "self-sparse" else "vllm"   # no engine's profile runs self-sparse: the bound
+    a = advise(hardware="h100-sxm", method=method, engine=priced, batch_range=(1, 2), emit=[engine], **kw)
     c = a.config(engine)
     assert not c.supported and c.text == "" and needle in c.notes[0]
 
@@ -417,8 +418,12 @@ def test_cli_plot(capsys, tmp_path):
 def test_cli_never_pays_and_unsupported(capsys):
     rc, out, _ = run(capsys, "advise", "--method", "ngram", "--acceptance-rate", "0.02", "--max-batch", "4")
     assert rc == 0 and "switch speculation off: everywhere" in out and "one k for" not in out
-    rc, out, _ = run(capsys, "advise", "--method", "suffix", "--acceptance-rate", "0.6", "--max-batch", "2")
+    rc, out, _ = run(capsys, "advise", "--method", "suffix", "--acceptance-rate", "0.6", "--max-batch", "2",
+                     "--engine", "vllm", "--emit", "vllm,sglang")
     assert rc == 0 and "sglang: no configuration" in out and "PR #13553" in out
+    # priced on SGLang itself (the default engine), suffix is refused: SGLang's profile does not list it
+    rc, out, err = run(capsys, "advise", "--method", "suffix", "--acceptance-rate", "0.6", "--max-batch", "2")
+    assert rc == 2 and out == "" and "engine sglang does not run suffix" in err
 
 
 def test_cli_tree(capsys):

@@ -290,7 +290,12 @@ def test_engine_method_pairs_every_raise_path(tmp_path):
     from simulator.scenario import with_engine
     for m in ("draft", "ngram", "eagle", "eagle3", "medusa", None):      # what the hf profile lists, and no method
         Scenario(engine="hf", model="vicuna-7b", method=m, acceptance=Acceptance.from_rate(0.6)).resolve()
-    assert load_engine("sglang").methods == ()          # no list: every method priced, as before
+    assert load_engine("ideal").methods == ()           # no list: every method priced (the idealised bound)
+    for eng, lacks in (("sglang", ("medusa", "suffix", "self-sparse")), ("trtllm", ("self-sparse",)),
+                       ("vllm", ("self-sparse",))):
+        for m in lacks:                                   # engine_configs.ENGINE_MISSING: what the engine lacks
+            with pytest.raises(SpecroofError, match=f"engine {eng} does not run {m}"):
+                Scenario(engine=eng, model="vicuna-7b", method=m, acceptance=Acceptance.from_rate(0.6)).resolve()
     dep = Scenario(method="suffix", engine="vllm", acceptance=Acceptance.from_rate(0.6)).resolve()
     with pytest.raises(SpecroofError, match="engine vllm does not run suffix; its profile .* lists draft, ngram"):
         with_engine(dep, replace(load_engine("vllm"), methods=("draft", "ngram")))

@@ -6,18 +6,19 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulator.acceptance import Acceptance, Verify
 from simulator.errors import ScenarioError
 from simulator.memory import kv_bytes_per_rank
+from simulator.model import load_model
 from simulator.pricing import base_step, best_spec_step, candidates, memory, spec_step
 from simulator.scenario import Deployment, Scenario, with_engine
 from simulator.speedup import predict
 from simulator.step import simulate_step
 
-from .strategies import scenarios
+from .strategies import engine_for, scenarios
 
 FAST = settings(max_examples=25, deadline=None)
 
@@ -34,10 +35,14 @@ def test_simulate_step_q1_is_the_base_step(sc, B, L):
 
 @FAST
 @given(B=st.integers(1, 256), L=st.integers(0, 16384), method=st.sampled_from(["eagle3", "mtp", "draft", "medusa"]))
+@example(B=1, L=2048, method="medusa")   # vicuna-7b has 2048 positions: a context of 2048 cannot exist (refused)
 def test_the_curve_base_step_is_the_plain_step(B, L, method):
     model = {"mtp": "deepseek-v3", "medusa": "vicuna-7b"}.get(method, "llama-3.1-8b")
+    mp = load_model(model).max_position                 # 0: no limit
+    L = min(L, mp - 1) if mp else L                      # the longest context with a position left for a new token
     tp = 8 if model == "deepseek-v3" else 1
     s = Scenario(hardware="b200", model=model, method=method, tp=tp, precision="fp8" if tp == 8 else "bf16",
+                 engine=engine_for(method),
                  acceptance=None if method != "draft" else __import__("simulator").Acceptance.from_rate(0.6),
                  batch=(B,), context=L)
     r = predict(s)

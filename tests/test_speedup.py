@@ -14,6 +14,8 @@ from simulator.model import load_model
 from simulator.speedup import speedup_curve
 from simulator.workload import Parallelism, Precision
 
+from .strategies import engine_for
+
 B_ALL = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
 
@@ -22,7 +24,7 @@ def test_every_method_prices():
     for m in METHODS:
         model = {"mtp": "deepseek-v3", "medusa": "vicuna-7b"}.get(m, "llama-3.1-8b")
         hw, tp = ("b200", 8) if m == "mtp" else ("h100-sxm", 1)
-        r = speedup_curve(hw, model, m, acceptance=acc, k=3, batch=[1, 16], tp=tp, engine="sglang")
+        r = speedup_curve(hw, model, m, acceptance=acc, k=3, batch=[1, 16], tp=tp, engine=engine_for(m))
         assert np.all(np.isfinite(r.speedup)) and np.all(r.speedup > 0), m
         assert np.all(r.spec_step_s >= r.verify_s), m
 
@@ -58,7 +60,7 @@ def test_free_drafter_gives_tokens_per_step(tmp_path):
 def test_speedup_non_decreasing_in_acceptance(a, b, method):
     lo, hi = sorted((a, b))
     model = "vicuna-7b" if method == "medusa" else "llama-3.1-8b"
-    kw = dict(k=3, batch=[1, 32, 256], engine="sglang")
+    kw = dict(k=3, batch=[1, 32, 256], engine=engine_for(method))
     r1 = speedup_curve("h100-sxm", model, method, acceptance=Acceptance.from_rate(lo), **kw)
     r2 = speedup_curve("h100-sxm", model, method, acceptance=Acceptance.from_rate(hi), **kw)
     assert np.all(r1.speedup <= r2.speedup + 1e-12)
@@ -103,7 +105,8 @@ def test_eagle3_speedup_rises_with_tau_at_fixed_cost():
 def test_medusa_64_token_tree_drops_below_1_before_batch_64():
     # Seed claim: a Medusa-style 64-token tree verifies 64 tokens per sequence, a prefill-sized pass at batch > 1
     # (SGLang docs / SafeAILab/EAGLE #269: "not using the tree" for bs > 1).
-    r = speedup_curve("h100-sxm", "vicuna-7b", "medusa", tree_tokens=64, k=5, batch=[1, 2, 4, 8, 16, 32, 64])
+    r = speedup_curve("h100-sxm", "vicuna-7b", "medusa", tree_tokens=64, k=5, batch=[1, 2, 4, 8, 16, 32, 64],
+                      engine=engine_for("medusa"))
     assert r.speedup[0] > 1.0
     assert r.crossover_batch is not None and r.crossover_batch < 64
     assert r.speedup[-1] < 1.0
@@ -204,7 +207,7 @@ def test_drafter_mismatch_errors():
     with pytest.raises(ScenarioError, match="needs --draft"):
         speedup_curve("h100-sxm", "mixtral-8x7b", "draft", acceptance=a, k=3, tp=2)
     with pytest.raises(ScenarioError, match="exceeds the 5 Medusa heads"):
-        speedup_curve("h100-sxm", "vicuna-7b", "medusa", acceptance=a, k=6)
+        speedup_curve("h100-sxm", "vicuna-7b", "medusa", acceptance=a, k=6, engine=engine_for("medusa"))
 
 
 def test_result_dataframe_and_json_views():

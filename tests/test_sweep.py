@@ -497,7 +497,7 @@ def test_to_dataset_needs_the_whole_grid():
      "serve.concurrency: 1.5; expected whole numbers"),
     ('model = "eagle3-llama3.1-8b"\n[serve]\nconcurrency = [1]\n', "t.csv", "every configuration is rejected"),
     # review: rejected only at the cells' own k (past Medusa's 5 heads), which resolving the configuration passes
-    ('model = "vicuna-7b"\nmethod = "medusa"\nk = [9, 10]\nbatch = [1]\n', "d",
+    ('model = "vicuna-7b"\nmethod = "medusa"\nengine = "vllm"\nk = [9, 10]\nbatch = [1]\n', "d",
      "k = 9 exceeds the 5 Medusa heads"),
 ])
 def test_wholly_rejected_spec_is_refused_naming_the_file(tmp_path, capsys, text, out, needle):

@@ -31,7 +31,7 @@ CURVES: list[tuple[str, dict[str, Any]]] = [
     ("moe_ep2_eagle3", dict(model="qwen3-30b-a3b", tp=2, ep=2, acceptance=("rate", 0.7), k=3)),
     ("gptoss_b200_fp4", dict(hardware="b200", model="gpt-oss-120b", tp=2, precision="fp4",
                              acceptance=("rate", 0.7), k="auto", engine="ideal")),
-    ("self_sparse_long", dict(model="llama-2-7b-32k", method="self-sparse", acceptance=("rate", 0.8),
+    ("self_sparse_long", dict(model="llama-2-7b-32k", method="self-sparse", acceptance=("rate", 0.8), engine="ideal",
                               context=30000, draft_kv_window=512, k=4, batch=[1, 4, 16])),
     ("dflash_qwen", dict(model="qwen3-8b", method="dflash", acceptance=("rate", 0.7), k=7, context=4096)),
     ("eagle_tree_hf", dict(hardware="a100-sxm-80gb", model="vicuna-7b", method="eagle", engine="hf",
