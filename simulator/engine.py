@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,9 @@ class EngineProfile:
     spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap
     mixed_prefill : bool            prompt chunks ride on the decode steps (one batch carries both); False: a step
                                     runs prompts or decodes, never both, so each prefill pass pauses every decode
+    path : str                      the file a profile loaded by path was read from ('' by bundled name): it is used
+                                    as written, without the shipped calibration (provenance: equality ignores it;
+                                    results report it as engine_file)
     """
 
     name: str
@@ -96,6 +99,7 @@ class EngineProfile:
     priors: tuple[tuple[str, float], ...] = ()
     spec_max_running: float = 1e9
     mixed_prefill: bool = True
+    path: str = field(default="", compare=False)
 
     def graphed(self, pass_kind: str, batch, max_batch: float | None = None):
         """Whether a pass ('target', 'draft', 'verify') replays a CUDA graph at `batch` sequences (array ok): the
@@ -136,7 +140,7 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "overlap_with_spec", "no_overlap_methods", "methods", "spec_bookkeeping_s",
                          "bookkeeping_on_host", "draft_step_overhead_s",
                          "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
-                         "priors", "spec_max_running", "mixed_prefill"})
+                         "priors", "spec_max_running", "mixed_prefill", "path"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -231,7 +235,7 @@ def load_engine(name_or_path: str | Path) -> EngineProfile:
     """Load a bundled profile by name or a user's TOML by path."""
     s = str(name_or_path)
     if s.endswith(".toml") or "/" in s or "\\" in s:
-        return read_profile(Path(s))
+        return replace(read_profile(Path(s)), path=s)
     names = list_engines()
     s = s.strip().lower() if s.strip().lower() in names else s      # names are case-insensitive
     if s not in names:

@@ -272,7 +272,8 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
     scen = {"hardware": d.hw.name, "model": d.target.name, "method": s.method, "engine": d.eng.name,
             "precision": d.p.weights, "expert_precision": d.p.expert_dtype, "gpus": list(gpus), "k": s.k,
             "acceptance": d.acceptance.source, "overlap": d.overlap, "memory_fraction": d.eng.gpu_memory_fraction,
-            "max_running_requests": d.eng.running_cap, "hardware_file": d.hw.path or None}
+            "max_running_requests": d.eng.running_cap, "hardware_file": d.hw.path or None,
+            "engine_file": d.eng.path or None}
     notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",
              "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
     return FrontierResult(scen, w, tuple(pts), on, off, tuple(Target(t, best_at(on, t), best_at(off, t))

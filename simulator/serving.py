@@ -408,6 +408,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
             "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
             "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,
+            "engine_file": dep.eng.path or None,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
             "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe,
             "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction}

@@ -146,7 +146,8 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "dp": s.dp, "pp": s.pp, "cuda_graph_max_batch": s.cuda_graph_max_batch,
             "memory_fraction": dep.eng.gpu_memory_fraction,
             "spec_overlap": dep.eng.overlaps(s.method),
-            "moe": dep.target.is_moe, "hardware_file": dep.hw.path or None}
+            "moe": dep.target.is_moe, "hardware_file": dep.hw.path or None,
+            "engine_file": dep.eng.path or None}
 
 
 def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:

@@ -87,7 +87,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
         msgs = [pos] * B.size
     p = dep.p
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp,
-            "precision": p.weights, "hardware_file": dep.hw.path or None,
+            "precision": p.weights, "hardware_file": dep.hw.path or None, "engine_file": dep.eng.path or None,
             "expert_precision": p.expert_dtype, "attention_precision": p.attention_dtype,
             "lm_head_precision": p.lm_head, "kv_precision": p.kv,
             "query_tokens": q, "context": s.context, "engine": dep.eng.name, "overlap": dep.overlap,

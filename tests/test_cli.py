@@ -594,3 +594,27 @@ def test_curve_refuses_a_context_past_the_models_positions_and_prints_no_capacit
         assert "--context" in err and "200000" in err and "max_position_embeddings is 131072" in err
     rc, out, _ = run(capsys, "curve", "--model", "llama-3.1-8b", "--context", "131070", "--batch", "1,8")
     assert rc == 0 and "exceeds llama-3.1-8b's max_position_embeddings 131072" in out     # the edge keeps its rows
+
+
+def test_a_copy_of_a_bundled_engine_profile_is_reported_as_an_uncalibrated_file(tmp_path, capsys):
+    # As for a device: a copy of engine_profiles/sglang.toml read by path keeps the name "sglang" but not the shipped
+    # calibration (calibration/fit.toml), and printed "engine sglang" beside other numbers than the bundled profile.
+    from simulator.engine import load_engine
+    p = tmp_path / "mine.toml"
+    shutil.copy(REPO / "engine_profiles" / "sglang.toml", p)
+    assert load_engine(str(p)).path == str(p) and load_engine("sglang").path == ""
+    assert load_engine(str(p)).spec_bookkeeping_s != load_engine("sglang").spec_bookkeeping_s     # why it matters
+    assert load_engine(str(p)) == load_engine(str(p)).uncalibrated()
+    note = f"sglang [file {p}, uncalibrated: the shipped calibration applies to bundled names only]"
+    for cmd in (["curve", "--batch", "1"], ["step", "--batch", "1"], ["advise", "--batch", "1..2"],
+                ["serve", "--concurrency", "1"]):
+        rc, out, _ = run(capsys, *cmd, "--engine", str(p))
+        assert rc == 0 and f"engine {note}" in out.splitlines()[0 if cmd[0] != "advise" else 1], cmd
+        rc, out, err = run(capsys, *cmd, "--engine", str(p), "--format", "csv")
+        assert rc == 0 and f"note: engine {note}" in err.splitlines(), cmd
+        rc, out, err = run(capsys, *cmd, "--format", "csv")
+        assert rc == 0 and "note: engine" not in err, cmd
+    rc, out, _ = run(capsys, "curve", "--batch", "1", "--engine", str(p), "--format", "json")
+    assert json.loads(out)["scenario"]["engine_file"] == str(p)
+    rc, out, _ = run(capsys, "curve", "--batch", "1", "--format", "json")
+    assert json.loads(out)["scenario"]["engine_file"] is None

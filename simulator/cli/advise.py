@@ -59,8 +59,8 @@ def _print(adv: Any, lo: int, hi: int) -> None:
     s = d["scenario"]
     print("specroof advise: a PREDICTION from datasheet rooflines and an engine profile, not a measurement")
     print(f"{s['model']} on {s['n_gpus']}x {fmt.hardware(s)} ({fmt.layout(s)}; {fmt.formats(s)}), {s['method']} "
-          f"[{s['drafter']}], engine {s['engine']}, acceptance {s['acceptance']} (alpha {s['acceptance_alpha']:.3f}), "
-          f"context {s['context']}, batches {lo}..{hi}\n")
+          f"[{s['drafter']}], engine {fmt.engine(s)}, acceptance {s['acceptance']} "
+          f"(alpha {s['acceptance_alpha']:.3f}), context {s['context']}, batches {lo}..{hi}\n")
     print("best k per batch (k = 0: speculation off)")
     print(fmt.table(["batches", "k", "verify_tok", "speedup"], _schedule_rows(adv)) + "\n")
     if not adv.result.feasible.any():

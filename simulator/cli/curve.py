@@ -106,7 +106,7 @@ def run(a: argparse.Namespace) -> int:
         return 0
     sc = d["scenario"]
     print(f"{sc['model']} on {sc['n_gpus']}x {fmt.hardware(sc)} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
-          f"engine {sc['engine']}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
+          f"engine {fmt.engine(sc)}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
           f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
     print(fmt.table(HEADERS, _rows(d)))
     print(crossover_text(d))

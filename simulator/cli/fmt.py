@@ -44,10 +44,19 @@ def hardware(sc: dict[str, Any]) -> str:
         f"{sc['hardware']} [file {f}, uncalibrated: the shipped calibration applies to bundled names only]"
 
 
+def engine(sc: dict[str, Any]) -> str:
+    """The engine profile a scenario dict names; a profile read from a file says so, as `hardware` does."""
+    f = sc.get("engine_file")
+    return sc["engine"] if not f else \
+        f"{sc['engine']} [file {f}, uncalibrated: the shipped calibration applies to bundled names only]"
+
+
 def file_note(sc: dict[str, Any]) -> None:
-    """The same on stderr for CSV output, which has no header line to say it in (nothing for a bundled device)."""
+    """The same on stderr for CSV output, which has no header line to say it in (nothing for bundled names)."""
     if sc.get("hardware_file"):
         print(f"note: hardware {hardware(sc)}", file=sys.stderr)
+    if sc.get("engine_file"):
+        print(f"note: engine {engine(sc)}", file=sys.stderr)
 
 
 def formats(sc: dict[str, Any]) -> str:

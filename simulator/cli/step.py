@@ -46,7 +46,7 @@ def run(a: argparse.Namespace) -> int:
     s = d["scenario"]
     print(f"{s['model']} on {s['n_gpus']}x {fmt.hardware(s)} ({fmt.layout(s)}), {fmt.formats(s)}, "
           f"KV {s['kv_precision']}, q={s['query_tokens']} new tokens/seq ({s['logits']} logits), "
-          f"context {s['context']}, engine {s['engine']}")
+          f"context {s['context']}, engine {fmt.engine(s)}")
     print(fmt.table(hdr, rows))
     for p in d["points"]:
         if not p["feasible"]:
