@@ -8,6 +8,9 @@ Everything here reads `speedup_curve` results (public API); no FLOP or time mode
   (speedup >= 1 and it fits) and k = 0 elsewhere, in particular above the crossover (the largest batch with
   speedup >= 1), and merges equal neighbours into ranges. Below the crossover speculation can lose too (an MoE
   target at small batch, where the verify pass touches many more experts): those batches get k = 0 as well.
+- The per-batch table is the fewest ranges of one depth each in which every batch's speedup is within K_TOLERANCE
+  (2 %) of its best (greedy interval covering, optimal for this: a range grows while some depth stays within the
+  tolerance at all its batches; the smallest such depth runs it). Chains only; a tree keeps the best shape.
 - Engines that take one k for every batch (SGLang, HF) get the fixed k whose speedup stays closest to the per-batch
   best over the batches where speculation is on: max over k of min over those batches of speedup_k(B) /
   speedup_best(B), taken over the batches where every depth tried fits in memory (ties: the larger mean ratio); its
@@ -42,6 +45,12 @@ from .speedup import SpeedupResult, predict
 
 MAX_POINTS = 1024
 """Widest batch range evaluated at every integer; wider ranges use powers of two plus both ends."""
+# The per-batch table is the fewest ranges in which every batch runs a depth within this share of its best speedup
+# (`_steady_k`). The model's own resolution is coarser than an argmax: GEMM tile rounding moves a step by a few per
+# cent from one batch to the next and deeper positions' acceptance is extrapolated, so the argmax flips between
+# neighbouring depths (Llama-3.1-8B EAGLE-3 on H100, SGLang: 21 ranges over batches 1..256,
+# 5 within 2 %; far below the cross-validated error of a speedup, 10 % median).
+K_TOLERANCE = 0.02
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,9 @@ class Advice:
 
     result : SpeedupResult          k="auto" over the evaluated batches
     batch_range : (lo, hi)          the batches the deployment will see
-    scheduled_k : (P,) int          k to run at each evaluated batch (0: off), tree_tokens likewise
+    scheduled_k : (P,) int          k to run at each evaluated batch (0: off), tree_tokens likewise: the best k, or a
+                                    smaller one within K_TOLERANCE of its speedup where that spares a range
+    scheduled_speedup : (P,)        the speedup of scheduled_k (that of the best k where it is the best)
     schedule : tuple[KRange]        scheduled_k merged into inclusive batch ranges covering lo..hi
     pays : bool                     speculation pays at some batch of the range
     off_above : int or None         switch speculation off above this batch (None: it pays up to hi, or never)
@@ -84,6 +95,7 @@ class Advice:
     assumptions: tuple[str, ...]
     options: dict[str, Any] = field(default_factory=dict)
     off_fits: bool = False
+    scheduled_speedup: np.ndarray | None = None
 
     @property
     def dynamic(self) -> bool:
@@ -101,10 +113,11 @@ class Advice:
         r = self.result
         pts = []
         for i, b in enumerate(r.batch):
-            ok = bool(r.feasible[i])
+            ok, on = bool(r.feasible[i]), bool(self.scheduled_k[i] > 0 and self.scheduled_speedup is not None)
             pts.append({"batch": int(b), "best_k": int(r.k[i]) if ok else None,
                         "tree_tokens": int(r.tree_tokens[i]) if ok else None,
                         "speedup": num_or_none(r.speedup[i]) if ok else None, "scheduled_k": int(self.scheduled_k[i]),
+                        "scheduled_speedup": num_or_none(self.scheduled_speedup[i]) if ok and on else None,
                         "fixed_k_speedup": num_or_none(self.fixed_speedup[i]), "feasible": ok})
         return {"prediction": True, "scenario": r.scenario, "batch_range": list(self.batch_range),
                 "schedule": [x.to_dict() for x in self.schedule], "pays": self.pays, "off_above": self.off_above,
@@ -179,6 +192,32 @@ def _check_emit(emit: Iterable[str] | str | None) -> list[str] | None:
     if bad or not targets:
         raise ScenarioError(f"emit = {targets!r}; expected some of {', '.join(EMIT_ENGINES)}")
     return targets
+
+
+def _steady_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The depth per batch of the fewest ranges within K_TOLERANCE of the best (module docstring), with its speedup.
+    Returns (k, T, speedup); trees, and a range with one depth, keep the best."""
+    sp = r.speedup.astype(float).copy()
+    if not on.any() or (sT[on] > sk[on] + 1).any() or sk[on].max() <= 1:
+        return sk, sT, sp
+    idx = np.flatnonzero(on)
+    ks = list(range(1, int(sk[on].max()) + 1))
+    Bon = tuple(int(b) for b in r.batch[on])
+    runs = [predict(s.replace(tree_tokens=None, k=kk, batch=Bon)) for kk in ks]
+    S = np.array([np.where(rr.feasible, rr.speedup, -np.inf) for rr in runs])         # (depths, on-batches)
+    ok = S >= r.speedup[on] * (1.0 - K_TOLERANCE)
+    ok[np.array(ks)[:, None] == sk[on][None, :]] = True                                # the best itself
+    k, cur = sk.copy(), np.ones(len(ks), dtype=bool)
+    start = 0
+    for j in range(idx.size + 1):
+        nxt = cur & ok[:, j] if j < idx.size and (j == 0 or idx[j] == idx[j - 1] + 1) else np.zeros_like(cur)
+        if not nxt.any():                        # close the range [start, j) with its smallest admissible depth
+            d = int(np.flatnonzero(cur)[0])
+            k[idx[start:j]], sp[idx[start:j]] = ks[d], S[d, start:j]
+            start, nxt = j, (ok[:, j] if j < idx.size else cur)
+        cur = nxt
+    return k, np.where(on, k + 1, 0).astype(int), sp
 
 
 def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: np.ndarray
@@ -263,10 +302,9 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     targets = targets or ([eng_name] if eng_name in EMIT_ENGINES else ["vllm", "sglang", "trtllm"])
     cb = r.crossover_batch
     on = r.feasible & (r.speedup >= 1.0)
-    sk = np.where(on, r.k, 0).astype(int)
-    sT = np.where(on, r.tree_tokens, 0).astype(int)
+    sk, sT, sp = _steady_k(s, r, on, np.where(on, r.k, 0).astype(int), np.where(on, r.tree_tokens, 0).astype(int))
     fits = np.where(r.feasible, 0, np.where(r.base_feasible, 1, 2))
-    schedule = _schedule(B, sk, sT, on, r.speedup, r.feasible, hi, fits)
+    schedule = _schedule(B, sk, sT, on, sp, r.feasible, hi, fits)
     pays = bool(on.any())
     off_above = cb if pays and cb is not None and cb < hi else None
     off_fits = _off_fits(r, off_above)
@@ -290,7 +328,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
                       memory_fraction=sc["memory_fraction"], moe=bool(sc["moe"]), graph_cap=s.cuda_graph_max_batch)
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name)
     return Advice(r, (lo, hi), sk, sT, schedule, pays, off_above, fixed_k, fixed_T, ratio, fixed_s, interior,
-                  engine_configs(plan, targets), hz, assumptions, opts, off_fits)
+                  engine_configs(plan, targets), hz, assumptions, opts, off_fits, sp)
 
 
 def _off_fits(r: SpeedupResult, off_above: int | None) -> bool:
@@ -348,7 +386,8 @@ def _assumptions(r: SpeedupResult, lo: int, hi: int, B: np.ndarray, opts: Mappin
         f"{s['n_gpus']} GPU(s): tp={s['tp']}, ep={s['ep']}, weights {s['precision']}, KV {s['kv_precision']}",
         f"drafter: {s['drafter']}",
         "the schedule runs the best k wherever speculation is predicted to pay (speedup >= 1 and it fits in "
-        "memory) and k = 0 elsewhere",
+        f"memory) and k = 0 elsewhere, in the fewest ranges that keep every batch within {K_TOLERANCE:.0%} of its "
+        "best speedup (differences below the model's resolution do not split the table)",
     ]
     if interior:
         out.append(f"speculation is predicted to lose below the crossover too, at batch(es) {ranges_text(interior)}: "
