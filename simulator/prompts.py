@@ -24,7 +24,9 @@ class PromptSide:
     prefill, capacity_rps (infinite when prefill shares the decode steps). alone_s: where the engine does not mix
     prompts into decode steps (EngineProfile.mixed_prefill false, co-located), a prompt's own prefill pass (its
     chunk passes, mean over requests); 0 where it mixes. per_pass: the prompts one such pass takes (a chunk's worth
-    of whole prompts on each attention-DP rank, at least one per rank)."""
+    of whole prompts on each attention-DP rank, at least one per rank). solo_s: that pass co-located whether the
+    engine mixes or not (alone_s where it does not): where no request decodes there is no decode step for a prompt to
+    ride on, and every pass is a prefill pass of its own (0 under disaggregation)."""
 
     per_token_s: float
     chunk_tokens: float
@@ -35,6 +37,8 @@ class PromptSide:
     capacity_rps: float = np.inf
     alone_s: float = 0.0
     per_pass: float = 1.0
+    solo_s: float = 0.0
+    packed: float = 1.0
 
 
 def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, int]:
@@ -109,13 +113,13 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
     per_tok, bound = _prompt_token(dep, float(w.prompt), float(cached.mean()), w.chunk)
     n = np.ceil(p / w.chunk)
     pf = PromptSide(per_tok, float(p.mean() / n.mean()), float(n.mean()), BOUNDS[bound])   # n equal chunks each
-    if not w.pd and dep.eng.mixed_prefill:
-        return pf
     classes = list(zip(p, cached))
     if not w.pd:
         alone = {c: _alone(dep, float(c[0]), float(c[1]), w.chunk, True) for c in set(classes)}
         per_pass = dep.par.dp * max(1.0, np.floor(w.chunk / float(p.mean())))
-        return replace(pf, alone_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass))
+        pf = replace(pf, solo_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass),
+                     packed=float(dep.par.dp * max(1.0, w.chunk / float(p.mean()))))
+        return pf if dep.eng.mixed_prefill else replace(pf, alone_s=pf.solo_s)
     priced = {c: _prompt_class(dep, float(c[0]), float(c[1]), w.chunk) for c in set(classes)}
     pass_s = float(np.mean([priced[c][1] for c in classes]))
     t_p = float(np.mean([priced[c][0] for c in classes]))
@@ -136,6 +140,18 @@ def prompt_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> tuple[np.ndar
         return f * tokens_s, np.zeros_like(f)
     fixed = max(pf.alone_s - tokens_s, 0.0)
     return expected_passes(f, pf.per_pass) * fixed + f * tokens_s, pf.alone_s + f * tokens_s
+
+
+def prefill_wait(pf: PromptSide, n: np.ndarray, tokens_s: float, step: np.ndarray, decodes: bool) -> np.ndarray:
+    """The time n prompts waiting together (a request's and n - 1 others) take to prefill, co-located, in passes of
+    pf.per_pass whole prompts as `prompt_load` prices those arriving while a request decodes: max(1, n / per_pass)
+    times a prompt's fixed part, and each prompt's tokens, tokens_s. The fixed part: its n_chunks chunk passes' own
+    (weight reads, kernel floors, t_1 - tokens_s) where it is prefilled apart (the engine does not mix, or no request
+    decodes at all), else the n_chunks decode steps its chunks ride on. One prompt: its pass t_1, or n_chunks (step +
+    chunk m)."""
+    n = np.asarray(n, dtype=np.float64)
+    fixed = pf.n_chunks * step if decodes and not pf.alone_s else max(pf.solo_s - tokens_s, 0.0)
+    return fixed * np.maximum(1.0, n / pf.packed) + n * tokens_s
 
 
 def expected_passes(f: np.ndarray, k: float) -> np.ndarray:
@@ -163,4 +179,5 @@ def kv_transfer_s(dep: Deployment, w: Workload) -> float:
     return dep.hw.scaleout_latency_s + kv / bw
 
 
-__all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prompt_load", "prompt_side"]
+__all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prefill_wait", "prompt_load",
+           "prompt_side"]

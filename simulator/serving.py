@@ -5,14 +5,22 @@ A closed loop of C requests in flight, each with `isl` prompt tokens (a share `p
 cache) and `osl` output tokens. In steady state (Little's law on the request slots):
     decode batch   B = C (E2E - TTFT) / E2E          requests decoding, the rest are in prefill
     decode step    T = T_step(B, L) + P m             L = isl + osl/2, the mean context of a decoding request
-    prefill load   P = f isl'                         prompt tokens per step of a request: f = B tau / osl (R - 1) / R
-                                                      the other slots' prompts (finishing requests per step, B tau /
-                                                      osl, are replaced by new ones; a request's own prompt is
+    prefill load   P = f isl'                         prompt tokens per step of a request: f = B tau / (osl - 1)
+                                                      (R - 1) / R, the other slots' prompts (B tau / (osl - 1)
+                                                      requests finish per step, each decoding its osl - 1 tokens
+                                                      after the first, and are replaced; a request's own prompt is
                                                       prefilled before it decodes), each isl' = isl (1 - prefix_hit)
     m              marginal cost of one prompt token in a mixed (chunked-prefill) step: the priced extra time of a
                    chunk of min(chunk, isl') prompt tokens over the step without it, per token
     TPOT = ITL = T / tau     (tau tokens per step; 1 without speculation)
-    TTFT = n (T_step(B, L) + isl' / n m)  its n = ceil(isl' / chunk) equal chunks ride on that many decode steps
+    TTFT = W(n) = c max(n_c, n isl' / (dp chunk)) + n q    every slot's prompt is prefilled once in a request's
+                       lifetime (X E2E = R): those arriving while it decodes load its steps (P), the other n - 1 =
+                       (R - 1)(1 - B / R) wait for their first token beside it, and the n prompts are prefilled in
+                       passes as full as they fill them (SGLang's PrefillAdder and vLLM's scheduler fill a pass's
+                       token budget, chunking the prompt that does not fit), at least the n_c = ceil(isl' / chunk)
+                       of one prompt; c a pass's fixed part, here the decode step T_step(B, L) its chunk rides on;
+                       q a prompt's tokens x their marginal cost there (isl' m; a full chunk's per token past a
+                       chunk). One request in flight: n_c (T_step(B, L) + isl' / n_c m)
 An engine that runs a prefill batch or a decode batch per step, never both (EngineProfile.mixed_prefill false:
 SGLang without --enable-mixed-chunk, and always while it speculates), prefills the prompts that arrived during a
 step in passes of their own, which read the weights again and pause every decode. Taking the arrivals in a step as
@@ -20,17 +28,20 @@ Poisson with mean f, a pass as taking k = dp floor(chunk / isl') prompts (at lea
 t_1 one prompt's own prefill (ceil(isl' / chunk) equal chunk passes, on the busiest DP rank):
     P m            ->  E[ceil(N / k)] (t_1 - isl' m) + f isl' m    each pass pays its fixed part, each prompt its
                                                                   tokens (prompts.prompt_load)
-    TTFT           =   b T / 2 + t_1 + f isl' m       the rest of a step in flight (an estimate: an arrival at a
-                       uniform time waits half a step), then its pass and the tokens of the Poisson(f) prompts that
-                       arrived in its step; b = 1 - (1 - B / R)^(R - 1), the chance that another of the R running
-                       slots is decoding (an estimate: slots independent; 0 at one request in flight)
+    TTFT           =   b T / 2 + W(n)                 the rest of a step in flight (an estimate: an arrival at a
+                       uniform time waits half a step), then the passes of W with c = (t_1 - isl' m) / n_c (t_1 at
+                       one request); b = 1 - (1 - B / R)^(R - 1), the chance that another of the R running slots is
+                       decoding (an estimate: slots independent; 0 at one request in flight)
     E2E  = TTFT + (osl - 1) ITL
     output tokens/s per GPU = C osl / E2E / GPUs,  per user = 1 / TPOT
-B is solved by fixed-point iteration. An engine that runs at most m requests at once while speculating (SGLang
-resets max_running_requests to 48) serves R = min(C, m) and queues the rest: E2E = (C / R) x the running E2E
-(Little's law), the wait is added to TTFT, and throughput is that of R requests. With prefill/decode disaggregation
-the decode instance carries no prefill (P = 0), TTFT is the prefill instance's pass over the prompt plus the KV
-transfer between instances, and the GPUs of both instances count. The prefill instance prefills at most
+So each lifetime carries all R prompts, and a short output cannot outrun its prompts' prefill. With osl = 1 no
+request decodes (B = 0): every running prompt waits for passes of their own, E2E = TTFT = W(R) with c = (t_1 - isl'
+m) / n_c whether or not the engine mixes. B is solved by bisection on Little's law on the decode stage. An engine
+that runs at most m requests at once while speculating (SGLang resets max_running_requests to 48) serves R = min(C,
+m) and queues the rest: E2E = (C / R) x the running E2E (Little's law), the wait is added to TTFT, and throughput is
+that of R requests. With prefill/decode disaggregation the decode instance carries no prefill (P = 0), TTFT is the
+prefill instance's pass over the prompt plus the KV transfer between instances, and the GPUs of both instances
+count. The prefill instance prefills at most
     mu = (prefill GPUs / decode GPUs) / t_p           requests/s
 t_p the mean over requests of a prompt's tokens x their marginal cost (priced on the decode instance's layout, at the
 workload's chunk, for each request's own length), and a closed loop cannot complete requests faster than they are
@@ -60,17 +71,12 @@ import numpy as np
 
 from .acceptance import extrapolation_note
 from .errors import ScenarioError
-from .pricing import MemoryUse, base_step, best_spec_step, context_message, memory, price_pass
+from .loop import FED_FLOOR, Loop, batch_grid, curve, decode, fed_batch
+from .pricing import MemoryUse, context_message, memory, price_pass
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
 from .traffic import DEFAULT_CHUNK, Workload, pos_int, read_lengths
-
-_ITERATIONS = 6
-# The smallest decode batch priced when a prefill instance feeds it: a hundredth of a request (a choice, not a
-# measurement: a step that small is its batch-independent part, weight reads and kernel floors, so the priced curve
-# is flat below it and `_Curve.at` clips there without error).
-FED_FLOOR = 1e-2
 
 
 @dataclass(frozen=True)
@@ -187,52 +193,9 @@ def _num(x: Any) -> float | int:
     return int(x) if isinstance(x, (np.integer,)) else float(x)
 
 
-def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
-    """(step_s, tokens per step, k, bound) of a decode step at (fractional) batch B: the plain step, or the best
-    speculative one (pricing.best_spec_step)."""
-    base, st = base_step(dep, B, L)
-    if not spec:
-        return base, np.ones_like(base), np.zeros(B.size, dtype=int), st.bound
-    best = best_spec_step(dep, dep.acceptance, B, L, base)
-    return best.step.step_s, best.tokens, np.array([v.k for v in best.v]), best.step.bound
-
-
-def batch_grid(C: np.ndarray, floor: float | None = None) -> np.ndarray:
-    """Decode batches the steady state is solved on: 24 per decade from C_min / 4 to C_max, and each C (the decode
-    batch B lies in (0, C]; between grid points the step is interpolated in log B); with `floor` below C_min / 4, also
-    24 per decade from `floor` up to it (a prefill instance can feed a decode batch far below its concurrency)."""
-    lo, hi = float(C.min()) / 4.0, float(C.max())
-    n = max(2, int(np.ceil(24 * np.log10(hi / lo))) + 1)
-    below = [np.geomspace(floor, lo, max(2, int(np.ceil(24 * np.log10(lo / floor))) + 1))] if floor and floor < lo \
-        else []
-    return np.unique(np.concatenate([np.geomspace(lo, hi, n), C.astype(np.float64), *below]))
-
-
-@dataclass(frozen=True)
-class _Curve:
-    """A decode step priced on the batch grid at one context: step, tokens per step, k and bound per grid point."""
-
-    grid: np.ndarray
-    step: np.ndarray
-    tau: np.ndarray
-    k: np.ndarray
-    bound: np.ndarray
-
-    def at(self, B: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(step, tau) interpolated in log B; (k, bound) of the nearest grid point at or above B."""
-        x = np.log(np.clip(B, self.grid[0], self.grid[-1]))
-        lg = np.log(self.grid)
-        i = np.minimum(np.searchsorted(self.grid, B), self.grid.size - 1)
-        return np.interp(x, lg, self.step), np.interp(x, lg, self.tau), self.k[i], self.bound[i]
-
-
-def _curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> _Curve:
-    return _Curve(grid, *_decode(dep, grid, L, spec))
-
-
 def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float) -> Phase:
-    """Solve the steady state for one mode (see the module docstring) by fixed-point iteration on B, with the step
-    priced once on the batch grid."""
+    """Solve the steady state for one mode (see the module docstring) for its decode batch B (`loop.Loop.batch`), with
+    the step priced once on the batch grid."""
     # SGLang's --max-running-requests and vLLM's --max-num-seqs bind every decode, so a cap the deployment sets
     # (Scenario.max_running_requests) holds both modes; the profile's own (SGLang's 48 under speculation,
     # server_args._handle_speculative_decoding) is set only when speculating.
@@ -241,23 +204,18 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     R = np.minimum(C.astype(np.float64), cap)               # requests running; the rest wait for a slot
     g = batch_grid(R, FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
     i, o = w.samples
-    mid, first, last = (_curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
+    mid, first, last = (curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
     osl = float(o.mean())
     tokens_s = 0.0 if w.pd else float(w.prompts.mean()) * pf.per_token_s   # a mean prompt's tokens in a mixed step
-    others = np.maximum(R - 1.0, 0.0) / R                    # a request's own prompt is prefilled before it decodes
-    B = R.copy()
-    for _ in range(_ITERATIONS):
-        step, tau, k, bound = mid.at(B)
-        load, own = prompt_load(pf, B * tau / osl * others, tokens_s)
-        T = step + load
-        ttft = _ttft(pf, w, step, T, own, B / R, R)
-        tpot = T / tau
-        e2e = ttft + (osl - 1) * tpot
-        B = R * (e2e - ttft) / e2e
+    loop = Loop(mid, pf, w, R, tokens_s, osl)
+    B = loop.batch()
+    step, tau, k, bound, load, T, ttft = loop.at(B)
+    tpot = T / tau
+    e2e = ttft + (osl - 1) * tpot
     queue = np.zeros(R.size)
     fed = R / e2e > pf.capacity_rps                          # the prefill instance cannot keep up: it sets the rate
     if fed.any():                                            # (disaggregated: no prompt load in the decode steps)
-        B = np.where(fed, _fed_batch(mid, R, osl, pf.capacity_rps), B)
+        B = np.where(fed, fed_batch(mid, R, osl, pf.capacity_rps), B)
         fs, ftau, fk, fb = mid.at(B)
         step, tau, k, bound = (np.where(fed, a, b) for a, b in ((fs, step), (ftau, tau), (fk, k), (fb, bound)))
         T, tpot = np.where(fed, fs, T), np.where(fed, fs / ftau, tpot)
@@ -266,40 +224,11 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
         queue = np.where(fed, R - B, 0.0)
     # TPOT with every running request at the first or the last context: that context's step and tokens per step,
     # and the prompt load its completions bring (each at its own tau: k "auto" may pick another depth there).
-    ends = [(c[0] + prompt_load(pf, B * c[1] / osl * others, tokens_s)[0]) / c[1] for c in (first.at(B), last.at(B))]
+    ends = [(c[0] + prompt_load(pf, B * c[1] * loop.per, tokens_s)[0]) / c[1] for c in (first.at(B), last.at(B))]
     wait = e2e * (C / R - 1.0)
     return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, *ends,
                  R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound), queue)
-
-
-def _ttft(pf: PromptSide, w: Workload, step: np.ndarray, T: np.ndarray, own: np.ndarray, busy: np.ndarray,
-          R: np.ndarray) -> np.ndarray:
-    """TTFT of the running requests (module docstring): the prefill instance's pass under disaggregation; where
-    prompts mix into decode steps, its chunks riding on that many steps; else the rest of a step in flight where
-    another slot decodes (each of the R - 1 others with probability `busy` = B / R), then its own pass (`own`)."""
-    if w.pd:
-        return pf.pass_s * np.ones_like(T)
-    if not pf.alone_s:
-        return pf.n_chunks * (step + pf.chunk_tokens * pf.per_token_s)
-    b = 1.0 - np.power(np.clip(1.0 - busy, 0.0, 1.0), np.maximum(R - 1.0, 0.0))
-    return b * T / 2.0 + own
-
-
-def _fed_batch(mid: _Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray:
-    """The decode batch a prefill instance serving `cap` requests/s feeds (disaggregated, prefill-bound): B with
-    B = cap x (osl - 1) TPOT(B) (Little's law on the decode stage; the other R - B requests queue for prefill, so
-    TTFT = (R - B) / cap and E2E = R / cap). B - cap (osl - 1) TPOT(B) rises with B (a step grows slower than its
-    batch), so the root in (0, R] is found by bisection in log B: from three decades below the grid (where the
-    clipped step is flat) to R, a bracket under 40 wide that 48 halvings narrow below 1e-12."""
-    lo, hi = np.full(R.shape, np.log(mid.grid[0] * 1e-3)), np.log(R)
-    for _ in range(48):
-        x = (lo + hi) / 2.0
-        B = np.exp(x)
-        step, tau = mid.at(B)[:2]
-        over = B > cap * (osl - 1) * step / tau
-        lo, hi = np.where(over, lo, x), np.where(over, x, hi)
-    return np.exp(hi)
 
 
 def _speculates(dep: Deployment) -> bool:
@@ -414,7 +343,9 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
             "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction}
     notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
              "steady-state closed loop: each of the C slots serves one request after another",
-             "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)")
+             "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
+             "every running request's prompt is prefilled once in a request's lifetime: TTFT includes the prefill of "
+             "the prompts waiting beside it (at short outputs most of it)")
     if pf.alone_s:
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
@@ -464,7 +395,7 @@ class BatchRun:
 
 def _per_token(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, np.ndarray]:
     """Time per output token of a decode step at context L (the step over its tokens), and the draft depth."""
-    step, tau, k, _ = _decode(dep, B, L, spec)
+    step, tau, k, _ = decode(dep, B, L, spec)
     return step / tau, k
 
 

@@ -81,13 +81,13 @@ def _pd(prefill_gpus, conc=(1, 16, 64, 256, 1024), isl=8192, osl=1024, sc=DSR1_H
 
 def _capacity(prefill_gpus, isl=8192, sc=DSR1_H200):
     # mu = (prefill GPUs / decode GPUs) / (isl x m): m, a prompt token's marginal cost, from a co-located run whose
-    # step carries a known prompt load (the prefill share of a step at two requests is P m / T, P = B tau isl / osl
-    # x 1/2: the other request's prompts), on an engine that mixes prompts into decode steps (SGLang does not)
+    # step carries a known prompt load (the prefill share of a step at two requests is P m / T, P = B tau isl /
+    # (osl - 1) x 1/2: the other request's prompts), on an engine that mixes prompts into decode steps (SGLang does not)
     dep = Scenario(**sc).resolve()
     co = serve(workload=Workload(isl=isl, osl=1024, concurrency=(2,)), dep=replace(dep, eng=replace(dep.eng,
                                                                                                   mixed_prefill=True)))
     ph = co.base
-    m = ph.prefill_share[0] * ph.step_s[0] / (ph.decode_batch[0] * isl / 1024 / 2)
+    m = ph.prefill_share[0] * ph.step_s[0] / (ph.decode_batch[0] * isl / 1023 / 2)
     return prefill_gpus / 8 / (m * isl)
 
 
@@ -633,12 +633,16 @@ def test_prefill_apart_slows_decoding_and_its_ttft_waits_for_the_step_in_flight(
         assert a.prefill_share[0] == 0.0 == b.prefill_share[0] and b.ttft_s[0] == pytest.approx(alone, rel=1e-12)
         assert np.all(b.tpot_s[1:] > a.tpot_s[1:]) and np.all(b.prefill_share[1:] > a.prefill_share[1:])
         assert np.all(np.diff(b.ttft_s) > 0)
-        # More: the rest of a step of the other slots in flight, then its pass and the others' tokens in its step
+        # More: the rest of a step of the other slots in flight, then the passes of its prompt and of the (R - 1)
+        # (1 - B / R) others waiting beside it (every slot's prompt is prefilled once in its lifetime; the rest
+        # arrive while it decodes), 4 prompts of 2048 tokens to a pass of 8192: each pass's fixed part, every
+        # prompt's tokens
         R, B = b.in_flight, b.decode_batch
-        f = B * b.tokens_per_step / 256.0 * (R - 1) / R
         busy = 1.0 - (1.0 - B / R) ** (R - 1)
-        want = busy * b.step_s / 2 + alone + f * 2048.0 * pf.per_token_s
+        n, tokens = 1.0 + (R - 1) * (1.0 - B / R), 2048.0 * pf.per_token_s
+        want = busy * b.step_s / 2 + (alone - tokens) * np.maximum(1.0, n / 4.0) + n * tokens
         np.testing.assert_allclose(b.ttft_s, want, rtol=1e-9)
+        np.testing.assert_allclose(B, R * (b.e2e_s - b.ttft_s) / b.e2e_s, rtol=1e-12)    # Little, decode stage
     assert any("passes of their own" in n for n in apart.notes) and not any("passes" in n for n in mixed.notes)
 
 
@@ -715,6 +719,35 @@ def test_a_prompts_own_pass_grows_with_it_as_inferencex_ttft_does():
     t1, t8 = (serve(s, Workload(isl=i, osl=1024, concurrency=(4,), length_ratio=0.8)).base.ttft_s[0]
               for i in (1024, 8192))
     assert (t8 - t1) / (0.373265 - 0.157767) == pytest.approx(1.0, abs=0.2)
+
+
+@settings(max_examples=20)
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang"), isl=1024, osl=1, c=64)
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=1024, osl=2, c=256)
+@given(sc=SERVE_SCENARIOS, isl=st.sampled_from([256, 1024, 4096, 12000]), osl=st.integers(1, 16),
+       c=st.integers(1, 256))
+def test_short_outputs_never_outrun_the_prefill_of_their_prompts(sc, isl, osl, c):
+    """Audit: at --osl 1 and 64 requests one H100 served 2788 requests/s of 1024-token prompts (osl 2: 228 tokens/s
+    per GPU, 114 prompts/s), where its prefill passes take about 59/s: a request's own prompt and those of the other
+    slots prefilled while it waits were never charged (and B tau / osl, not / (osl - 1), finished per step). Every
+    slot's prompt is prefilled once per lifetime, so requests/s x a prompt's least prefill time (its tokens, and its
+    share of a full pass's fixed part where prompts do not ride on decode steps) stays <= 1."""
+    s = Scenario(**sc)
+    dep, w = s.resolve(), Workload(isl=isl, osl=osl, concurrency=(c,))
+    r, pf = serve(s, w), prompt_side(dep, w)
+    tokens = isl * pf.per_token_s
+    apart = osl == 1 or not dep.eng.mixed_prefill          # prompts in passes of their own, k whole ones to a pass
+    least = (pf.solo_s - tokens) / pf.per_pass + tokens if apart else tokens
+    for ph in (r.spec, r.base):
+        X = c / ph.e2e_s[0]                                              # completions per s (queued ones included)
+        assert X * least <= 1.0 + 1e-9
+        assert ph.e2e_s[0] == pytest.approx(ph.ttft_s[0] + (osl - 1) * ph.tpot_s[0], rel=1e-12)
+        own = pf.solo_s if apart else pf.n_chunks * ph.step_s[0] + tokens
+        assert ph.ttft_s[0] >= own * (1 - 1e-9)                        # at least its own prefill
+        if osl == 1:         # no decode: a closed loop of prefill passes of the running prompts
+            R = min(c, dep.eng.spec_max_running) if ph is r.spec else c
+            want = (pf.solo_s - tokens) * max(1.0, R / pf.per_pass) + R * tokens
+            assert ph.decode_batch[0] == 0.0 and ph.e2e_s[0] * R / c == pytest.approx(want, rel=1e-12)
 
 
 def test_one_token_outputs_report_no_time_per_output_token():

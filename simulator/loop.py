@@ -1,0 +1,141 @@
+"""The closed loop `serving.serve` solves for each mode: the decode step priced on a grid of batches, the loop of R
+running requests as a function of its decode batch B (TTFT with the prefill of the prompts waiting beside a request,
+the prompt load of its decode steps), and the batch a disaggregated prefill instance feeds. The formulas are
+serving's module docstring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .pricing import base_step, best_spec_step
+from .prompts import PromptSide, prefill_wait, prompt_load
+from .scenario import Deployment
+from .traffic import Workload
+
+# The smallest decode batch priced when a prefill instance feeds it: a hundredth of a request (a choice, not a
+# measurement: a step that small is its batch-independent part, weight reads and kernel floors, so the priced curve
+# is flat below it and `Curve.at` clips there without error).
+FED_FLOOR = 1e-2
+
+
+def decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
+    """(step_s, tokens per step, k, bound) of a decode step at (fractional) batch B: the plain step, or the best
+    speculative one (pricing.best_spec_step)."""
+    base, st = base_step(dep, B, L)
+    if not spec:
+        return base, np.ones_like(base), np.zeros(B.size, dtype=int), st.bound
+    best = best_spec_step(dep, dep.acceptance, B, L, base)
+    return best.step.step_s, best.tokens, np.array([v.k for v in best.v]), best.step.bound
+
+
+def batch_grid(C: np.ndarray, floor: float | None = None) -> np.ndarray:
+    """Decode batches the steady state is solved on: 24 per decade from C_min / 4 to C_max, and each C (the decode
+    batch B lies in (0, C]; between grid points the step is interpolated in log B); with `floor` below C_min / 4, also
+    24 per decade from `floor` up to it (a prefill instance can feed a decode batch far below its concurrency)."""
+    lo, hi = float(C.min()) / 4.0, float(C.max())
+    n = max(2, int(np.ceil(24 * np.log10(hi / lo))) + 1)
+    below = [np.geomspace(floor, lo, max(2, int(np.ceil(24 * np.log10(lo / floor))) + 1))] if floor and floor < lo \
+        else []
+    return np.unique(np.concatenate([np.geomspace(lo, hi, n), C.astype(np.float64), *below]))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A decode step priced on the batch grid at one context: step, tokens per step, k and bound per grid point."""
+
+    grid: np.ndarray
+    step: np.ndarray
+    tau: np.ndarray
+    k: np.ndarray
+    bound: np.ndarray
+
+    def at(self, B: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(step, tau) interpolated in log B; (k, bound) of the nearest grid point at or above B."""
+        x = np.log(np.clip(B, self.grid[0], self.grid[-1]))
+        lg = np.log(self.grid)
+        i = np.minimum(np.searchsorted(self.grid, B), self.grid.size - 1)
+        return np.interp(x, lg, self.step), np.interp(x, lg, self.tau), self.k[i], self.bound[i]
+
+
+def curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> Curve:
+    return Curve(grid, *decode(dep, grid, L, spec))
+
+
+@dataclass(frozen=True)
+class Loop:
+    """The closed loop of R running requests of one mode, as a function of its decode batch B (module docstring)."""
+
+    mid: Curve
+    pf: PromptSide
+    w: Workload
+    R: np.ndarray
+    tokens_s: float
+    osl: float
+
+    @property
+    def per(self) -> np.ndarray:
+        """Prompts of the other slots per step, per unit of B tau: B tau / (osl - 1) requests finish per step (each
+        decodes its osl - 1 tokens after the first) and are replaced; a request's own prompt is prefilled before it
+        decodes. With osl 1 no request decodes: no step carries a prompt, every prompt waits for a pass (ttft)."""
+        R = self.R
+        return np.maximum(R - 1.0, 0.0) / R / (self.osl - 1.0) if self.osl > 1.0 else np.zeros(R.size)
+
+    def at(self, B: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(step, tau, k, bound, prompt load per step, T = step + load, TTFT) at decode batch B."""
+        step, tau, k, bound = self.mid.at(B)
+        load = prompt_load(self.pf, B * tau * self.per, self.tokens_s)[0]
+        T = step + load
+        return step, tau, k, bound, load, T, ttft(self.pf, self.w, step, T, self.tokens_s, B, self.R,
+                                                     self.osl > 1.0)
+
+    def batch(self) -> np.ndarray:
+        """B of Little's law on the decode stage, B = R (osl - 1) TPOT(B) / E2E(B), found by bisection on [0, R]
+        (the right side is positive at B = 0 and at most R): 48 halvings narrow it below R 1e-14. 0 at osl 1."""
+        lo, hi = np.zeros(self.R.size), self.R.copy()
+        if self.osl <= 1.0:
+            return lo
+        for _ in range(48):
+            B = (lo + hi) / 2.0
+            _, tau, _, _, _, T, ttft = self.at(B)
+            dec = (self.osl - 1.0) * T / tau
+            up = B < self.R * dec / (ttft + dec)
+            lo, hi = np.where(up, B, lo), np.where(up, hi, B)
+        return (lo + hi) / 2.0
+
+
+def ttft(pf: PromptSide, w: Workload, step: np.ndarray, T: np.ndarray, tokens_s: float, B: np.ndarray,
+          R: np.ndarray, decodes: bool) -> np.ndarray:
+    """TTFT of the running requests (module docstring): the prefill instance's pass under disaggregation; else the
+    prefill of its prompt with those of the (R - 1)(1 - B / R) other slots waiting for their first token beside it
+    (each slot's prompt is prefilled once in a request's lifetime: the rest arrive while it decodes, in its steps'
+    load), in passes as full as they fill (prompts.prefill_wait); where prompts do not mix into decode steps, after
+    the rest of a step in flight where another slot decodes (each of the R - 1 others with probability B / R)."""
+    if w.pd:
+        return pf.pass_s * np.ones_like(T)
+    waiting = 1.0 + np.maximum(R - 1.0, 0.0) * (1.0 - B / R)
+    prefill = prefill_wait(pf, waiting, tokens_s, step, decodes)
+    if not pf.alone_s:
+        return prefill
+    b = 1.0 - np.power(np.clip(1.0 - B / R, 0.0, 1.0), np.maximum(R - 1.0, 0.0))
+    return b * T / 2.0 + prefill
+
+
+def fed_batch(mid: Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray:
+    """The decode batch a prefill instance serving `cap` requests/s feeds (disaggregated, prefill-bound): B with
+    B = cap x (osl - 1) TPOT(B) (Little's law on the decode stage; the other R - B requests queue for prefill, so
+    TTFT = (R - B) / cap and E2E = R / cap). B - cap (osl - 1) TPOT(B) rises with B (a step grows slower than its
+    batch), so the root in (0, R] is found by bisection in log B: from three decades below the grid (where the
+    clipped step is flat) to R, a bracket under 40 wide that 48 halvings narrow below 1e-12."""
+    lo, hi = np.full(R.shape, np.log(mid.grid[0] * 1e-3)), np.log(R)
+    for _ in range(48):
+        x = (lo + hi) / 2.0
+        B = np.exp(x)
+        step, tau = mid.at(B)[:2]
+        over = B > cap * (osl - 1) * step / tau
+        lo, hi = np.where(over, lo, x), np.where(over, x, hi)
+    return np.exp(hi)
+
+
+__all__ = ["FED_FLOOR", "Curve", "Loop", "batch_grid", "curve", "decode", "fed_batch", "ttft"]
