@@ -196,12 +196,7 @@ def _num(x: Any) -> float | int:
 def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float) -> Phase:
     """Solve the steady state for one mode (see the module docstring) for its decode batch B (`loop.Loop.batch`), with
     the step priced once on the batch grid."""
-    # SGLang's --max-running-requests and vLLM's --max-num-seqs bind every decode, so a cap the deployment sets
-    # (Scenario.max_running_requests) holds both modes; the profile's own (SGLang's 48 under speculation,
-    # server_args._handle_speculative_decoding) is set only when speculating.
-    user = dep.scenario.max_running_requests
-    cap = dep.eng.spec_max_running if spec else (float(user) if user is not None else np.inf)
-    R = np.minimum(C.astype(np.float64), cap)               # requests running; the rest wait for a slot
+    R = np.minimum(C.astype(np.float64), _running_cap(dep, spec))     # requests running; the rest wait for a slot
     g = batch_grid(R, FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
     i, o = w.samples
     mid, first, last = (curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
@@ -259,17 +254,29 @@ def _feasibility(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> 
     return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
 
 
-def _held(C: np.ndarray, ph: Phase) -> np.ndarray:
-    """Requests whose KV cache one mode's decode GPUs hold: all C, except where a disaggregated prefill instance sets
-    the rate, where the requests queued for prefill hold none there (the decode batch, rounded up)."""
-    C = C.astype(np.float64)
-    return np.where(ph.prefill_queue > 0.0, np.minimum(C, np.ceil(ph.decode_batch)), C)
+def _running_cap(dep: Deployment, spec: bool) -> float:
+    """The most requests one mode runs at once; the rest wait for a slot. SGLang's --max-running-requests and vLLM's
+    --max-num-seqs bind every decode, so a cap the deployment sets (Scenario.max_running_requests) holds both modes;
+    the profile's own (SGLang's 48 under speculation, server_args._handle_speculative_decoding) only speculating."""
+    user = dep.scenario.max_running_requests
+    return dep.eng.spec_max_running if spec else (float(user) if user is not None else np.inf)
+
+
+def _held(dep: Deployment, C: np.ndarray, ph: Phase, spec: bool) -> np.ndarray:
+    """Requests whose KV cache one mode's decode GPUs hold: the running ones, min(C, cap) (a request waiting for a
+    running slot holds none: SGLang allocates its KV slots when a prefill batch takes it, schedule_batch.py
+    ScheduleBatch.prepare_for_extend; vLLM when its scheduler admits it to the running queue), fewer where a
+    disaggregated prefill instance sets the rate and the requests queued for prefill hold none there (the decode
+    batch, rounded up)."""
+    R = np.minimum(C.astype(np.float64), _running_cap(dep, spec))
+    return np.where(ph.prefill_queue > 0.0, np.minimum(R, np.ceil(ph.decode_batch)), R)
 
 
 def _fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
-    """The most requests in flight whose KV cache fits (a power of two up to 65536; 0 when one does not fit)."""
+    """The most requests in flight whose KV cache fits, the running ones held (a power of two up to 65536; 0 when one
+    does not fit)."""
     g = np.array([2.0 ** j for j in range(17)])
-    fits = _memory(dep, w, g, drafter).fits
+    fits = _memory(dep, w, np.minimum(g, _running_cap(dep, drafter)), drafter).fits
     return float(g[fits].max()) if fits.any() else 0.0
 
 
@@ -325,11 +332,11 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
-        ok_b, msgs_b = _feasibility(dep, w, _held(C, base), False)
+        ok_b, msgs_b = _feasibility(dep, w, _held(dep, C, base, False), False)
         spec, ok, msgs = base, ok_b, msgs_b
         if _speculates(dep):
             spec = _phase(dep, w, pf, C, True, gpus)
-            ok, msgs = _feasibility(dep, w, _held(C, spec), True)
+            ok, msgs = _feasibility(dep, w, _held(dep, C, spec, True), True)
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
         msgs_b = msgs

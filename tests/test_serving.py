@@ -40,7 +40,7 @@ def test_e2e_is_ttft_plus_the_rest_of_the_tokens(sc, w):
     d = r.to_dict()
     json.dumps(d)
     for p in d["points"]:
-        assert (p["e2e_speedup"] is None) == (not p["feasible"])
+        assert (p["e2e_speedup"] is None) == (not (p["feasible"] and p["base_feasible"]))   # the ratios need both
 
 
 @settings(max_examples=15)
@@ -145,17 +145,19 @@ def test_a_point_does_not_depend_on_the_other_loads_priced_with_it():
 
 def test_the_decode_gpus_hold_only_the_fed_batch():
     # Requests queued for prefill hold no KV cache on the decode instance: 1024 requests of 1k/256 on one H200 TP8
-    # decode instance fit when one prefill GPU feeds it (the decode batch is what that GPU prefills), not co-located.
+    # decode instance fit when one prefill GPU feeds it (the decode batch is what that GPU prefills), not co-located
+    # without speculation (all 1024 run; with it SGLang runs 48 and the queued rest hold none either).
     sc = Scenario(**DSR1_H200)
     fed = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,), pd=True, prefill_gpus=1))
     co = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,)))
-    assert fed.feasible[0] and not co.feasible[0] and "does not fit" in co.message[0]
+    assert fed.feasible[0] and fed.base_feasible[0] and co.feasible[0]
+    assert not co.base_feasible[0] and "does not fit" in co.base_message[0]
     assert max(fed.spec.decode_batch[0], fed.base.decode_batch[0]) < 1024 / 4
     assert fed.base.prefill_queue[0] == pytest.approx(1024 - fed.base.decode_batch[0], rel=1e-12)
     assert fed.spec.prefill_queue[0] == pytest.approx(48 - fed.spec.decode_batch[0], rel=1e-12)  # SGLang's cap of 48
     # The same disaggregated instance with a prefill side that keeps up holds every request, and does not fit.
     unfed = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,), pd=True, prefill_gpus=10**6))
-    assert not unfed.feasible[0] and "does not fit" in unfed.message[0]
+    assert not unfed.base_feasible[0] and "does not fit" in unfed.base_message[0] and unfed.feasible[0]   # 48 run
     assert unfed.spec.prefill_queue[0] == unfed.base.prefill_queue[0] == 0.0
 
 
@@ -208,6 +210,22 @@ def test_sglang_caps_running_requests_while_speculating():
     assert r.spec.tokens_per_s_per_gpu[2] == pytest.approx(r.spec.tokens_per_s_per_gpu[1], rel=1e-9)
     assert r.spec.ttft_s[2] > 10 * r.spec.ttft_s[1]                  # the queue wait
     assert r.spec.tpot_s[2] == pytest.approx(r.spec.tpot_s[1], rel=1e-9)
+
+
+def test_requests_queued_above_the_running_cap_hold_no_kv_cache():
+    """Audit: 512 requests on 4 H100s (llama-3.1-70b, EAGLE-3, SGLang) were refused with speculation for the KV cache
+    of all 512, though SGLang runs 48 of them while speculating and the rest wait in its queue with none (it
+    allocates a request's KV slots when a prefill batch takes it)."""
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-70b", tp=4, method="eagle3", engine="sglang")
+    r = serve(s, Workload(isl=1024, osl=1024, concurrency=(48, 512)))
+    assert r.feasible.tolist() == [True, True] and r.message[1] == ""
+    assert r.base_feasible.tolist() == [True, False] and "does not fit" in r.base_message[1]   # plain runs all 512
+    assert r.to_dict()["points"][1]["spec"]["decode_batch"] <= 48
+    capped = serve(s.replace(max_running_requests=48), Workload(isl=1024, osl=1024, concurrency=(512,)))
+    assert capped.feasible.all() and capped.base_feasible.all()     # a deployment cap holds both modes' memory
+    # an arrival rate: speculation's capacity is its 48 running requests', not a memory limit on the queue
+    rate = serve(s, Workload(isl=1024, osl=1024, rate=(0.5 * 48 / r.spec.e2e_s[0],)))
+    assert rate.feasible.all()
 
 
 def test_memory_is_checked_at_the_mean_context():
