@@ -281,13 +281,13 @@ def _fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
 
 
 def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: float, c_fit: float
-             ) -> tuple[Phase, np.ndarray, float]:
+             ) -> tuple[Phase, np.ndarray, float, bool]:
     """One mode at each arrival rate: the requests in flight from Little's law, rate = C / E2E(C), on the closed-loop
     throughput X(C) = C / E2E(C) (it rises with C until the engine's running cap or memory stops it): the smallest C
-    with X(C) = rate, interpolated in log C; at a rate below X(1) one slot suffices (the latencies of C = 1). Reports
-    in flight = rate x E2E and throughput = rate x mean osl / GPUs (what is delivered). Returns (phase, whether the
-    rate is sustained, the capacity in requests/s). A fluid model: the waits of bursty (Poisson) arrivals at a
-    utilisation near 1 are not included."""
+    with X(C) = rate, interpolated in log C; at a rate below X(1) one slot suffices (the latencies of C = 1).
+    Reports in flight = rate x E2E and throughput = rate x mean osl / GPUs (what is delivered). Returns (phase,
+    whether the rate is sustained, the capacity in requests/s, whether a prefill instance sets it). A fluid model:
+    the waits of bursty (Poisson) arrivals at a utilisation near 1 are not included."""
     lam = np.asarray(w.rate, dtype=np.float64)
     g = np.geomspace(1.0, max(c_fit, 1.0), max(2, int(24 * np.log10(max(c_fit, 1.0))) + 1))
     free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound
@@ -296,7 +296,23 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     ph = _phase(dep, w, free, C, spec, gpus)
     ph = replace(ph, in_flight=lam * ph.e2e_s, tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
     top = min(float(X[-1]), pf.capacity_rps)
-    return ph, (lam <= top) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0
+    return ph, (lam <= top) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0, pf.capacity_rps < float(X[-1])
+
+
+def _limit(dep: Deployment, spec: bool, c_fit: float, by_prefill: bool) -> str:
+    """What sets one mode's capacity at an arrival rate, named: memory (not one request fits, or the most that fit,
+    when they are fewer than the running cap), the prefill instance, or the running cap (requests beyond it wait,
+    and hold no KV cache)."""
+    cap = _running_cap(dep, spec)
+    if c_fit < 1.0:
+        return "not one request fits in memory"
+    if by_prefill:
+        return "the prefill instance prefills no more"
+    if cap <= c_fit:
+        if dep.scenario.max_running_requests is not None:
+            return f"--max-running-requests runs at most {cap:g} requests at once"
+        return f"{dep.eng.name} runs at most {cap:g} requests at once while speculating, --max-running-requests sets it"
+    return f"{c_fit:.0f} requests in flight fit in memory"
 
 
 def _serve_rate(dep: Deployment, w: Workload, pf: PromptSide, spec_on: bool, gpus: float
@@ -306,11 +322,11 @@ def _serve_rate(dep: Deployment, w: Workload, pf: PromptSide, spec_on: bool, gpu
     out = []
     for spec in (True, False) if spec_on else (False,):
         c_fit = _fit_limit(dep, w, spec)
-        ph, ok, cap = _at_rate(dep, w, pf, spec, gpus, c_fit)
-        how = "with" if spec else "without"
+        ph, ok, cap, by_prefill = _at_rate(dep, w, pf, spec, gpus, c_fit)
+        how, limit = "with" if spec else "without", _limit(dep, spec, c_fit, by_prefill)
         out.append((ph, ok, ["" if o else f"rate {r:g} requests/s exceeds the capacity {how} speculation: {cap:.3g} "
-                             f"requests/s ({c_fit:.0f} requests in flight fit in memory; beyond it the queue grows "
-                             "without bound)" for r, o in zip(w.rate, ok)]))
+                             f"requests/s ({limit}; beyond it the queue grows without bound)"
+                             for r, o in zip(w.rate, ok)]))
     (spec, ok_s, msg_s), (base, ok_b, msg_b) = out[0], out[-1]
     slots = np.ceil(np.maximum(np.where(ok_s, spec.in_flight, 0.0), np.where(ok_b, base.in_flight, 0.0)))
     return spec, base, slots.astype(int), (ok_s, msg_s), (ok_b, msg_b)

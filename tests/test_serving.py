@@ -384,6 +384,23 @@ def test_sglang_cap_bounds_the_rate_with_speculation():
     assert r.feasible.tolist() == [True, False] and r.spec.in_flight[0] <= 48 + 1e-6
 
 
+def test_a_rate_beyond_capacity_names_the_limit_that_sets_it():
+    """Audit: a rate above speculation's capacity on SGLang said '256 requests in flight fit in memory', while its
+    cap of 48 running requests set the capacity (and after the queued requests stopped holding KV cache, '65536')."""
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang")
+    w = Workload(isl=1024, osl=1024, rate=(20.0,))
+    r = serve(s, w)
+    assert "sglang runs at most 48 requests at once while speculating" in r.message[0] and "memory" not in r.message[0]
+    assert "requests in flight fit in memory" in r.base_message[0]                      # plain: its KV cache
+    capped = serve(s.replace(max_running_requests=16), w)
+    for m in (capped.message[0], capped.base_message[0]):
+        assert "--max-running-requests runs at most 16 requests at once" in m
+    fed = serve(Scenario(**DSR1_H200), Workload(isl=8192, osl=1024, rate=(50.0,), pd=True, prefill_gpus=1))
+    assert "the prefill instance prefills no more" in fed.message[0] and "prefills no more" in fed.base_message[0]
+    huge = serve(s.replace(model="llama-3.1-405b"), w)
+    assert "not one request fits in memory" in huge.message[0]
+
+
 def test_cli_rate_lengths_and_their_errors(tmp_path, capsys):
     base = ["serve", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--method", "eagle3"]
     rc, out, _ = run(capsys, *base, "--rate", "0.5,4", "--format", "json")
