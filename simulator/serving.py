@@ -273,11 +273,24 @@ def _held(dep: Deployment, C: np.ndarray, ph: Phase, spec: bool) -> np.ndarray:
 
 
 def _fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
-    """The most requests in flight whose KV cache fits, the running ones held (a power of two up to 65536; 0 when one
-    does not fit)."""
-    g = np.array([2.0 ** j for j in range(17)])
-    fits = _memory(dep, w, np.minimum(g, _running_cap(dep, drafter)), drafter).fits
-    return float(g[fits].max()) if fits.any() else 0.0
+    """The most requests in flight one mode holds the KV cache of, exactly: inf where its running cap fits (the
+    requests beyond it wait and hold none), else the largest whole number that fits (0 when one does not), by
+    doubling and then bisection on whole numbers (the memory grows with the count), up to 2^30."""
+    cap = _running_cap(dep, drafter)
+
+    def fits(n: float) -> bool:
+        return bool(_memory(dep, w, np.array([float(n)]), drafter).fits[0])
+    if not fits(1.0):
+        return 0.0
+    if np.isfinite(cap) and fits(cap):
+        return np.inf
+    lo, hi = 1, 2
+    while hi < 2 ** 30 and fits(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return float(lo)
 
 
 def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: float, c_fit: float
@@ -286,10 +299,13 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     throughput X(C) = C / E2E(C) (it rises with C until the engine's running cap or memory stops it): the smallest C
     with X(C) = rate, interpolated in log C; at a rate below X(1) one slot suffices (the latencies of C = 1).
     Reports in flight = rate x E2E and throughput = rate x mean osl / GPUs (what is delivered). Returns (phase,
-    whether the rate is sustained, the capacity in requests/s, whether a prefill instance sets it). A fluid model:
+    whether the rate is sustained, the capacity in requests/s, whether a prefill instance sets it). The capacity is
+    the steady state's X at the most requests that run (the cap, or the most that fit: `_fit_limit`, exact), or the
+    prefill instance's rate. A fluid model:
     the waits of bursty (Poisson) arrivals at a utilisation near 1 are not included."""
     lam = np.asarray(w.rate, dtype=np.float64)
-    g = np.geomspace(1.0, max(c_fit, 1.0), max(2, int(24 * np.log10(max(c_fit, 1.0))) + 1))
+    top_c = max(min(c_fit, _running_cap(dep, spec)), 1.0)     # X(C) is flat above the running cap
+    g = np.geomspace(1.0, top_c, max(2, int(24 * np.log10(top_c)) + 1))
     free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound
     X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus).e2e_s)     # (a rate above it is not sustained)
     C = np.exp(np.interp(lam, X, np.log(g)))   # interpolated where X is smooth
@@ -324,7 +340,7 @@ def _serve_rate(dep: Deployment, w: Workload, pf: PromptSide, spec_on: bool, gpu
         c_fit = _fit_limit(dep, w, spec)
         ph, ok, cap, by_prefill = _at_rate(dep, w, pf, spec, gpus, c_fit)
         how, limit = "with" if spec else "without", _limit(dep, spec, c_fit, by_prefill)
-        out.append((ph, ok, ["" if o else f"rate {r:g} requests/s exceeds the capacity {how} speculation: {cap:.3g} "
+        out.append((ph, ok, ["" if o else f"rate {r:g} requests/s exceeds the capacity {how} speculation: {cap:.4g} "
                              f"requests/s ({limit}; beyond it the queue grows without bound)"
                              for r, o in zip(w.rate, ok)]))
     (spec, ok_s, msg_s), (base, ok_b, msg_b) = out[0], out[-1]

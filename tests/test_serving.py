@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -399,6 +400,19 @@ def test_a_rate_beyond_capacity_names_the_limit_that_sets_it():
     assert "the prefill instance prefills no more" in fed.message[0] and "prefills no more" in fed.base_message[0]
     huge = serve(s.replace(model="llama-3.1-405b"), w)
     assert "not one request fits in memory" in huge.message[0]
+
+
+def test_rate_capacity_is_the_closed_loop_at_the_most_requests_that_run():
+    """Audit: the capacity at an arrival rate was the closed loop at the largest power of two of requests that fit
+    (256 on one H100 for llama-3.1-8b 1k/1k: 7.68 requests/s), not at the most that fit (281: 7.74)."""
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang")
+    r = serve(s, Workload(isl=1024, osl=1024, rate=(20.0,)))
+    n = int(re.search(r"\((\d+) requests in flight fit in memory", r.base_message[0]).group(1))
+    closed = serve(s, Workload(isl=1024, osl=1024, concurrency=(n, n + 1, 48)))
+    assert closed.base_feasible.tolist() == [True, False, True] and n & (n - 1)        # the most, not a power of 2
+    for msg, X in ((r.base_message[0], n / closed.base.e2e_s[0]), (r.message[0], 48 / closed.spec.e2e_s[2])):
+        cap = float(re.search(r"speculation: ([\d.e+]+) requests/s", msg).group(1))
+        assert cap == pytest.approx(X, rel=5e-4)                     # printed to 4 digits
 
 
 def test_cli_rate_lengths_and_their_errors(tmp_path, capsys):
@@ -918,11 +932,13 @@ def test_a_rate_only_speculation_sustains_reads_on_only(capsys):
     priced 'on' row."""
     args = ["--model", "llama-3.1-70b", "--precision", "fp8", "--engine", "vllm", "--isl", "1000", "--osl", "1000"]
     s = Scenario(model="llama-3.1-70b", precision="fp8", engine="vllm")
-    r = serve(s, Workload(isl=1000, osl=1000, rate=(0.3,)))
+    # 0.5 requests/s: plain decoding's capacity is 0.37 (12 requests fit; 0.26 at the 8 the power-of-two search
+    # found, where this test used 0.3), speculation's 0.77
+    r = serve(s, Workload(isl=1000, osl=1000, rate=(0.5,)))
     assert r.feasible.tolist() == [True] and r.base_feasible.tolist() == [False]
     assert "exceeds the capacity without speculation" in r.base_message[0]
-    rc, out, _ = run(capsys, "serve", *args, "--rate", "0.3")
-    assert rc == 0 and "on only: rate 0.3 requests/s exceeds the capacity without speculation" in out
+    rc, out, _ = run(capsys, "serve", *args, "--rate", "0.5")
+    assert rc == 0 and "on only: rate 0.5 requests/s exceeds the capacity without speculation" in out
     d = serve(Scenario(max_running_requests=64), Workload(concurrency=(1,))).to_dict()
     assert d["scenario"]["max_running_requests"] == 64.0
     long = serve(Scenario(), Workload(isl=131072, osl=16, concurrency=(1,)))          # past the positions: neither
