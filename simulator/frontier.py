@@ -6,7 +6,9 @@ with prefill sharing the steps, or pausing them where the engine does not mix th
 `pd`). Per user = 1 / TPOT of a running request; per GPU = output tokens/s over every GPU of the deployment. A
 layout is one instance of n = tp x dp GPUs; for an MoE model the experts are spread over all n (ep = n, wide expert
 parallelism, DP attention when dp > 1) or, with dp = 1, split tensor-parallel (ep = 1). A dense model is searched at
-dp = 1 (replicas do not change per-GPU figures).
+dp = 1 (replicas do not change per-GPU figures). A mode's points are those where no request waits for a running
+slot: above its cap (SGLang runs 48 at once while speculating; --max-running-requests) the same requests run, with
+the same tokens/s per user and per GPU and a TTFT longer by the wait, so the cap itself is searched instead.
 
 The production pattern this explains (speculation on for latency-sensitive traffic, off for throughput) is where the
 two frontiers cross: at high tokens/s per user the speculative frontier reaches throughput the plain one cannot; at
@@ -163,13 +165,22 @@ def best_at(front: Sequence[Point], target: float) -> Point | None:
 
 
 def _points(s: Scenario, lay: Layout, w: Workload) -> tuple[list[Point], str]:
-    """The feasible points of one layout, and why none is when none is (the smallest concurrency's reason)."""
-    conc = tuple(lay.dp * b for b in PER_RANK_BATCH)
-    res = serve(s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep), replace(w, concurrency=conc, rate=()))
+    """Each mode at 1..1024 requests per attention-DP rank and at its running cap (SGLang's 48 while speculating,
+    or --max-running-requests), where it fits (plain decoding holds no drafter) and no request waits for a running
+    slot: above the cap the same requests run, so tokens/s per user and per GPU are the cap's, and only TTFT grows
+    (by the wait); such a point is not one to run at, and the cap itself is searched instead. Also why none is
+    feasible when none is (the smallest concurrency's reason)."""
+    sc = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep)
+    dep = sc.resolve()
+    caps = {"on": dep.eng.running_cap, "off": sc.max_running_requests}
+    extra = {int(c) for c in caps.values() if c is not None and lay.dp <= c <= lay.dp * PER_RANK_BATCH[-1]}
+    conc = tuple(sorted({lay.dp * b for b in PER_RANK_BATCH} | extra))
+    res = serve(sc, replace(w, concurrency=conc, rate=()), dep=dep)
     out = []
     for mode, ph, fits in (("on", res.spec, res.feasible), ("off", res.base, res.base_feasible)):
+        cap = caps[mode] if caps[mode] is not None else np.inf
         for i, c in enumerate(res.concurrency):
-            if fits[i]:                 # each mode where it fits: plain decoding holds no drafter
+            if fits[i] and c <= cap:
                 out.append(Point(lay, mode, int(c), int(ph.k[i]), float(ph.tokens_per_s_per_user[i]),
                                  float(ph.tokens_per_s_per_gpu[i]), float(ph.tpot_s[i]), float(ph.ttft_s[i]),
                                  float(ph.e2e_s[i])))
@@ -276,6 +287,12 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
             "engine_file": d.eng.path or None}
     notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",
              "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
+    if d.eng.running_cap is not None:
+        who = "either mode" if s.max_running_requests is not None else "speculation"
+        notes += (f"{d.eng.name} runs at most {d.eng.running_cap:g} requests at once with {who}: concurrencies "
+                  "above it, whose requests wait for a running slot, are left out (the same tokens/s per user and "
+                  f"per GPU as at {d.eng.running_cap:g}, TTFT longer by the wait); {d.eng.running_cap:g} itself is "
+                  "searched",)
     return FrontierResult(scen, w, tuple(pts), on, off, tuple(Target(t, best_at(on, t), best_at(off, t))
                                                                for t in tg), tuple(skipped), notes)
 

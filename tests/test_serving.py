@@ -825,6 +825,20 @@ def test_k0_serves_as_plain_decoding():
     assert r.feasible.all() and not any("at most 48" in n for n in r.notes)
 
 
+def test_frontier_leaves_out_points_whose_requests_wait_for_a_running_slot():
+    """Audit: with speculation on SGLang (48 requests run at once) the frontier's top 'on' point was 64 requests: the
+    48 running ones' throughput and interactivity, with TTFT 2.5 s from the 16 waiting (every target picked it).
+    Such points are left out and the cap itself is searched: 48 requests, TTFT 38 ms."""
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang")
+    r = frontier(s, Workload(isl=1024, osl=1024), gpus=(1,))
+    on = [p for p in r.points if p.mode == "on"]
+    assert max(p.concurrency for p in on) == 48 and r.on[0].concurrency == 48 and r.on[0].ttft_s < 0.1
+    assert max(p.concurrency for p in r.points if p.mode == "off") == 256     # plain: no cap, 512 do not fit
+    assert any("48 itself is searched" in n for n in r.notes)
+    capped = frontier(s.replace(max_running_requests=32), Workload(isl=1024, osl=1024), gpus=(1,))
+    assert max(p.concurrency for p in capped.points) == 32 and any("either mode" in n for n in capped.notes)
+
+
 def test_frontier_refuses_outputs_without_a_decode():
     with pytest.raises(ScenarioError, match="osl = 1: the frontier ranks tokens/s per user"):
         frontier(Scenario(), Workload(isl=1024, osl=1))
