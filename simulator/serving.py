@@ -348,6 +348,19 @@ def _serve_rate(dep: Deployment, w: Workload, pf: PromptSide, spec_on: bool, gpu
     return spec, base, slots.astype(int), (ok_s, msg_s), (ok_b, msg_b)
 
 
+def _scenario_dict(dep: Deployment) -> dict[str, Any]:
+    """The resolved inputs a ServeResult reports (the files a device or engine profile was read from, if any)."""
+    s = dep.scenario
+    return {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
+            "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
+            "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
+            "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,
+            "engine_file": dep.eng.path or None,
+            "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
+            "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe,
+            "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction}
+
+
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,
           **kw: Any) -> ServeResult:
     """Predict a serving workload with and without speculation (see the module docstring). `scenario` and the
@@ -372,14 +385,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
         msgs_b = msgs
-    scen = {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
-            "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
-            "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
-            "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,
-            "engine_file": dep.eng.path or None,
-            "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
-            "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe,
-            "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction}
+    scen = _scenario_dict(dep)
     notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
              "steady-state closed loop: each of the C slots serves one request after another",
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
