@@ -596,25 +596,31 @@ def test_curve_refuses_a_context_past_the_models_positions_and_prints_no_capacit
     assert rc == 0 and "exceeds llama-3.1-8b's max_position_embeddings 131072" in out     # the edge keeps its rows
 
 
-def test_a_copy_of_a_bundled_engine_profile_is_reported_as_an_uncalibrated_file(tmp_path, capsys):
-    # As for a device: a copy of engine_profiles/sglang.toml read by path keeps the name "sglang" but not the shipped
-    # calibration (calibration/fit.toml), and printed "engine sglang" beside other numbers than the bundled profile.
+@pytest.mark.parametrize("kind, copied, name", [("hardware", "hardware_specs/h100-sxm.toml", "h100-sxm"),
+                                                ("engine", "engine_profiles/sglang.toml", "sglang")])
+def test_a_copy_of_a_bundled_file_is_reported_as_an_uncalibrated_file(tmp_path, capsys, kind, copied, name):
+    # A copy read by path keeps the bundled name but not the shipped calibration (calibration/fit.toml: the kernel
+    # floor of a device, the fitted host costs of an engine), so the same name printed other numbers with nothing to
+    # tell the two apart. The file is named wherever the device or engine is (and still used as written).
     from simulator.engine import load_engine
-    p = tmp_path / "mine.toml"
-    shutil.copy(REPO / "engine_profiles" / "sglang.toml", p)
-    assert load_engine(str(p)).path == str(p) and load_engine("sglang").path == ""
-    assert load_engine(str(p)).spec_bookkeeping_s != load_engine("sglang").spec_bookkeeping_s     # why it matters
-    assert load_engine(str(p)) == load_engine(str(p)).uncalibrated()
-    note = f"sglang [file {p}, uncalibrated: the shipped calibration applies to bundled names only]"
+    from simulator.hardware import load_hardware
+    p = tmp_path / "x.toml"
+    shutil.copy(REPO / copied, p)
+    load, field = (load_hardware, "kernel_floor_s") if kind == "hardware" else (load_engine, "spec_bookkeeping_s")
+    assert load(str(p)).path == str(p) and load(name).path == ""
+    assert getattr(load(str(p)), field) != getattr(load(name), field)                         # why it matters
+    note = f"{name} [file {p}, uncalibrated: the shipped calibration applies to bundled names only]"
     for cmd in (["curve", "--batch", "1"], ["step", "--batch", "1"], ["advise", "--batch", "1..2"],
                 ["serve", "--concurrency", "1"]):
-        rc, out, _ = run(capsys, *cmd, "--engine", str(p))
-        assert rc == 0 and f"engine {note}" in out.splitlines()[0 if cmd[0] != "advise" else 1], cmd
-        rc, out, err = run(capsys, *cmd, "--engine", str(p), "--format", "csv")
-        assert rc == 0 and f"note: engine {note}" in err.splitlines(), cmd
+        rc, out, _ = run(capsys, *cmd, f"--{kind}", str(p))
+        head = out.splitlines()[0 if cmd[0] != "advise" else 1]
+        assert rc == 0 and (f"x {note}" if kind == "hardware" else f"engine {note}") in head, cmd
+        rc, out, err = run(capsys, *cmd, f"--{kind}", str(p), "--format", "csv")
+        assert rc == 0 and f"note: {kind} {note}" in err.splitlines(), cmd
         rc, out, err = run(capsys, *cmd, "--format", "csv")
-        assert rc == 0 and "note: engine" not in err, cmd
-    rc, out, _ = run(capsys, "curve", "--batch", "1", "--engine", str(p), "--format", "json")
-    assert json.loads(out)["scenario"]["engine_file"] == str(p)
-    rc, out, _ = run(capsys, "curve", "--batch", "1", "--format", "json")
-    assert json.loads(out)["scenario"]["engine_file"] is None
+        assert rc == 0 and "note: " not in err, cmd
+    for args, want in (([f"--{kind}", str(p)], str(p)), ([], None)):
+        rc, out, _ = run(capsys, "curve", "--batch", "1", *args, "--format", "json")
+        assert json.loads(out)["scenario"][f"{kind}_file"] == want
+    rc, out, _ = run(capsys, "curve", "--batch", "1")
+    assert rc == 0 and "[file" not in out and "uncalibrated" not in out

@@ -315,31 +315,6 @@ def test_load_by_path_equals_bundled(tmp_path):
     assert mine == replace(load_hardware("h200-sxm").uncalibrated(), assumptions=mine.assumptions)
 
 
-def test_a_copy_of_a_bundled_spec_is_reported_as_an_uncalibrated_file(tmp_path, capsys):
-    # A copy read by path keeps the bundled name but not the shipped calibration: the same "h100-sxm" printed other
-    # numbers with nothing to tell the two apart. The file is named wherever the device is (and still used as written).
-    from .helpers import run
-    p = tmp_path / "x.toml"
-    shutil.copy(SPEC_DIR / "h100-sxm.toml", p)
-    assert load_hardware(str(p)).path == str(p) and load_hardware("h100-sxm").path == ""
-    assert load_hardware(str(p)).kernel_floor_s != load_hardware("h100-sxm").kernel_floor_s      # why it matters
-    note = f"h100-sxm [file {p}, uncalibrated: the shipped calibration applies to bundled names only]"
-    for cmd in (["curve", "--batch", "1"], ["step", "--batch", "1"], ["advise", "--batch", "1..2"],
-                ["serve", "--concurrency", "1"]):
-        rc, out, _ = run(capsys, *cmd, "--hardware", str(p))
-        assert rc == 0 and note in out.splitlines()[0 if cmd[0] != "advise" else 1], cmd
-        rc, out, err = run(capsys, *cmd, "--hardware", str(p), "--format", "csv")
-        assert rc == 0 and f"note: hardware {note}" in err.splitlines(), cmd
-        rc, out, err = run(capsys, *cmd, "--format", "csv")
-        assert rc == 0 and "note: hardware" not in err, cmd
-    rc, out, _ = run(capsys, "curve", "--batch", "1", "--hardware", str(p), "--format", "json")
-    assert json.loads(out)["scenario"]["hardware_file"] == str(p)
-    rc, out, _ = run(capsys, "curve", "--batch", "1", "--format", "json")
-    assert json.loads(out)["scenario"]["hardware_file"] is None
-    rc, out, _ = run(capsys, "curve", "--batch", "1")
-    assert rc == 0 and "[file" not in out and "uncalibrated" not in out
-
-
 # ---- malformed spec files -------------------------------------------------------------------------------------
 
 def test_malformed_toml(tmp_path):
