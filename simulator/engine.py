@@ -17,7 +17,7 @@ from .fitted import engine_values
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
     "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "no_overlap_methods"},
-    "spec": {"bookkeeping_s", "bookkeeping_on_host", "draft_step_overhead_s", "ngram_host_s",
+    "spec": {"bookkeeping_s", "bookkeeping_on_host", "host_bookkeeping_s", "draft_step_overhead_s", "ngram_host_s",
              "ngram_host_per_seq_s", "max_running_requests", "methods"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
@@ -46,6 +46,8 @@ class EngineProfile:
     spec_bookkeeping_s : float      per speculative step (rejection sampling, tree build, draft-extend prep)
     bookkeeping_on_host : bool      that bookkeeping is host (CPU) work, so it hides behind the GPU with the rest of
                                     the host work when the engine overlaps a speculative step; False: GPU kernels
+    spec_host_bookkeeping_s : float or None   the most of that bookkeeping that is host work (None: all of it);
+                                    the rest adds to an overlapped step like GPU work (`hidden_bookkeeping_s`)
     draft_step_overhead_s : float   host/scheduling work per draft forward pass (the drafter's Python loop)
     ngram_host_s, ngram_host_per_seq_s : float   n-gram / suffix proposer host cost per step, and per sequence
     kernel_launch_s : float         per kernel when a pass runs eager
@@ -77,6 +79,7 @@ class EngineProfile:
     host_per_seq_s: float = 0.0
     spec_bookkeeping_s: float = 0.0
     bookkeeping_on_host: bool = False
+    spec_host_bookkeeping_s: float | None = None
     draft_step_overhead_s: float = 0.0
     ngram_host_s: float = 0.0
     ngram_host_per_seq_s: float = 0.0
@@ -120,6 +123,16 @@ class EngineProfile:
         return replace(self, **dict(self.priors), priors=()) if self.priors else self
 
     @property
+    def hidden_bookkeeping_s(self) -> float:
+        """The part of the per-step bookkeeping that is host work and hides behind the GPU when a speculative step
+        overlaps: all of it, or at most spec_host_bookkeeping_s of it, where the bookkeeping is on the host; none
+        where it is GPU work."""
+        if not self.bookkeeping_on_host:
+            return 0.0
+        cap = self.spec_host_bookkeeping_s
+        return self.spec_bookkeeping_s if cap is None else min(self.spec_bookkeeping_s, cap)
+
+    @property
     def running_cap(self) -> float | None:
         """spec_max_running as reported: None where the profile sets no cap (its 1e9 sentinel)."""
         return float(self.spec_max_running) if self.spec_max_running < 1e9 else None
@@ -138,7 +151,7 @@ class EngineProfile:
 # Fields that price host work around the passes, not the passes themselves.
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
                          "overlap_with_spec", "no_overlap_methods", "methods", "spec_bookkeeping_s",
-                         "bookkeeping_on_host", "draft_step_overhead_s",
+                         "bookkeeping_on_host", "spec_host_bookkeeping_s", "draft_step_overhead_s",
                          "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
                          "priors", "spec_max_running", "mixed_prefill", "path"})
 
@@ -149,6 +162,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "per_seq_s"): ("host_per_seq_s", float, 0.0, 1e-3),
     ("spec", "bookkeeping_s"): ("spec_bookkeeping_s", float, 0.0, 0.1),
     ("spec", "bookkeeping_on_host"): ("bookkeeping_on_host", bool, None, None),
+    ("spec", "host_bookkeeping_s"): ("spec_host_bookkeeping_s", float, 0.0, 0.1),
     ("spec", "draft_step_overhead_s"): ("draft_step_overhead_s", float, 0.0, 0.02),
     ("spec", "ngram_host_s"): ("ngram_host_s", float, 0.0, 0.1),
     ("spec", "ngram_host_per_seq_s"): ("ngram_host_per_seq_s", float, 0.0, 0.01),

@@ -132,8 +132,9 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
         host = host + e.ngram_host_s + e.ngram_host_per_seq_s * B
     # Bookkeeping that is host work hides with the rest of the host work when the step overlaps (SGLang's SpecV2
     # worker removed the ~1.1 ms of host time the V1 worker exposed per step, PR #11398); bookkeeping done by GPU
-    # kernels (vLLM's rejection sampler, PR #14930; TensorRT-LLM's in-graph acceptance) adds either way.
-    bk_host = e.spec_bookkeeping_s if e.bookkeeping_on_host else 0.0
+    # kernels (vLLM's rejection sampler, PR #14930; TensorRT-LLM's in-graph acceptance) adds either way, and so does
+    # the part of a host bookkeeping beyond what the profile knows to be host work (EngineProfile.hidden_bookkeeping_s).
+    bk_host = e.hidden_bookkeeping_s
     spec = _hide(gpu, host + bk_host, e.overlaps(d.method)) + (e.spec_bookkeeping_s - bk_host)
     # max(gpu, host) >= draft + verify, so the overhead is never negative; the clip removes float round-off (-0.000)
     return SpecStep(draft, verify, np.maximum(spec - draft - verify, 0.0), spec, vs.bound)

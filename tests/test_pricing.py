@@ -84,16 +84,32 @@ def _sglang(**eng) -> Deployment:
 
 @FAST
 @given(bk=st.floats(0.0, 5e-3), host=st.floats(0.0, 5e-3), B=st.integers(1, 256),
-       overlap=st.booleans(), on_host=st.booleans())
-def test_host_bookkeeping_hides_only_when_overlapped(bk, host, B, overlap, on_host):
+       overlap=st.booleans(), on_host=st.booleans(), cap=st.one_of(st.none(), st.floats(0.0, 5e-3)))
+def test_host_bookkeeping_hides_only_when_overlapped(bk, host, B, overlap, on_host, cap):
     b, v = np.array([float(B)]), Verify(3, 1, 4)
     step = lambda **e: spec_step(_sglang(host_per_seq_s=0.0, **e), v, b, 1024.0).step_s  # noqa: E731
     gpu = step(spec_bookkeeping_s=0.0, host_step_s=0.0)                  # the passes alone
-    s = step(spec_bookkeeping_s=bk, host_step_s=host, overlap_with_spec=overlap, bookkeeping_on_host=on_host)
+    s = step(spec_bookkeeping_s=bk, host_step_s=host, overlap_with_spec=overlap, bookkeeping_on_host=on_host,
+             spec_host_bookkeeping_s=cap)
     serial = gpu + host + bk                                              # the V1 worker: one after the other
-    want = serial if not overlap else np.maximum(gpu, host + bk) if on_host else np.maximum(gpu, host) + bk
+    h = (bk if cap is None else min(bk, cap)) if on_host else 0.0        # the host part of the bookkeeping
+    want = serial if not overlap else np.maximum(gpu, host + h) + (bk - h)
     np.testing.assert_allclose(s, want, rtol=1e-12)
     assert np.all(gpu <= s * (1 + 1e-12)) and np.all(s <= serial * (1 + 1e-12))   # hiding never costs time
+
+
+@FAST
+@given(bk=st.floats(0.0, 5e-3), c1=st.floats(0.0, 5e-3), c2=st.floats(0.0, 5e-3), B=st.integers(1, 256))
+def test_more_host_bookkeeping_never_slows_an_overlapped_step(bk, c1, c2, B):
+    # The step is monotone in the host part: the more of the bookkeeping is host work, the more hides; no cap
+    # (None) hides it all and a cap of 0 prices it as GPU work (bookkeeping_on_host false).
+    b, v = np.array([float(B)]), Verify(3, 1, 4)
+    step = lambda **e: spec_step(_sglang(spec_bookkeeping_s=bk, host_step_s=2e-4, host_per_seq_s=0.0,  # noqa: E731
+                                         overlap_with_spec=True, **e), v, b, 1024.0).step_s[0]
+    lo, hi = sorted((c1, c2))
+    assert step(spec_host_bookkeeping_s=hi) <= step(spec_host_bookkeeping_s=lo) * (1 + 1e-12)
+    assert step(spec_host_bookkeeping_s=None) == pytest.approx(step(spec_host_bookkeeping_s=bk), rel=1e-12)
+    assert step(spec_host_bookkeeping_s=0.0) == pytest.approx(step(bookkeeping_on_host=False), rel=1e-12)
 
 
 @pytest.mark.parametrize("on_host", [True, False])
@@ -105,9 +121,28 @@ def test_overlapped_bookkeeping_is_max_or_sum(on_host):
                      v, B, 1024.0).step_s
     for bk in (1e-4, 1e-3, 1.0):
         s = spec_step(_sglang(spec_bookkeeping_s=bk, host_step_s=2e-4, host_per_seq_s=0.0, overlap_with_spec=True,
-                              bookkeeping_on_host=on_host), v, B, 1024.0).step_s
+                              bookkeeping_on_host=on_host, spec_host_bookkeeping_s=None), v, B, 1024.0).step_s
         want = np.maximum(bare, 2e-4 + bk) if on_host else bare + bk
         np.testing.assert_allclose(s, want, rtol=1e-12)
+
+
+def test_specv2_hides_what_pr_11398_and_12128_measured_not_the_fitted_bookkeeping():
+    # SGLang's shipped profile hides under SpecV2 its fitted host step and the sourced 0.5 ms of host bookkeeping
+    # (spec.host_bookkeeping_s), not the whole fitted bookkeeping (about 2.9 ms, mostly not known to be host work):
+    # 1.1 ms per step, the 1.1 ms PR #11398 measured (Llama-3.1-8B, one request) and under the 1.96 ms of PR #12128
+    # (DeepSeek-R1 TP8, one request); hiding the whole bookkeeping would hide about 3.5 ms, 1.8x the larger one.
+    dep = _sglang()
+    e = dep.eng
+    assert e.bookkeeping_on_host and e.spec_host_bookkeeping_s == 5e-4 < e.spec_bookkeeping_s
+    v, B = Verify(5, 1, 6), np.array([1.0])
+    v1 = spec_step(with_engine(dep, replace(e, overlap_with_spec=False)), v, B, 1024.0).step_s[0]
+    v2 = spec_step(with_engine(dep, replace(e, overlap_with_spec=True)), v, B, 1024.0).step_s[0]
+    hidden = v1 - v2
+    assert hidden == pytest.approx(e.host_step_s + e.host_per_seq_s + 5e-4, rel=1e-9)
+    assert 1.0e-3 <= hidden <= 1.96e-3
+    whole = v1 - spec_step(with_engine(dep, replace(e, overlap_with_spec=True, spec_host_bookkeeping_s=None)),
+                           v, B, 1024.0).step_s[0]
+    assert whole > 1.5 * 1.96e-3
 
 
 def test_specv2_hides_the_host_work_pr_11398_measured():

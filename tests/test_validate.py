@@ -273,8 +273,9 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     # named (a Hopper part with FA3 MLA), so the rows are not mapped (validation/not_mapped.csv); priced here on 8x
     # H200, the one bundled Hopper part that holds the model. The SGLang bookkeeping and draft-pass work the shipped
     # fit took from two other sources (Qwen3-8B, Qwen3-30B-A3B) price the V1 step within 5 %; their sourced priors
-    # alone are 27 % fast. SpecV2 is priced 15 % fast: the run hid 1.96 ms per step, the profile 3.6 ms of its 4.3 ms
-    # of host work and bookkeeping (README, "What is calibrated").
+    # alone are 27 % fast. SpecV2 is priced 5 % slow: the run hid 1.96 ms per step, the profile 1.1 ms (its host step
+    # and the sourced 0.5 ms of host bookkeeping, spec.host_bookkeeping_s); hiding the whole fitted bookkeeping, as
+    # the profile did before, priced it 15 % fast.
     shipped = load_rows()
     assert not any(x["source_id"] == "sglang-pr-12128" for x in shipped)
     # context 280: send_one's one-line prompt (~25 tokens) plus half of its 512 output tokens (estimate; 20 to 532
@@ -289,7 +290,7 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     assert predict_prepared(p, replace(p.dep.eng, spec_bookkeeping_s=prior.spec_bookkeeping_s,
                                        draft_step_overhead_s=prior.draft_step_overhead_s)) > 1.2 * 140.52
     v2 = prepare_row(dict(r, overlap_scheduler="true", measured="159.71"))
-    assert 1.0 < predict_prepared(v2) / 159.71 < 1.2
+    assert 0.9 < predict_prepared(v2) / 159.71 < 1.0
 
 
 def test_crossval_fold_rule_one_source_tests_transfer_between_two(tmp_path):
