@@ -34,6 +34,43 @@ IX_SGLANG_MTP = {
 }
 
 
+# Decode instances of the NVIDIA/srt-slurm recipes a disaggregated InferenceX SGLang MTP row's 'MTP k source' note
+# names (the recipes at srt-slurm HEAD c88ef731, 2026-08-21, where the rows' k was read): recipe -> (decode
+# --max-running-requests, SGLANG_ENABLE_SPEC_V2 in the decode environment). SGLang caps a whole instance at the flag:
+# with DP attention each of the dp schedulers runs max_running_requests // dp_size (model_runner.py), so the
+# instance runs the flag's value, as `spec_max_running` prices one decode instance.
+SRT_SLURM_DECODE = {
+    "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, False),
+    "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml": (128, True),
+    "recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, True),
+    "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml": (64, True),
+    "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, True),
+    "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml": (128, True),
+    "recipes/h200/1k1k/bs256-1p6d-dep-mtp.yaml": (128, True),
+    "recipes/h200/1k1k/low-latency-1p9d-mtp.yaml": (64, True),
+    "recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml": (192, True),
+    "recipes/h200/8k1k/bs16-1p3d-mtp.yaml": (32, True),
+    "recipes/h200/8k1k/bs4-1p7d-mtp.yaml": (2, True),
+    "recipes/h200/8k1k/bs8-1p6d-mtp.yaml": (16, True),
+}
+_SRT_SLURM = re.compile(r"NVIDIA/srt-slurm HEAD (recipes/\S+\.yaml)")
+
+
+def srt_slurm_decode(out: Row, ksrc: list[str]) -> None:
+    """A disaggregated SGLang MTP row's decode-instance facts from the srt-slurm recipe its k came from
+    (SRT_SLURM_DECODE): the requests one decode instance runs while speculating and the SpecV2 overlap."""
+    m = _SRT_SLURM.search(" ".join(ksrc))
+    if m is None or m.group(1) not in SRT_SLURM_DECODE:
+        return
+    cap, v2 = SRT_SLURM_DECODE[m.group(1)]
+    out["spec_max_running"] = str(cap)
+    if v2:
+        out["overlap_scheduler"] = "true"
+    note(out, f"decode instance of {m.group(1)} at srt-slurm HEAD: --max-running-requests {cap}; "
+              + ("SGLANG_ENABLE_SPEC_V2=1 in decode_environment (SpecV2 overlap: overlap_scheduler true)" if v2
+                 else "no SGLANG_ENABLE_SPEC_V2 (V1 worker)"))
+
+
 def ix_sglang_mtp(out: Row, disagg: bool) -> None:
     """A single-node InferenceX SGLang DeepSeek-R1 MTP run's scheduler facts from its script (IX_SGLANG_MTP): every
     row of the run, its speedup included (whose notes do not name the script). The scripts were added on the dates
@@ -78,6 +115,8 @@ def v_fixture(r: Row, out: Row) -> None:
         note(out, "median interactivity (tok/s/user)")
     ksrc = [s for s in r["notes"].split("; ") if s.startswith("MTP k source")]
     ix_sglang_mtp(out, disagg)
+    if disagg and out["engine"] == "sglang" and out["method"] == "mtp":
+        srt_slurm_decode(out, ksrc)
     pair = re.search(r"matched pair pair\d+ \(.*\)$", r["notes"])
     note(out, *ksrc, "InferenceX CI (random isl/osl, 10 x concurrency prompts)",
          pair.group(0) if pair else r["notes"].split("; ")[-1])
