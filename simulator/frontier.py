@@ -26,7 +26,7 @@ import numpy as np
 from .errors import ScenarioError, SpecroofError
 from .model import ModelShape
 from .scenario import Scenario, as_scenario
-from .serving import Workload, serve
+from .serving import Workload, running_cap, serve
 from .workload import Parallelism
 
 DEFAULT_TARGETS = (20.0, 50.0, 100.0)   # tokens/s per user: chat-like, fast chat, agentic / reasoning interactivity
@@ -172,15 +172,14 @@ def _points(s: Scenario, lay: Layout, w: Workload) -> tuple[list[Point], str]:
     feasible when none is (the smallest concurrency's reason)."""
     sc = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep)
     dep = sc.resolve()
-    caps = {"on": dep.eng.running_cap, "off": sc.max_running_requests}
-    extra = {int(c) for c in caps.values() if c is not None and lay.dp <= c <= lay.dp * PER_RANK_BATCH[-1]}
+    caps = {"on": running_cap(dep, True), "off": running_cap(dep, False)}
+    extra = {int(c) for c in caps.values() if lay.dp <= c <= lay.dp * PER_RANK_BATCH[-1]}
     conc = tuple(sorted({lay.dp * b for b in PER_RANK_BATCH} | extra))
     res = serve(sc, replace(w, concurrency=conc, rate=()), dep=dep)
     out = []
     for mode, ph, fits in (("on", res.spec, res.feasible), ("off", res.base, res.base_feasible)):
-        cap = caps[mode] if caps[mode] is not None else np.inf
         for i, c in enumerate(res.concurrency):
-            if fits[i] and c <= cap:
+            if fits[i] and c <= caps[mode]:
                 out.append(Point(lay, mode, int(c), int(ph.k[i]), float(ph.tokens_per_s_per_user[i]),
                                  float(ph.tokens_per_s_per_gpu[i]), float(ph.tpot_s[i]), float(ph.ttft_s[i]),
                                  float(ph.e2e_s[i])))

@@ -196,7 +196,7 @@ def _num(x: Any) -> float | int:
 def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float) -> Phase:
     """Solve the steady state for one mode (see the module docstring) for its decode batch B (`loop.Loop.batch`), with
     the step priced once on the batch grid."""
-    R = np.minimum(C.astype(np.float64), _running_cap(dep, spec))     # requests running; the rest wait for a slot
+    R = np.minimum(C.astype(np.float64), running_cap(dep, spec))     # requests running; the rest wait for a slot
     g = batch_grid(R, FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
     i, o = w.samples
     mid, first, last = (curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
@@ -254,7 +254,7 @@ def _feasibility(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> 
     return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
 
 
-def _running_cap(dep: Deployment, spec: bool) -> float:
+def running_cap(dep: Deployment, spec: bool) -> float:
     """The most requests one mode runs at once; the rest wait for a slot. SGLang's --max-running-requests and vLLM's
     --max-num-seqs bind every decode, so a cap the deployment sets (Scenario.max_running_requests) holds both modes;
     the profile's own (SGLang's 48 under speculation, server_args._handle_speculative_decoding) only speculating."""
@@ -268,7 +268,7 @@ def _held(dep: Deployment, C: np.ndarray, ph: Phase, spec: bool) -> np.ndarray:
     ScheduleBatch.prepare_for_extend; vLLM when its scheduler admits it to the running queue), fewer where a
     disaggregated prefill instance sets the rate and the requests queued for prefill hold none there (the decode
     batch, rounded up)."""
-    R = np.minimum(C.astype(np.float64), _running_cap(dep, spec))
+    R = np.minimum(C.astype(np.float64), running_cap(dep, spec))
     return np.where(ph.prefill_queue > 0.0, np.minimum(R, np.ceil(ph.decode_batch)), R)
 
 
@@ -276,7 +276,7 @@ def _fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
     """The most requests in flight one mode holds the KV cache of, exactly: inf where its running cap fits (the
     requests beyond it wait and hold none), else the largest whole number that fits (0 when one does not), by
     doubling and then bisection on whole numbers (the memory grows with the count), up to 2^30."""
-    cap = _running_cap(dep, drafter)
+    cap = running_cap(dep, drafter)
 
     def fits(n: float) -> bool:
         return bool(_memory(dep, w, np.array([float(n)]), drafter).fits[0])
@@ -304,7 +304,7 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     prefill instance's rate. A fluid model:
     the waits of bursty (Poisson) arrivals at a utilisation near 1 are not included."""
     lam = np.asarray(w.rate, dtype=np.float64)
-    top_c = max(min(c_fit, _running_cap(dep, spec)), 1.0)     # X(C) is flat above the running cap
+    top_c = max(min(c_fit, running_cap(dep, spec)), 1.0)     # X(C) is flat above the running cap
     g = np.geomspace(1.0, top_c, max(2, int(24 * np.log10(top_c)) + 1))
     free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound
     X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus).e2e_s)     # (a rate above it is not sustained)
@@ -319,7 +319,7 @@ def _limit(dep: Deployment, spec: bool, c_fit: float, by_prefill: bool) -> str:
     """What sets one mode's capacity at an arrival rate, named: memory (not one request fits, or the most that fit,
     when they are fewer than the running cap), the prefill instance, or the running cap (requests beyond it wait,
     and hold no KV cache)."""
-    cap = _running_cap(dep, spec)
+    cap = running_cap(dep, spec)
     if c_fit < 1.0:
         return "not one request fits in memory"
     if by_prefill:
@@ -470,5 +470,5 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
     return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, *fits)
 
 
-__all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "BatchRun", "Phase", "ServeResult", "Workload", "read_lengths", "serve",
-           "static_batch"]
+__all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "BatchRun", "Phase", "ServeResult", "Workload", "read_lengths",
+           "running_cap", "serve", "static_batch"]
