@@ -194,8 +194,18 @@ def _check_emit(emit: Iterable[str] | str | None) -> list[str] | None:
     return targets
 
 
-def _steady_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _at_depth(s: Scenario, r: SpeedupResult, on: np.ndarray, kk: int, TT: int,
+              memo: dict[tuple[int, int], SpeedupResult]) -> SpeedupResult:
+    """The prediction at depth kk with TT verify tokens over the on-range batches, priced once per (kk, TT) for
+    both _steady_k and _fixed_k (memo)."""
+    if (kk, TT) not in memo:
+        memo[(kk, TT)] = predict(s.replace(tree_tokens=None if TT == kk + 1 else TT, k=kk,
+                                           batch=tuple(int(b) for b in r.batch[on])))
+    return memo[(kk, TT)]
+
+
+def _steady_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: np.ndarray,
+              memo: dict[tuple[int, int], SpeedupResult]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The depth per batch of the fewest ranges within K_TOLERANCE of the best (module docstring), with its speedup.
     Returns (k, T, speedup); trees, and a range with one depth, keep the best."""
     sp = r.speedup.astype(float).copy()
@@ -203,8 +213,7 @@ def _steady_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT:
         return sk, sT, sp
     idx = np.flatnonzero(on)
     ks = list(range(1, int(sk[on].max()) + 1))
-    Bon = tuple(int(b) for b in r.batch[on])
-    runs = [predict(s.replace(tree_tokens=None, k=kk, batch=Bon)) for kk in ks]
+    runs = [_at_depth(s, r, on, kk, kk + 1, memo) for kk in ks]
     S = np.array([np.where(rr.feasible, rr.speedup, -np.inf) for rr in runs])         # (depths, on-batches)
     ok = S >= r.speedup[on] * (1.0 - K_TOLERANCE)
     ok[np.array(ks)[:, None] == sk[on][None, :]] = True                                # the best itself
@@ -220,8 +229,8 @@ def _steady_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT:
     return k, np.where(on, k + 1, 0).astype(int), sp
 
 
-def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: np.ndarray
-             ) -> tuple[float, int, int, np.ndarray]:
+def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: np.ndarray,
+             memo: dict[tuple[int, int], SpeedupResult]) -> tuple[float, int, int, np.ndarray]:
     """One k for engines without a per-batch table: among the depths between the smallest and largest best k on the
     on-range (or the best (k, tree) pairs), the one whose worst ratio to the per-batch best is largest, ties broken by
     the mean ratio. The depths are compared where every candidate fits in memory, so the few batches at the memory
@@ -234,9 +243,7 @@ def _fixed_k(s: Scenario, r: SpeedupResult, on: np.ndarray, sk: np.ndarray, sT: 
         cands = {(kk, kk + 1) for kk in range(int(ks.min()), int(ks.max()) + 1)}
     else:
         cands = {(int(a), int(b)) for a, b in zip(ks, Ts)}
-    Bon = r.batch[on]
-    runs = [(kk, TT, predict(s.replace(tree_tokens=None if TT == kk + 1 else TT, k=kk,
-                                       batch=tuple(int(b) for b in Bon)))) for kk, TT in sorted(cands)]
+    runs = [(kk, TT, _at_depth(s, r, on, kk, TT, memo)) for kk, TT in sorted(cands)]
     common = np.logical_and.reduce([rr.feasible for *_, rr in runs])
     scored = common if common.any() else np.ones_like(common)
     best, key = None, (-np.inf, -np.inf)
@@ -302,7 +309,9 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     targets = targets or ([eng_name] if eng_name in EMIT_ENGINES else ["vllm", "sglang", "trtllm"])
     cb = r.crossover_batch
     on = r.feasible & (r.speedup >= 1.0)
-    sk, sT, sp = _steady_k(s, r, on, np.where(on, r.k, 0).astype(int), np.where(on, r.tree_tokens, 0).astype(int))
+    memo: dict[tuple[int, int], SpeedupResult] = {}          # depths priced over the on-range, shared by both
+    sk, sT, sp = _steady_k(s, r, on, np.where(on, r.k, 0).astype(int), np.where(on, r.tree_tokens, 0).astype(int),
+                           memo)
     fits = np.where(r.feasible, 0, np.where(r.base_feasible, 1, 2))
     schedule = _schedule(B, sk, sT, on, sp, r.feasible, hi, fits)
     pays = bool(on.any())
@@ -311,7 +320,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     interior = tuple(int(b) for b in B[~on & (B < cb)]) if pays and cb is not None else ()
     ratio, fixed_k, fixed_T, fixed_s, fixed_to = float("nan"), 0, 0, np.full(B.size, np.nan), 0
     if pays:
-        ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT)
+        ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT, memo)
         fixed_to = r.edge(fixed_k, fixed_T)                    # where the one k stops fitting in memory
     topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, r.scenario)
     hz = tuple(check(eng_name, s.method, opts, hazards_all))
