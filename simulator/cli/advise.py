@@ -58,8 +58,9 @@ def _print(adv: Any, lo: int, hi: int) -> None:
     d = adv.to_dict()
     s = d["scenario"]
     print("specroof advise: a PREDICTION from datasheet rooflines and an engine profile, not a measurement")
-    print(f"{s['model']} on {s['n_gpus']}x {fmt.hardware(s)} ({fmt.layout(s)}; {fmt.formats(s)}), {s['method']} "
-          f"[{s['drafter']}], engine {fmt.engine(s)}, acceptance {s['acceptance']} "
+    hw, eng = fmt.named(s, "hardware"), fmt.named(s, "engine")
+    print(f"{s['model']} on {s['n_gpus']}x {hw} ({fmt.layout(s)}; {fmt.formats(s)}), {s['method']} "
+          f"[{s['drafter']}], engine {eng}, acceptance {s['acceptance']} "
           f"(alpha {s['acceptance_alpha']:.3f}), context {s['context']}, batches {lo}..{hi}\n")
     print("best k per batch (k = 0: speculation off)")
     print(fmt.table(["batches", "k", "verify_tok", "speedup"], _schedule_rows(adv)) + "\n")

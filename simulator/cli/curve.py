@@ -105,8 +105,9 @@ def run(a: argparse.Namespace) -> int:
         fmt.hazard_lines(hz)
         return 0
     sc = d["scenario"]
-    print(f"{sc['model']} on {sc['n_gpus']}x {fmt.hardware(sc)} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
-          f"engine {fmt.engine(sc)}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
+    hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
+    print(f"{sc['model']} on {sc['n_gpus']}x {hw} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
+          f"engine {eng}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
           f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
     print(fmt.table(HEADERS, _rows(d)))
     print(crossover_text(d))

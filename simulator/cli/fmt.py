@@ -36,27 +36,20 @@ def layout(sc: dict[str, Any]) -> str:
     return ", ".join([f"tp={sc['tp']}"] + [f"{k}={sc[k]}" for k in ("dp", "pp", "ep") if sc.get(k, 1) not in (None, 1)])
 
 
-def hardware(sc: dict[str, Any]) -> str:
-    """The device a scenario dict names; a spec read from a file says so (it is used as written: the same name loaded
-    as bundled gets the shipped calibration, calibration/fit.toml, and prints other numbers)."""
-    f = sc.get("hardware_file")
-    return sc["hardware"] if not f else \
-        f"{sc['hardware']} [file {f}, uncalibrated: the shipped calibration applies to bundled names only]"
-
-
-def engine(sc: dict[str, Any]) -> str:
-    """The engine profile a scenario dict names; a profile read from a file says so, as `hardware` does."""
-    f = sc.get("engine_file")
-    return sc["engine"] if not f else \
-        f"{sc['engine']} [file {f}, uncalibrated: the shipped calibration applies to bundled names only]"
+def named(sc: dict[str, Any], kind: str) -> str:
+    """The device (kind 'hardware') or engine profile (kind 'engine') a scenario dict names; one read from a file
+    says so (it is used as written: the same name loaded as bundled gets the shipped calibration,
+    calibration/fit.toml, and prints other numbers)."""
+    f = sc.get(f"{kind}_file")
+    return sc[kind] if not f else \
+        f"{sc[kind]} [file {f}, uncalibrated: the shipped calibration applies to bundled names only]"
 
 
 def file_note(sc: dict[str, Any]) -> None:
     """The same on stderr for CSV output, which has no header line to say it in (nothing for bundled names)."""
-    if sc.get("hardware_file"):
-        print(f"note: hardware {hardware(sc)}", file=sys.stderr)
-    if sc.get("engine_file"):
-        print(f"note: engine {engine(sc)}", file=sys.stderr)
+    for kind in ("hardware", "engine"):
+        if sc.get(f"{kind}_file"):
+            print(f"note: {kind} {named(sc, kind)}", file=sys.stderr)
 
 
 def formats(sc: dict[str, Any]) -> str:

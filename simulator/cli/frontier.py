@@ -96,8 +96,9 @@ def run(a: argparse.Namespace) -> int:
         fmt.file_note(d["scenario"])
         return 0
     sc, w = d["scenario"], d["workload"]
-    print(f"{sc['model']} on {fmt.hardware(sc)} ({', '.join(map(str, sc['gpus']))} GPUs per instance), {sc['method']} "
-          f"vs off, engine {fmt.engine(sc)}, weights {sc['precision']} (experts {sc['expert_precision']}); isl "
+    hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
+    print(f"{sc['model']} on {hw} ({', '.join(map(str, sc['gpus']))} GPUs per instance), {sc['method']} "
+          f"vs off, engine {eng}, weights {sc['precision']} (experts {sc['expert_precision']}); isl "
           f"{w['isl']}, osl {w['osl']}{', PD-disaggregated' if w['pd'] else ''}; {d['points']} feasible points")
     if not d["feasible"]:
         print(f"infeasible: {d['message']}")

@@ -185,8 +185,9 @@ def run(a: argparse.Namespace) -> int:
     lengths = (f"isl {w['isl']}, osl {w['osl']}" if w["samples"] == 1 else
                f"{w['samples']} length samples (mean isl {w['isl']}, osl {w['osl']}, decode context "
                f"{w['mean_context']:.0f})")
-    print(f"{sc['model']} on {d['gpus']:g}x {fmt.hardware(sc)} ({fmt.layout(sc)}; {fmt.formats(sc)}), "
-          f"{sc['method']} (acceptance {sc['acceptance']}), engine {fmt.engine(sc)}; {lengths}, "
+    hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
+    print(f"{sc['model']} on {d['gpus']:g}x {hw} ({fmt.layout(sc)}; {fmt.formats(sc)}), "
+          f"{sc['method']} (acceptance {sc['acceptance']}), engine {eng}; {lengths}, "
           f"chunk {w['chunk']}, prefix hit {w['prefix_hit']:g}{', PD-disaggregated' if w['pd'] else ''}")
     print(fmt.table([key] + HEADERS, _rows(d)))
     print()

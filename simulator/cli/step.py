@@ -44,9 +44,10 @@ def run(a: argparse.Namespace) -> int:
         fmt.file_note(d["scenario"])
         return 0
     s = d["scenario"]
-    print(f"{s['model']} on {s['n_gpus']}x {fmt.hardware(s)} ({fmt.layout(s)}), {fmt.formats(s)}, "
+    hw, eng = fmt.named(s, "hardware"), fmt.named(s, "engine")
+    print(f"{s['model']} on {s['n_gpus']}x {hw} ({fmt.layout(s)}), {fmt.formats(s)}, "
           f"KV {s['kv_precision']}, q={s['query_tokens']} new tokens/seq ({s['logits']} logits), "
-          f"context {s['context']}, engine {fmt.engine(s)}")
+          f"context {s['context']}, engine {eng}")
     print(fmt.table(hdr, rows))
     for p in d["points"]:
         if not p["feasible"]:
