@@ -179,10 +179,11 @@ def test_step_csv(capsys):
     rc, out, _ = run(capsys, "step", "--model", "mixtral-8x7b", "--tp", "2", "--batch", "1,16", "--format", "csv")
     assert rc == 0
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert list(rows[0]) == ["batch", "step_ms", "bound"] + [f"{f}_ms" for f in FAMILIES] + ["mem_GB", "feasible"]
+    assert list(rows[0]) == ["batch", "step_ms", "bound"] + [f"{f}_ms" for f in FAMILIES] + ["mem_GB", "feasible",
+                                                                                                "reason"]
     assert [int(r["batch"]) for r in rows] == [1, 16]
     for r in rows:
-        assert r["feasible"] == "yes" and float(r["step_ms"]) > 0 and float(r["moe_ms"]) > 0
+        assert r["feasible"] == "yes" and r["reason"] == "" and float(r["step_ms"]) > 0 and float(r["moe_ms"]) > 0
         assert sum(float(r[f"{f}_ms"]) for f in FAMILIES) == pytest.approx(float(r["step_ms"]), abs=0.01)
 
 
@@ -205,6 +206,25 @@ def test_step_infeasible_table_and_csv(capsys):
     rc, out, _ = run(capsys, "step", "--model", "llama-3.1-405b", "--batch", "1", "--format", "csv")
     row = next(csv.DictReader(io.StringIO(out)))
     assert row["step_ms"] == "-" and row["bound"] == "-" and row["feasible"] == "no"
+    assert row["reason"].startswith("does not fit: needs") and "h100-sxm x 0.85 gives" in row["reason"]
+
+
+def test_csv_says_why_a_point_is_infeasible(capsys):
+    # The CSV of curve, step and serve carries the reason the table prints below it (empty where a point fits), per
+    # mode for serve; frontier's CSV is its frontier, with the best point per target on stderr as notes.
+    rc, out, _ = run(capsys, "curve", "--batch", "1,2048", "--format", "csv")
+    ok, bad = csv.DictReader(io.StringIO(out))
+    assert rc == 0 and ok["feasible"] == "yes" and ok["reason"] == ""
+    assert bad["feasible"] == "no" and bad["reason"].startswith("does not fit: needs")
+    rc, out, _ = run(capsys, "serve", "--concurrency", "1,4096", "--format", "csv")
+    rows = {(r["concurrency"], r["mode"]): r for r in csv.DictReader(io.StringIO(out))}
+    assert rc == 0 and rows[("1", "on")]["feasible"] == rows[("1", "off")]["feasible"] == "yes"
+    assert rows[("4096", "on")]["feasible"] == "yes" and rows[("4096", "on")]["reason"] == ""
+    assert rows[("4096", "off")]["feasible"] == "no" and "does not fit" in rows[("4096", "off")]["reason"]
+    rc, out, err = run(capsys, "frontier", "--gpus", "1", "--targets", "20,100", "--format", "csv")
+    assert rc == 0 and list(csv.DictReader(io.StringIO(out)))[0]["mode"] in ("on", "off")
+    targets = [x for x in err.splitlines() if x.startswith("note: target ")]
+    assert len(targets) == 2 and "ratio_on/off" in targets[0]
 
 
 def test_step_fits_with_enough_gpus(capsys):

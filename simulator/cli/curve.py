@@ -98,7 +98,8 @@ def run(a: argparse.Namespace) -> int:
         return 0
     extra = d["notes"][1:]      # notes[0] is the fixed-batch ratio said below; the rest qualify these numbers
     if a.format == "csv":
-        print(fmt.csv_text(HEADERS, _rows(d)))
+        print(fmt.csv_text(HEADERS + ["reason"], [r + [p["message"] if not p["feasible"] else ""]
+                                                   for p, r in zip(d["points"], _rows(d))]))
         fmt.file_note(d["scenario"])
         for n in extra:
             print(f"note: {n}", file=sys.stderr)

@@ -91,9 +91,13 @@ def run(a: argparse.Namespace) -> int:
     if a.format == "json":
         print(fmt.dumps(d))
         return 0
-    if a.format == "csv":
+    if a.format == "csv":            # stdout is the frontier; the best point per target goes to stderr
         print(fmt.csv_text(FRONT, _front_rows(d)))
         fmt.file_note(d["scenario"])
+        for r in _target_rows(d):
+            print("note: target " + ", ".join(f"{h} {v}" for h, v in zip(HEADERS, r)), file=sys.stderr)
+        if not d["feasible"]:
+            print(f"note: infeasible: {d['message']}", file=sys.stderr)
         return 0
     sc, w = d["scenario"], d["workload"]
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")

@@ -176,8 +176,8 @@ def run(a: argparse.Namespace) -> int:
         return 0
     key = _key(d)
     if a.format == "csv":
-        print(fmt.csv_text([key] + HEADERS + ["e2e_speedup", "tpot_speedup", "throughput_ratio"],
-                           [r + _ratios(p, r) for p, r in zip(_each_twice(d["points"]), _rows(d))]))
+        print(fmt.csv_text([key] + HEADERS + ["e2e_speedup", "tpot_speedup", "throughput_ratio", "feasible", "reason"],
+                           [r + _ratios(p, r) + _mode_fit(p, r) for p, r in zip(_each_twice(d["points"]), _rows(d))]))
         fmt.file_note(d["scenario"])
         fmt.hazard_lines(hz)
         return 0
@@ -216,6 +216,12 @@ def _fits(p: dict[str, Any]) -> str:
 def _each_twice(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each point once per mode row (on, off)."""
     return [p for p in points for _ in (0, 1)]
+
+
+def _mode_fit(p: dict[str, Any], row: list[Any]) -> list[Any]:
+    """Whether a CSV row's mode (on, off) fits at its point, and why not (the table's feasible column, per mode)."""
+    ok, why = (p["feasible"], p["message"]) if row[1] == "on" else (p["base_feasible"], p["base_message"])
+    return ["yes" if ok else "no", "" if ok else why]
 
 
 def _ratios(p: dict[str, Any], row: list[Any]) -> list[Any]:

@@ -40,7 +40,8 @@ def run(a: argparse.Namespace) -> int:
         rows.append([p["batch"], fmt.ms(p["step_s"]), p["bound"] or "-"] + [fmt.ms(bd.get(f)) for f in FAMILIES]
                     + [fmt.gb(p["memory_bytes"]), "yes" if p["feasible"] else "no"])
     if a.format == "csv":
-        print(fmt.csv_text(hdr, rows))
+        print(fmt.csv_text(hdr + ["reason"], [r + [p["message"] if not p["feasible"] else ""]
+                                              for p, r in zip(d["points"], rows)]))
         fmt.file_note(d["scenario"])
         return 0
     s = d["scenario"]
