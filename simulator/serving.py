@@ -25,31 +25,33 @@ An engine that runs a prefill batch or a decode batch per step, never both (Engi
 SGLang without --enable-mixed-chunk, and always while it speculates), prefills the prompts that arrived during a
 step in passes of their own, which read the weights again and pause every decode. Taking the arrivals in a step as
 Poisson with mean f, a pass as taking k = dp floor(chunk / isl') prompts (at least one per attention-DP rank), and
-t_1 one prompt's own prefill (ceil(isl' / chunk) equal chunk passes, on the busiest DP rank):
-    P m            ->  E[ceil(N / k)] (t_1 - isl' m) + f isl' m    each pass pays its fixed part, each prompt its
-                                                                  tokens (prompts.prompt_load)
+t_1 one prompt's own prefill (ceil(isl' / chunk) equal chunk passes, on the busiest DP rank), t_k a full pass of k
+prompts and q = (t_k - t_1) / (k - 1) what one more prompt adds to a pass (exact at one prompt and at k; isl' m where
+a pass takes one prompt, whose passes each cost t_1 whatever q is):
+    P m            ->  E[ceil(N / k)] (t_1 - q) + f q   each pass pays its fixed part, each prompt what it adds
+                                                        (prompts.prompt_load)
     TTFT           =   b T / 2 + W(n)                 the rest of a step in flight (an estimate: an arrival at a
-                       uniform time waits half a step), then the passes of W with c = (t_1 - isl' m) / n_c (t_1 at
-                       one request); b = 1 - (1 - B / R)^(R - 1), the chance that another of the R running slots is
-                       decoding (an estimate: slots independent; 0 at one request in flight)
+                       uniform time waits half a step), then the passes of W with c = (t_1 - q) / n_c and isl' m
+                       read as q (t_1 at one request); b = 1 - (1 - B / R)^(R - 1), the chance that another of the R
+                       running slots is decoding (an estimate: slots independent; 0 at one request in flight)
     E2E  = TTFT + (osl - 1) ITL
     output tokens/s per GPU = C osl / E2E / GPUs,  per user = 1 / TPOT
 So each lifetime carries all R prompts, and a short output cannot outrun its prompts' prefill. With osl = 1 no
-request decodes (B = 0): every running prompt waits for passes of their own, E2E = TTFT = W(R) with c = (t_1 - isl'
-m) / n_c whether or not the engine mixes. B is solved by bisection on Little's law on the decode stage. An engine
-that runs at most m requests at once while speculating (SGLang resets max_running_requests to 48) serves R = min(C,
-m) and queues the rest: E2E = (C / R) x the running E2E (Little's law), the wait is added to TTFT, and throughput is
-that of R requests. With prefill/decode disaggregation the decode instance carries no prefill (P = 0), TTFT is the
-prefill instance's pass over the prompt plus the KV transfer between instances, and the GPUs of both instances
-count. The prefill instance prefills at most
+request decodes (B = 0): every running prompt waits for passes of their own, E2E = TTFT = W(R) with c = (t_1 - q) /
+n_c and isl' m read as q whether or not the engine mixes. B is solved by bisection on Little's law on the decode
+stage. An engine that runs at most m requests at once while speculating (SGLang resets max_running_requests to 48)
+serves R = min(C, m) and queues the rest: E2E = (C / R) x the running E2E (Little's law), the wait is added to TTFT,
+and throughput is that of R requests. With prefill/decode disaggregation the decode instance carries no prefill (P =
+0), TTFT is the prefill instance's pass over the prompt plus the KV transfer between instances, and the GPUs of both
+instances count. The prefill instance prefills at most
     mu = (prefill GPUs / decode GPUs) / t_p           requests/s
 t_p the mean over requests of a prompt's tokens x their marginal cost (priced on the decode instance's layout, at the
 workload's chunk, for each request's own length), and a closed loop cannot complete requests faster than they are
 prefilled (a tandem queue's slower stage sets its rate): where R / E2E would exceed mu, the rate is mu, the decode
 batch is what it feeds, B = mu (osl - 1) TPOT(B) (Little's law on the decode stage), the other R - B requests queue
 for prefill, TTFT = (R - B) / mu and E2E = R / mu, and the decode GPUs hold the KV cache of B requests, not R. There
-speculation shortens TPOT but not E2E, and it does not raise throughput; an arrival rate above mu is beyond
-capacity. Speculation off is k = 0: the plain decode step of `pricing.base_step`.
+speculation shortens TPOT but not E2E, and it does not raise throughput; an arrival rate above mu is beyond capacity.
+Speculation off is k = 0: the plain decode step of `pricing.base_step`.
 
 Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the draw of `Workload.length_ratio`): every
 formula takes the means over requests; L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output
@@ -201,7 +203,10 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     i, o = w.samples
     mid, first, last = (curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
     osl = float(o.mean())
-    tokens_s = 0.0 if w.pd else float(w.prompts.mean()) * pf.per_token_s   # a mean prompt's tokens in a mixed step
+    # a mean prompt's tokens x their marginal cost in a mixed step, or what it adds to a prefill pass of its own where
+    # prompts are prefilled apart (the engine does not mix, or no request decodes)
+    own = bool(pf.alone_s) or osl <= 1.0
+    tokens_s = 0.0 if w.pd else pf.pass_prompt_s if own else float(w.prompts.mean()) * pf.per_token_s
     loop = Loop(mid, pf, w, R, tokens_s, osl)
     B = loop.batch()
     step, tau, k, bound, load, T, ttft = loop.at(B)

@@ -677,6 +677,11 @@ def test_prefill_apart_slows_decoding_and_its_ttft_waits_for_the_step_in_flight(
     alone = float(price_pass(dep, dep.lops, 1.0, 2048.0, 0.0, "target").total_s)
     pf = prompt_side(dep, w)
     assert pf.alone_s == pytest.approx(alone, rel=1e-12) and pf.per_pass == 4.0      # 8192 // 2048 per pass
+    # A prompt adds to a pass of its own the chord from one prompt's pass to a full pass of four (exact at both),
+    # never less than its tokens cost riding on a decode step (which shares the step's weight reads)
+    full = float(price_pass(dep, dep.lops, 4.0, 2048.0, 0.0, "target").total_s)
+    assert alone + 3.0 * pf.pass_prompt_s == pytest.approx(full, rel=1e-12)
+    assert pf.pass_prompt_s >= 2048.0 * pf.per_token_s
     for a, b in ((mixed.base, apart.base), (mixed.spec, apart.spec)):
         # One request in flight: no other request's prompt pauses it, and its TTFT is its own pass
         assert a.prefill_share[0] == 0.0 == b.prefill_share[0] and b.ttft_s[0] == pytest.approx(alone, rel=1e-12)
@@ -685,10 +690,10 @@ def test_prefill_apart_slows_decoding_and_its_ttft_waits_for_the_step_in_flight(
         # More: the rest of a step of the other slots in flight, then the passes of its prompt and of the (R - 1)
         # (1 - B / R) others waiting beside it (every slot's prompt is prefilled once in its lifetime; the rest
         # arrive while it decodes), 4 prompts of 2048 tokens to a pass of 8192: each pass's fixed part, every
-        # prompt's tokens
+        # prompt what it adds to a pass
         R, B = b.in_flight, b.decode_batch
         busy = 1.0 - (1.0 - B / R) ** (R - 1)
-        n, tokens = 1.0 + (R - 1) * (1.0 - B / R), 2048.0 * pf.per_token_s
+        n, tokens = 1.0 + (R - 1) * (1.0 - B / R), pf.pass_prompt_s
         want = busy * b.step_s / 2 + (alone - tokens) * np.maximum(1.0, n / 4.0) + n * tokens
         np.testing.assert_allclose(b.ttft_s, want, rtol=1e-9)
         np.testing.assert_allclose(B, R * (b.e2e_s - b.ttft_s) / b.e2e_s, rtol=1e-12)    # Little, decode stage
@@ -779,13 +784,16 @@ def test_short_outputs_never_outrun_the_prefill_of_their_prompts(sc, isl, osl, c
     """Audit: at --osl 1 and 64 requests one H100 served 2788 requests/s of 1024-token prompts (osl 2: 228 tokens/s
     per GPU, 114 prompts/s), where its prefill passes take about 59/s: a request's own prompt and those of the other
     slots prefilled while it waits were never charged (and B tau / osl, not / (osl - 1), finished per step). Every
-    slot's prompt is prefilled once per lifetime, so requests/s x a prompt's least prefill time (its tokens, and its
-    share of a full pass's fixed part where prompts do not ride on decode steps) stays <= 1."""
+    slot's prompt is prefilled once per lifetime, so requests/s x a prompt's least prefill time (its tokens, or where
+    prompts do not ride on decode steps what it adds to a pass and its share of a full pass's fixed part) stays
+    <= 1. A second audit: a pass of its own was charged each prompt's marginal cost in a decode step, which rides on
+    the step's weight reads: 64 compute-bound prompts of 1024 tokens at --osl 1 had a mean TTFT of 1.08 s, now
+    1.25 s."""
     s = Scenario(**sc)
     dep, w = s.resolve(), Workload(isl=isl, osl=osl, concurrency=(c,))
     r, pf = serve(s, w), prompt_side(dep, w)
-    tokens = isl * pf.per_token_s
     apart = osl == 1 or not dep.eng.mixed_prefill          # prompts in passes of their own, k whole ones to a pass
+    tokens = pf.pass_prompt_s if apart else isl * pf.per_token_s   # what a prompt adds to its pass or to a step
     least = (pf.solo_s - tokens) / pf.per_pass + tokens if apart else tokens
     for ph in (r.spec, r.base):
         X = c / ph.e2e_s[0]                                              # completions per s (queued ones included)
