@@ -28,7 +28,7 @@ class PromptSide:
     engine mixes or not (alone_s where it does not): where no request decodes there is no decode step for a prompt to
     ride on, and every pass is a prefill pass of its own (0 under disaggregation). pass_prompt_s: what one more
     prompt adds to such a pass of its own, the chord (t_k - t_1) / (k - 1) from one prompt's pass t_1 to a full
-    pass t_k of k = per_pass prompts (a mean prompt's tokens x their marginal cost in a mixed step where a pass
+    pass t_k of k = packed prompts, unrounded (a mean prompt's tokens x their marginal cost in a mixed step where a pass
     takes one prompt, whose passes each cost t_1 whatever it is; 0 under disaggregation)."""
 
     per_token_s: float
@@ -82,10 +82,12 @@ def _alone(dep: Deployment, prompt: float, cached: float, chunk: int, busiest: b
 def _pass_prompt(dep: Deployment, prompt: float, cached: float, chunk: int, k: float, mixed: float) -> float:
     """What one more prompt of `prompt` tokens (after `cached`) adds to a prefill pass of its own: the chord
     (t_k - t_1) / (k - 1) from the prompt's pass alone (`_alone`, busiest) to a full pass of k prompts dealt over the
-    attention-DP ranks, exact at one prompt and at k. A compute-bound pass grows by a whole prompt's math per prompt,
-    not by its marginal cost in a decode step (which rides on the step's weight reads); `mixed` (that marginal cost)
-    where a pass takes one prompt (k < 2), whose passes each cost t_1 whatever it is."""
-    if k < 2.0:
+    attention-DP ranks, exact at one prompt and at k. k is the pass's capacity in prompts, dp chunk / prompt, not
+    rounded down, so that the chord moves smoothly with the prompt (a pass of a fraction of a sequence is priced as
+    one). A compute-bound pass grows by a whole prompt's math per prompt, not by its marginal cost in a decode step
+    (which rides on the step's weight reads); `mixed` (that marginal cost) where a pass takes one prompt (k = 1), whose
+    passes each cost t_1 whatever it is."""
+    if k <= 1.0:
         return mixed
     n, ct, L = _chunks(prompt, cached, chunk)
     full = float(n * price_pass(dep, dep.lops, k, ct, L, "target").total_s)
@@ -134,10 +136,10 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
     if not w.pd:
         alone = {c: _alone(dep, float(c[0]), float(c[1]), w.chunk, True) for c in set(classes)}
         per_pass = dep.par.dp * max(1.0, np.floor(w.chunk / float(p.mean())))
-        mixed = float(p.mean()) * per_tok
-        pf = replace(pf, solo_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass),
-                     packed=float(dep.par.dp * max(1.0, w.chunk / float(p.mean()))),
-                     pass_prompt_s=_pass_prompt(dep, float(p.mean()), float(cached.mean()), w.chunk, per_pass, mixed))
+        packed = float(dep.par.dp * max(1.0, w.chunk / float(p.mean())))
+        pf = replace(pf, solo_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass), packed=packed,
+                     pass_prompt_s=_pass_prompt(dep, float(p.mean()), float(cached.mean()), w.chunk, packed,
+                                                float(p.mean()) * per_tok))
         return pf if dep.eng.mixed_prefill else replace(pf, alone_s=pf.solo_s)
     priced = {c: _prompt_class(dep, float(c[0]), float(c[1]), w.chunk) for c in set(classes)}
     pass_s = float(np.mean([priced[c][1] for c in classes]))

@@ -25,9 +25,9 @@ An engine that runs a prefill batch or a decode batch per step, never both (Engi
 SGLang without --enable-mixed-chunk, and always while it speculates), prefills the prompts that arrived during a
 step in passes of their own, which read the weights again and pause every decode. Taking the arrivals in a step as
 Poisson with mean f, a pass as taking k = dp floor(chunk / isl') prompts (at least one per attention-DP rank), and
-t_1 one prompt's own prefill (ceil(isl' / chunk) equal chunk passes, on the busiest DP rank), t_k a full pass of k
-prompts and q = (t_k - t_1) / (k - 1) what one more prompt adds to a pass (exact at one prompt and at k; isl' m where
-a pass takes one prompt, whose passes each cost t_1 whatever q is):
+t_1 one prompt's own prefill (ceil(isl' / chunk) equal chunk passes, on the busiest DP rank), t_K a full pass of
+K = dp chunk / isl' prompts (k unrounded) and q = (t_K - t_1) / (K - 1) what one more prompt adds to a pass (exact at
+one prompt and at K; isl' m where a pass takes one prompt, whose passes each cost t_1 whatever q is):
     P m            ->  E[ceil(N / k)] (t_1 - q) + f q   each pass pays its fixed part, each prompt what it adds
                                                         (prompts.prompt_load)
     TTFT           =   b T / 2 + W(n)                 the rest of a step in flight (an estimate: an arrival at a
