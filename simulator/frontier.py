@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from .admission import running_limit
 from .errors import ScenarioError, SpecroofError
 from .model import ModelShape
 from .scenario import Scenario, as_scenario
-from .serving import Workload, running_cap, serve
+from .serving import Workload, serve
 from .workload import Parallelism
 
 DEFAULT_TARGETS = (20.0, 50.0, 100.0)   # tokens/s per user: chat-like, fast chat, agentic / reasoning interactivity
@@ -165,14 +166,15 @@ def best_at(front: Sequence[Point], target: float) -> Point | None:
 
 
 def _points(s: Scenario, lay: Layout, w: Workload) -> tuple[list[Point], str]:
-    """Each mode at 1..1024 requests per attention-DP rank and at its running cap (SGLang's 48 while speculating,
-    or --max-running-requests), where it fits (plain decoding holds no drafter) and no request waits for a running
-    slot: above the cap the same requests run, so tokens/s per user and per GPU are the cap's, and only TTFT grows
-    (by the wait); such a point is not one to run at, and the cap itself is searched instead. Also why none is
-    feasible when none is (the smallest concurrency's reason)."""
+    """Each mode at 1..1024 requests per attention-DP rank and at its running limit (SGLang's 48 while speculating,
+    or --max-running-requests, or the most requests whose KV cache fits: admission.running_limit), where it fits
+    (plain decoding holds no drafter) and no request waits for a running slot: above the limit the same requests
+    run, so tokens/s per user and per GPU are the limit's, and only TTFT grows (by the wait); such a point is not
+    one to run at, and the limit itself is searched instead. Also why none is feasible when none is (the smallest
+    concurrency's reason)."""
     sc = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep)
     dep = sc.resolve()
-    caps = {"on": running_cap(dep, True), "off": running_cap(dep, False)}
+    caps = {"on": running_limit(dep, w, True), "off": running_limit(dep, w, False)}
     extra = {int(c) for c in caps.values() if lay.dp <= c <= lay.dp * PER_RANK_BATCH[-1]}
     conc = tuple(sorted({lay.dp * b for b in PER_RANK_BATCH} | extra))
     res = serve(sc, replace(w, concurrency=conc, rate=()), dep=dep)

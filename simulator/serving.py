@@ -41,9 +41,10 @@ request decodes (B = 0): every running prompt waits for passes of their own, E2E
 n_c and isl' m read as q whether or not the engine mixes. B is solved by bisection on Little's law on the decode
 stage. An engine that runs at most m requests at once while speculating (SGLang resets max_running_requests to 48)
 serves R = min(C, m) and queues the rest: E2E = (C / R) x the running E2E (Little's law), the wait is added to TTFT,
-and throughput is that of R requests. With prefill/decode disaggregation the decode instance carries no prefill (P =
-0), TTFT is the prefill instance's pass over the prompt plus the KV transfer between instances, and the GPUs of both
-instances count. The prefill instance prefills at most
+and throughput is that of R requests; so does one whose KV cache holds fewer than min(C, m) (R the most that fit:
+engines admit a request only when its KV cache fits, simulator/admission.py). With prefill/decode disaggregation
+the decode instance carries no prefill (P = 0), TTFT is the prefill instance's pass over the prompt plus the KV
+transfer between instances, and the GPUs of both instances count. The prefill instance prefills at most
     mu = (prefill GPUs / decode GPUs) / t_p           requests/s
 t_p the mean over requests of a prompt's tokens x their marginal cost (priced on the decode instance's layout, at the
 workload's chunk, for each request's own length), and a closed loop cannot complete requests faster than they are
@@ -66,15 +67,16 @@ bursty arrivals near saturation are not included.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
 from .acceptance import extrapolation_note
+from .admission import feasibility, fit_limit, held, running_cap
 from .errors import ScenarioError
 from .loop import FED_FLOOR, Loop, batch_grid, curve, decode, fed_batch
-from .pricing import MemoryUse, context_message, memory, price_pass
+from .pricing import context_message, memory, price_pass
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
@@ -85,7 +87,8 @@ from .traffic import DEFAULT_CHUNK, Workload, pos_int, read_lengths
 class Phase:
     """One mode (speculation on or off) at each concurrency: every time in s, throughput in output tokens/s.
 
-    in_flight : requests in flight (the concurrency, or solved from the arrival rate);
+    in_flight : requests in flight (the concurrency, or solved from the arrival rate); running : requests the engine
+    runs, min(in flight, its running cap, the most whose KV cache fits: `_phase`), the rest queue;
     decode_batch : requests decoding per step; k, tokens_per_step : draft depth and tokens per step (0, 1 off);
     step_s : time between token bursts; ttft_s, tpot_s, itl_s, e2e_s; tpot_first_s, tpot_last_s : TPOT at the
     first and the last output token (context isl vs isl + osl); tokens_per_s_per_gpu, tokens_per_s_per_user;
@@ -94,6 +97,7 @@ class Phase:
     """
 
     in_flight: np.ndarray
+    running: np.ndarray
     decode_batch: np.ndarray
     k: np.ndarray
     tokens_per_step: np.ndarray
@@ -196,9 +200,30 @@ def _num(x: Any) -> float | int:
 
 
 def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float) -> Phase:
-    """Solve the steady state for one mode (see the module docstring) for its decode batch B (`loop.Loop.batch`), with
-    the step priced once on the batch grid."""
-    R = np.minimum(C.astype(np.float64), running_cap(dep, spec))     # requests running; the rest wait for a slot
+    """Solve the steady state for one mode (`_solve`) with min(C, its running cap) requests running, and where more
+    run than the decode GPUs' KV cache holds (admission.fit_limit), again with that many, which binds unless a
+    disaggregated prefill instance feeds a decode batch the KV cache holds and is the slower (then it sets the rate
+    and the rest queue for prefill; else the KV cache does, and the rest wait for a slot)."""
+    C = C.astype(np.float64)
+    R = np.minimum(C, running_cap(dep, spec))
+    ph = _solve(dep, w, pf, C, R, spec, gpus)
+    lim = fit_limit(dep, w, spec)
+    if not ((R > lim) & (lim >= 1.0)).any():
+        return ph
+    kv = _solve(dep, w, pf, C, np.minimum(R, lim), spec, gpus)
+    over = (R > lim) & (lim >= 1.0) & ((held(R, ph.prefill_queue, ph.decode_batch) > lim) | (kv.e2e_s > ph.e2e_s))
+    return Phase(*(_pick(over, getattr(kv, f.name), getattr(ph, f.name)) for f in fields(Phase)))
+
+
+def _pick(mask: np.ndarray, a: Any, b: Any) -> Any:
+    """Per point, a where mask else b: arrays elementwise, tuples (the bounds' names) item by item."""
+    return tuple(x if m else y for m, x, y in zip(mask, a, b)) if isinstance(a, tuple) else np.where(mask, a, b)
+
+
+def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.ndarray, spec: bool, gpus: float
+           ) -> Phase:
+    """Solve the steady state for one mode (see the module docstring) with R requests running (the rest of the C wait
+    for a slot) for its decode batch B (`loop.Loop.batch`), with the step priced once on the batch grid."""
     g = batch_grid(R, FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
     i, o = w.samples
     mid, first, last = (curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
@@ -226,7 +251,7 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     # and the prompt load its completions bring (each at its own tau: k "auto" may pick another depth there).
     ends = [(c[0] + prompt_load(pf, B * c[1] * loop.per, tokens_s)[0]) / c[1] for c in (first.at(B), last.at(B))]
     wait = e2e * (C / R - 1.0)
-    return Phase(C.astype(np.float64), B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, *ends,
+    return Phase(C.astype(np.float64), R, B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, *ends,
                  R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound), queue)
 
@@ -234,15 +259,6 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
 def _speculates(dep: Deployment) -> bool:
     """A drafter is loaded and run: a method is given and k is not 0 (k = 0 is plain decoding, as in predict)."""
     return dep.drafter is not None and dep.scenario.k != 0
-
-
-def _memory(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> MemoryUse:
-    """Memory per GPU in steady state: the KV cache of C held requests at their mean context (Workload.mean_context; a
-    closed loop holds requests at every stage of their decode), with the larger of a decode pass's and one prefill
-    chunk's activations (the longest prompt's chunk), and the drafter's weights and cache when it is loaded."""
-    mem = memory(dep, C, 1.0, w.mean_context, drafter=drafter)
-    chunk = memory(dep, np.array([float(dep.par.dp)]), float(min(w.chunk, w.prompts.max())), 0.0, logits="last")
-    return replace(mem, activation_bytes=np.maximum(mem.activation_bytes, chunk.activation_bytes))
 
 
 def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deployment | None, kw: dict[str, Any]
@@ -253,51 +269,6 @@ def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deploymen
     return s, workload or Workload(), dep if dep is not None else s.resolve()
 
 
-def _feasibility(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> tuple[np.ndarray, list[str]]:
-    """Whether each concurrency fits in memory, with or without the drafter loaded, and why not."""
-    mem = _memory(dep, w, C, drafter)
-    return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(C.size)]
-
-
-def running_cap(dep: Deployment, spec: bool) -> float:
-    """The most requests one mode runs at once; the rest wait for a slot. SGLang's --max-running-requests and vLLM's
-    --max-num-seqs bind every decode, so a cap the deployment sets (Scenario.max_running_requests) holds both modes;
-    the profile's own (SGLang's 48 under speculation, server_args._handle_speculative_decoding) only speculating."""
-    user = dep.scenario.max_running_requests
-    return dep.eng.spec_max_running if spec else (float(user) if user is not None else np.inf)
-
-
-def _held(dep: Deployment, C: np.ndarray, ph: Phase, spec: bool) -> np.ndarray:
-    """Requests whose KV cache one mode's decode GPUs hold: the running ones, min(C, cap) (a request waiting for a
-    running slot holds none: SGLang allocates its KV slots when a prefill batch takes it, schedule_batch.py
-    ScheduleBatch.prepare_for_extend; vLLM when its scheduler admits it to the running queue), fewer where a
-    disaggregated prefill instance sets the rate and the requests queued for prefill hold none there (the decode
-    batch, rounded up)."""
-    R = np.minimum(C.astype(np.float64), running_cap(dep, spec))
-    return np.where(ph.prefill_queue > 0.0, np.minimum(R, np.ceil(ph.decode_batch)), R)
-
-
-def _fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
-    """The most requests in flight one mode holds the KV cache of, exactly: inf where its running cap fits (the
-    requests beyond it wait and hold none), else the largest whole number that fits (0 when one does not), by
-    doubling and then bisection on whole numbers (the memory grows with the count), up to 2^30."""
-    cap = running_cap(dep, drafter)
-
-    def fits(n: float) -> bool:
-        return bool(_memory(dep, w, np.array([float(n)]), drafter).fits[0])
-    if not fits(1.0):
-        return 0.0
-    if np.isfinite(cap) and fits(cap):
-        return np.inf
-    lo, hi = 1, 2
-    while hi < 2 ** 30 and fits(hi):
-        lo, hi = hi, 2 * hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return float(lo)
-
-
 def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: float, c_fit: float
              ) -> tuple[Phase, np.ndarray, float, bool]:
     """One mode at each arrival rate: the requests in flight from Little's law, rate = C / E2E(C), on the closed-loop
@@ -305,9 +276,9 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     with X(C) = rate, interpolated in log C; at a rate below X(1) one slot suffices (the latencies of C = 1).
     Reports in flight = rate x E2E and throughput = rate x mean osl / GPUs (what is delivered). Returns (phase,
     whether the rate is sustained, the capacity in requests/s, whether a prefill instance sets it). The capacity is
-    the steady state's X at the most requests that run (the cap, or the most that fit: `_fit_limit`, exact), or the
-    prefill instance's rate. A fluid model:
-    the waits of bursty (Poisson) arrivals at a utilisation near 1 are not included."""
+    the steady state's X at the most requests that run (the cap, or the most that fit: `admission.fit_limit`,
+    exact), or the prefill instance's rate. A fluid model: the waits of bursty (Poisson) arrivals at a utilisation
+    near 1 are not included."""
     lam = np.asarray(w.rate, dtype=np.float64)
     top_c = max(min(c_fit, running_cap(dep, spec)), 1.0)     # X(C) is flat above the running cap
     g = np.geomspace(1.0, top_c, max(2, int(24 * np.log10(top_c)) + 1))
@@ -342,7 +313,7 @@ def _serve_rate(dep: Deployment, w: Workload, pf: PromptSide, spec_on: bool, gpu
     speculation, the same without). Each mode's capacity counts the requests that fit with its own memory."""
     out = []
     for spec in (True, False) if spec_on else (False,):
-        c_fit = _fit_limit(dep, w, spec)
+        c_fit = fit_limit(dep, w, spec)
         ph, ok, cap, by_prefill = _at_rate(dep, w, pf, spec, gpus, c_fit)
         how, limit = "with" if spec else "without", _limit(dep, spec, c_fit, by_prefill)
         out.append((ph, ok, ["" if o else f"rate {r:g} requests/s exceeds the capacity {how} speculation: {cap:.4g} "
@@ -366,6 +337,18 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
             "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction}
 
 
+def _kv_notes(dep: Deployment, modes: tuple[tuple[str, bool, Phase], ...]) -> tuple[str, ...]:
+    """A note per mode whose running requests the KV cache limits: fewer run than are in flight and than its cap."""
+    out: tuple[str, ...] = ()
+    for name, spec, ph in modes:
+        short = (ph.running < ph.in_flight - 1e-9) & (ph.running < running_cap(dep, spec))
+        if short.any():
+            out += (f"{name}, at most {float(ph.running[short].max()):g} requests fit in the KV cache at once (at "
+                    "the mean context): the rest wait in the engine's queue holding none, and their wait is in TTFT "
+                    "(SGLang, vLLM and TensorRT-LLM admit a request only when its KV cache fits)",)
+    return out
+
+
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,
           **kw: Any) -> ServeResult:
     """Predict a serving workload with and without speculation (see the module docstring). `scenario` and the
@@ -382,11 +365,11 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
-        ok_b, msgs_b = _feasibility(dep, w, _held(dep, C, base, False), False)
+        ok_b, msgs_b = feasibility(dep, w, held(base.running, base.prefill_queue, base.decode_batch), False)
         spec, ok, msgs = base, ok_b, msgs_b
         if _speculates(dep):
             spec = _phase(dep, w, pf, C, True, gpus)
-            ok, msgs = _feasibility(dep, w, _held(dep, C, spec, True), True)
+            ok, msgs = feasibility(dep, w, held(spec.running, spec.prefill_queue, spec.decode_batch), True)
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
         msgs_b = msgs
@@ -407,6 +390,8 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once (--max-running-requests, "
                   f"or [spec] max_running_requests in its engine profile) and the rest queue (in TTFT): above {cap:g} "
                   "the on and off rows decode different batches",)
+    if not w.rate:
+        notes += _kv_notes(dep, (("with speculation", True, spec),) * _speculates(dep) + (("without", False, base),))
     if _speculates(dep):     # the reported points' k past per-position rates given, as curve says it
         notes += extrapolation_note(dep.acceptance, "concurrency", C, spec.k, ok)
     if np.isfinite(pf.capacity_rps):
@@ -476,4 +461,4 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
 
 
 __all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "BatchRun", "Phase", "ServeResult", "Workload", "read_lengths",
-           "running_cap", "serve", "static_batch"]
+           "serve", "static_batch"]

@@ -13,11 +13,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import poisson
 
+from simulator.admission import fit_limit, memory_held, running_cap
 from simulator.cli import main
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
 from simulator.frontier import frontier, layouts, pareto
-from simulator.pricing import base_step, price_pass
+from simulator.pricing import base_step, memory, price_pass
 from simulator.prompts import PromptSide, expected_passes, kv_transfer_s, ops_where, prompt_load, prompt_side
 from simulator.scenario import Scenario
 from simulator.serving import Workload, batch_grid, serve, static_batch
@@ -55,6 +56,37 @@ def test_ttft_grows_with_the_prompt_and_with_concurrency(sc, isl, c):
     for pa, pb in ((a.base, b.base), (a.spec, b.spec)):
         assert np.all(pb.ttft_s >= pa.ttft_s * (1 - 1e-9))          # a longer prompt
         assert pa.ttft_s[1] >= pa.ttft_s[0] * (1 - 1e-9)            # more requests share the steps
+
+
+@settings(max_examples=12)
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=1308, osl=1024)
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=256, osl=2)
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=4831, osl=3375)
+@given(sc=SERVE_SCENARIOS, isl=st.integers(256, 16384), osl=st.integers(2, 4096))
+def test_the_requests_that_run_are_the_most_that_fit_and_the_rest_wait(sc, isl, osl):
+    # Admission (simulator/admission.py): each mode runs min(C, its running cap, the most whose KV cache fits); past
+    # that the throughput is flat (not monotone below it: a compute-bound step with more prompts can lose 0.6 %),
+    # TTFT grows by the wait, and the KV cache of the running requests fits; with every
+    # request fitting (a cap of 1) it reduces to the closed loop of the concurrency. Found: with 2-token outputs the
+    # closed loop of all 4096 (each waiting for prefill) priced about as fast as the KV limit's, and was kept and
+    # refused for memory; the KV limit binds wherever more would be held than fit.
+    s, conc = Scenario(**sc), (1, 64, 512, 4096)
+    w = Workload(isl=isl, osl=osl, concurrency=conc)
+    r, dep = serve(s, w), s.resolve()
+    for ph, spec, ok in ((r.spec, True, r.feasible), (r.base, False, r.base_feasible)):
+        lim = min(running_cap(dep, spec), fit_limit(dep, w, spec))
+        if lim < 1:                                                   # not one request fits: refused, not priced
+            assert not ok.any()
+            continue
+        assert ok.all()
+        np.testing.assert_array_equal(ph.running, np.minimum(conc, lim))
+        assert memory_held(dep, w, ph.running, spec).fits.all()
+        X = ph.running * w.mean_osl / (ph.e2e_s * ph.running / np.asarray(conc))          # output tokens/s
+        assert np.all(np.diff(ph.ttft_s) >= -1e-9 * ph.ttft_s[:-1])
+        wait = ph.running < np.asarray(conc)
+        np.testing.assert_allclose(X[wait], X[wait][0], rtol=2e-3)                       # flat past the limit
+    one = serve(s.replace(max_running_requests=1), replace(w, concurrency=(1,)))
+    np.testing.assert_allclose(one.base.e2e_s[0], r.base.e2e_s[0], rtol=2e-3)
 
 
 def test_off_reduces_to_the_plain_step_pricing():
@@ -108,7 +140,10 @@ def test_a_closed_loop_cannot_outrun_its_prefill_instance(pg, lengths):
         assert np.all(ph.decode_batch <= r.concurrency + 1e-9) and np.all(ph.ttft_s > 0)
         assert np.all(np.diff(ph.ttft_s) >= -1e-9) and np.all(np.diff(X) >= -1e-9 * mu)   # monotone in the load
         bound = X >= mu * (1 - 1e-6)
-        assert bound.any()
+        # the prefill instance sets the rate at some load, or the decode GPUs' KV cache does first (fewer run than
+        # are in flight, none queued for prefill, and the rate below the prefill instance's)
+        kv = (ph.running < r.concurrency) & (ph.prefill_queue == 0.0) & (X < mu)
+        assert bound.any() or kv[-1]
         # Little's law on the decode stage: the batch is what the prefill rate feeds; the rest queue for prefill
         np.testing.assert_allclose(ph.decode_batch[bound], (mu * (osl - 1) * ph.tpot_s)[bound], rtol=1e-6)
         np.testing.assert_allclose(ph.ttft_s[bound], ((r.concurrency - ph.decode_batch) / mu)[bound], rtol=1e-6)
@@ -125,9 +160,17 @@ def test_more_prefill_gpus_never_slow_a_request_and_many_give_the_unbounded_loop
         a, b, c = (getattr(x, mode) for x in (small, mid, huge))
         assert np.all(a.e2e_s >= b.e2e_s * (1 - 1e-9)) and np.all(b.e2e_s >= c.e2e_s * (1 - 1e-9))
         assert np.all(a.tokens_per_s_per_gpu * small.gpus <= b.tokens_per_s_per_gpu * mid.gpus * (1 + 1e-9))
-    # with the capacity switched off (prefill far faster than decode), TTFT is the pass plus the KV transfer
-    assert np.ptp(huge.base.ttft_s) < 1e-12 and np.ptp(huge.spec.ttft_s) < 1e-12
-    assert small.base.ttft_s[-1] > 10 * huge.base.ttft_s[-1]                  # one prefill GPU: a queue
+    # with the capacity switched off (prefill far faster than decode), TTFT is the pass plus the KV transfer where
+    # every request runs; past the most whose KV cache the decode GPUs hold, that many run and the rest wait for a
+    # slot: E2E = C / R x the E2E of the R running, the same R and running E2E at every such load
+    for ph in (huge.base, huge.spec):
+        run = ph.running == huge.concurrency
+        assert run[:3].all() and np.ptp(ph.ttft_s[run]) < 1e-12 and np.all(ph.prefill_queue == 0.0)
+        assert (~run).any() and np.ptp(ph.running[~run]) == 0.0 and np.all(ph.ttft_s[~run] > ph.ttft_s[0])
+        per = (ph.e2e_s * ph.running / huge.concurrency)[~run]
+        assert np.ptp(per) < 1e-9 * per[0]
+    i = np.flatnonzero(huge.base.running == huge.concurrency)[-1]              # the most loaded with all running
+    assert small.base.ttft_s[i] > 10 * huge.base.ttft_s[i]                    # one prefill GPU: a queue
 
 
 def test_a_point_does_not_depend_on_the_other_loads_priced_with_it():
@@ -144,21 +187,39 @@ def test_a_point_does_not_depend_on_the_other_loads_priced_with_it():
     assert together.base.decode_batch[2] < 256 / 4                            # fed far below the concurrency
 
 
+def test_a_decode_instance_whose_kv_cache_holds_too_few_sets_the_rate():
+    # 8k/2k on one H200 TP8 decode instance fed by two prefill GPUs: past about 66 requests the decode GPUs' KV cache
+    # runs no more, and its rate stays below the prefill instance's: the rest wait for a slot, none for prefill.
+    r = _pd(2, isl=8192, osl=2048)
+    ph, mu = r.base, r.prefill_rps
+    X = r.concurrency / ph.e2e_s
+    lim = ph.running[-1]
+    assert 16 < lim < 256 and ph.running.tolist() == [min(c, lim) for c in r.concurrency]
+    assert np.all(X < mu) and np.all(ph.prefill_queue == 0.0) and r.base_feasible.all()
+    np.testing.assert_allclose(X[ph.running < r.concurrency], X[-1], rtol=2e-3)     # flat past the limit
+    assert any(f"without, at most {lim:g} requests fit in the KV cache" in n for n in r.notes)
+
+
 def test_the_decode_gpus_hold_only_the_fed_batch():
     # Requests queued for prefill hold no KV cache on the decode instance: 1024 requests of 1k/256 on one H200 TP8
-    # decode instance fit when one prefill GPU feeds it (the decode batch is what that GPU prefills), not co-located
-    # without speculation (all 1024 run; with it SGLang runs 48 and the queued rest hold none either).
+    # decode instance all run when one prefill GPU feeds it (the decode batch is what that GPU prefills), not
+    # co-located without speculation (the most whose KV cache fits run, the rest wait; with speculation SGLang runs
+    # 48 and the queued rest hold none either).
     sc = Scenario(**DSR1_H200)
     fed = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,), pd=True, prefill_gpus=1))
     co = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,)))
-    assert fed.feasible[0] and fed.base_feasible[0] and co.feasible[0]
-    assert not co.base_feasible[0] and "does not fit" in co.base_message[0]
+    assert fed.feasible[0] and fed.base_feasible[0] and co.feasible[0] and co.base_feasible[0]
+    lim = co.base.running[0]
+    assert 48 < lim < 1024 and co.spec.running[0] == 48 and fed.base.running[0] == 1024
+    assert any(f"without, at most {lim:g} requests fit in the KV cache" in n for n in co.notes)
     assert max(fed.spec.decode_batch[0], fed.base.decode_batch[0]) < 1024 / 4
     assert fed.base.prefill_queue[0] == pytest.approx(1024 - fed.base.decode_batch[0], rel=1e-12)
     assert fed.spec.prefill_queue[0] == pytest.approx(48 - fed.spec.decode_batch[0], rel=1e-12)  # SGLang's cap of 48
-    # The same disaggregated instance with a prefill side that keeps up holds every request, and does not fit.
+    # The same disaggregated instance with a prefill side that keeps up runs the most whose KV cache fits (the
+    # decode instance's memory, as co-located: the same limit) and queues the rest; 48 with speculation.
     unfed = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,), pd=True, prefill_gpus=10**6))
-    assert not unfed.base_feasible[0] and "does not fit" in unfed.base_message[0] and unfed.feasible[0]   # 48 run
+    assert unfed.base_feasible[0] and unfed.feasible[0]
+    assert unfed.base.running[0] == lim and unfed.spec.running[0] == 48
     assert unfed.spec.prefill_queue[0] == unfed.base.prefill_queue[0] == 0.0
 
 
@@ -220,7 +281,7 @@ def test_requests_queued_above_the_running_cap_hold_no_kv_cache():
     s = Scenario(hardware="h100-sxm", model="llama-3.1-70b", tp=4, method="eagle3", engine="sglang")
     r = serve(s, Workload(isl=1024, osl=1024, concurrency=(48, 512)))
     assert r.feasible.tolist() == [True, True] and r.message[1] == ""
-    assert r.base_feasible.tolist() == [True, False] and "does not fit" in r.base_message[1]   # plain runs all 512
+    assert r.base_feasible.all() and 48 < r.base.running[1] < 512    # plain runs the most whose KV cache fits
     assert r.to_dict()["points"][1]["spec"]["decode_batch"] <= 48
     capped = serve(s.replace(max_running_requests=48), Workload(isl=1024, osl=1024, concurrency=(512,)))
     assert capped.feasible.all() and capped.base_feasible.all()     # a deployment cap holds both modes' memory
@@ -230,10 +291,22 @@ def test_requests_queued_above_the_running_cap_hold_no_kv_cache():
 
 
 def test_memory_is_checked_at_the_mean_context():
+    # 512 requests of 8k/1k do not fit two H100s: the most whose KV cache fits at the mean context run (the rest
+    # wait), exactly, with the drafter loaded while speculating; a model of which not one request fits is refused.
     s = Scenario(hardware="h100-sxm", model="llama-3.1-70b", method="eagle3", tp=2, precision="fp8", engine="vllm")
-    r = serve(s, Workload(isl=8192, osl=1024, concurrency=(1, 512)))
-    assert r.feasible[0] and not r.feasible[1] and r.message[1].startswith("does not fit:")
-    assert r.to_dict()["points"][1]["spec"] is None
+    w = Workload(isl=8192, osl=1024, concurrency=(1, 512))
+    r, dep = serve(s, w), s.resolve()
+    assert r.feasible.all() and r.message == ("", "")
+    for ph, drafter in ((r.spec, True), (r.base, False)):
+        n = ph.running[1]
+        assert 1 < n < 512 and memory_held(dep, w, np.array([n]), drafter).fits[0]
+        assert not memory_held(dep, w, np.array([n + 1]), drafter).fits[0]
+        assert memory(dep, np.array([n]), 1.0, w.mean_context, drafter=drafter).fits[0]
+        assert not memory(dep, np.array([n]), 1.0, 8192.0 + 1024.0, drafter=drafter).fits[0]  # not at the longest
+    assert r.spec.running[1] < r.base.running[1]                                          # the drafter's memory
+    big = serve(s.replace(model="llama-3.1-405b", tp=1), w)
+    assert not big.feasible.any() and big.message[1].startswith("does not fit:")
+    assert big.to_dict()["points"][1]["spec"] is None
 
 
 def test_static_batch_is_prefill_plus_integrated_decode():
@@ -409,7 +482,9 @@ def test_rate_capacity_is_the_closed_loop_at_the_most_requests_that_run():
     r = serve(s, Workload(isl=1024, osl=1024, rate=(20.0,)))
     n = int(re.search(r"\((\d+) requests in flight fit in memory", r.base_message[0]).group(1))
     closed = serve(s, Workload(isl=1024, osl=1024, concurrency=(n, n + 1, 48)))
-    assert closed.base_feasible.tolist() == [True, False, True] and n & (n - 1)        # the most, not a power of 2
+    assert closed.base.running.tolist() == [n, n, 48] and n & (n - 1)               # the most, not a power of 2
+    assert closed.base_feasible.all() and closed.base.tokens_per_s_per_gpu[1] == pytest.approx(
+        closed.base.tokens_per_s_per_gpu[0], rel=2e-3)      # flat past the most that fit (to the batch grid's 2e-3)
     for msg, X in ((r.base_message[0], n / closed.base.e2e_s[0]), (r.message[0], 48 / closed.spec.e2e_s[2])):
         cap = float(re.search(r"speculation: ([\d.e+]+) requests/s", msg).group(1))
         assert cap == pytest.approx(X, rel=5e-4)                     # printed to 4 digits
@@ -843,7 +918,8 @@ def test_frontier_leaves_out_points_whose_requests_wait_for_a_running_slot():
     r = frontier(s, Workload(isl=1024, osl=1024), gpus=(1,))
     on = [p for p in r.points if p.mode == "on"]
     assert max(p.concurrency for p in on) == 48 and r.on[0].concurrency == 48 and r.on[0].ttft_s < 0.1
-    assert max(p.concurrency for p in r.points if p.mode == "off") == 256     # plain: no cap, 512 do not fit
+    off = max((p for p in r.points if p.mode == "off"), key=lambda p: p.concurrency)
+    assert off.concurrency == 281 and off.ttft_s < 0.1     # plain: no cap, and 281 is the most whose KV cache fits
     assert any("48 itself is searched" in n for n in r.notes)
     capped = frontier(s.replace(max_running_requests=32), Workload(isl=1024, osl=1024), gpus=(1,))
     assert max(p.concurrency for p in capped.points) == 32 and any("either mode" in n for n in capped.notes)
@@ -871,19 +947,26 @@ def test_plain_decoding_is_priced_where_only_speculation_does_not_fit(capsys):
     (Llama-3.1-8B, one H100, vLLM, 1308/1024: off at 256 requests, 7153 tokens/s/GPU; the ratio read 1.68, not 1.41)."""
     s, w = Scenario(engine="vllm"), Workload(isl=1308, osl=1024, concurrency=(128, 256))
     r = serve(s, w)
-    assert r.feasible.tolist() == [True, False] and r.base_feasible.tolist() == [True, True]
-    assert "draft" in r.message[1] and r.base_message == ("", "")
+    assert r.feasible.all() and r.base_feasible.all() and r.message == r.base_message == ("", "")
+    n = r.spec.running[1]                        # with the drafter's memory fewer run; the rest wait for a slot
+    assert 128 < n < 256 and r.base.running[1] == 256
+    assert any(f"with speculation, at most {n:g} requests fit in the KV cache" in t for t in r.notes)
     p = r.to_dict()["points"][1]
-    assert p["spec"] is None and p["base"]["tokens_per_s_per_gpu"] == pytest.approx(7153, rel=0.01)
-    assert p["e2e_speedup"] is None and p["throughput_ratio"] is None
+    assert p["base"]["tokens_per_s_per_gpu"] == pytest.approx(7153, rel=0.01)
+    assert p["throughput_ratio"] == pytest.approx(r.spec.tokens_per_s_per_gpu[1] / 7153, rel=0.01)
     plain = serve(s.replace(k=0), w)                          # the off mode is plain decoding as k = 0 prices it
     np.testing.assert_allclose(r.base.tokens_per_s_per_gpu, plain.base.tokens_per_s_per_gpu, rtol=1e-12)
     f = frontier(s, replace(w, concurrency=(1,)), gpus=[1], targets=[10.0])
-    assert f.targets[0].off.concurrency == 256 and f.targets[0].ratio == pytest.approx(1.41, abs=0.01)
+    t = f.targets[0]           # each mode at its most: speculation at the most whose KV cache fits beside the drafter
+    assert t.off.concurrency == 256 and t.on.concurrency == n
+    assert t.ratio == pytest.approx(t.on.tokens_per_s_per_gpu / t.off.tokens_per_s_per_gpu, rel=1e-9)
+    assert t.ratio > 1.41
     b = static_batch(s, [180, 200], 1308, 1024)              # the same for one static batch
     assert b.feasible.tolist() == [True, False] and b.base_feasible.tolist() == [True, True]
     rc, out, _ = run(capsys, "serve", "--engine", "vllm", "--isl", "1308", "--osl", "1024", "--concurrency", "256")
-    assert rc == 0 and "off only: does not fit" in out
+    assert rc == 0 and f"with speculation, at most {n:g} requests fit in the KV cache" in out
+    running = [ln.split()[4] for ln in out.splitlines() if ln.split()[:2] in (["256", "on"], ["256", "off"])]
+    assert running == [f"{n:.1f}", "256.0"]                                 # the table's running column
 
 
 def test_serve_sweep_reads_a_length_on_each_configurations_tree_and_method():

@@ -33,7 +33,7 @@ AccFn = Callable[[dict[str, Any]], Acceptance]     # a configuration's acceptanc
 WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "chunk", "prefix_hit", "pd")
 _POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
 _NOT_SERVING = ("batch", "context", "k_max")
-PHASE_FIELDS = ("in_flight", "decode_batch", "k", "ttft_s", "tpot_s", "e2e_s", "tokens_per_s_per_gpu",
+PHASE_FIELDS = ("in_flight", "running", "decode_batch", "k", "ttft_s", "tpot_s", "e2e_s", "tokens_per_s_per_gpu",
                 "tokens_per_s_per_user")
 MAX_CONFIGS = 4096
 

@@ -1,0 +1,88 @@
+"""How many requests an engine runs at once, and whether they fit: the running cap it sets and the KV cache its GPUs
+hold. A request beyond either waits in the engine's queue and holds no KV cache until it is admitted:
+- SGLang admits a waiting request into a prefill batch only while the free KV tokens cover it
+  (python/sglang/srt/managers/schedule_policy.py, PrefillAdder: AddReqResult.NO_TOKEN stops adding) and allocates its
+  KV slots then (schedule_batch.py, ScheduleBatch.prepare_for_extend);
+- vLLM's V1 scheduler leaves a request waiting when KVCacheManager.allocate_slots cannot give it blocks
+  (vllm/v1/core/sched/scheduler.py);
+- TensorRT-LLM's capacity scheduler admits a request only when its KV blocks fit (GUARANTEED_NO_EVICT, the default
+  CapacitySchedulerPolicy).
+So a closed loop of more requests than fit runs the most that fit, and the rest queue (their wait is in TTFT); no
+concurrency is refused unless not one request fits. The engines differ in what they reserve per request (vLLM its
+current tokens, preempting when the cache runs out; SGLang its prompt plus a decaying share of its remaining output;
+TensorRT-LLM prompt plus maximum output): here every running request holds its KV cache at the workload's mean
+context, the steady-state average over a closed loop's requests (an estimate between those policies)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .pricing import MemoryUse, memory
+from .scenario import Deployment
+from .traffic import Workload
+
+# The most requests the doubling search for the KV limit tries (2^30: beyond any engine's request pool).
+MAX_REQUESTS = 2 ** 30
+
+
+def running_cap(dep: Deployment, spec: bool) -> float:
+    """The most requests one mode runs at once by the engine's setting; the rest wait for a slot. SGLang's
+    --max-running-requests and vLLM's --max-num-seqs bind every decode, so a cap the deployment sets
+    (Scenario.max_running_requests) holds both modes; the profile's own (SGLang's 48 under speculation,
+    server_args._handle_speculative_decoding) only speculating."""
+    user = dep.scenario.max_running_requests
+    return dep.eng.spec_max_running if spec else (float(user) if user is not None else np.inf)
+
+
+def memory_held(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> MemoryUse:
+    """Memory per GPU in steady state: the KV cache of C held requests at their mean context (Workload.mean_context; a
+    closed loop holds requests at every stage of their decode), with the larger of a decode pass's and one prefill
+    chunk's activations (the longest prompt's chunk), and the drafter's weights and cache when it is loaded."""
+    mem = memory(dep, C, 1.0, w.mean_context, drafter=drafter)
+    chunk = memory(dep, np.array([float(dep.par.dp)]), float(min(w.chunk, w.prompts.max())), 0.0, logits="last")
+    return replace(mem, activation_bytes=np.maximum(mem.activation_bytes, chunk.activation_bytes))
+
+
+def feasibility(dep: Deployment, w: Workload, held: np.ndarray, drafter: bool) -> tuple[np.ndarray, list[str]]:
+    """Whether the requests each point holds fit in memory, with or without the drafter loaded, and why not."""
+    mem = memory_held(dep, w, held, drafter)
+    return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(held.size)]
+
+
+def fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
+    """The most requests one mode holds the KV cache of, exactly: inf where its running cap fits (the requests
+    beyond it wait and hold none), else the largest whole number that fits (0 when one does not), by doubling and
+    then bisection on whole numbers (the memory grows with the count), up to MAX_REQUESTS."""
+    cap = running_cap(dep, drafter)
+
+    def fits(n: float) -> bool:
+        return bool(memory_held(dep, w, np.array([float(n)]), drafter).fits[0])
+    if not fits(1.0):
+        return 0.0
+    if np.isfinite(cap) and fits(cap):
+        return np.inf
+    lo, hi = 1, 2
+    while hi < MAX_REQUESTS and fits(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return float(lo)
+
+
+def running_limit(dep: Deployment, w: Workload, spec: bool) -> float:
+    """The most requests one mode runs at once: its running cap, or fewer where the KV cache of that many does not
+    fit (module docstring); at least 1, so that a point where not one fits is priced and then refused by
+    `feasibility` with its memory message."""
+    return max(min(running_cap(dep, spec), fit_limit(dep, w, spec)), 1.0)
+
+
+def held(R: np.ndarray, prefill_queue: np.ndarray, decode_batch: np.ndarray) -> np.ndarray:
+    """Requests whose KV cache one mode's decode GPUs hold: the R running ones, fewer where a disaggregated prefill
+    instance sets the rate and the requests queued for prefill hold none there (the decode batch, rounded up)."""
+    return np.where(prefill_queue > 0.0, np.minimum(R, np.ceil(decode_batch)), R)
+
+
+__all__ = ["MAX_REQUESTS", "feasibility", "fit_limit", "held", "memory_held", "running_cap", "running_limit"]
