@@ -71,6 +71,40 @@ def srt_slurm_decode(out: Row, ksrc: list[str]) -> None:
                  else "no SGLANG_ENABLE_SPEC_V2 (V1 worker)"))
 
 
+# InferenceX's MoRI-disaggregated SGLang DeepSeek-R1 runs on MI355X at concurrency 2048: the decode worker the
+# fixture writes as tp1/ep16/dpattn=True over 16 GPUs is the config's "1 decode worker at DEP16" (DP attention 16 x
+# EP 16, DECODE_NODES=2 of 8 GPUs), and its MTP depth is the config's DECODE_MTP_SIZE (--speculative-num-steps), read
+# from .github/configs/amd-master.yaml, dsr1-fp8-mi355x-sglang-disagg, at the last commit before each run's date:
+# (isl, osl, run date) -> (k, commit).
+IX_MORI_DEP16 = {
+    (1024, 8192, "2026-02-06"): (2, "6f6afc1cb"),
+    (1024, 1024, "2026-02-12"): (1, "78d48618f"),
+    (8192, 1024, "2026-02-16"): (1, "6e97ccc73"),
+    (1024, 1024, "2026-02-23"): (1, "e6852f5fc"),
+}
+_DECODE_WORKERS = re.compile(r"decode (\d+) worker\(s\) x \(tp(\d+)/ep(\d+)/dpattn=True\) = (\d+) GPUs")
+
+
+def ix_mori_dep16(r: Row, out: Row) -> None:
+    """A MoRI-disaggregated row's decode layout and MTP depth (IX_MORI_DEP16): DP attention over the worker's GPUs
+    where the fixture's tp x dp covers fewer of them."""
+    m = _DECODE_WORKERS.search(r["notes"])
+    if m is None or not r["engine"].startswith("sglang (MoRI"):
+        return
+    workers, tp, ep, gpus = (int(x) for x in m.groups())
+    if int(out["tp"]) * int(out["dp"] or 1) >= gpus // workers:
+        return
+    out["dp"] = str(gpus // workers // int(out["tp"]))
+    date = re.search(r"date=(\S+)", r["locator"]).group(1)
+    k, commit = IX_MORI_DEP16[(int(r["isl"]), int(r["osl"]), date)]
+    why = (f"decode worker DEP{gpus // workers} (InferenceX .github/configs/amd-master.yaml @{commit}, "
+           f"dsr1-fp8-mi355x-sglang-disagg: '1 decode worker at DEP16', DECODE_NODES=2): dp {out['dp']}, ep {ep}")
+    if out["method"] == "mtp":
+        out["k"] = str(k)
+        why += f"; DECODE_MTP_SIZE={k} there (--speculative-num-steps {k}): k = {k}"
+    note(out, why)
+
+
 def ix_sglang_mtp(out: Row, disagg: bool) -> None:
     """A single-node InferenceX SGLang DeepSeek-R1 MTP run's scheduler facts from its script (IX_SGLANG_MTP): every
     row of the run, its speedup included (whose notes do not name the script). The scripts were added on the dates
@@ -109,11 +143,12 @@ def v_fixture(r: Row, out: Row) -> None:
         note(out, f"disaggregated: {r['prefill_gpus']} prefill + {r['decode_gpus']} decode GPUs; tp/dp/ep = one "
                   "decode instance; throughput per GPU is output tokens/s per decode GPU (InferenceX "
                   "utils/process_result.py: output_tput_per_gpu = output throughput / decode GPUs)")
+    ix_mori_dep16(r, out)
     if out["method"] == "mtp" and not out["k"]:
         note(out, "MTP depth not resolved from the run's config: specroof's default k is priced")
     if out["metric"] == "tokens_per_s_per_user":
         note(out, "median interactivity (tok/s/user)")
-    ksrc = [s for s in r["notes"].split("; ") if s.startswith("MTP k source")]
+    ksrc = [s for s in r["notes"].split("; ") if s.startswith("MTP k source") and not (out["k"] and "not determ" in s)]
     ix_sglang_mtp(out, disagg)
     if disagg and out["engine"] == "sglang" and out["method"] == "mtp":
         srt_slurm_decode(out, ksrc)
