@@ -50,3 +50,27 @@ def test_no_facts_on_other_runs(br, kw, disagg):
     before = dict(out)
     br.ix_sglang_mtp(out, disagg=disagg)
     assert out == before
+
+
+def test_inferencex_rows_carry_the_kv_format_of_their_runs_launch_flags():
+    # sources/inferencex_kv.csv: every entry lands on a row, with its evidence in the notes; Hopper SGLang runs kept
+    # the KV cache in bf16 (no --kv-cache-dtype in their scripts and recipes), the others stored it in fp8.
+    import csv
+
+    from simulator.validation import default_rows_path
+    with open(default_rows_path().parent / "sources" / "inferencex_kv.csv", encoding="utf-8") as f:
+        table = {(r["source_id"], r["locator"]): r for r in csv.DictReader(f)}
+    rows = load_rows()
+    keyed = {(r["source_id"], r["locator"]) for r in rows}
+    assert set(table) <= keyed                                                      # none dangles
+    for r in rows:
+        t = table.get((r["source_id"], r["locator"]))
+        if t is None:
+            assert "KV cache fp8:" not in r["notes"] and "KV cache bf16:" not in r["notes"]
+            continue
+        assert r["kv_precision"] == t["kv_precision"] and f"KV cache {t['kv_precision']}: {t['evidence']}" in r["notes"]
+    ix = [r for r in rows if r["source_id"] == "inferencex" and r["kv_precision"]]
+    assert len(ix) > 700
+    assert {r["kv_precision"] for r in ix if r["engine"] == "sglang" and r["hardware"] in ("h100-sxm", "h200-sxm")} \
+        == {"bf16"}
+    assert {r["kv_precision"] for r in ix if r["engine"] == "trtllm"} == {"fp8"}

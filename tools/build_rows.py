@@ -37,6 +37,8 @@ Mapping rules (README "Mapping rules" explains them; every decision a source doe
    formats (NVFP4/MXFP4 MoE checkpoints: experts 4-bit, other weights bf16, as in S021-S025), the engine's scheduler
    mode (vLLM before async scheduling became the default, PR #27614 (~v0.12): overlap_scheduler false), and the
    length draw of InferenceX's harness (length_ratio 0.8: lengths uniform on [0.8 x isl, isl], [0.8 x osl, osl]).
+   The KV-cache format of an InferenceX run is its launch flag at the run's date (sources/inferencex_kv.csv, with the
+   evidence in the notes); where no source states it, bf16 is priced.
 6. Lossy acceptance (SGLang accept threshold < 1, TRT-LLM relaxed acceptance) is kept and marked "lossy" in notes.
 7. The same measurement collected twice is mapped once (the copy with the most columns); the other is not mapped.
 """
@@ -50,7 +52,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # tools/rowmap, the rules
 
-from rowmap.common import COLS, SRC, VAL, Row, Skip, base_row, check, engine_date  # noqa: E402
+from rowmap.common import COLS, SRC, VAL, Row, Skip, base_row, check, engine_date, kv_format  # noqa: E402
 from rowmap.decode import DECODE  # noqa: E402
 from rowmap.first import first_rows  # noqa: E402
 from rowmap.serving import SERVING, ix_sglang_mtp  # noqa: E402,F401  (tests read ix_sglang_mtp from here)
@@ -67,6 +69,7 @@ def staged(name: str, table: dict, prefix: str, dropped: list[Row]) -> list[Row]
         out = base_row(r, sid, label or r["source"], where)
         try:
             rule(r, out)
+            kv_format(out)
             check(out)
         except Skip as e:
             dropped.append(dict(published_row=where, staged_source_id=r["source_id"], source_id=sid,

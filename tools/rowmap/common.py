@@ -3,6 +3,8 @@ mapped row passes (tools/build_rows.py rules 1-7)."""
 
 from __future__ import annotations
 
+import csv
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -93,6 +95,23 @@ def lead_int(v: str) -> str:
 
 def note(out: Row, *texts: str) -> None:
     out["notes"] = "; ".join([t for t in [out["notes"], *texts] if t])
+
+
+@functools.cache
+def _kv_formats() -> dict[tuple[str, str], tuple[str, str]]:
+    """(source_id, locator) -> (KV-cache format, evidence), read from sources/inferencex_kv.csv: the KV format each
+    InferenceX run (and the rows derived from its runs) used, from its script, config or recipe at the run's date."""
+    with open(SRC / "inferencex_kv.csv", encoding="utf-8") as f:
+        return {(r["source_id"], r["locator"]): (r["kv_precision"], r["evidence"]) for r in csv.DictReader(f)}
+
+
+def kv_format(out: Row) -> None:
+    """A row's KV-cache format where its run's launch flags state it (_kv_formats), with the evidence in its notes;
+    elsewhere the field stays as mapped (empty: bf16 is priced)."""
+    hit = _kv_formats().get((out["source_id"], out["locator"]))
+    if hit is not None:
+        out["kv_precision"] = hit[0]
+        note(out, f"KV cache {hit[0]}: {hit[1]}")
 
 
 def drafters() -> dict[str, str]:
