@@ -199,19 +199,22 @@ def _num(x: Any) -> float | int:
     return int(x) if isinstance(x, (np.integer,)) else float(x)
 
 
-def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float) -> Phase:
+def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float,
+           lim: float | None = None) -> Phase:
     """Solve the steady state for one mode (`_solve`) with min(C, its running cap) requests running, and where more
     run than the decode GPUs' KV cache holds (admission.fit_limit), again with that many, which binds unless a
     disaggregated prefill instance feeds a decode batch the KV cache holds and is the slower (then it sets the rate
-    and the rest queue for prefill; else the KV cache does, and the rest wait for a slot)."""
+    and the rest queue for prefill; else the KV cache does, and the rest wait for a slot). `lim`: the fit limit,
+    where the caller has it."""
     C = C.astype(np.float64)
     R = np.minimum(C, running_cap(dep, spec))
     ph = _solve(dep, w, pf, C, R, spec, gpus)
-    lim = fit_limit(dep, w, spec)
-    if not ((R > lim) & (lim >= 1.0)).any():
+    lim = fit_limit(dep, w, spec) if lim is None else lim
+    more = (R > lim) & (lim >= 1.0)
+    if not more.any():
         return ph
     kv = _solve(dep, w, pf, C, np.minimum(R, lim), spec, gpus)
-    over = (R > lim) & (lim >= 1.0) & ((held(R, ph.prefill_queue, ph.decode_batch) > lim) | (kv.e2e_s > ph.e2e_s))
+    over = more & ((held(R, ph.prefill_queue, ph.decode_batch) > lim) | (kv.e2e_s > ph.e2e_s))
     return Phase(*(_pick(over, getattr(kv, f.name), getattr(ph, f.name)) for f in fields(Phase)))
 
 
@@ -283,9 +286,9 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     top_c = max(min(c_fit, running_cap(dep, spec)), 1.0)     # X(C) is flat above the running cap
     g = np.geomspace(1.0, top_c, max(2, int(24 * np.log10(top_c)) + 1))
     free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound
-    X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus).e2e_s)     # (a rate above it is not sustained)
+    X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus, c_fit).e2e_s)  # (a rate above: not sustained)
     C = np.exp(np.interp(lam, X, np.log(g)))   # interpolated where X is smooth
-    ph = _phase(dep, w, free, C, spec, gpus)
+    ph = _phase(dep, w, free, C, spec, gpus, c_fit)
     ph = replace(ph, in_flight=lam * ph.e2e_s, tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
     top = min(float(X[-1]), pf.capacity_rps)
     return ph, (lam <= top) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0, pf.capacity_rps < float(X[-1])
