@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from simulator.calibration import calibrate, usable
 from simulator.cli import main
@@ -228,6 +230,24 @@ def test_calibration_flags_what_the_data_cannot_determine():
         assert p.status in ("at bound", "1-sigma > value", "no row depends on it")
         assert p.value == pytest.approx(max(getattr(eng, p.name), 0.0), abs=1e-9)   # kept at the profile's value
     assert np.isinf([p.stderr for p in loose]).any()
+
+
+@settings(max_examples=50)
+@given(v=st.floats(1e-7, 4.99e-5), se=st.floats(0.0, 1e-4))
+@example(v=4.9638e-05, se=1.889e-05)   # vLLM's host work per sequence, with the per-kernel cost held (2026-12-04)
+def test_a_value_within_one_sigma_of_its_bound_is_at_bound(v, se):
+    # A fit that ends 1-sigma from a bound says the data want the bound (or beyond), not a value: the 0.1 %-of-range
+    # rule alone let 49.6 +- 19 us under a 50 us bound ship, which prices 12.7 ms of CPU per step at batch 256.
+    from simulator.calibration import AT_BOUND, FITTED, LOOSE, PARAMS, _verdict
+    par = PARAMS["host_per_seq_s"]
+    got = _verdict(v, se, par)
+    if se > v:
+        assert got in (LOOSE, AT_BOUND)
+    elif v + se >= par.hi or v - se <= par.lo:
+        assert got == AT_BOUND
+    else:
+        assert got == FITTED
+    assert _verdict(v, float("inf"), par) in (LOOSE, AT_BOUND)     # an undetermined value is never shipped
 
 
 
