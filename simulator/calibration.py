@@ -214,7 +214,7 @@ def _stderr(jac: Any, fun: np.ndarray, n_params: int, span: np.ndarray) -> np.nd
 
 
 def _verdict(v: float, se: float, par: Param) -> str:
-    """At a bound (within 0.1 % of the range, or 1-sigma from it: 49.6 +- 19 us under 50 us is the bound), or loose."""
+    """At a bound (within 0.1 % of the range or 1-sigma of it: 49.6 +- 19 us under 50 us), loose, or fitted."""
     span = par.hi - par.lo
     if v <= par.lo + 1e-3 * span or v >= par.hi - 1e-3 * span:
         return AT_BOUND

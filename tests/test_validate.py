@@ -250,7 +250,6 @@ def test_a_value_within_one_sigma_of_its_bound_is_at_bound(v, se):
     assert _verdict(v, float("inf"), par) in (LOOSE, AT_BOUND)     # an undetermined value is never shipped
 
 
-
 def test_calibration_does_not_split_host_work_the_overlap_scheduler_hides():
     # SGLang overlaps host work with plain steps but not with speculative ones: its host step is seen only in sum
     # with the speculative bookkeeping, so the shipped calibration does not fit it (found bug: a fit put 3 ms there,
