@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -178,11 +179,15 @@ class Workload:
         object.__setattr__(self, "isl", mi)
         object.__setattr__(self, "osl", mo)
 
-    @property
+    @cached_property
     def samples(self) -> tuple[np.ndarray, np.ndarray]:
-        """(isl, osl) per request class as float arrays: the samples, the length_ratio draw, or the one (isl, osl)."""
+        """(isl, osl) per request class as read-only float arrays: the samples, the length_ratio draw, or the one
+        (isl, osl). Computed once per workload (admission and serving read it in every priced pass)."""
         ln = self.lengths or uniform_lengths(self.isl, self.osl, self.length_ratio)
-        return (np.array([p[0] for p in ln], dtype=np.float64), np.array([p[1] for p in ln], dtype=np.float64))
+        out = (np.array([p[0] for p in ln], dtype=np.float64), np.array([p[1] for p in ln], dtype=np.float64))
+        for a in out:
+            a.setflags(write=False)
+        return out
 
     @property
     def mean_lengths(self) -> tuple[int, int]:

@@ -18,6 +18,7 @@ from simulator.cli import main
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
 from simulator.frontier import frontier, layouts, pareto
+from simulator.loop import Loop, curve
 from simulator.pricing import base_step, memory, price_pass
 from simulator.prompts import PromptSide, expected_passes, kv_transfer_s, ops_where, prompt_load, prompt_side
 from simulator.scenario import Scenario
@@ -87,6 +88,51 @@ def test_the_requests_that_run_are_the_most_that_fit_and_the_rest_wait(sc, isl, 
         np.testing.assert_allclose(X[wait], X[wait][0], rtol=2e-3)                       # flat past the limit
     one = serve(s.replace(max_running_requests=1), replace(w, concurrency=(1,)))
     np.testing.assert_allclose(one.base.e2e_s[0], r.base.e2e_s[0], rtol=2e-3)
+
+
+@settings(max_examples=15)
+@given(sc=SERVE_SCENARIOS, w=workloads(), spec=st.booleans())
+def test_fit_limit_is_the_largest_whole_number_that_fits(sc, w, spec):
+    # admission.fit_limit prices many counts per round; its answer is the exact edge: n fits and n + 1 does not (or
+    # none fits, or the running cap does and the limit is inf).
+    dep = Scenario(**sc).resolve()
+    lim = fit_limit(dep, w, spec)
+    fits = lambda n: bool(memory_held(dep, w, np.array([float(n)]), spec).fits[0])  # noqa: E731
+    if lim == 0.0:
+        assert not fits(1)
+    elif np.isinf(lim):
+        assert fits(running_cap(dep, spec))
+    else:
+        assert lim == int(lim) and fits(lim) and not fits(lim + 1)
+
+
+def _bisected_batch(loop: Loop) -> np.ndarray:
+    """Loop.batch's reference: 48 plain halvings of [0, R]."""
+    lo, hi = np.zeros(loop.R.size), loop.R.copy()
+    for _ in range(48):
+        B = (lo + hi) / 2.0
+        _, tau, _, _, _, T, ttft = loop.at(B)
+        dec = (loop.osl - 1.0) * T / tau
+        up = B < loop.R * dec / (ttft + dec)
+        lo, hi = np.where(up, B, lo), np.where(up, hi, B)
+    return (lo + hi) / 2.0
+
+
+@settings(max_examples=15)
+@given(sc=SERVE_SCENARIOS, w=workloads(), spec=st.booleans())
+def test_loop_batch_is_the_root_bisection_finds(sc, w, spec):
+    # Loop.batch's 16-section (15 points per round, 12 rounds) leaves bisection's bracket: the same decode batch.
+    dep = Scenario(**sc).resolve()
+    R = np.asarray(w.concurrency, dtype=np.float64)
+    pf = prompt_side(dep, w)
+    tokens_s = float(w.prompts.mean()) * pf.per_token_s
+    loop = Loop(curve(dep, batch_grid(R), w.mean_context, spec), pf, w, R, tokens_s, w.mean_osl)
+    B = loop.batch()
+    if loop.osl <= 1.0:
+        assert np.all(B == 0.0)
+    else:
+        np.testing.assert_allclose(B, _bisected_batch(loop), rtol=1e-12)
+        assert np.all((B > 0.0) & (B <= R))
 
 
 def test_off_reduces_to_the_plain_step_pricing():
