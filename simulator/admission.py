@@ -54,23 +54,26 @@ def feasibility(dep: Deployment, w: Workload, held: np.ndarray, drafter: bool) -
 def fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
     """The most requests one mode holds the KV cache of, exactly: inf where its running cap fits (the requests
     beyond it wait and hold none), else the largest whole number that fits (0 when one does not), up to
-    MAX_REQUESTS - 1. The memory grows with the count, so `fits` is monotone: the powers of two bracket the answer
-    and each round narrows the bracket 64-fold on 63 whole numbers priced at once (one vectorised memory call per
-    round, not one per number: calibration prices the serving rows tens of thousands of times)."""
+    MAX_REQUESTS - 1. The memory grows with the count, so `fits` is monotone: one memory call prices 1, the cap and
+    the powers of two, which bracket the answer, and each further call narrows the bracket 1024-fold on 1023 whole
+    numbers at once (two or three calls in all, not one per number: calibration prices the serving rows tens of
+    thousands of times)."""
     cap = running_cap(dep, drafter)
 
     def fits(n: np.ndarray) -> np.ndarray:
         return memory_held(dep, w, np.asarray(n, dtype=np.float64), drafter).fits
-    if not fits(np.array([1.0]))[0]:
-        return 0.0
-    if np.isfinite(cap) and fits(np.array([cap]))[0]:
-        return np.inf
     pw = 2 ** np.arange(1, int(np.log2(MAX_REQUESTS)), dtype=np.int64)       # 2 .. MAX_REQUESTS / 2
-    ok = fits(pw)
+    head = [1.0, cap] if np.isfinite(cap) else [1.0]
+    ok = fits(np.concatenate((head, pw)))
+    if not ok[0]:
+        return 0.0
+    if np.isfinite(cap) and ok[1]:
+        return np.inf
+    ok = ok[len(head):]
     j = int(np.argmin(ok)) if not ok.all() else ok.size               # the first power of two that does not fit
     lo, hi = (int(pw[j - 1]) if j else 1), (int(pw[j]) if j < ok.size else MAX_REQUESTS)
     while hi - lo > 1:                                                # fits(lo), not fits(hi)
-        n = np.unique(np.linspace(lo, hi, 65)[1:-1].astype(np.int64))
+        n = np.unique(np.linspace(lo, hi, 1025)[1:-1].astype(np.int64))
         n = n[(n > lo) & (n < hi)]
         f = fits(n)
         lo, hi = (int(n[f].max()) if f.any() else lo), (int(n[~f].min()) if (~f).any() else hi)

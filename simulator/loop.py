@@ -19,8 +19,8 @@ from .traffic import Workload
 # is flat below it and `Curve.at` clips there without error).
 FED_FLOOR = 1e-2
 
-# Loop.batch narrows its bracket 16-fold per round, 12 rounds: 16^12 = 2^48, bisection's 48 halvings.
-SECTIONS, SECTION_ROUNDS = 16, 12
+# Loop.batch narrows its bracket 64-fold per round, 8 rounds: 64^8 = 2^48, bisection's 48 halvings.
+SECTIONS, SECTION_ROUNDS = 64, 8
 
 
 def decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
@@ -95,9 +95,9 @@ class Loop:
 
     def batch(self) -> np.ndarray:
         """B of Little's law on the decode stage, B = R (osl - 1) TPOT(B) / E2E(B), found on [0, R] (the right side is
-        positive at B = 0 and at most R) by 12 rounds of 16-section: each prices 15 points of the bracket at once and
-        keeps the sixteenth before the first point past the root, the bracket bisection's 48 halvings leave (below R
-        1e-14) in a quarter of the passes. 0 at osl 1."""
+        positive at B = 0 and at most R) by 8 rounds of 64-section: each prices 63 points of the bracket at once and
+        keeps the sixty-fourth before the first point past the root, the bracket bisection's 48 halvings leave (below
+        R 1e-14) in a sixth of the passes. 0 at osl 1."""
         lo, hi = np.zeros(self.R.size), self.R.copy()
         if self.osl <= 1.0:
             return lo

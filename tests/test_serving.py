@@ -121,7 +121,7 @@ def _bisected_batch(loop: Loop) -> np.ndarray:
 @settings(max_examples=15)
 @given(sc=SERVE_SCENARIOS, w=workloads(), spec=st.booleans())
 def test_loop_batch_is_the_root_bisection_finds(sc, w, spec):
-    # Loop.batch's 16-section (15 points per round, 12 rounds) leaves bisection's bracket: the same decode batch.
+    # Loop.batch's 64-section (63 points per round, 8 rounds) leaves bisection's bracket: the same decode batch.
     dep = Scenario(**sc).resolve()
     R = np.asarray(w.concurrency, dtype=np.float64)
     pf = prompt_side(dep, w)
