@@ -443,6 +443,10 @@ def test_uniform_lengths_limits_and_errors():
     assert d.mean_context == pytest.approx(w.mean_context) and replace(d, concurrency=(8,)).mean_lengths == (922, 922)
     with pytest.raises(ScenarioError, match="length_ratio = 0.8 with lengths given"):
         Workload(lengths=((10, 10),), length_ratio=0.8)
+    # The samples are computed once per workload and cannot be changed through it (every pass reads them)
+    assert d.samples is d.samples and replace(d, length_ratio=1.0).samples[0].tolist() == [1024.0]
+    with pytest.raises(ValueError, match="read-only"):
+        d.samples[0][0] = 1.0
     with pytest.raises(ScenarioError, match="length_ratio = -1"):
         Workload(length_ratio=-1)
     # the longest request the client sends is the upper end, not the top bin: it is what must fit in the positions
