@@ -82,6 +82,10 @@ IX_MORI_DEP16 = {
     (8192, 1024, "2026-02-16"): (1, "6e97ccc73"),
     (1024, 1024, "2026-02-23"): (1, "e6852f5fc"),
 }
+# The decode instance's --max-running-requests under DP attention in the MoRI recipe the runs clone
+# (billishyahao/sglang_disagg sglang_disagg_server.sh: decode_max_running_requests=8192 where DECODE_ENABLE_DP is
+# true, in every version mirrored, 2025-12-19..2026-01-05).
+MORI_DECODE_MAX_RUNNING = 8192
 _DECODE_WORKERS = re.compile(r"decode (\d+) worker\(s\) x \(tp(\d+)/ep(\d+)/dpattn=True\) = (\d+) GPUs")
 
 
@@ -101,7 +105,11 @@ def ix_mori_dep16(r: Row, out: Row) -> None:
            f"dsr1-fp8-mi355x-sglang-disagg: '1 decode worker at DEP16', DECODE_NODES=2): dp {out['dp']}, ep {ep}")
     if out["method"] == "mtp":
         out["k"] = str(k)
-        why += f"; DECODE_MTP_SIZE={k} there (--speculative-num-steps {k}): k = {k}"
+        out["spec_max_running"] = str(MORI_DECODE_MAX_RUNNING)
+        why += (f"; DECODE_MTP_SIZE={k} there (--speculative-num-steps {k}): k = {k}; decode --max-running-requests "
+                f"{MORI_DECODE_MAX_RUNNING} (DP attention) in every mirrored version of billishyahao/sglang_disagg "
+                "sglang_disagg_server.sh, 2025-12-19..2026-01-05 (the pinned commit is not mirrored), not SGLang's "
+                "48 for speculation")
     note(out, why)
 
 
