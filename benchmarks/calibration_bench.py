@@ -7,7 +7,7 @@ last line printed is one JSON object:
     seconds              median time to price the pool (warm process)
     reference_seconds    the same with the reference searches swapped in, same run: the KV fit limit by doubling
                          and bisection one count at a time (admission.fit_limit before 2026-12-04) and the decode
-                         batch of the closed loop by 48 plain halvings (loop.Loop.batch before 2026-12-04)
+                         batch of the closed loop by 48 plain halvings (loop.Loop.batch_bisected, as Loop.batch was)
     speedup              reference_seconds / seconds
     max_rel_diff         largest relative difference between the two runs' predictions (the searches find the
                          same edge and the same bracket: expected at rounding level)
@@ -50,24 +50,11 @@ def _fit_limit_reference(dep, w, drafter):  # type: ignore[no-untyped-def]
     return float(lo)
 
 
-def _batch_reference(self):  # type: ignore[no-untyped-def]
-    lo, hi = np.zeros(self.R.size), self.R.copy()
-    if self.osl <= 1.0:
-        return lo
-    for _ in range(48):
-        B = (lo + hi) / 2.0
-        _, tau, _, _, _, T, ttft = self.at(B)
-        dec = (self.osl - 1.0) * T / tau
-        up = B < self.R * dec / (ttft + dec)
-        lo, hi = np.where(up, B, lo), np.where(up, hi, B)
-    return (lo + hi) / 2.0
-
-
 @contextmanager
 def _reference() -> Iterator[None]:
     saved = serving.fit_limit, admission.fit_limit, loop.Loop.batch
     serving.fit_limit = admission.fit_limit = _fit_limit_reference
-    loop.Loop.batch = _batch_reference  # type: ignore[method-assign]
+    loop.Loop.batch = loop.Loop.batch_bisected  # type: ignore[method-assign]
     try:
         yield
     finally:

@@ -110,6 +110,20 @@ class Loop:
             lo, hi = lo + (hi - lo) * f / SECTIONS, lo + (hi - lo) * (f + 1.0) / SECTIONS
         return (lo + hi) / 2.0
 
+    def batch_bisected(self) -> np.ndarray:
+        """`batch` by 48 plain halvings of [0, R]: the reference its 64-section is checked against (tests,
+        benchmarks/calibration_bench.py); the same bracket in six times the passes."""
+        lo, hi = np.zeros(self.R.size), self.R.copy()
+        if self.osl <= 1.0:
+            return lo
+        for _ in range(48):
+            B = (lo + hi) / 2.0
+            _, tau, _, _, _, T, ttft = self.at(B)
+            dec = (self.osl - 1.0) * T / tau
+            up = B < self.R * dec / (ttft + dec)
+            lo, hi = np.where(up, B, lo), np.where(up, hi, B)
+        return (lo + hi) / 2.0
+
 
 def ttft(pf: PromptSide, w: Workload, step: np.ndarray, T: np.ndarray, tokens_s: float, B: np.ndarray,
           R: np.ndarray, decodes: bool) -> np.ndarray:

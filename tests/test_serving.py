@@ -106,18 +106,6 @@ def test_fit_limit_is_the_largest_whole_number_that_fits(sc, w, spec):
         assert lim == int(lim) and fits(lim) and not fits(lim + 1)
 
 
-def _bisected_batch(loop: Loop) -> np.ndarray:
-    """Loop.batch's reference: 48 plain halvings of [0, R]."""
-    lo, hi = np.zeros(loop.R.size), loop.R.copy()
-    for _ in range(48):
-        B = (lo + hi) / 2.0
-        _, tau, _, _, _, T, ttft = loop.at(B)
-        dec = (loop.osl - 1.0) * T / tau
-        up = B < loop.R * dec / (ttft + dec)
-        lo, hi = np.where(up, B, lo), np.where(up, hi, B)
-    return (lo + hi) / 2.0
-
-
 @settings(max_examples=15)
 @given(sc=SERVE_SCENARIOS, w=workloads(), spec=st.booleans())
 def test_loop_batch_is_the_root_bisection_finds(sc, w, spec):
@@ -131,7 +119,7 @@ def test_loop_batch_is_the_root_bisection_finds(sc, w, spec):
     if loop.osl <= 1.0:
         assert np.all(B == 0.0)
     else:
-        np.testing.assert_allclose(B, _bisected_batch(loop), rtol=1e-12)
+        np.testing.assert_allclose(B, loop.batch_bisected(), rtol=1e-12)
         assert np.all((B > 0.0) & (B <= R))
 
 
