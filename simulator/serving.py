@@ -191,6 +191,10 @@ class ServeResult:
                 "notes": list(self.notes)}
 
 
+# Relative difference below which two E2E times of one point are a tie (rounding): where a prefill instance sets the
+# rate, all C requests and the KV limit's share of them finish in the same C / rate.
+TIE = 1e-9
+
 PER_TOKEN_FIELDS = ("tpot_s", "itl_s", "tpot_first_s", "tpot_last_s", "tokens_per_s_per_user", "step_s")
 """Phase fields per output token after the first: none without a decode (every output one token long)."""
 
@@ -214,7 +218,8 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     if not more.any():
         return ph
     kv = _solve(dep, w, pf, C, np.minimum(R, lim), spec, gpus)
-    over = more & ((held(R, ph.prefill_queue, ph.decode_batch) > lim) | (kv.e2e_s > ph.e2e_s))
+    # a prefill instance that sets the rate gives both the same E2E (C / its rate): a tie, not the KV cache binding
+    over = more & ((held(R, ph.prefill_queue, ph.decode_batch) > lim) | (kv.e2e_s > ph.e2e_s * (1.0 + TIE)))
     return Phase(*(_pick(over, getattr(kv, f.name), getattr(ph, f.name)) for f in fields(Phase)))
 
 
