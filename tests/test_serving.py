@@ -238,9 +238,9 @@ def test_the_decode_gpus_hold_only_the_fed_batch():
     # Requests queued for prefill hold no KV cache on the decode instance: 1024 requests of 1k/256 on one H200 TP8
     # decode instance all run when one prefill GPU feeds it (the decode batch is what that GPU prefills), not
     # co-located without speculation (the most whose KV cache fits run, the rest wait; with speculation SGLang runs
-    # 48 and the queued rest hold none either). Found (2026-12-04): where the prefill instance sets the rate, all 1024 and
-    # the KV limit's 536 finish in the same 1024 / rate, and a refit moving a floor by 0.006 % made the rounding pick the
-    # KV limit (serving.TIE).
+    # 48 and the queued rest hold none either). Found (2026-12-04): where the prefill instance sets the rate, all
+    # 1024 and the KV limit's 536 finish in the same 1024 / rate, and a refit moving a floor by 0.006 % made the
+    # rounding pick the KV limit (serving.TIE).
     sc = Scenario(**DSR1_H200)
     fed = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,), pd=True, prefill_gpus=1))
     co = serve(sc, Workload(isl=1024, osl=256, concurrency=(1024,)))
