@@ -23,7 +23,7 @@ from .pricing import MemoryUse, memory
 from .scenario import Deployment
 from .traffic import Workload
 
-# The most requests the doubling search for the KV limit tries (2^30: beyond any engine's request pool).
+# The most requests the search for the KV limit tries (2^30, a power of two: beyond any engine's request pool).
 MAX_REQUESTS = 2 ** 30
 
 
@@ -56,7 +56,7 @@ def fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:
     beyond it wait and hold none), else the largest whole number that fits (0 when one does not), up to
     MAX_REQUESTS - 1. The memory grows with the count, so `fits` is monotone: one memory call prices 1, the cap and
     the powers of two, which bracket the answer, and each further call narrows the bracket 1024-fold on 1023 whole
-    numbers at once (two or three calls in all, not one per number: calibration prices the serving rows tens of
+    numbers at once (one to four calls in all, not one per number: calibration prices the serving rows tens of
     thousands of times)."""
     cap = running_cap(dep, drafter)
 

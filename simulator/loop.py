@@ -19,8 +19,8 @@ from .traffic import Workload
 # is flat below it and `Curve.at` clips there without error).
 FED_FLOOR = 1e-2
 
-# Loop.batch narrows its bracket 64-fold per round, 8 rounds: 64^8 = 2^48, bisection's 48 halvings.
-SECTIONS, SECTION_ROUNDS = 64, 8
+# Loop.batch takes bisection's halvings this many at a time (48 / SECTION_BITS rounds of 2^SECTION_BITS - 1 points).
+SECTION_BITS = 3
 
 
 def decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, ...]:
@@ -95,24 +95,32 @@ class Loop:
 
     def batch(self) -> np.ndarray:
         """B of Little's law on the decode stage, B = R (osl - 1) TPOT(B) / E2E(B), found on [0, R] (the right side is
-        positive at B = 0 and at most R) by 8 rounds of 64-section: each prices 63 points of the bracket at once and
-        keeps the sixty-fourth before the first point past the root, the bracket bisection's 48 halvings leave (below
-        R 1e-14) in a sixth of the passes. 0 at osl 1."""
+        positive at B = 0 and at most R) by bisection's 48 halvings taken SECTION_BITS at a time: each round prices
+        the 2^SECTION_BITS - 1 inner points of the bracket at once and walks the halvings through them, so where k
+        "auto" gives several roots (a depth switch makes the tokens per step jump) it keeps the one bisection keeps
+        (`batch_bisected`, the reference), in fewer passes. 0 at osl 1."""
         lo, hi = np.zeros(self.R.size), self.R.copy()
         if self.osl <= 1.0:
             return lo
-        j = np.arange(1.0, SECTIONS)[:, None] / SECTIONS
-        for _ in range(SECTION_ROUNDS):
+        n = 2 ** SECTION_BITS
+        j = np.arange(1.0, n)[:, None] / n
+        cols = np.arange(self.R.size)
+        for _ in range(48 // SECTION_BITS):
             B = lo + (hi - lo) * j
             _, tau, _, _, _, T, ttft = self.at(B)
             dec = (self.osl - 1.0) * T / tau
-            f = np.cumprod(B < self.R * dec / (ttft + dec), axis=0).sum(axis=0)      # points below the root
-            lo, hi = lo + (hi - lo) * f / SECTIONS, lo + (hi - lo) * (f + 1.0) / SECTIONS
+            up = B < self.R * dec / (ttft + dec)                 # (n - 1, R.size): below the root at each point
+            a, b = np.zeros(self.R.size, dtype=int), np.full(self.R.size, n)
+            for _ in range(SECTION_BITS):                        # the halvings, on the points already priced
+                mid = (a + b) // 2
+                u = up[mid - 1, cols]
+                a, b = np.where(u, mid, a), np.where(u, b, mid)
+            lo, hi = lo + (hi - lo) * a / n, lo + (hi - lo) * b / n
         return (lo + hi) / 2.0
 
     def batch_bisected(self) -> np.ndarray:
-        """`batch` by 48 plain halvings of [0, R]: the reference its 64-section is checked against (tests,
-        benchmarks/calibration_bench.py); the same bracket in six times the passes."""
+        """`batch` by 48 plain halvings of [0, R]: the reference its sections are checked against (tests,
+        benchmarks/calibration_bench.py): one point per pass."""
         lo, hi = np.zeros(self.R.size), self.R.copy()
         if self.osl <= 1.0:
             return lo
