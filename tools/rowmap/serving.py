@@ -109,7 +109,9 @@ def ix_mori_dep16(r: Row, out: Row) -> None:
         why += (f"; DECODE_MTP_SIZE={k} there (--speculative-num-steps {k}): k = {k}; decode --max-running-requests "
                 f"{MORI_DECODE_MAX_RUNNING} (DP attention) in every mirrored version of billishyahao/sglang_disagg "
                 "sglang_disagg_server.sh, 2025-12-19..2026-01-05 (the pinned commit is not mirrored), not SGLang's "
-                "48 for speculation")
+                "48 for speculation; k uncertain: those mirrored versions pass --speculative-num-steps 1 "
+                "--speculative-num-draft-tokens ${DECODE_MTP_SIZE} (which one SGLang honours with topk 1 is not "
+                "checked here), the later in-tree port (amd_utils) --speculative-num-steps ${DECODE_MTP_SIZE}")
     note(out, why)
 
 
