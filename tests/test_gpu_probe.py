@@ -21,7 +21,10 @@ def test_quick_run_writes_every_probe(probe, tmp_path):
     assert probe.main(["--out", str(tmp_path), "--quick"]) == 0
     with open(tmp_path / "probe.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert {r["probe"] for r in rows} == {"floor", "copy", "gemm", "moe", "attention", "layer"}
+    assert {r["probe"] for r in rows} == {"floor", "copy", "gemm", "moe", "attention", "layer", "gqa", "fp8"}
+    gqa = [r for r in rows if r["probe"] == "gqa"]             # each point twice: SDPA and packed GQA attention
+    assert sorted((r["case"].rsplit(", ", 1)[1], int(r["batch"]), int(r["q"])) for r in gqa) == [
+        (att, b, q) for att in ("packed", "sdpa") for b in (1, 4) for q in (1, 4)]
     layer = [r for r in rows if r["probe"] == "layer"]        # a decode and a verify at every batch, all timed
     assert sorted((int(r["batch"]), int(r["q"])) for r in layer) == [(1, 1), (1, 3), (4, 1), (4, 3)]
     assert all(int(r["m"]) == int(r["batch"]) * int(r["q"]) and "not timed" not in r["note"] for r in layer)
@@ -69,3 +72,16 @@ def test_mla_attention_matches_sdpa(probe):
     ref = torch.nn.functional.scaled_dot_product_attention(qq.view(b, q * h, 1, lat + rope).transpose(1, 2),
                                                            cache[:, None], cache[:, None, :, :lat], scale=0.3)
     torch.testing.assert_close(got, ref.transpose(1, 2).reshape(b, q * h, lat), rtol=1e-5, atol=1e-5)
+
+
+def test_only_runs_the_probes_named_and_a_failing_probe_spares_the_rest(probe, tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+
+    def broken(*_):
+        raise RuntimeError("no such kernel")
+    broken.__name__ = "copy_rows"
+    monkeypatch.setattr(probe, "PROBES", (probe.floor_rows, broken))
+    assert probe.main(["--out", str(tmp_path), "--quick", "--only", "floor", "copy"]) == 1
+    with open(tmp_path / "probe.csv", newline="") as f:
+        assert {r["probe"] for r in csv.DictReader(f)} == {"floor"}
+    assert json.loads((tmp_path / "meta.json").read_text())["failed"] == ["copy_rows: RuntimeError: no such kernel"]

@@ -18,9 +18,15 @@ Random weights, shapes of the shipped models (models/*.json); what each probe st
              (decode and verify shapes), batch 1..64, context 1024 and 4096
   layer      one GPU's share of a DeepSeek-V3 MoE layer at TP8 (absorbed MLA over a 576-wide latent cache, 16 heads;
              router, shared expert, 256 routed experts of 7168 x 256, top-8), bf16, at batch 1..256 with q = 1
-             (decode) and q = 3 (an MTP k = 2 verify) at context 1536: whether a verify of B x 3 tokens costs what a
+             (decode), 2 and 3 (an MTP k = 2 verify) at context 1536: whether a verify of B x 3 tokens costs what a
              decode of 3 B tokens costs (specroof: about that, experts saturating) or about twice a decode of B
              (what InferenceX's MTP runs at 64 requests imply; README "How accurate is it")
+  fp8        DeepSeek-V3's TP8 projections as fp8 GEMMs (torch._scaled_mm, per-tensor scales) at M = 1..512
+  gqa        one layer of Llama-3.1-8B (dense), Qwen3-30B-A3B (128 experts, top-8) and gpt-oss-120b (128 experts,
+             top-4; its full-attention layer) at TP1, shapes read from models/*.json, bf16: GQA attention over a
+             1024-token cache, twice (PyTorch's SDPA; and the query heads of a KV group packed into one product with
+             its cache, as FlashInfer and FlashAttention-3 do), and the MLP, batch 1..256 with q = 1, 2, 4, 8: the
+             decode and verify passes that EAGLE and draft-model speculation price on these targets
 
 Not here: collectives (one GPU; the layer probe leaves out its two all-reduces), engine kernels (vLLM / SGLang
 fused MoE, FlashMLA) that the machine does not have; the MoE and layer rows time PyTorch's grouped GEMM and SDPA, not
@@ -32,12 +38,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import platform
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
 
 COLUMNS = ("probe", "case", "m", "q", "batch", "context", "bytes", "flops", "time_us", "note")
 GEMMS = {   # (name, K, N): Llama-3.1-8B at TP1 and DeepSeek-V3 at TP8 (models/*.json)
@@ -290,7 +299,7 @@ def layer_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, obj
     out, c = [], (DSV3_QUICK if quick else DSV3_TP8)
     ctx = 64 if quick else 1536
     for b in ((1, 4) if quick else (1, 4, 16, 32, 64, 128, 192, 256)):
-        for q in (1, 3):
+        for q in ((1, 3) if quick else (1, 2, 3)):
             try:
                 fn, how, touched = _mla_layer(torch, c, b, q, ctx, dev)
                 sec = timer(fn, inner=1 if quick else 5)
@@ -303,6 +312,152 @@ def layer_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, obj
                             bytes=f"{nbytes:.0f}", flops=f"{flops:.0f}",
                             note=f"bf16; {how}; no all-reduce; {'decode' if q == 1 else 'verify'}; {touched} experts "
                                  "touched (uniform routing, this draw)"))
+    return out
+
+
+# Targets of EAGLE and draft-model speculation at TP1 (models/*.json): one layer each, the full-attention layer of
+# gpt-oss (its sliding-window layers read at most 128 cached tokens).
+GQA = ("meta-llama__Llama-3.1-8B-Instruct", "Qwen__Qwen3-30B-A3B", "openai__gpt-oss-120b")
+GQA_QUICK = {"d": 64, "h": 4, "kv": 2, "dh": 16, "e": 8, "k": 2, "f": 32}
+
+
+def gqa_shape(name: str) -> dict[str, int]:
+    """A model's layer shape from its HF config: hidden, heads, KV heads, head dim, experts (0: dense), top-k and
+    the FFN width (an expert's, for MoE)."""
+    c = json.loads((MODELS / f"{name}.json").read_text())
+    e = c.get("num_experts") or c.get("num_local_experts") or 0
+    return {"d": c["hidden_size"], "h": c["num_attention_heads"], "kv": c["num_key_value_heads"],
+            "dh": c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"], "e": e,
+            "k": c.get("num_experts_per_tok") or 0,
+            "f": (c.get("moe_intermediate_size") or c["intermediate_size"]) if e else c["intermediate_size"]}
+
+
+def _sdpa_backend(torch, xq, k, v):
+    """The first SDPA backend that runs GQA at this shape (flash, memory-efficient, cuDNN, math) and its name."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    for be in (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION,
+               SDPBackend.MATH):
+        try:
+            with sdpa_kernel(be):
+                sdpa(xq, k, v, enable_gqa=True)
+            return be, be.name.lower()
+        except RuntimeError:
+            continue
+    raise RuntimeError("no SDPA backend runs this shape")
+
+
+def _packed_attention(torch, xq, k, v):
+    """GQA attention with the query heads of a KV group packed as the rows of one product with its cache, read once
+    (what FlashInfer's and FlashAttention-3's GQA packing do; PyTorch's SDPA reads a KV head once per query head when
+    q > 1): xq [b, h, q, dh], k and v [b, kv, L, dh] -> [b, h, q, dh]."""
+    b, h, q, dh = xq.shape
+    kv = k.shape[1]
+    qq = xq.reshape(b, kv, h // kv * q, dh)         # query head i reads KV head i // (h / kv): a group is contiguous
+    p = torch.softmax(torch.matmul(qq, k.transpose(-1, -2)).float() * dh ** -0.5, dim=-1).to(xq.dtype)
+    return torch.matmul(p, v).reshape(b, h, q, dh)
+
+
+def _gqa_layer(torch, c: dict[str, int], w: dict, b: int, q: int, ctx: int, dev: str, packed: bool):
+    """One decode (q = 1) or verify (q > 1) pass of a GQA layer for b sequences over ctx cached tokens: the call,
+    how attention and the experts run, and the experts this draw touches. Attention is PyTorch's SDPA or, `packed`,
+    `_packed_attention`. Left out (small): rope, the cache write and the verify's causal mask among its q tokens."""
+    from torch.nn.attention import sdpa_kernel
+    bf, t, f = torch.bfloat16, b * q, torch.nn.functional
+    h, kv, dh, d = c["h"], c["kv"], c["dh"], c["d"]
+    x = torch.randn(t, d, dtype=bf, device=dev)
+    cache = [torch.randn(b, kv, ctx, dh, dtype=bf, device=dev) for _ in range(2)]
+    if packed:
+        be, att = None, "packed GQA (matmul)"
+    else:
+        be, att = _sdpa_backend(torch, torch.randn(b, h, q, dh, dtype=bf, device=dev), *cache)
+        att = f"sdpa {att}"
+    if c["e"]:
+        tok, offs, touched = _experts(torch, t, c["e"], c["k"], dev)
+        gates = torch.rand(t * c["k"], 1, dtype=bf, device=dev)
+        experts, how = _moe_fn(torch, x[tok], w["w13"], w["w2"], offs)
+    else:
+        touched, how = 0, "dense"
+
+    def layer():
+        hn = f.rms_norm(x, (d,))
+        xq = (hn @ w["q"]).view(b, q, h, dh).transpose(1, 2)
+        hn @ w["kv"]                                   # the new tokens' keys and values (written to the cache)
+        if packed:
+            o = _packed_attention(torch, xq, *cache)
+        else:
+            with sdpa_kernel(be):
+                o = f.scaled_dot_product_attention(xq, *cache, enable_gqa=True)
+        y = x + o.transpose(1, 2).reshape(t, h * dh) @ w["o"]
+        hn = f.rms_norm(y, (d,))
+        if not c["e"]:
+            g, u = (hn @ w["13"]).chunk(2, dim=-1)
+            return y + (f.silu(g) * u) @ w["2"]
+        torch.topk(hn @ w["gate"], c["k"], dim=-1)      # routing is drawn uniformly beforehand (`_experts`)
+        return y.index_add_(0, tok, experts(hn[tok]) * gates)
+    return layer, f"{att}; {how}", touched
+
+
+def _gqa_weights(torch, c: dict[str, int], dev: str) -> dict:
+    bf, d, h, kv, dh, f = torch.bfloat16, c["d"], c["h"], c["kv"], c["dh"], c["f"]
+    sh = {"q": (d, h * dh), "kv": (d, 2 * kv * dh), "o": (h * dh, d)}
+    sh |= {"gate": (d, c["e"]), "w13": (c["e"], 2 * f, d), "w2": (c["e"], d, f)} if c["e"] else \
+        {"13": (d, 2 * f), "2": (f, d)}
+    return {n: torch.randn(*s, dtype=bf, device=dev) * 0.02 for n, s in sh.items()}
+
+
+def _gqa_work(c: dict[str, int], b: int, q: int, ctx: int, touched: int) -> tuple[float, float]:
+    """(bytes, FLOPs) of one GQA layer pass in bf16: weights (the touched experts), the KV cache read once."""
+    t, d, h, kv, dh, f = b * q, c["d"], c["h"], c["kv"], c["dh"], c["f"]
+    attn = d * (h + 2 * kv) * dh + h * dh * d
+    mlp, active = (3 * d * f * touched + d * c["e"], 3 * d * f * c["k"] + d * c["e"]) if c["e"] else \
+        (3 * d * f, 3 * d * f)
+    nbytes = 2 * (attn + mlp + 2 * b * kv * ctx * dh)
+    return nbytes, 2 * t * (attn + active) + 4 * t * h * ctx * dh
+
+
+def gqa_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
+    out, ctx = [], 64 if quick else 1024
+    for name in GQA[1:2] if quick else GQA:
+        c = GQA_QUICK if quick else gqa_shape(name)
+        w = _gqa_weights(torch, c, dev)
+        for b, q, packed in itertools.product((1, 4) if quick else (1, 2, 4, 8, 16, 32, 64, 128, 256),
+                                              (1, 4) if quick else (1, 2, 4, 8), (True, False)):
+            row, case = dict(m=b * q, q=q, batch=b, context=ctx), f"{name} layer, {'packed' if packed else 'sdpa'}"
+            try:
+                fn, how, touched = _gqa_layer(torch, c, w, b, q, ctx, dev, packed)
+                sec = timer(fn, inner=1 if quick else 5)
+            except (RuntimeError, TypeError) as e:
+                out.append(_row("gqa", case, 0.0, **row, note=f"not timed: {_first_line(e, 100)}"))
+                continue
+            nbytes, flops = _gqa_work(c, b, q, ctx, touched)
+            out.append(_row("gqa", case, sec, **row, bytes=f"{nbytes:.0f}", flops=f"{flops:.0f}",
+                            note=f"bf16; {how}; {'decode' if q == 1 else 'verify'}"
+                                 + (f"; {touched} experts touched (uniform routing, this draw)" if c["e"] else "")))
+        del w
+        if dev == "cuda":
+            torch.cuda.empty_cache()
+    return out
+
+
+def fp8_rows(torch, dev: str, timer: Timer, quick: bool) -> list[dict[str, object]]:
+    """The DeepSeek-V3 TP8 projections as fp8 (e4m3) GEMMs with per-tensor scales (torch._scaled_mm, bf16 out):
+    what its fp8 checkpoint runs; rows that cannot run (no fp8 on this device, a size it refuses) say so."""
+    out, mm = [], getattr(torch, "_scaled_mm", None)
+    one = torch.ones((), device=dev)
+    for name, k, n in GEMMS["deepseek-v3-tp8"][:1] if quick else GEMMS["deepseek-v3-tp8"]:
+        w = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn).t()        # column-major [K, N]
+        for m in ((16,) if quick else M_SET):
+            x = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+            row = dict(m=m, bytes=k * n + m * k + 2 * m * n, flops=2 * m * k * n)
+            try:
+                if mm is None:
+                    raise RuntimeError("torch._scaled_mm is missing")
+                sec = timer(lambda x=x, w=w: mm(x, w, one, one, out_dtype=torch.bfloat16))
+                out.append(_row("fp8", f"deepseek-v3-tp8 {name} {k}x{n}", sec, **row, note="e4m3, per-tensor"))
+            except (RuntimeError, TypeError) as e:
+                out.append(_row("fp8", f"deepseek-v3-tp8 {name} {k}x{n}", 0.0, **row,
+                                note=f"not timed: {_first_line(e, 100)}"))
     return out
 
 
@@ -321,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for probe.csv and meta.json")
     ap.add_argument("--quick", action="store_true", help="tiny sizes, a few repeats: a smoke test (CPU works)")
+    ap.add_argument("--only", nargs="+", choices=[f.__name__.removesuffix("_rows") for f in PROBES],
+                    help="run these probes alone (default: all)")
     a = ap.parse_args(argv)
     try:
         import torch
@@ -335,20 +492,36 @@ def main(argv: list[str] | None = None) -> int:
     dev = "cuda" if cuda else "cpu"
     torch.manual_seed(0)
     timer = Timer(torch, cuda, reps=3 if a.quick else 20)
-    rows = []
-    for probe in (floor_rows, copy_rows, gemm_rows, moe_rows, attention_rows, layer_rows):
-        rows += probe(torch, dev, timer, a.quick)
-        print(f"{probe.__name__}: {len(rows)} rows", file=sys.stderr, flush=True)
-    out = Path(a.out)
+    rows, failed, out, t0 = [], [], Path(a.out), time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
-    info = meta(torch, cuda) | {"timed_eagerly": timer.eager}
-    with open(out / "probe.csv", "w", newline="") as f:
+    for probe in PROBES:
+        if a.only and probe.__name__.removesuffix("_rows") not in a.only:
+            continue
+        try:
+            rows += probe(torch, dev, timer, a.quick)
+        except Exception as e:          # noqa: BLE001 - one probe's failure (a shape, a missing op) spares the rest
+            failed.append(f"{probe.__name__}: {type(e).__name__}: {_first_line(e, 160)}")
+            print(f"{probe.__name__} failed: {failed[-1]}", file=sys.stderr, flush=True)
+        info = meta(torch, cuda) | {"timed_eagerly": timer.eager, "failed": failed}
+        write(out, rows, info)                          # after each probe: a run cut off keeps what it timed
+        print(f"{probe.__name__}: {len(rows)} rows, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    print(f"wrote {out / 'probe.csv'} ({len(rows)} rows) and {out / 'meta.json'}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+PROBES = (floor_rows, copy_rows, gemm_rows, moe_rows, attention_rows, layer_rows, gqa_rows, fp8_rows)
+
+
+def write(out: Path, rows: list[dict[str, object]], info: dict[str, object]) -> None:
+    """OUT/probe.csv and OUT/meta.json, each written whole to a temporary name and renamed into place."""
+    tmp = out / "probe.csv.tmp"
+    with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=("device", *COLUMNS))
         w.writeheader()
         w.writerows({"device": info["device"], **r} for r in rows)
-    (out / "meta.json").write_text(json.dumps(info, indent=1) + "\n")
-    print(f"wrote {out / 'probe.csv'} ({len(rows)} rows) and {out / 'meta.json'}", file=sys.stderr)
-    return 0
+    tmp.replace(out / "probe.csv")
+    (out / "meta.json.tmp").write_text(json.dumps(info, indent=1) + "\n")
+    (out / "meta.json.tmp").replace(out / "meta.json")
 
 
 if __name__ == "__main__":
