@@ -1,0 +1,158 @@
+"""Set specroof's price of one layer beside tools/gpu_probe.py's timing of it, and the verify / decode ratio over batch:
+
+    python tools/probe_vs_roofline.py validation/device/h200_probe.csv [--gpu h200-sxm] [--uncalibrated]
+
+For every `layer` row (one GPU's share of a DeepSeek-V3 MoE layer at TP8) and every packed-attention `gqa` row (one
+layer of Llama-3.1-8B, Qwen3-30B-A3B or gpt-oss-120b at TP1) it prices the same layer as specroof prices a pass: the
+model's shape cut to one layer (a MoE layer where the model has experts), bf16 throughout, `workload.forward_pass`
+without its LM head, embedding, sampler and collectives (the probe runs none of them), through `roofline.step_times`
+on the named bundled device, graph-replayed (the per-kernel floor applies), at the row's batch, query tokens and
+context. It prints each row's measured and priced time and, per batch, measured and priced pass time at q tokens over
+the decode (q = 1): the shape of the speculation cost over batch that decides where a speedup curve falls.
+
+What the probe times is PyTorch (cuBLAS GEMMs, torch._grouped_mm experts, matmul attention with a float softmax),
+not an engine's fused kernels: its absolute times carry PyTorch's extra kernels (norms, gathers, the softmax's
+float copy), so the ratios over batch and q are the comparison, absolute times a check of the order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from simulator.errors import SpecError  # noqa: E402
+from simulator.hardware import load_hardware  # noqa: E402
+from simulator.model import load_model  # noqa: E402
+from simulator.roofline import rates, step_times  # noqa: E402
+from simulator.workload import HEAD_OPS, OpSet, Parallelism, Precision, forward_pass  # noqa: E402
+
+# The probe's case names -> (model file, tensor-parallel GPUs it stands for)
+LAYERS = {"deepseek-v3-tp8 moe layer": ("deepseek-ai__DeepSeek-V3", 8)}
+
+
+@dataclass(frozen=True)
+class Row:
+    model: str       # a models/*.json stem
+    tp: int
+    batch: int
+    q: int
+    context: int
+    measured_s: float
+
+
+def load(path: Path) -> list[Row]:
+    """The layer rows of a probe.csv: DeepSeek's `layer` rows and the packed-attention `gqa` rows (the SDPA ones time
+    PyTorch's GQA path, which reads a KV head once per query head at q > 1, unlike engines' kernels)."""
+    out = []
+    with open(path, newline="") as fh:
+        for i, r in enumerate(csv.DictReader(fh), start=2):
+            case = r.get("case", "")
+            if r.get("probe") == "layer" and case in LAYERS:
+                model, tp = LAYERS[case]
+            elif r.get("probe") == "gqa" and case.endswith(" layer, packed"):
+                model, tp = case.removesuffix(" layer, packed"), 1
+            else:
+                continue
+            try:
+                t = float(r["time_us"]) * 1e-6
+                row = Row(model, tp, int(r["batch"]), int(r["q"]), int(r["context"]), t)
+            except (KeyError, ValueError) as e:
+                raise ValueError(f"{path}:{i}: a layer row needs integer batch, q, context and numeric time_us "
+                                 f"({e})") from None
+            if t > 0:                          # 0: a row the probe could not time (its note says why)
+                out.append(row)
+    if not out:
+        raise ValueError(f"{path}: no layer or packed gqa rows (is it a tools/gpu_probe.py probe.csv?)")
+    return out
+
+
+def only(ops: OpSet, keep) -> OpSet:
+    """The ops where `keep` (a boolean per op) is true, every per-op field of the OpSet cut alike."""
+    keep = np.asarray(keep, dtype=bool)
+    if keep.shape != (len(ops),):
+        raise ValueError(f"only: keep has shape {keep.shape}; expected ({len(ops)},), one per op")
+    cut = {f.name: (tuple(x for x, k in zip(v, keep) if k) if isinstance(v, tuple) else v[keep])
+           for f in fields(ops) if isinstance(v := getattr(ops, f.name), (tuple, np.ndarray))}
+    return replace(ops, **cut)
+
+
+def layer_ops(model: str, tp: int) -> OpSet:
+    """One layer of `model` on one of tp GPUs in bf16 (a MoE layer where it has experts), without the LM head,
+    embedding, sampler and collectives."""
+    m = load_model(ROOT / "models" / f"{model}.json")
+    m = replace(m, n_layers=1, n_moe_layers=1 if m.is_moe else 0, n_window_layers=0, n_mtp_layers=0)
+    ops = forward_pass(m, Precision(), Parallelism(tp=tp), sampler=False)
+    return only(ops, [n not in HEAD_OPS and c == 0 for n, c in zip(ops.names, ops.coll)])
+
+
+def price(rows: list[Row], gpu: str, uncalibrated: bool) -> np.ndarray:
+    """specroof's time of each row's layer pass (seconds)."""
+    hw = load_hardware(gpu)
+    hw = hw.uncalibrated() if uncalibrated else hw
+    out = np.empty(len(rows))
+    groups: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        groups[(r.model, r.tp)].append(i)
+    for (model, tp), idx in groups.items():
+        ops = layer_ops(model, tp)
+        B, q, L = (np.array([getattr(rows[i], a) for i in idx], dtype=np.float64) for a in ("batch", "q", "context"))
+        out[idx] = step_times(ops, rates(hw, ops), B, q, L).total_s
+    return out
+
+
+def ratios(rows: list[Row], t: np.ndarray) -> dict[tuple[str, int, int], float]:
+    """(model, batch, q) -> time at q over the time at q = 1, same batch."""
+    one = {(r.model, r.batch): t[i] for i, r in enumerate(rows) if r.q == 1}
+    return {(r.model, r.batch, r.q): t[i] / one[(r.model, r.batch)] for i, r in enumerate(rows)
+            if r.q > 1 and (r.model, r.batch) in one}
+
+
+def report(rows: list[Row], priced: np.ndarray) -> str:
+    meas = np.array([r.measured_s for r in rows])
+    rm, rp = ratios(rows, meas), ratios(rows, priced)
+    lines = []
+    for model in dict.fromkeys(r.model for r in rows):
+        mine = [i for i, r in enumerate(rows) if r.model == model]
+        err = priced[mine] / meas[mine] - 1.0
+        lines.append(f"\n{model}: priced / measured - 1 over {len(mine)} rows: median {np.median(err):+.1%}, "
+                     f"from {err.min():+.1%} to {err.max():+.1%}")
+        qs = sorted({rows[i].q for i in mine if rows[i].q > 1})
+        lines.append("  batch  decode us (meas / priced)  " + "  ".join(f"q{q}/q1 meas priced" for q in qs))
+        for b in sorted({rows[i].batch for i in mine}):
+            d = [i for i in mine if rows[i].batch == b and rows[i].q == 1]
+            if not d:
+                continue
+            cells = "  ".join(f"{rm.get((model, b, q), np.nan):12.2f} {rp.get((model, b, q), np.nan):6.2f}"
+                              for q in qs)
+            lines.append(f"  {b:5d}  {meas[d[0]] * 1e6:9.1f} / {priced[d[0]] * 1e6:9.1f}        {cells}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("probe", type=Path, help="a tools/gpu_probe.py probe.csv")
+    ap.add_argument("--gpu", default="h200-sxm", help="the bundled device the probe ran on (default h200-sxm)")
+    ap.add_argument("--uncalibrated", action="store_true", help="the device's sourced kernel floor, not the fitted one")
+    a = ap.parse_args(argv)
+    try:
+        rows = load(a.probe)
+        priced = price(rows, a.gpu, a.uncalibrated)
+    except (OSError, ValueError, SpecError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"{a.probe}: {len(rows)} layer rows priced on {a.gpu}" + (" (sourced floor)" if a.uncalibrated else ""))
+    print(report(rows, priced))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
