@@ -472,6 +472,17 @@ def meta(torch, cuda: bool) -> dict[str, object]:
     return m
 
 
+def pick_device(torch, quick: bool) -> str | None:
+    """'cuda' where PyTorch sees a GPU, 'cpu' for a quick run; None, after one line on stderr, for a full run
+    without one (tools/hf_probe.py shares it)."""
+    if torch.cuda.is_available():
+        return "cuda"
+    if quick:
+        return "cpu"
+    print("error: no CUDA device: run it on the device machine, or pass --quick for a CPU smoke test", file=sys.stderr)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for probe.csv and meta.json")
@@ -484,12 +495,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("error: tools/gpu_probe.py needs PyTorch (the device machine has it)", file=sys.stderr)
         return 2
-    cuda = torch.cuda.is_available()
-    if not cuda and not a.quick:
-        print("error: no CUDA device: run it on the device machine, or pass --quick for a CPU smoke test",
-              file=sys.stderr)
+    dev = pick_device(torch, a.quick)
+    if dev is None:
         return 2
-    dev = "cuda" if cuda else "cpu"
+    cuda = dev == "cuda"
     torch.manual_seed(0)
     timer = Timer(torch, cuda, reps=3 if a.quick else 20)
     rows, failed, out, t0 = [], [], Path(a.out), time.perf_counter()

@@ -30,6 +30,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_probe import pick_device  # noqa: E402
+
 MODELS = Path(__file__).resolve().parent.parent / "models"
 COLUMNS = ("probe", "model", "batch", "q", "context", "new_tokens", "k", "time_us", "note")
 TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -126,12 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as e:
         print(f"error: tools/hf_probe.py needs PyTorch and transformers ({e})", file=sys.stderr)
         return 2
-    cuda = torch.cuda.is_available()
-    if not cuda and not a.quick:
-        print("error: no CUDA device: run it on the device machine, or pass --quick for a CPU smoke test",
-              file=sys.stderr)
+    dev = pick_device(torch, a.quick)
+    if dev is None:
         return 2
-    dev, ctx, out = ("cuda" if cuda else "cpu"), (32 if a.quick else 1024), Path(a.out)
+    cuda, ctx, out = dev == "cuda", (32 if a.quick else 1024), Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     info = {"torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version(),
