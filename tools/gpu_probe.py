@@ -521,16 +521,18 @@ def main(argv: list[str] | None = None) -> int:
 PROBES = (floor_rows, copy_rows, gemm_rows, moe_rows, attention_rows, layer_rows, gqa_rows, fp8_rows)
 
 
-def write(out: Path, rows: list[dict[str, object]], info: dict[str, object]) -> None:
-    """OUT/probe.csv and OUT/meta.json, each written whole to a temporary name and renamed into place."""
-    tmp = out / "probe.csv.tmp"
+def write(out: Path, rows: list[dict[str, object]], info: dict[str, object], stem: str = "probe") -> None:
+    """OUT/<stem>.csv and its metadata (OUT/meta.json for the probe, else OUT/<stem>_meta.json), each written whole
+    to a temporary name and renamed into place."""
+    meta_name = "meta.json" if stem == "probe" else f"{stem}_meta.json"
+    tmp = out / f"{stem}.csv.tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=("device", *COLUMNS))
         w.writeheader()
         w.writerows({"device": info["device"], **r} for r in rows)
-    tmp.replace(out / "probe.csv")
-    (out / "meta.json.tmp").write_text(json.dumps(info, indent=1) + "\n")
-    (out / "meta.json.tmp").replace(out / "meta.json")
+    tmp.replace(out / f"{stem}.csv")
+    (out / f"{meta_name}.tmp").write_text(json.dumps(info, indent=1) + "\n")
+    (out / f"{meta_name}.tmp").replace(out / meta_name)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,50 @@ def price(rows: list[Row], gpu: str, uncalibrated: bool) -> np.ndarray:
     return out
 
 
+# The probes' routed-expert cases -> (model file, tensor-parallel GPUs): one GPU's experts (all E, width f / tp)
+EXPERTS = {"deepseek-v3-tp8": ("deepseek-ai__DeepSeek-V3", 8), "qwen3-30b-a3b-tp1": ("Qwen__Qwen3-30B-A3B", 1)}
+EXPERT_PROBES = {"moe": "torch._grouped_mm", "fused_moe": "vLLM fused_moe"}
+
+
+def load_experts(paths: list[Path]) -> dict[tuple[str, int, str], float]:
+    """(case, tokens M, kernel) -> seconds, from the routed-expert rows of probe CSVs (tools/gpu_probe.py's `moe`,
+    tools/moe_kernel_probe.py's `fused_moe`)."""
+    out = {}
+    for path in paths:
+        with open(path, newline="") as fh:
+            for i, r in enumerate(csv.DictReader(fh), start=2):
+                case = r.get("case", "").split(" ")[0]
+                if r.get("probe") not in EXPERT_PROBES or case not in EXPERTS:
+                    continue
+                try:
+                    out[(case, int(r["m"]), EXPERT_PROBES[r["probe"]])] = float(r["time_us"]) * 1e-6
+                except (KeyError, ValueError) as e:
+                    raise ValueError(f"{path}:{i}: an expert row needs integer m and numeric time_us ({e})") from None
+    return out
+
+
+def price_experts(case: str, m: np.ndarray, gpu: str) -> np.ndarray:
+    """specroof's time of one GPU's routed experts (the `experts` op of one MoE layer, bf16) for m tokens."""
+    model, tp = EXPERTS[case]
+    ops = layer_ops(model, tp)
+    ops = only(ops, [n == "experts" for n in ops.names])
+    return step_times(ops, rates(load_hardware(gpu), ops), m, 1.0, 0.0).total_s
+
+
+def experts_report(timed: dict[tuple[str, int, str], float], gpu: str) -> str:
+    kinds = list(dict.fromkeys(k for (_, _, k) in timed))
+    lines = ["\nrouted experts alone (bf16, uniform routing): us measured, and priced / measured - 1"]
+    for case in dict.fromkeys(c for (c, _, _) in timed):
+        ms = sorted({m for (c, m, _) in timed if c == case})
+        priced = price_experts(case, np.array(ms, dtype=np.float64), gpu)
+        lines.append(f"  {case}: M  priced us  " + "  ".join(f"{k:>26s}" for k in kinds))
+        for m, p in zip(ms, priced):
+            cells = "  ".join(f"{timed[(case, m, k)] * 1e6:12.1f} ({p / timed[(case, m, k)] - 1:+6.1%})"
+                              if (case, m, k) in timed else f"{'':>26s}" for k in kinds)
+            lines.append(f"  {m:>{len(case) + 4}d}  {p * 1e6:9.1f}  {cells}")
+    return "\n".join(lines)
+
+
 def ratios(rows: list[Row], t: np.ndarray) -> dict[tuple[str, int, int], float]:
     """(model, batch, q) -> time at q over the time at q = 1, same batch."""
     one = {(r.model, r.batch): t[i] for i, r in enumerate(rows) if r.q == 1}
@@ -140,17 +184,22 @@ def report(rows: list[Row], priced: np.ndarray) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("probe", type=Path, help="a tools/gpu_probe.py probe.csv")
+    ap.add_argument("more", type=Path, nargs="*", help="more probe CSVs with routed-expert rows "
+                    "(tools/moe_kernel_probe.py's moe_kernel.csv)")
     ap.add_argument("--gpu", default="h200-sxm", help="the bundled device the probe ran on (default h200-sxm)")
     ap.add_argument("--uncalibrated", action="store_true", help="the device's sourced kernel floor, not the fitted one")
     a = ap.parse_args(argv)
     try:
         rows = load(a.probe)
         priced = price(rows, a.gpu, a.uncalibrated)
+        timed = load_experts([a.probe, *a.more])
+        experts = experts_report(timed, a.gpu) if timed else ""
     except (OSError, ValueError, SpecError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"{a.probe}: {len(rows)} layer rows priced on {a.gpu}" + (" (sourced floor)" if a.uncalibrated else ""))
     print(report(rows, priced))
+    print(experts)
     return 0
 
 

@@ -1,0 +1,201 @@
+"""Time an engine's own fused-MoE kernel (vLLM's Triton `fused_moe_kernel`) on one GPU, at the routed-expert shapes
+that tools/gpu_probe.py times in PyTorch's grouped GEMM:
+
+    python tools/moe_kernel_probe.py --fused-moe VLLM/model_executor/layers/fused_moe/fused_moe.py --out OUT
+    TRITON_INTERPRET=1 python tools/moe_kernel_probe.py --fused-moe ... --out OUT --quick   # CPU smoke test
+
+The kernel is read from the vLLM source file named (an installed vLLM's, or one unpacked from its wheel; written
+against vLLM 0.9.2's signature): its `fused_moe_kernel` and `write_zeros_to_output` Triton functions are taken from
+that file at run time, so no vLLM code lives in this repository. The launch follows vLLM's `fused_experts_impl`
+for bf16 weights: tokens aligned to the block size per expert (done once, outside the timed call, as the routing is
+fixed), the w13 GEMM, SiLU-and-mul, the w2 GEMM with the routing weights, the sum over the top-k; block sizes from
+vLLM's tuned config for the device where the configs folder beside the file has one (`E=<E>,N=<f>,device_name=...`,
+the entry nearest M, as `try_get_optimal_moe_config` picks), else its default rule (`get_default_config`).
+It writes OUT/moe_kernel.csv in tools/gpu_probe.py's columns (probe `fused_moe`, and `fused_moe_gemms` for the two
+GEMM kernels alone) and OUT/moe_kernel_meta.json. Uniform routing, random bf16 weights, CUDA-graph replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_probe import COLUMNS, M_SET, MOE, Timer, _first_line, _row, pick_device, write  # noqa: E402
+
+KERNELS = ("write_zeros_to_output", "fused_moe_kernel")
+
+
+def load_kernel(path: Path):
+    """vLLM's `fused_moe_kernel` (with the helper it calls), compiled from the source file at `path`."""
+    import triton
+    import triton.language as tl
+    src = path.read_text()
+    ns: dict[str, object] = {"triton": triton, "tl": tl, "__name__": "vllm_fused_moe"}   # Triton needs a module
+    found = {n.name: n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name in KERNELS}
+    if set(found) != set(KERNELS):
+        raise ValueError(f"{path}: no {' / '.join(sorted(set(KERNELS) - set(found)))} (is it vLLM's fused_moe.py?)")
+    lines = src.splitlines(keepends=True)
+    for name in KERNELS:
+        node = found[name]
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        # At the lines it has in the file: Triton reads a kernel's source back through inspect, by file and line.
+        code = "\n" * (first - 1) + "".join(lines[first - 1:node.end_lineno])
+        exec(compile(code, str(path), "exec"), ns)      # noqa: S102 - the user's own vLLM source file
+    return ns["fused_moe_kernel"]
+
+
+def config_for(cfg_dir: Path | None, device: str, e: int, f: int, m: int) -> tuple[dict, str]:
+    """vLLM's block sizes for M tokens: its tuned file for (E, N = f, device), the entry nearest M; else its default
+    rule for bf16 (get_default_config). Returns the config and where it came from."""
+    name = f"E={e},N={f},device_name={device.replace(' ', '_')}.json"
+    path = cfg_dir / name if cfg_dir else None
+    if path is not None and path.exists():
+        table = {int(k): v for k, v in json.loads(path.read_text()).items()}
+        return dict(table[min(table, key=lambda x: abs(x - m))]), f"tuned {name}"
+    if m <= e:
+        return {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 1}, "vLLM default"
+    return {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8}, "vLLM default"
+
+
+def align(torch, topk_ids, e: int, block: int):
+    """vLLM's moe_align_block_size: the (token, k) slots sorted by expert, each expert's run padded to a multiple of
+    the block with the sentinel M * top_k; the expert of each block; the padded length."""
+    flat = topk_ids.flatten()
+    n = flat.numel()
+    counts = torch.bincount(flat, minlength=e).tolist()
+    order = torch.argsort(flat, stable=True).tolist()
+    ids, experts, at = [], [], 0
+    for ex, c in enumerate(counts):
+        pad = -(-c // block) * block
+        ids += order[at:at + c] + [n] * (pad - c)
+        experts += [ex] * (pad // block)
+        at += c
+    dev = topk_ids.device
+    return (torch.tensor(ids, dtype=torch.int32, device=dev), torch.tensor(experts, dtype=torch.int32, device=dev),
+            torch.tensor([len(ids)], dtype=torch.int32, device=dev))
+
+
+def _launch(kernel, tl, a, b, c, weights, aligned, top_k: int, routed: bool, cfg: dict) -> None:
+    """One call of the kernel as vLLM's invoke_fused_moe_kernel makes it for bf16 or fp16 (no scales)."""
+    import triton
+    sorted_ids, expert_ids, npad = aligned
+    cfg = dict(cfg)
+    em = sorted_ids.shape[0]
+    if a.shape[0] < cfg["BLOCK_SIZE_M"]:         # vLLM: at small M, skip blocks that cannot hold a token
+        em = min(em, a.shape[0] * top_k * cfg["BLOCK_SIZE_M"])
+    grid = (triton.cdiv(em, cfg["BLOCK_SIZE_M"]) * triton.cdiv(b.shape[1], cfg["BLOCK_SIZE_N"]),)
+    kernel[grid](a, b, c, None, None, weights, sorted_ids, expert_ids, npad, b.shape[1], b.shape[2], em,
+                 a.shape[0] * top_k, a.stride(0), a.stride(1), b.stride(0), b.stride(2), b.stride(1), c.stride(1),
+                 c.stride(2), 0, 0, 0, 0, 0, 0, 0, MUL_ROUTED_WEIGHT=routed, top_k=top_k,
+                 compute_type=tl.bfloat16 if str(a.dtype).endswith("bfloat16") else tl.float16,
+                 use_fp8_w8a8=False, use_int8_w8a8=False, use_int8_w8a16=False, per_channel_quant=False, **cfg)
+
+
+def experts_call(torch, kernel, x, w13, w2, topk_ids, topk_w, cfg: dict):
+    """fused_experts for bf16 as vLLM runs it: (the whole call, the two GEMM kernels alone)."""
+    import triton.language as tl
+    m, k = topk_ids.shape
+    f = w2.shape[2]
+    aligned = align(torch, topk_ids, w13.shape[0], cfg["BLOCK_SIZE_M"])
+    c1 = torch.empty(m, k, 2 * f, dtype=x.dtype, device=x.device)
+    c2 = torch.empty(m * k, f, dtype=x.dtype, device=x.device)
+    c3 = torch.empty(m, k, w2.shape[1], dtype=x.dtype, device=x.device)
+    silu = torch.nn.functional.silu
+
+    def gemms():
+        _launch(kernel, tl, x, w13, c1, topk_w, aligned, k, False, cfg)
+        _launch(kernel, tl, c2, w2, c3, topk_w, aligned, 1, True, cfg)
+
+    def whole():
+        _launch(kernel, tl, x, w13, c1, topk_w, aligned, k, False, cfg)
+        g, u = c1.view(-1, 2 * f).chunk(2, dim=-1)
+        torch.mul(silu(g), u, out=c2)
+        _launch(kernel, tl, c2, w2, c3, topk_w, aligned, 1, True, cfg)
+        return c3.sum(dim=1)
+    return whole, gemms
+
+
+def check(torch, whole, x, w13, w2, topk_ids, topk_w) -> float:
+    """Largest relative error of the kernel's output against a plain per-token PyTorch reference."""
+    f = w2.shape[2]
+    ref = torch.zeros(x.shape[0], w2.shape[1], dtype=torch.float32, device=x.device)
+    for i in range(x.shape[0]):
+        for j in range(topk_ids.shape[1]):
+            ex = int(topk_ids[i, j])
+            h = x[i].float() @ w13[ex].float().t()
+            h = torch.nn.functional.silu(h[:f]) * h[f:]
+            ref[i] += topk_w[i, j].float() * (h @ w2[ex].float().t())
+    got = whole().float()
+    return float((got - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+
+
+def rows_for(torch, kernel, dev: str, timer: Timer, quick: bool, cfg_dir: Path | None, device: str,
+             model: str) -> list[dict]:
+    out, (e, k, d, f) = [], MOE[model]
+    dt = torch.float16 if quick else torch.bfloat16     # Triton's CPU interpreter misreads bf16 (fp16 is exact there)
+    if quick:
+        e, d, f = 16, 64, 32
+    w13 = torch.randn(e, 2 * f, d, dtype=dt, device=dev) * 0.05
+    w2 = torch.randn(e, d, f, dtype=dt, device=dev) * 0.05
+    for m in (1, 8) if quick else M_SET:
+        x = torch.randn(m, d, dtype=dt, device=dev)
+        topk_ids = torch.stack([torch.randperm(e, device=dev)[:k] for _ in range(m)]).to(torch.int32)
+        touched = int(torch.unique(topk_ids).numel())       # uniform routing, as the grouped-GEMM rows
+        topk_w = torch.rand(m, k, dtype=torch.float32, device=dev)
+        cfg, src = config_for(cfg_dir, device, e, f, m)
+        whole, gemms = experts_call(torch, kernel, x, w13, w2, topk_ids, topk_w, cfg)
+        err = check(torch, whole, x, w13, w2, topk_ids, topk_w) if m <= 8 else None
+        case = f"{model} E{e} top{k} {d}x{f}"
+        note = f"vLLM fused_moe_kernel, {str(dt).removeprefix('torch.')}; {src}; {touched} experts touched" + (
+            f"; max rel. error vs PyTorch {err:.1e}" if err is not None else "")
+        work = dict(m=m, bytes=touched * 3 * d * f * 2, flops=2 * m * k * 3 * d * f)
+        out.append(_row("fused_moe", case, timer(whole, inner=1 if quick else 10), **work, note=note))
+        out.append(_row("fused_moe_gemms", case, timer(gemms, inner=1 if quick else 10), **work,
+                        note=note + "; the two GEMM kernels alone"))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fused-moe", type=Path, required=True, help="vLLM's model_executor/layers/fused_moe/fused_moe.py")
+    ap.add_argument("--out", required=True, help="folder for moe_kernel.csv and moe_kernel_meta.json")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (with TRITON_INTERPRET=1 it runs on a CPU)")
+    a = ap.parse_args(argv)
+    try:
+        import torch
+        import triton
+    except ImportError as e:
+        print(f"error: tools/moe_kernel_probe.py needs PyTorch and Triton ({e})", file=sys.stderr)
+        return 2
+    dev = pick_device(torch, a.quick)
+    if dev is None:
+        return 2
+    try:
+        kernel = load_kernel(a.fused_moe)
+    except (OSError, ValueError, SyntaxError) as e:
+        print(f"error: {_first_line(e, 200)}", file=sys.stderr)
+        return 2
+    cuda = dev == "cuda"
+    device = torch.cuda.get_device_name(0) if cuda else "cpu"
+    cfg_dir = a.fused_moe.parent / "configs"
+    torch.manual_seed(0)
+    t0, rows, out = time.perf_counter(), [], Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    timer = Timer(torch, cuda, reps=2 if a.quick else 20)
+    for model in MOE:                                  # written after each model: a run cut off keeps its rows
+        rows += rows_for(torch, kernel, dev, timer, a.quick, cfg_dir if cfg_dir.is_dir() else None, device, model)
+        info = {"device": device, "torch": torch.__version__, "triton": triton.__version__,
+                "source": str(a.fused_moe), "seconds": round(time.perf_counter() - t0, 1)}
+        write(out, rows, info, "moe_kernel")
+        print(f"{model}: {len(rows)} rows, {info['seconds']} s", file=sys.stderr, flush=True)
+    print(f"wrote {out / 'moe_kernel.csv'} ({len(rows)} rows, columns {', '.join(COLUMNS)})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
