@@ -12,13 +12,16 @@ fixed), the w13 GEMM, SiLU-and-mul, the w2 GEMM with the routing weights, the su
 vLLM's tuned config for the device where the configs folder beside the file has one (`E=<E>,N=<f>,device_name=...`,
 the entry nearest M, as `try_get_optimal_moe_config` picks), else its default rule (`get_default_config`).
 It writes OUT/moe_kernel.csv in tools/gpu_probe.py's columns (probe `fused_moe`, and `fused_moe_gemms` for the two
-GEMM kernels alone) and OUT/moe_kernel_meta.json. Uniform routing, random bf16 weights, CUDA-graph replay.
+GEMM kernels alone; on a GPU also `fused_moe_fp8` and `fused_moe_fp8_gemms`: fp8 weights in 128 x 128 blocks and
+activations quantised per token and 128 columns, vLLM's path for DeepSeek-V3's and Qwen3-FP8's checkpoints) and
+OUT/moe_kernel_meta.json. Uniform routing, random weights, CUDA-graph replay.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import json
 import sys
 import time
@@ -49,17 +52,42 @@ def load_kernel(path: Path):
     return ns["fused_moe_kernel"]
 
 
-def config_for(cfg_dir: Path | None, device: str, e: int, f: int, m: int) -> tuple[dict, str]:
-    """vLLM's block sizes for M tokens: its tuned file for (E, N = f, device), the entry nearest M; else its default
-    rule for bf16 (get_default_config). Returns the config and where it came from."""
-    name = f"E={e},N={f},device_name={device.replace(' ', '_')}.json"
+FP8_BLOCK = 128          # DeepSeek-V3's and Qwen3-FP8's quantisation: 128 x 128 weight blocks, 1 x 128 activations
+
+
+def config_for(cfg_dir: Path | None, device: str, e: int, f: int, m: int, fp8: bool = False) -> tuple[dict, str]:
+    """vLLM's block sizes for M tokens: its tuned file for (E, N = f, device[, fp8 blocks]), the entry nearest M;
+    else its default rule (get_default_config). Returns the config and where it came from."""
+    quant = f",dtype=fp8_w8a8,block_shape=[{FP8_BLOCK},{FP8_BLOCK}]" if fp8 else ""
+    name = f"E={e},N={f},device_name={device.replace(' ', '_')}{quant}.json"
     path = cfg_dir / name if cfg_dir else None
     if path is not None and path.exists():
         table = {int(k): v for k, v in json.loads(path.read_text()).items()}
         return dict(table[min(table, key=lambda x: abs(x - m))]), f"tuned {name}"
+    if fp8:
+        return {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": FP8_BLOCK, "BLOCK_SIZE_K": FP8_BLOCK, "GROUP_SIZE_M": 32,
+                "num_warps": 4, "num_stages": 3}, "vLLM default"
     if m <= e:
         return {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 1}, "vLLM default"
     return {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8}, "vLLM default"
+
+
+def quant_tokens(torch, x):
+    """Per-token, per-128-column fp8 (e4m3) quantisation of activations, as vLLM's per_token_group_quant_fp8:
+    (values [M, K], float32 scales [M, K / 128])."""
+    g = x.float().view(x.shape[0], -1, FP8_BLOCK)
+    s = g.abs().amax(-1).clamp_min(1e-10) / 448.0
+    return (g / s[..., None]).clamp(-448.0, 448.0).to(torch.float8_e4m3fn).view(x.shape), s
+
+
+def quant_blocks(torch, w):
+    """128 x 128 block fp8 (e4m3) quantisation of expert weights [E, N, K]: (values, float32 scales
+    [E, N / 128, K / 128]), as DeepSeek-V3's checkpoint stores them."""
+    e, n, k = w.shape
+    b = w.float().view(e, n // FP8_BLOCK, FP8_BLOCK, k // FP8_BLOCK, FP8_BLOCK)
+    s = b.abs().amax(dim=(2, 4)).clamp_min(1e-10) / 448.0
+    q = (b / s[:, :, None, :, None]).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    return q.view(e, n, k), s
 
 
 def align(torch, topk_ids, e: int, block: int):
@@ -80,8 +108,9 @@ def align(torch, topk_ids, e: int, block: int):
             torch.tensor([len(ids)], dtype=torch.int32, device=dev))
 
 
-def _launch(kernel, tl, a, b, c, weights, aligned, top_k: int, routed: bool, cfg: dict) -> None:
-    """One call of the kernel as vLLM's invoke_fused_moe_kernel makes it for bf16 or fp16 (no scales)."""
+def _launch(kernel, tl, a, b, c, weights, aligned, top_k: int, routed: bool, cfg: dict, scales=None) -> None:
+    """One call of the kernel as vLLM's invoke_fused_moe_kernel makes it: bf16 / fp16, or fp8 with 128 x 128 block
+    scales (`scales` = (activation scales [M, K / 128], weight scales [E, N / 128, K / 128]))."""
     import triton
     sorted_ids, expert_ids, npad = aligned
     cfg = dict(cfg)
@@ -89,39 +118,57 @@ def _launch(kernel, tl, a, b, c, weights, aligned, top_k: int, routed: bool, cfg
     if a.shape[0] < cfg["BLOCK_SIZE_M"]:         # vLLM: at small M, skip blocks that cannot hold a token
         em = min(em, a.shape[0] * top_k * cfg["BLOCK_SIZE_M"])
     grid = (triton.cdiv(em, cfg["BLOCK_SIZE_M"]) * triton.cdiv(b.shape[1], cfg["BLOCK_SIZE_N"]),)
-    kernel[grid](a, b, c, None, None, weights, sorted_ids, expert_ids, npad, b.shape[1], b.shape[2], em,
+    sa, sb = scales if scales is not None else (None, None)
+    st = (sa.stride(0), sa.stride(1), sb.stride(0), sb.stride(2), sb.stride(1)) if scales else (0,) * 5
+    group = FP8_BLOCK if scales else 0
+    if scales:
+        cfg["BLOCK_SIZE_K"] = min(cfg["BLOCK_SIZE_K"], FP8_BLOCK)
+    kernel[grid](a, b, c, sa, sb, weights, sorted_ids, expert_ids, npad, b.shape[1], b.shape[2], em,
                  a.shape[0] * top_k, a.stride(0), a.stride(1), b.stride(0), b.stride(2), b.stride(1), c.stride(1),
-                 c.stride(2), 0, 0, 0, 0, 0, 0, 0, MUL_ROUTED_WEIGHT=routed, top_k=top_k,
-                 compute_type=tl.bfloat16 if str(a.dtype).endswith("bfloat16") else tl.float16,
-                 use_fp8_w8a8=False, use_int8_w8a8=False, use_int8_w8a16=False, per_channel_quant=False, **cfg)
+                 c.stride(2), *st, group, group, MUL_ROUTED_WEIGHT=routed, top_k=top_k,
+                 compute_type=tl.float16 if str(c.dtype) == "torch.float16" else tl.bfloat16,
+                 use_fp8_w8a8=scales is not None, use_int8_w8a8=False, use_int8_w8a16=False, per_channel_quant=False,
+                 **cfg)
 
 
-def experts_call(torch, kernel, x, w13, w2, topk_ids, topk_w, cfg: dict):
-    """fused_experts for bf16 as vLLM runs it: (the whole call, the two GEMM kernels alone)."""
+def experts_call(torch, kernel, x, w13, w2, topk_ids, topk_w, cfg: dict, fp8: tuple | None = None):
+    """fused_experts as vLLM runs it: (the whole call, the two GEMM kernels alone). `fp8` = (w13 scales, w2 scales)
+    for fp8 weights: the activations are quantised per token and 128 columns before each GEMM, as vLLM does."""
     import triton.language as tl
     m, k = topk_ids.shape
     f = w2.shape[2]
+    out_dt = torch.bfloat16 if fp8 else x.dtype
     aligned = align(torch, topk_ids, w13.shape[0], cfg["BLOCK_SIZE_M"])
-    c1 = torch.empty(m, k, 2 * f, dtype=x.dtype, device=x.device)
-    c2 = torch.empty(m * k, f, dtype=x.dtype, device=x.device)
-    c3 = torch.empty(m, k, w2.shape[1], dtype=x.dtype, device=x.device)
+    c1 = torch.empty(m, k, 2 * f, dtype=out_dt, device=x.device)
+    c2 = torch.empty(m * k, f, dtype=out_dt, device=x.device)
+    c3 = torch.empty(m, k, w2.shape[1], dtype=out_dt, device=x.device)
     silu = torch.nn.functional.silu
+    q = quant_tokens if fp8 else (lambda _, a: (a, None))
+    s13, s2 = fp8 if fp8 else (None, None)
+    xq, xs = q(torch, x)
+    c2q, c2s = q(torch, c2)
+
+    def gemm(a, a_s, w, w_s, c, top, routed):
+        _launch(kernel, tl, a, w, c, topk_w, aligned, top, routed, cfg, (a_s, w_s) if fp8 else None)
 
     def gemms():
-        _launch(kernel, tl, x, w13, c1, topk_w, aligned, k, False, cfg)
-        _launch(kernel, tl, c2, w2, c3, topk_w, aligned, 1, True, cfg)
+        gemm(xq, xs, w13, s13, c1, k, False)
+        gemm(c2q, c2s, w2, s2, c3, 1, True)
 
     def whole():
-        _launch(kernel, tl, x, w13, c1, topk_w, aligned, k, False, cfg)
+        a, a_s = q(torch, x)
+        gemm(a, a_s, w13, s13, c1, k, False)
         g, u = c1.view(-1, 2 * f).chunk(2, dim=-1)
         torch.mul(silu(g), u, out=c2)
-        _launch(kernel, tl, c2, w2, c3, topk_w, aligned, 1, True, cfg)
+        a, a_s = q(torch, c2)
+        gemm(a, a_s, w2, s2, c3, 1, True)
         return c3.sum(dim=1)
     return whole, gemms
 
 
 def check(torch, whole, x, w13, w2, topk_ids, topk_w) -> float:
-    """Largest relative error of the kernel's output against a plain per-token PyTorch reference."""
+    """Largest error of the kernel's output against a plain per-token PyTorch reference (float32, from the weights
+    as given: dequantised for fp8), relative to the reference's largest value."""
     f = w2.shape[2]
     ref = torch.zeros(x.shape[0], w2.shape[1], dtype=torch.float32, device=x.device)
     for i in range(x.shape[0]):
@@ -134,28 +181,40 @@ def check(torch, whole, x, w13, w2, topk_ids, topk_w) -> float:
     return float((got - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
 
 
+def _dequant(torch, q, s):
+    e, n, k = q.shape
+    return (q.float().view(e, n // FP8_BLOCK, FP8_BLOCK, k // FP8_BLOCK, FP8_BLOCK)
+            * s[:, :, None, :, None]).view(e, n, k)
+
+
 def rows_for(torch, kernel, dev: str, timer: Timer, quick: bool, cfg_dir: Path | None, device: str,
-             model: str) -> list[dict]:
+             model: str, fp8: bool = False) -> list[dict]:
     out, (e, k, d, f) = [], MOE[model]
     dt = torch.float16 if quick else torch.bfloat16     # Triton's CPU interpreter misreads bf16 (fp16 is exact there)
     if quick:
         e, d, f = 16, 64, 32
     w13 = torch.randn(e, 2 * f, d, dtype=dt, device=dev) * 0.05
     w2 = torch.randn(e, d, f, dtype=dt, device=dev) * 0.05
+    scales, ref_w = None, (w13, w2)
+    if fp8:
+        (w13, s13), (w2, s2) = quant_blocks(torch, w13), quant_blocks(torch, w2)
+        scales, ref_w = (s13, s2), (_dequant(torch, w13, s13), _dequant(torch, w2, s2))
+    kind, wbytes = ("fused_moe_fp8", 1) if fp8 else ("fused_moe", 2)
     for m in (1, 8) if quick else M_SET:
         x = torch.randn(m, d, dtype=dt, device=dev)
         topk_ids = torch.stack([torch.randperm(e, device=dev)[:k] for _ in range(m)]).to(torch.int32)
         touched = int(torch.unique(topk_ids).numel())       # uniform routing, as the grouped-GEMM rows
         topk_w = torch.rand(m, k, dtype=torch.float32, device=dev)
-        cfg, src = config_for(cfg_dir, device, e, f, m)
-        whole, gemms = experts_call(torch, kernel, x, w13, w2, topk_ids, topk_w, cfg)
-        err = check(torch, whole, x, w13, w2, topk_ids, topk_w) if m <= 8 else None
+        cfg, src = config_for(cfg_dir, device, e, f, m, fp8)
+        whole, gemms = experts_call(torch, kernel, x, w13, w2, topk_ids, topk_w, cfg, scales)
+        err = check(torch, whole, x, *ref_w, topk_ids, topk_w) if m <= 8 else None
         case = f"{model} E{e} top{k} {d}x{f}"
-        note = f"vLLM fused_moe_kernel, {str(dt).removeprefix('torch.')}; {src}; {touched} experts touched" + (
+        what = "fp8 e4m3, 128 x 128 blocks" if fp8 else str(dt).removeprefix("torch.")
+        note = f"vLLM fused_moe_kernel, {what}; {src}; {touched} experts touched" + (
             f"; max rel. error vs PyTorch {err:.1e}" if err is not None else "")
-        work = dict(m=m, bytes=touched * 3 * d * f * 2, flops=2 * m * k * 3 * d * f)
-        out.append(_row("fused_moe", case, timer(whole, inner=1 if quick else 10), **work, note=note))
-        out.append(_row("fused_moe_gemms", case, timer(gemms, inner=1 if quick else 10), **work,
+        work = dict(m=m, bytes=touched * 3 * d * f * wbytes, flops=2 * m * k * 3 * d * f)
+        out.append(_row(kind, case, timer(whole, inner=1 if quick else 10), **work, note=note))
+        out.append(_row(f"{kind}_gemms", case, timer(gemms, inner=1 if quick else 10), **work,
                         note=note + "; the two GEMM kernels alone"))
     return out
 
@@ -187,8 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     t0, rows, out = time.perf_counter(), [], Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     timer = Timer(torch, cuda, reps=2 if a.quick else 20)
-    for model in MOE:                                  # written after each model: a run cut off keeps its rows
-        rows += rows_for(torch, kernel, dev, timer, a.quick, cfg_dir if cfg_dir.is_dir() else None, device, model)
+    for model, fp8 in itertools.product(MOE, (False, True) if cuda else (False,)):   # no fp8 in the interpreter
+        rows += rows_for(torch, kernel, dev, timer, a.quick, cfg_dir if cfg_dir.is_dir() else None, device, model,
+                         fp8)
         info = {"device": device, "torch": torch.__version__, "triton": triton.__version__,
                 "source": str(a.fused_moe), "seconds": round(time.perf_counter() - t0, 1)}
         write(out, rows, info, "moe_kernel")

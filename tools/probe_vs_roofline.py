@@ -85,12 +85,12 @@ def only(ops: OpSet, keep) -> OpSet:
     return replace(ops, **cut)
 
 
-def layer_ops(model: str, tp: int) -> OpSet:
-    """One layer of `model` on one of tp GPUs in bf16 (a MoE layer where it has experts), without the LM head,
-    embedding, sampler and collectives."""
+def layer_ops(model: str, tp: int, experts: str = "bf16") -> OpSet:
+    """One layer of `model` on one of tp GPUs in bf16 (its routed experts in `experts`; a MoE layer where it has
+    them), without the LM head, embedding, sampler and collectives."""
     m = load_model(ROOT / "models" / f"{model}.json")
     m = replace(m, n_layers=1, n_moe_layers=1 if m.is_moe else 0, n_window_layers=0, n_mtp_layers=0)
-    ops = forward_pass(m, Precision(), Parallelism(tp=tp), sampler=False)
+    ops = forward_pass(m, Precision(experts=experts), Parallelism(tp=tp), sampler=False)
     return only(ops, [n not in HEAD_OPS and c == 0 for n, c in zip(ops.names, ops.coll)])
 
 
@@ -111,7 +111,11 @@ def price(rows: list[Row], gpu: str, uncalibrated: bool) -> np.ndarray:
 
 # The probes' routed-expert cases -> (model file, tensor-parallel GPUs): one GPU's experts (all E, width f / tp)
 EXPERTS = {"deepseek-v3-tp8": ("deepseek-ai__DeepSeek-V3", 8), "qwen3-30b-a3b-tp1": ("Qwen__Qwen3-30B-A3B", 1)}
-EXPERT_PROBES = {"moe": "torch._grouped_mm", "fused_moe": "vLLM fused_moe"}
+# (the fp8 call's activation quantisation is PyTorch's, unfused, where vLLM runs one kernel: its GEMMs alone too)
+EXPERT_PROBES = {"moe": "torch._grouped_mm", "fused_moe": "vLLM fused_moe", "fused_moe_fp8": "vLLM fused_moe fp8",
+                 "fused_moe_fp8_gemms": "vLLM fp8 GEMMs alone"}
+EXPERT_DTYPE = {"torch._grouped_mm": "bf16", "vLLM fused_moe": "bf16", "vLLM fused_moe fp8": "fp8",
+                "vLLM fp8 GEMMs alone": "fp8"}
 
 
 def load_experts(paths: list[Path]) -> dict[tuple[str, int, str], float]:
@@ -131,25 +135,27 @@ def load_experts(paths: list[Path]) -> dict[tuple[str, int, str], float]:
     return out
 
 
-def price_experts(case: str, m: np.ndarray, gpu: str) -> np.ndarray:
-    """specroof's time of one GPU's routed experts (the `experts` op of one MoE layer, bf16) for m tokens."""
+def price_experts(case: str, m: np.ndarray, gpu: str, dtype: str = "bf16") -> np.ndarray:
+    """specroof's time of one GPU's routed experts (the `experts` op of one MoE layer, weights in `dtype`) for m
+    tokens."""
     model, tp = EXPERTS[case]
-    ops = layer_ops(model, tp)
+    ops = layer_ops(model, tp, dtype)
     ops = only(ops, [n == "experts" for n in ops.names])
     return step_times(ops, rates(load_hardware(gpu), ops), m, 1.0, 0.0).total_s
 
 
 def experts_report(timed: dict[tuple[str, int, str], float], gpu: str) -> str:
-    kinds = list(dict.fromkeys(k for (_, _, k) in timed))
-    lines = ["\nrouted experts alone (bf16, uniform routing): us measured, and priced / measured - 1"]
+    lines = ["\nrouted experts alone (uniform routing): us measured, and priced / measured - 1"]
     for case in dict.fromkeys(c for (c, _, _) in timed):
-        ms = sorted({m for (c, m, _) in timed if c == case})
-        priced = price_experts(case, np.array(ms, dtype=np.float64), gpu)
-        lines.append(f"  {case}: M  priced us  " + "  ".join(f"{k:>26s}" for k in kinds))
-        for m, p in zip(ms, priced):
-            cells = "  ".join(f"{timed[(case, m, k)] * 1e6:12.1f} ({p / timed[(case, m, k)] - 1:+6.1%})"
-                              if (case, m, k) in timed else f"{'':>26s}" for k in kinds)
-            lines.append(f"  {m:>{len(case) + 4}d}  {p * 1e6:9.1f}  {cells}")
+        for dt in dict.fromkeys(EXPERT_DTYPE[k] for (c, _, k) in timed if c == case):
+            kinds = [k for k in dict.fromkeys(k for (c, _, k) in timed if c == case) if EXPERT_DTYPE[k] == dt]
+            ms = sorted({m for (c, m, k) in timed if c == case and k in kinds})
+            priced = price_experts(case, np.array(ms, dtype=np.float64), gpu, dt)
+            lines.append(f"  {case} {dt}: M  priced us  " + "  ".join(f"{k:>26s}" for k in kinds))
+            for m, p in zip(ms, priced):
+                cells = "  ".join(f"{timed[(case, m, k)] * 1e6:12.1f} ({p / timed[(case, m, k)] - 1:+6.1%})"
+                                  if (case, m, k) in timed else f"{'':>26s}" for k in kinds)
+                lines.append(f"  {m:>{len(case) + len(dt) + 5}d}  {p * 1e6:9.1f}  {cells}")
     return "\n".join(lines)
 
 
