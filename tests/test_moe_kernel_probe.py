@@ -43,3 +43,13 @@ def test_a_file_without_the_kernel_is_refused_in_one_line(probe, tmp_path, capsy
     other.write_text("def something_else():\n    pass\n")
     assert probe.main(["--fused-moe", str(other), "--out", str(tmp_path), "--quick"]) == 2
     assert "no fused_moe_kernel / write_zeros_to_output (is it vLLM's fused_moe.py?)" in capsys.readouterr().err
+
+
+def test_attention_probe_refuses_a_file_without_the_kernel(tmp_path, capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    probe = load_tool("attention_kernel_probe")
+    other = tmp_path / "triton_unified_attention.py"
+    other.write_text("x = 1\n")
+    assert probe.main(["--unified-attention", str(other), "--out", str(tmp_path), "--quick"]) == 2
+    assert "no unified_attention (is it vLLM's triton_unified_attention.py?)" in capsys.readouterr().err

@@ -159,6 +159,46 @@ def experts_report(timed: dict[tuple[str, int, str], float], gpu: str) -> str:
     return "\n".join(lines)
 
 
+def load_attention(path: Path) -> dict[tuple[str, int, int, int], float]:
+    """(model, batch, q, context) -> seconds, from tools/attention_kernel_probe.py's rows."""
+    out = {}
+    with open(path, newline="") as fh:
+        for i, r in enumerate(csv.DictReader(fh), start=2):
+            if r.get("probe") != "unified_attention":
+                continue
+            try:
+                key = (r["case"].split(" ")[0], int(r["batch"]), int(r["q"]), int(r["context"]))
+                out[key] = float(r["time_us"]) * 1e-6
+            except (KeyError, ValueError) as e:
+                raise ValueError(f"{path}:{i}: an attention row needs integer batch, q, context and numeric "
+                                 f"time_us ({e})") from None
+    return out
+
+
+def price_attention(model: str, B, q, L, gpu: str) -> np.ndarray:
+    """specroof's time of one layer's attention op (KV-cache write and attention kernel, bf16) at TP1."""
+    ops = layer_ops(model, 1)
+    ops = only(ops, [n == "attention" for n in ops.names])
+    return step_times(ops, rates(load_hardware(gpu), ops), B, q, L).total_s
+
+
+def attention_report(timed: dict[tuple[str, int, int, int], float], gpu: str) -> str:
+    lines = ["\nattention alone (vLLM's Triton unified_attention, bf16): us measured / priced, per batch and q"]
+    keys = sorted(timed)
+    for model in dict.fromkeys(k[0] for k in keys):
+        for ctx in sorted({k[3] for k in keys if k[0] == model}):
+            mine = [k for k in keys if k[0] == model and k[3] == ctx]
+            p = price_attention(model, *(np.array([k[i] for k in mine], dtype=np.float64) for i in (1, 2, 3)), gpu)
+            at = {k: v for k, v in zip(mine, p)}
+            qs = sorted({k[2] for k in mine})
+            lines.append(f"  {model}, {ctx} cached: batch  " + "  ".join(f"{'q' + str(q):>15s}" for q in qs))
+            for b in sorted({k[1] for k in mine}):
+                cells = "  ".join(f"{timed[(model, b, q, ctx)] * 1e6:7.1f}/{at[(model, b, q, ctx)] * 1e6:6.1f}"
+                                  for q in qs)
+                lines.append(f"  {b:>{len(model) + len(str(ctx)) + 18}d}  {cells}")
+    return "\n".join(lines)
+
+
 def ratios(rows: list[Row], t: np.ndarray) -> dict[tuple[str, int, int], float]:
     """(model, batch, q) -> time at q over the time at q = 1, same batch."""
     one = {(r.model, r.batch): t[i] for i, r in enumerate(rows) if r.q == 1}
@@ -190,8 +230,8 @@ def report(rows: list[Row], priced: np.ndarray) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("probe", type=Path, help="a tools/gpu_probe.py probe.csv")
-    ap.add_argument("more", type=Path, nargs="*", help="more probe CSVs with routed-expert rows "
-                    "(tools/moe_kernel_probe.py's moe_kernel.csv)")
+    ap.add_argument("more", type=Path, nargs="*", help="more probe CSVs: routed-expert rows "
+                    "(tools/moe_kernel_probe.py) and attention rows (tools/attention_kernel_probe.py)")
     ap.add_argument("--gpu", default="h200-sxm", help="the bundled device the probe ran on (default h200-sxm)")
     ap.add_argument("--uncalibrated", action="store_true", help="the device's sourced kernel floor, not the fitted one")
     a = ap.parse_args(argv)
@@ -200,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         priced = price(rows, a.gpu, a.uncalibrated)
         timed = load_experts([a.probe, *a.more])
         experts = experts_report(timed, a.gpu) if timed else ""
+        att = {k: v for path in a.more for k, v in load_attention(path).items()}
+        experts += attention_report(att, a.gpu) if att else ""
     except (OSError, ValueError, SpecError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
