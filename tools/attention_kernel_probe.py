@@ -24,7 +24,7 @@ import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_probe import Timer, _first_line, _row, gqa_shape, pick_device, write  # noqa: E402
+from gpu_probe import Timer, _row, gqa_shape, prepare, write  # noqa: E402
 
 MODELS = ("meta-llama__Llama-3.1-8B-Instruct", "Qwen__Qwen3-30B-A3B")
 BLOCK = 16                # vLLM's default KV-cache block size (tokens per page)
@@ -110,20 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for attention_kernel.csv and attention_kernel_meta.json")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (with TRITON_INTERPRET=1 it runs on a CPU)")
     a = ap.parse_args(argv)
-    try:
-        import torch
-        import triton
-    except ImportError as e:
-        print(f"error: tools/attention_kernel_probe.py needs PyTorch and Triton ({e})", file=sys.stderr)
+    ready = prepare(("torch", "triton"), "tools/attention_kernel_probe.py", a.quick,
+                    lambda: load_attention(a.unified_attention))
+    if ready is None:
         return 2
-    dev = pick_device(torch, a.quick)
-    if dev is None:
-        return 2
-    try:
-        attend = load_attention(a.unified_attention)
-    except (OSError, ValueError, SyntaxError, ImportError) as e:
-        print(f"error: {_first_line(e, 200)}", file=sys.stderr)
-        return 2
+    (torch, triton), dev, attend = ready
     cuda = dev == "cuda"
     t0, rows, out = time.perf_counter(), [], Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -472,6 +472,26 @@ def meta(torch, cuda: bool) -> dict[str, object]:
     return m
 
 
+def prepare(names: tuple[str, ...], tool: str, quick: bool, load: Callable[[], object] | None = None):
+    """(the modules a device script needs, imported; its device (pick_device); what `load` returns, e.g. a kernel read
+    from an engine's source file), or None after one line on stderr where a module is missing, a full run has no GPU
+    or `load` fails (tools/hf_probe.py and the kernel probes share it)."""
+    import importlib
+    try:
+        mods = [importlib.import_module(n) for n in names]
+    except ImportError as e:
+        print(f"error: {tool} needs {' and '.join(names)} ({e})", file=sys.stderr)
+        return None
+    dev = pick_device(mods[0], quick)
+    if dev is None:
+        return None
+    try:
+        return mods, dev, (load() if load else None)
+    except (OSError, ValueError, SyntaxError, ImportError) as e:
+        print(f"error: {_first_line(e, 200)}", file=sys.stderr)
+        return None
+
+
 def pick_device(torch, quick: bool) -> str | None:
     """'cuda' where PyTorch sees a GPU, 'cpu' for a quick run; None, after one line on stderr, for a full run
     without one (tools/hf_probe.py shares it)."""
@@ -490,14 +510,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", choices=[f.__name__.removesuffix("_rows") for f in PROBES],
                     help="run these probes alone (default: all)")
     a = ap.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("error: tools/gpu_probe.py needs PyTorch (the device machine has it)", file=sys.stderr)
+    ready = prepare(("torch",), "tools/gpu_probe.py", a.quick)
+    if ready is None:
         return 2
-    dev = pick_device(torch, a.quick)
-    if dev is None:
-        return 2
+    (torch,), dev, _ = ready
     cuda = dev == "cuda"
     torch.manual_seed(0)
     timer = Timer(torch, cuda, reps=3 if a.quick else 20)

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_probe import pick_device  # noqa: E402
+from gpu_probe import prepare  # noqa: E402
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 COLUMNS = ("probe", "model", "batch", "q", "context", "new_tokens", "k", "time_us", "note")
@@ -123,15 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for hf_probe.csv and hf_meta.json")
     ap.add_argument("--quick", action="store_true", help="tiny models, a few repeats: a smoke test (CPU works)")
     a = ap.parse_args(argv)
-    try:
-        import torch
-        import transformers
-    except ImportError as e:
-        print(f"error: tools/hf_probe.py needs PyTorch and transformers ({e})", file=sys.stderr)
+    ready = prepare(("torch", "transformers"), "tools/hf_probe.py", a.quick)
+    if ready is None:
         return 2
-    dev = pick_device(torch, a.quick)
-    if dev is None:
-        return 2
+    (torch, transformers), dev, _ = ready
     cuda, ctx, out = dev == "cuda", (32 if a.quick else 1024), Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)

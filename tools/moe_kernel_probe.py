@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_probe import COLUMNS, M_SET, MOE, Timer, _first_line, _row, pick_device, write  # noqa: E402
+from gpu_probe import COLUMNS, M_SET, MOE, Timer, _row, prepare, write  # noqa: E402
 
 KERNELS = ("write_zeros_to_output", "fused_moe_kernel")
 
@@ -225,20 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for moe_kernel.csv and moe_kernel_meta.json")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (with TRITON_INTERPRET=1 it runs on a CPU)")
     a = ap.parse_args(argv)
-    try:
-        import torch
-        import triton
-    except ImportError as e:
-        print(f"error: tools/moe_kernel_probe.py needs PyTorch and Triton ({e})", file=sys.stderr)
+    ready = prepare(("torch", "triton"), "tools/moe_kernel_probe.py", a.quick, lambda: load_kernel(a.fused_moe))
+    if ready is None:
         return 2
-    dev = pick_device(torch, a.quick)
-    if dev is None:
-        return 2
-    try:
-        kernel = load_kernel(a.fused_moe)
-    except (OSError, ValueError, SyntaxError) as e:
-        print(f"error: {_first_line(e, 200)}", file=sys.stderr)
-        return 2
+    (torch, triton), dev, kernel = ready
     cuda = dev == "cuda"
     device = torch.cuda.get_device_name(0) if cuda else "cpu"
     cfg_dir = a.fused_moe.parent / "configs"
