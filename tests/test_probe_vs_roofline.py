@@ -155,11 +155,11 @@ ATTENTION = PROBE.parent / "h200_attention_kernel.csv"
 def test_vllm_triton_attention_against_the_price_where_it_splits_the_cache_and_where_not(tool):
     # vLLM V1's Triton unified_attention (tools/attention_kernel_probe.py, H200, bf16). A decode batch small enough
     # (tiles x KV heads <= 128) runs its split-KV kernel: measured 21 % under to 51 % over the price at one sequence
-    # (a few MB read at 0.2-0.9 TB/s, beside the floor of two kernels). A verify (q > 1) runs
-    # the unsplit kernel, one program per sequence and KV head walking the whole cache: at one sequence 5x its price
-    # at 1024 cached tokens, 15-17x at 4096. Not modelled: the price assumes a kernel that spreads the cache over the
-    # GPU (FlashAttention-3's and FlashInfer's split-KV); a documented gap of this backend (vLLM V1's default on
-    # ROCm), pinned here as measured.
+    # (a few MB read at 0.2-0.9 TB/s, beside the floor of two kernels). A verify (q > 1) runs the unsplit kernel, one
+    # program per query tile (16 / (query heads per KV head) tokens) and KV head walking the whole cache: at one
+    # sequence 5x its price at 1024 cached tokens, 15-17x at 4096. Not modelled: the price assumes a kernel that
+    # spreads the cache over the GPU (FlashAttention-3's and FlashInfer's split-KV). A gap of this backend (vLLM
+    # 0.9.2's V1 default on ROCm) measured here on an NVIDIA H200, pinned as measured.
     timed = tool.load_attention(ATTENTION)
     for model in ("meta-llama__Llama-3.1-8B-Instruct", "Qwen__Qwen3-30B-A3B"):
         for ctx in (1024, 4096):

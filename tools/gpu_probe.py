@@ -3,7 +3,7 @@
     python tools/gpu_probe.py --out OUT          # on the device machine (CUDA, PyTorch): a few minutes on an H200
     python tools/gpu_probe.py --out OUT --quick  # anywhere with PyTorch, CPU included: tiny sizes, a smoke test
 
-It writes OUT/probe.csv (one row per timed shape) and OUT/meta.json (device, PyTorch, CUDA, clocks as read). Every
+It writes OUT/probe.csv (one row per timed shape) and OUT/meta.json (device, PyTorch, CUDA, probes that failed). Every
 timed op on a GPU replays inside a CUDA graph (graphed repeats, timed with CUDA events after warm-ups), so launch
 overhead is left out as engines leave it out; the kernel-floor probe measures what a replayed kernel costs anyway.
 Random weights, shapes of the shipped models (models/*.json); what each probe stands for:
