@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.hardware import load_hardware
+from simulator.prompts import ops_where
 from simulator.roofline import rates, step_times
 
 from .helpers import load_tool, ops_for
@@ -102,18 +103,16 @@ def test_bad_input_is_one_line_and_exit_2(tool, tmp_path, capsys):
 
 @given(mid=st.sampled_from(TARGETS), B=BATCH, q=QUERY, L=CONTEXT, data=st.data())
 @settings(max_examples=40)
-def test_a_cut_of_the_ops_and_its_rest_price_to_the_whole(tool, mid, B, q, L, data):
-    # `only` (one layer priced without its collectives and heads): every op is priced on its own features, so the
-    # ops kept and the ops left add up to the whole pass.
+def test_a_cut_of_the_ops_and_its_rest_price_to_the_whole(mid, B, q, L, data):
+    # prompts.ops_where (the tool prices one layer without its collectives and heads, the experts or the attention
+    # alone): every op is priced on its own features, so the ops kept and the ops left add up to the whole pass.
     ops = ops_for(mid, tp=max(tp_choices(mid)))
     keep = np.array(data.draw(st.lists(st.booleans(), min_size=len(ops), max_size=len(ops))))
     hw = load_hardware("h200-sxm")
-    parts = [step_times(o, rates(hw, o), B, q, L).total_s for o in (tool.only(ops, keep), tool.only(ops, ~keep))
+    parts = [step_times(o, rates(hw, o), B, q, L).total_s for o in (ops_where(ops, keep), ops_where(ops, ~keep))
              if len(o)]
     assert sum(parts) == pytest.approx(step_times(ops, rates(hw, ops), B, q, L).total_s, rel=1e-12)
-    assert tool.only(ops, keep).names == tuple(n for n, k in zip(ops.names, keep) if k)
-    with pytest.raises(ValueError, match=rf"keep has shape \(3,\); expected \({len(ops)},\)"):
-        tool.only(ops, [True, False, True])
+    assert ops_where(ops, keep).names == tuple(n for n, k in zip(ops.names, keep) if k)
 
 
 MOE_KERNEL = PROBE.parent / "h200_moe_kernel.csv"

@@ -21,7 +21,7 @@ import argparse
 import csv
 import sys
 from collections import defaultdict
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from simulator.errors import SpecError  # noqa: E402
 from simulator.hardware import load_hardware  # noqa: E402
 from simulator.model import load_model  # noqa: E402
+from simulator.prompts import ops_where  # noqa: E402
 from simulator.roofline import rates, step_times  # noqa: E402
 from simulator.workload import HEAD_OPS, OpSet, Parallelism, Precision, forward_pass  # noqa: E402
 
@@ -75,23 +76,13 @@ def load(path: Path) -> list[Row]:
     return out
 
 
-def only(ops: OpSet, keep) -> OpSet:
-    """The ops where `keep` (a boolean per op) is true, every per-op field of the OpSet cut alike."""
-    keep = np.asarray(keep, dtype=bool)
-    if keep.shape != (len(ops),):
-        raise ValueError(f"only: keep has shape {keep.shape}; expected ({len(ops)},), one per op")
-    cut = {f.name: (tuple(x for x, k in zip(v, keep) if k) if isinstance(v, tuple) else v[keep])
-           for f in fields(ops) if isinstance(v := getattr(ops, f.name), (tuple, np.ndarray))}
-    return replace(ops, **cut)
-
-
 def layer_ops(model: str, tp: int, experts: str = "bf16") -> OpSet:
     """One layer of `model` on one of tp GPUs in bf16 (its routed experts in `experts`; a MoE layer where it has
     them), without the LM head, embedding, sampler and collectives."""
     m = load_model(ROOT / "models" / f"{model}.json")
     m = replace(m, n_layers=1, n_moe_layers=1 if m.is_moe else 0, n_window_layers=0, n_mtp_layers=0)
     ops = forward_pass(m, Precision(experts=experts), Parallelism(tp=tp), sampler=False)
-    return only(ops, [n not in HEAD_OPS and c == 0 for n, c in zip(ops.names, ops.coll)])
+    return ops_where(ops, np.array([n not in HEAD_OPS and c == 0 for n, c in zip(ops.names, ops.coll)]))
 
 
 def price(rows: list[Row], gpu: str, uncalibrated: bool) -> np.ndarray:
@@ -140,7 +131,7 @@ def price_experts(case: str, m: np.ndarray, gpu: str, dtype: str = "bf16") -> np
     tokens."""
     model, tp = EXPERTS[case]
     ops = layer_ops(model, tp, dtype)
-    ops = only(ops, [n == "experts" for n in ops.names])
+    ops = ops_where(ops, np.array([n == "experts" for n in ops.names]))
     return step_times(ops, rates(load_hardware(gpu), ops), m, 1.0, 0.0).total_s
 
 
@@ -178,7 +169,7 @@ def load_attention(path: Path) -> dict[tuple[str, int, int, int], float]:
 def price_attention(model: str, B, q, L, gpu: str) -> np.ndarray:
     """specroof's time of one layer's attention op (KV-cache write and attention kernel, bf16) at TP1."""
     ops = layer_ops(model, 1)
-    ops = only(ops, [n == "attention" for n in ops.names])
+    ops = ops_where(ops, np.array([n == "attention" for n in ops.names]))
     return step_times(ops, rates(load_hardware(gpu), ops), B, q, L).total_s
 
 
