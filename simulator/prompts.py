@@ -91,7 +91,11 @@ def _pass_prompt(dep: Deployment, prompt: float, cached: float, chunk: int, k: f
         return mixed
     n, ct, L = _chunks(prompt, cached, chunk)
     full = float(n * price_pass(dep, dep.lops, k, ct, L, "target").total_s)
-    return max(full - _alone(dep, prompt, cached, chunk, True), 0.0) / (k - 1.0)
+    # The one-prompt end without tile padding: a pass rounds its tokens up to the GEMM tile once, so a prompt added to
+    # a pass adds its own tokens, not the partial tile it pays alone; from the padded pass alone the chord would fall
+    # as a prompt crosses a tile (2113 tokens priced below 2112 per added prompt).
+    bare = replace(dep, hw=replace(dep.hw, gemm_tile_m=0))
+    return max(full - _alone(bare, prompt, cached, chunk, True), 0.0) / (k - 1.0)
 
 
 def _dp_split(dep: Deployment) -> tuple[OpSet, OpSet]:
