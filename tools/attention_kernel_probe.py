@@ -46,7 +46,8 @@ def load_attention(path: Path):
 
 
 def call(torch, attend, dev: str, dt, h: int, kv: int, dh: int, b: int, q: int, ctx: int):
-    """One attention launch for b sequences of q new tokens after ctx cached ones, over a paged cache: the call."""
+    """One attention launch for b sequences of q new tokens after ctx cached ones, over a paged cache: the call, and
+    its queries, key and value pages and page table (for `check`)."""
     pages = -(-(ctx + q) // BLOCK)
     k = torch.randn(b * pages, BLOCK, kv, dh, dtype=dt, device=dev)
     v = torch.randn(b * pages, BLOCK, kv, dh, dtype=dt, device=dev)
@@ -59,13 +60,13 @@ def call(torch, attend, dev: str, dt, h: int, kv: int, dh: int, b: int, q: int, 
     def run():
         attend(x, k, v, out, cu, q, used, ctx + q, dh ** -0.5, True, (-1, -1), table, 0.0, None, None, None)
         return out
-    return run
+    return run, (x, k, v, table)
 
 
-def check(torch, run, b: int, q: int, h: int, kv: int, dh: int, ctx: int) -> float:
+def check(torch, run, tensors, b: int, q: int, h: int, kv: int, dh: int, ctx: int) -> float:
     """Largest error of the kernel's output against a float32 reference, relative to the reference's largest value."""
     out = run().float()
-    x, k, v, table = (run.__closure__[i].cell_contents for i in _cells(run, ("x", "k", "v", "table")))
+    x, k, v, table = tensors
     worst = 0.0
     for s in range(b):
         keys = k[table[s]].reshape(-1, kv, dh)[:ctx + q].float()
@@ -80,11 +81,6 @@ def check(torch, run, b: int, q: int, h: int, kv: int, dh: int, ctx: int) -> flo
     return worst
 
 
-def _cells(fn, names: tuple[str, ...]) -> list[int]:
-    free = fn.__code__.co_freevars
-    return [free.index(n) for n in names]
-
-
 def rows_for(torch, attend, dev: str, timer: Timer, quick: bool, model: str) -> list[dict]:
     c = {"h": 4, "kv": 2, "dh": 32} if quick else gqa_shape(model)
     dt = torch.float16 if quick else torch.bfloat16     # Triton's CPU interpreter misreads bf16
@@ -92,8 +88,8 @@ def rows_for(torch, attend, dev: str, timer: Timer, quick: bool, model: str) -> 
     grid = itertools.product((32,) if quick else (1024, 4096), (1, 2) if quick else (1, 4, 16, 64, 256),
                              (1, 4) if quick else (1, 2, 4, 8))
     for ctx, b, q in grid:
-        run = call(torch, attend, dev, dt, c["h"], c["kv"], c["dh"], b, q, ctx)
-        err = check(torch, run, b, q, c["h"], c["kv"], c["dh"], ctx) if b <= 4 else None
+        run, tensors = call(torch, attend, dev, dt, c["h"], c["kv"], c["dh"], b, q, ctx)
+        err = check(torch, run, tensors, b, q, c["h"], c["kv"], c["dh"], ctx) if b <= 4 else None
         kv_bytes = 2 * b * (ctx + q) * c["kv"] * c["dh"] * 2
         note = f"vLLM unified_attention, {str(dt).removeprefix('torch.')}, {BLOCK}-token pages" + (
             f"; max rel. error vs PyTorch {err:.1e}" if err is not None else "")

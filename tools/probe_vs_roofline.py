@@ -130,9 +130,7 @@ def price_experts(case: str, m: np.ndarray, gpu: str, dtype: str = "bf16") -> np
     """specroof's time of one GPU's routed experts (the `experts` op of one MoE layer, weights in `dtype`) for m
     tokens."""
     model, tp = EXPERTS[case]
-    ops = layer_ops(model, tp, dtype)
-    ops = ops_where(ops, np.array([n == "experts" for n in ops.names]))
-    return step_times(ops, rates(load_hardware(gpu), ops), m, 1.0, 0.0).total_s
+    return price_op(model, tp, "experts", gpu, m, 1.0, 0.0, dtype)
 
 
 def experts_report(timed: dict[tuple[str, int, str], float], gpu: str) -> str:
@@ -168,8 +166,13 @@ def load_attention(path: Path) -> dict[tuple[str, int, int, int], float]:
 
 def price_attention(model: str, B, q, L, gpu: str) -> np.ndarray:
     """specroof's time of one layer's attention op (KV-cache write and attention kernel, bf16) at TP1."""
-    ops = layer_ops(model, 1)
-    ops = ops_where(ops, np.array([n == "attention" for n in ops.names]))
+    return price_op(model, 1, "attention", gpu, B, q, L)
+
+
+def price_op(model: str, tp: int, name: str, gpu: str, B, q, L, experts: str = "bf16") -> np.ndarray:
+    """specroof's time of the op `name` of one layer of `model` on one of tp GPUs (layer_ops), alone."""
+    ops = layer_ops(model, tp, experts)
+    ops = ops_where(ops, np.array([n == name for n in ops.names]))
     return step_times(ops, rates(load_hardware(gpu), ops), B, q, L).total_s
 
 
