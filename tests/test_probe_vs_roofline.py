@@ -177,3 +177,41 @@ def test_attention_rows_report_and_bad_rows(tool, tmp_path, capsys):
     bad.write_text("probe,case,batch,q,context,time_us\nunified_attention,x h32,1,two,1024,5.0\n")
     assert tool.main([str(PROBE), str(bad)]) == 2
     assert f"{bad}:2: an attention row needs integer batch" in capsys.readouterr().err
+
+
+FP8_LINEAR = PROBE.parent / "h200_fp8_linear.csv"
+
+
+def _fp8_rows(probe: str) -> dict[tuple[str, int], float]:
+    with open(FP8_LINEAR, newline="") as fh:
+        return {(r["case"].split(" ")[1], int(r["m"])): float(r["time_us"]) for r in csv.DictReader(fh)
+                if r["probe"] == probe}
+
+
+def test_an_fp8_gemm_is_preceded_by_an_activation_quant_kernel_of_its_own():
+    # vLLM's block-fp8 linear on the H200 (tools/fp8_linear_probe.py, its own Triton kernels, DeepSeek-V3 TP8
+    # shapes): the quantisation is one kernel of 1.3-1.9 us at 1-16 tokens under graph replay, and the linear costs
+    # the GEMM plus it (within 0.4 us): the kernel units.ACT_QUANT adds to every W8A8 / NVFP4 GEMM. Measured, not
+    # fitted; the fitted per-kernel cost that prices it (about 5 us on Hopper) is an engine step's mean per kernel.
+    quant, gemm, lin = _fp8_rows("fp8_quant"), _fp8_rows("fp8_gemm"), _fp8_rows("fp8_linear")
+    assert len(quant) == 45
+    for (name, m), t in quant.items():
+        assert lin[(name, m)] == pytest.approx(gemm[(name, m)] + t, abs=0.4), (name, m)
+        if m <= 16:
+            assert 1.2 < t < 1.9, (name, m)
+    # At decode, fp8 buys no time on these TP8 shards: the tuned shapes' linears take 1.1-1.9x the bf16 GEMM, and
+    # the untuned K = 7168 ones (no split-K: 4-17 programs on 132 SMs) 3-6x.
+    bf16 = _fp8_rows("bf16_gemm")
+    for name in ("o_proj", "q_b", "shared_down"):
+        assert all(1.0 < lin[(name, m)] / bf16[(name, m)] < 2.0 for m in (1, 4, 16, 64)), name
+    assert all(lin[("q_a+kv_a", m)] / bf16[("q_a+kv_a", m)] > 4 for m in (1, 4, 16, 64))
+
+
+def test_fp8_linear_rows_report_and_bad_rows(tool, tmp_path, capsys):
+    assert tool.main([str(PROBE), str(FP8_LINEAR)]) == 0
+    out = capsys.readouterr().out
+    assert "DeepSeek-V3 TP8 projections" in out and "o_proj: M" in out and "shared_down: M" in out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("probe,case,m,time_us\nfp8_linear,deepseek-v3-tp8 o_proj 2048x7168,one,5.0\n")
+    assert tool.main([str(PROBE), str(bad)]) == 2
+    assert f"{bad}:2: a linear row needs integer m" in capsys.readouterr().err

@@ -76,12 +76,12 @@ def load(path: Path) -> list[Row]:
     return out
 
 
-def layer_ops(model: str, tp: int, experts: str = "bf16") -> OpSet:
-    """One layer of `model` on one of tp GPUs in bf16 (its routed experts in `experts`; a MoE layer where it has
-    them), without the LM head, embedding, sampler and collectives."""
+def layer_ops(model: str, tp: int, experts: str = "bf16", weights: str = "bf16") -> OpSet:
+    """One layer of `model` on one of tp GPUs, its projections in `weights` and its routed and shared experts in
+    `experts` (a MoE layer where it has them), without the LM head, embedding, sampler and collectives."""
     m = load_model(ROOT / "models" / f"{model}.json")
     m = replace(m, n_layers=1, n_moe_layers=1 if m.is_moe else 0, n_window_layers=0, n_mtp_layers=0)
-    ops = forward_pass(m, Precision(experts=experts), Parallelism(tp=tp), sampler=False)
+    ops = forward_pass(m, Precision(weights=weights, experts=experts), Parallelism(tp=tp), sampler=False)
     return ops_where(ops, np.array([n not in HEAD_OPS and c == 0 for n, c in zip(ops.names, ops.coll)]))
 
 
@@ -169,9 +169,10 @@ def price_attention(model: str, B, q, L, gpu: str) -> np.ndarray:
     return price_op(model, 1, "attention", gpu, B, q, L)
 
 
-def price_op(model: str, tp: int, name: str, gpu: str, B, q, L, experts: str = "bf16") -> np.ndarray:
+def price_op(model: str, tp: int, name: str, gpu: str, B, q, L, experts: str = "bf16",
+             weights: str = "bf16") -> np.ndarray:
     """specroof's time of the op `name` of one layer of `model` on one of tp GPUs (layer_ops), alone."""
-    ops = layer_ops(model, tp, experts)
+    ops = layer_ops(model, tp, experts, weights)
     ops = ops_where(ops, np.array([n == name for n in ops.names]))
     return step_times(ops, rates(load_hardware(gpu), ops), B, q, L).total_s
 
@@ -190,6 +191,44 @@ def attention_report(timed: dict[tuple[str, int, int, int], float], gpu: str) ->
                 cells = "  ".join(f"{timed[(model, b, q, ctx)] * 1e6:7.1f}/{at[(model, b, q, ctx)] * 1e6:6.1f}"
                                   for q in qs)
                 lines.append(f"  {b:>{len(model) + len(str(ctx)) + 18}d}  {cells}")
+    return "\n".join(lines)
+
+
+# tools/fp8_linear_probe.py's DeepSeek-V3 TP8 projections that are one op of the layer with no neighbour kernel
+# (o_proj; the shared expert's down projection) -> op name; probes -> weight format
+LINEARS = {"o_proj": "o_proj", "shared_down": "shared_down"}
+LINEAR_PROBES = {"fp8_linear": "fp8", "bf16_gemm": "bf16"}
+
+
+def load_linears(path: Path) -> dict[tuple[str, int, str], float]:
+    """(projection, tokens M, weight format) -> seconds, from tools/fp8_linear_probe.py's rows."""
+    out = {}
+    with open(path, newline="") as fh:
+        for i, r in enumerate(csv.DictReader(fh), start=2):
+            name = r.get("case", "").split(" ")[1] if r.get("case", "").count(" ") >= 2 else ""
+            if r.get("probe") not in LINEAR_PROBES or name not in LINEARS:
+                continue
+            try:
+                out[(name, int(r["m"]), LINEAR_PROBES[r["probe"]])] = float(r["time_us"]) * 1e-6
+            except (KeyError, ValueError) as e:
+                raise ValueError(f"{path}:{i}: a linear row needs integer m and numeric time_us ({e})") from None
+    return out
+
+
+def linears_report(timed: dict[tuple[str, int, str], float], gpu: str) -> str:
+    """Measured and priced fp8 linear (activation quantisation + block-fp8 GEMM) and bf16 GEMM, per M."""
+    lines = ["\nDeepSeek-V3 TP8 projections (vLLM fp8 linear: quantisation + GEMM; PyTorch bf16 GEMM): us measured / "
+             "priced"]
+    for name in dict.fromkeys(k[0] for k in timed):
+        ms = sorted({m for (n, m, _) in timed if n == name})
+        mm = np.array(ms, dtype=np.float64)
+        at = {dt: price_op("deepseek-ai__DeepSeek-V3", 8, LINEARS[name], gpu, mm, 1.0, 0.0, dt, dt)
+              for dt in ("fp8", "bf16")}
+        lines.append(f"  {name}: M  {'fp8':>15s}  {'bf16':>15s}")
+        for j, m in enumerate(ms):
+            cells = "  ".join(f"{timed[(name, m, dt)] * 1e6:7.1f}/{at[dt][j] * 1e6:6.1f}" if (name, m, dt) in timed
+                              else f"{'':>14s}" for dt in ("fp8", "bf16"))
+            lines.append(f"  {m:>{len(name) + 3}d}  {cells}")
     return "\n".join(lines)
 
 
@@ -225,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("probe", type=Path, help="a tools/gpu_probe.py probe.csv")
     ap.add_argument("more", type=Path, nargs="*", help="more probe CSVs: routed-expert rows "
-                    "(tools/moe_kernel_probe.py) and attention rows (tools/attention_kernel_probe.py)")
+                    "(tools/moe_kernel_probe.py), attention rows (tools/attention_kernel_probe.py) and projection "
+                    "rows (tools/fp8_linear_probe.py)")
     ap.add_argument("--gpu", default="h200-sxm", help="the bundled device the probe ran on (default h200-sxm)")
     ap.add_argument("--uncalibrated", action="store_true", help="the device's sourced kernel floor, not the fitted one")
     a = ap.parse_args(argv)
@@ -236,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         experts = experts_report(timed, a.gpu) if timed else ""
         att = {k: v for path in a.more for k, v in load_attention(path).items()}
         experts += attention_report(att, a.gpu) if att else ""
+        lin = {k: v for path in a.more for k, v in load_linears(path).items()}
+        experts += linears_report(lin, a.gpu) if lin else ""
     except (OSError, ValueError, SpecError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
