@@ -19,12 +19,11 @@ import importlib.util
 import itertools
 import logging
 import sys
-import time
 import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_probe import Timer, _row, gqa_shape, prepare, write  # noqa: E402
+from gpu_probe import Timer, _row, gqa_shape, kernel_probe  # noqa: E402
 
 MODELS = ("meta-llama__Llama-3.1-8B-Instruct", "Qwen__Qwen3-30B-A3B")
 BLOCK = 16                # vLLM's default KV-cache block size (tokens per page)
@@ -106,23 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for attention_kernel.csv and attention_kernel_meta.json")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (with TRITON_INTERPRET=1 it runs on a CPU)")
     a = ap.parse_args(argv)
-    ready = prepare(("torch", "triton"), "tools/attention_kernel_probe.py", a.quick,
-                    lambda: load_attention(a.unified_attention))
-    if ready is None:
-        return 2
-    (torch, triton), dev, attend = ready
-    cuda = dev == "cuda"
-    t0, rows, out = time.perf_counter(), [], Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    timer = Timer(torch, cuda, reps=2 if a.quick else 20)
-    for model in MODELS[:1] if a.quick else MODELS:          # written after each model: a run cut off keeps its rows
-        rows += rows_for(torch, attend, dev, timer, a.quick, model)
-        info = {"device": torch.cuda.get_device_name(0) if cuda else "cpu", "torch": torch.__version__,
-                "triton": triton.__version__, "source": str(a.unified_attention),
-                "seconds": round(time.perf_counter() - t0, 1)}
-        write(out, rows, info, "attention_kernel")
-        print(f"{model}: {len(rows)} rows, {info['seconds']} s", file=sys.stderr, flush=True)
-    return 0
+
+    def case(model: str):
+        return lambda torch, attend, dev, timer, device: rows_for(torch, attend, dev, timer, a.quick, model)
+    return kernel_probe("tools/attention_kernel_probe.py", "attention_kernel", a.unified_attention, a.out, a.quick,
+                        lambda: load_attention(a.unified_attention),
+                        lambda cuda: [(m, case(m)) for m in (MODELS[:1] if a.quick else MODELS)])
 
 
 if __name__ == "__main__":

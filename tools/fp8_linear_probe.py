@@ -21,14 +21,12 @@ step's distinct layers do, not from L2. Random weights, CUDA-graph replay, mean 
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_probe import COLUMNS, Timer, _row, prepare, write  # noqa: E402
+from gpu_probe import Timer, _row, kernel_probe, load_triton  # noqa: E402
 
 KERNELS = ("_per_token_group_quant_fp8", "_w8a8_block_fp8_matmul")
 BLOCK = 128            # DeepSeek-V3's checkpoint: 128 x 128 weight blocks, activations in groups of 128 columns
@@ -40,22 +38,8 @@ STREAM_BYTES = 256 << 20        # weights cycled per timed call: well beyond an 
 
 
 def load_kernels(path: Path) -> dict[str, object]:
-    """vLLM's two Triton kernels, compiled from the source file at `path`, at the lines they have there (Triton reads
-    a kernel's source back through inspect, by file and line)."""
-    import triton
-    import triton.language as tl
-    src = path.read_text()
-    ns: dict[str, object] = {"triton": triton, "tl": tl, "__name__": "vllm_fp8_utils"}
-    found = {n.name: n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name in KERNELS}
-    if set(found) != set(KERNELS):
-        raise ValueError(f"{path}: no {' / '.join(sorted(set(KERNELS) - set(found)))} (is it vLLM's fp8_utils.py?)")
-    lines = src.splitlines(keepends=True)
-    for name in KERNELS:
-        node = found[name]
-        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        code = "\n" * (first - 1) + "".join(lines[first - 1:node.end_lineno])
-        exec(compile(code, str(path), "exec"), ns)      # noqa: S102 - the user's own vLLM source file
-    return {n: ns[n] for n in KERNELS}
+    """vLLM's two Triton kernels, compiled from the source file at `path`."""
+    return load_triton(path, KERNELS, "vLLM's fp8_utils.py")
 
 
 def config_for(cfg_dir: Path | None, device: str, n: int, k: int, m: int) -> tuple[dict, str]:
@@ -178,28 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for fp8_linear.csv and fp8_linear_meta.json")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (with TRITON_INTERPRET=1 it runs on a CPU)")
     a = ap.parse_args(argv)
-    ready = prepare(("torch", "triton"), "tools/fp8_linear_probe.py", a.quick, lambda: load_kernels(a.fp8_utils))
-    if ready is None:
-        return 2
-    (torch, triton), dev, kerns = ready
-    cuda = dev == "cuda"
-    device = torch.cuda.get_device_name(0) if cuda else "cpu"
     cfg_dir = a.fp8_utils.parent / "configs"
-    torch.manual_seed(0)
-    t0, rows, out = time.perf_counter(), [], Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    timer = Timer(torch, cuda, reps=2 if a.quick else 20)
-    for name, n, k in (SHAPES[:1] if a.quick else SHAPES):
+
+    def case(name: str, n: int, k: int):
         if a.quick:
             n, k = 320, 256           # N not a whole number of blocks, as q_a+kv_a's 2112
-        rows += shape_rows(torch, kerns, dev, timer, a.quick, cfg_dir if cfg_dir.is_dir() else None, device,
-                           name, n, k)
-        info = {"device": device, "torch": torch.__version__, "triton": triton.__version__,
-                "source": str(a.fp8_utils), "seconds": round(time.perf_counter() - t0, 1)}
-        write(out, rows, info, "fp8_linear")
-        print(f"{name}: {len(rows)} rows, {info['seconds']} s", file=sys.stderr, flush=True)
-    print(f"wrote {out / 'fp8_linear.csv'} ({len(rows)} rows, columns {', '.join(COLUMNS)})", file=sys.stderr)
-    return 0
+        return lambda torch, kerns, dev, timer, device: shape_rows(
+            torch, kerns, dev, timer, a.quick, cfg_dir if cfg_dir.is_dir() else None, device, name, n, k)
+    return kernel_probe("tools/fp8_linear_probe.py", "fp8_linear", a.fp8_utils, a.out, a.quick,
+                        lambda: load_kernels(a.fp8_utils),
+                        lambda cuda: [(name, case(name, n, k)) for name, n, k in (SHAPES[:1] if a.quick else SHAPES)])
 
 
 if __name__ == "__main__":

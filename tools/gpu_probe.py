@@ -492,6 +492,53 @@ def prepare(names: tuple[str, ...], tool: str, quick: bool, load: Callable[[], o
         return None
 
 
+def load_triton(path: Path, names: tuple[str, ...], what: str) -> dict[str, object]:
+    """The Triton functions `names` compiled from an engine's source file at `path` (the kernel probes': no engine
+    code lives in this repository), each at the lines it has there: Triton reads a kernel's source back through
+    inspect, by file and line. ValueError naming what is missing where the file lacks one (`what`: the file meant)."""
+    import ast
+
+    import triton
+    import triton.language as tl
+    src = path.read_text()
+    ns: dict[str, object] = {"triton": triton, "tl": tl, "__name__": f"engine_{path.stem}"}   # Triton needs a module
+    found = {n.name: n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name in names}
+    if set(found) != set(names):
+        raise ValueError(f"{path}: no {' / '.join(sorted(set(names) - set(found)))} (is it {what}?)")
+    lines = src.splitlines(keepends=True)
+    for name in names:
+        node = found[name]
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        code = "\n" * (first - 1) + "".join(lines[first - 1:node.end_lineno])
+        exec(compile(code, str(path), "exec"), ns)      # noqa: S102 - the user's own engine source file
+    return {n: ns[n] for n in names}
+
+
+def kernel_probe(tool: str, stem: str, source: Path, out: str, quick: bool, load: Callable[[], object],
+                 cases: Callable[[bool], list[tuple[str, Callable]]]) -> int:
+    """The run the engine-kernel probes share: import torch and triton, load the engine's kernel (`load`; one line
+    on stderr and 2 where that fails), then time each case of `cases(cuda)`, (label, rows(torch, kernel, dev, timer,
+    device)), writing OUT/<stem>.csv and its metadata after each, so a run cut off keeps what it timed."""
+    ready = prepare(("torch", "triton"), tool, quick, load)
+    if ready is None:
+        return 2
+    (torch, triton), dev, kernel = ready
+    cuda = dev == "cuda"
+    device = torch.cuda.get_device_name(0) if cuda else "cpu"
+    torch.manual_seed(0)
+    t0, rows, folder = time.perf_counter(), [], Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    timer = Timer(torch, cuda, reps=2 if quick else 20)
+    for label, run in cases(cuda):
+        rows += run(torch, kernel, dev, timer, device)
+        info = {"device": device, "torch": torch.__version__, "triton": triton.__version__, "source": str(source),
+                "seconds": round(time.perf_counter() - t0, 1)}
+        write(folder, rows, info, stem)
+        print(f"{label}: {len(rows)} rows, {info['seconds']} s", file=sys.stderr, flush=True)
+    print(f"wrote {folder / (stem + '.csv')} ({len(rows)} rows, columns {', '.join(COLUMNS)})", file=sys.stderr)
+    return 0
+
+
 def pick_device(torch, quick: bool) -> str | None:
     """'cuda' where PyTorch sees a GPU, 'cpu' for a quick run; None, after one line on stderr, for a full run
     without one (tools/hf_probe.py shares it)."""

@@ -20,36 +20,20 @@ OUT/moe_kernel_meta.json. Uniform routing, random weights, CUDA-graph replay.
 from __future__ import annotations
 
 import argparse
-import ast
 import itertools
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_probe import COLUMNS, M_SET, MOE, Timer, _row, prepare, write  # noqa: E402
+from gpu_probe import M_SET, MOE, Timer, _row, kernel_probe, load_triton  # noqa: E402
 
 KERNELS = ("write_zeros_to_output", "fused_moe_kernel")
 
 
 def load_kernel(path: Path):
     """vLLM's `fused_moe_kernel` (with the helper it calls), compiled from the source file at `path`."""
-    import triton
-    import triton.language as tl
-    src = path.read_text()
-    ns: dict[str, object] = {"triton": triton, "tl": tl, "__name__": "vllm_fused_moe"}   # Triton needs a module
-    found = {n.name: n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name in KERNELS}
-    if set(found) != set(KERNELS):
-        raise ValueError(f"{path}: no {' / '.join(sorted(set(KERNELS) - set(found)))} (is it vLLM's fused_moe.py?)")
-    lines = src.splitlines(keepends=True)
-    for name in KERNELS:
-        node = found[name]
-        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        # At the lines it has in the file: Triton reads a kernel's source back through inspect, by file and line.
-        code = "\n" * (first - 1) + "".join(lines[first - 1:node.end_lineno])
-        exec(compile(code, str(path), "exec"), ns)      # noqa: S102 - the user's own vLLM source file
-    return ns["fused_moe_kernel"]
+    return load_triton(path, KERNELS, "vLLM's fused_moe.py")["fused_moe_kernel"]
 
 
 FP8_BLOCK = 128          # DeepSeek-V3's and Qwen3-FP8's quantisation: 128 x 128 weight blocks, 1 x 128 activations
@@ -225,26 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for moe_kernel.csv and moe_kernel_meta.json")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (with TRITON_INTERPRET=1 it runs on a CPU)")
     a = ap.parse_args(argv)
-    ready = prepare(("torch", "triton"), "tools/moe_kernel_probe.py", a.quick, lambda: load_kernel(a.fused_moe))
-    if ready is None:
-        return 2
-    (torch, triton), dev, kernel = ready
-    cuda = dev == "cuda"
-    device = torch.cuda.get_device_name(0) if cuda else "cpu"
     cfg_dir = a.fused_moe.parent / "configs"
-    torch.manual_seed(0)
-    t0, rows, out = time.perf_counter(), [], Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    timer = Timer(torch, cuda, reps=2 if a.quick else 20)
-    for model, fp8 in itertools.product(MOE, (False, True) if cuda else (False,)):   # no fp8 in the interpreter
-        rows += rows_for(torch, kernel, dev, timer, a.quick, cfg_dir if cfg_dir.is_dir() else None, device, model,
-                         fp8)
-        info = {"device": device, "torch": torch.__version__, "triton": triton.__version__,
-                "source": str(a.fused_moe), "seconds": round(time.perf_counter() - t0, 1)}
-        write(out, rows, info, "moe_kernel")
-        print(f"{model}: {len(rows)} rows, {info['seconds']} s", file=sys.stderr, flush=True)
-    print(f"wrote {out / 'moe_kernel.csv'} ({len(rows)} rows, columns {', '.join(COLUMNS)})", file=sys.stderr)
-    return 0
+
+    def case(model: str, fp8: bool):
+        return lambda torch, kernel, dev, timer, device: rows_for(
+            torch, kernel, dev, timer, a.quick, cfg_dir if cfg_dir.is_dir() else None, device, model, fp8)
+    return kernel_probe("tools/moe_kernel_probe.py", "moe_kernel", a.fused_moe, a.out, a.quick,
+                        lambda: load_kernel(a.fused_moe),
+                        lambda cuda: [(m, case(m, fp8)) for m, fp8 in itertools.product(
+                            MOE, (False, True) if cuda else (False,))])      # no fp8 in the interpreter
 
 
 if __name__ == "__main__":
