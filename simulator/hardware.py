@@ -45,7 +45,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "achievable": {"hbm_fraction", "gemm_bf16_fraction", "gemm_fp8_fraction", "gemm_fp4_fraction",
                    "link_fraction", "allreduce_latency_us", "alltoall_latency_us", "scaleout_latency_us",
                    "gemm_overlap"},
-    "kernels": {"graph_kernel_us", "gemm_tile_m"},
+    "kernels": {"graph_kernel_us", "quant_kernel_us", "gemm_tile_m"},
 }
 
 
@@ -77,6 +77,8 @@ class Hardware:
     scaleout_latency_s : float        small collective latency across nodes (scale-out network), s
     kernel_floor_s : float            cost of one graph-replayed kernel beyond its roofline work, s
     kernel_floor_prior_s : float or None  the sourced value a calibrated kernel_floor_s started from
+    quant_kernel_s : float            cost of one graph-replayed activation-quantisation kernel at decode sizes (the
+                                      kernel before a W8A8 / NVFP4 GEMM, units.ACT_QUANT), measured, not fitted, s
     path : str                        the file a spec loaded by path was read from ('' by bundled name): such a spec
                                       is used as written, without the shipped calibration (provenance, so equality
                                       ignores it; results report it as hardware_file)
@@ -111,6 +113,7 @@ class Hardware:
     alltoall_latency_s: float = 66e-6
     scaleout_latency_s: float = 20e-6
     kernel_floor_s: float = 3.3e-6
+    quant_kernel_s: float = 1.5e-6
     gemm_tile_m: int = 64
     assumptions: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
@@ -182,7 +185,7 @@ class Hardware:
             if (k.endswith("_per_s")) and d[k] is not None:
                 d[k] = d[k] * s
         for k in ("allreduce_latency_s", "alltoall_latency_s", "scaleout_latency_s", "kernel_floor_s",
-                  "kernel_floor_prior_s"):
+                  "kernel_floor_prior_s", "quant_kernel_s"):
             d[k] = None if getattr(self, k) is None else getattr(self, k) / s
         return Hardware.from_dict(d)
 
@@ -247,6 +250,7 @@ class _Reader:
             kernel_floor_s=self.default("kernels", "graph_kernel_us", 3.3, 0.1, 50.0, estimate=True) * u.US,
             kernel_floor_prior_s=None if prior(self.doc, "kernels", "graph_kernel_us") is None else
             prior(self.doc, "kernels", "graph_kernel_us") * u.US,
+            quant_kernel_s=self.default("kernels", "quant_kernel_us", 1.5, 0.1, 50.0, estimate=True) * u.US,
             gemm_tile_m=self.default("kernels", "gemm_tile_m", 64, 1, 512, kind=int, estimate=True))
 
 

@@ -1,7 +1,7 @@
 """Roofline pricing of op tables over whole (B, q, L) grids: numba kernels plus a plain numpy reference.
 
 Per op repetition (Williams et al. 2009, "Roofline"; scaling-book roofline.md for the overlap bounds):
-    t_op = max(tc, tm) + (1 - eta) * min(tc*, tm) + kernels * t_kernel
+    t_op = max(tc, tm) + (1 - eta) * min(tc*, tm) + kernels * t_kernel + quant * t_quant
     tc = FLOPs / (peak * gemm_fraction),  tm = bytes / (HBM bandwidth * hbm_fraction)
 eta = 1 is the roofline max, 0 the sum (the two differ by at most 2x), set by the overlap mode
 (workload.OVERLAP_MODES): "max", "sum" or a number set one eta for every op, with tc* = tc. "measured", the default,
@@ -12,8 +12,11 @@ tokens' math, not the tile-padded rows', which the tensor cores compute alongsid
 costs what it costs at M = 1, measured); every other op at the max. t_kernel is the per-kernel cost of a replayed
 CUDA / HIP graph node (launch gap plus ramp and tail, a device figure): with t = t_kernel + bytes / BW per kernel the
 bandwidth a kernel reaches grows with the bytes it moves, as measured (the project's physics notes: H100 decode
-attention 1.2 TB/s at 34 MB, 1.85 TB/s at 1 GB). GEMM FLOPs use the tokens rounded up to the tensor-core tile height
-(F_TPAD: M = 1..64 cost the same on Hopper's 64-row wgmma; DeepGEMM #60, CUTLASS #1483).
+attention 1.2 TB/s at 34 MB, 1.85 TB/s at 1 GB). t_quant is the measured cost of an activation-quantisation
+kernel (the `quant` kernels before W8A8 / NVFP4 GEMMs, units.ACT_QUANT), a device figure that is not fitted: 1.3-1.8
+us on an H200 at decode sizes, where the fitted t_kernel, an engine step's mean per kernel, is about 5 us. GEMM FLOPs
+use the tokens rounded up to the tensor-core tile height (F_TPAD: M = 1..64 cost the same on Hopper's 64-row wgmma;
+DeepGEMM #60, CUTLASS #1483).
 Collectives, by kind, over a group of n GPUs on one link (bandwidth per direction, latency per call):
     all-reduce   min(lat + (n-1) S / bw,  2 lat + 2 (n-1)/n S / bw)   one-shot or two-shot, whichever is faster, as
                  custom / symmetric-memory all-reduce kernels switch by size (vLLM custom_all_reduce.cuh thresholds);
@@ -22,7 +25,7 @@ Collectives, by kind, over a group of n GPUs on one link (bandwidth per directio
     all-gather   lat + (n-1)/n S / bw    S = the gathered buffer (also reduce-scatter)
 A collective whose group spans several scale-up domains is hierarchical: NVLink inside each domain, the scale-out
 NIC across (hierarchical_bandwidth), with the scale-out latency added to the in-domain one.
-Eager launch (no CUDA graph): + kernels * launch_s per op repetition, in the "overhead" family.
+Eager launch (no CUDA graph): + (kernels + quant) * launch_s per op repetition, in the "overhead" family.
 
 This module, sweep/kernels.py and montecarlo.py are the only numba importers; _jit.py holds their one jit policy.
 """
@@ -144,9 +147,9 @@ def _op_time(i, f, cf, cb, peak, eta, real, bw, floor):
     return t + floor, cls
 
 
-def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e, table, side, micro, dp, pp, peak,
-                    repeat, kernels, fam, coll, group, eta, real, lat, bw_op, bw, tile, one_shot, out_total, out_fam,
-                    out_bound):
+def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, logq, moe_e, table, side, micro, dp,
+                    pp, peak, repeat, kernels, quant, fam, coll, group, eta, real, lat, bw_op, bw, tile, one_shot,
+                    out_total, out_fam, out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
     n_ops = cf.shape[0]
     for p in nb.prange(B.shape[0]):
@@ -162,7 +165,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e,
                 t = _coll_time(coll[i], group[i], _dot(cc, i, f), lat[i], bw_op[i], one_shot)
                 cls = 2
             else:
-                t, cls = _op_time(i, f, cf, cb, peak, eta, real, bw, kernels[i] * floor_s[p])
+                t, cls = _op_time(i, f, cf, cb, peak, eta, real, bw, kernels[i] * floor_s[p] + quant[i] * quant_s[p])
             n = repeat[i]
             if micro[i] > 0.0:        # experts.head_runs: a pipeline head op on the critical path
                 m = _dealt(B[p], dp) - pp + 1.0
@@ -170,7 +173,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, cf, cb, cc, window, logq, moe_e,
             t *= n
             out_fam[p, int(fam[i])] += t
             out_bound[p, cls] += t
-            lo = n * kernels[i] * launch_s[p]
+            lo = n * (kernels[i] + quant[i]) * launch_s[p]
             out_fam[p, _FAM_OVER] += lo
             tot += t + lo
         out_total[p] = tot
@@ -218,7 +221,8 @@ class Rates:
 
     peak : (n_ops,) FLOP/s per op; bw : HBM bytes/s; lat, bw_op : (n_ops,) collective latency per call (s) and link
     bandwidth per direction (bytes/s) of each collective (0 elsewhere); kernel_s : per-kernel cost of a graph-replayed
-    kernel, s (0: off); tile : GEMM tile height in tokens (0: off); one_shot : all-reduce picks one-shot or two-shot;
+    kernel, s (0: off); quant_s : the measured cost of an activation-quantisation kernel, s (0: off); tile : GEMM
+    tile height in tokens (0: off); one_shot : all-reduce picks one-shot or two-shot;
     gemm_eta : share of a GEMM's smaller time its larger one hides (the device's gemm_overlap; 1: roofline max).
     """
 
@@ -227,6 +231,7 @@ class Rates:
     lat: np.ndarray
     bw_op: np.ndarray
     kernel_s: float = 0.0
+    quant_s: float = 0.0
     tile: float = 0.0
     one_shot: bool = False
     gemm_eta: float = 1.0
@@ -285,12 +290,13 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
     lat, bw_op = _collective_rates(hw, ops, allreduce_latency_s)
     return Rates(peak=peak, bw=hw.hbm_bandwidth_bytes_per_s * (hbm_fraction or hw.hbm_fraction), lat=lat,
                  bw_op=bw_op, kernel_s=hw.kernel_floor_s if mechanisms else 0.0,
+                 quant_s=hw.quant_kernel_s if mechanisms else 0.0,
                  tile=float(hw.gemm_tile_m) if mechanisms else 0.0, one_shot=mechanisms,
                  gemm_eta=hw.gemm_overlap if mechanisms else 1.0)
 
 
-def _points(B, q, L, launch_s, floor_s):
-    arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, L, launch_s, floor_s)))
+def _points(B, q, L, launch_s, floor_s, quant_s):
+    arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, L, launch_s, floor_s, quant_s)))
     return [np.array(a, dtype=np.float64, order="C").ravel() for a in arrs], arrs[0].shape
 
 
@@ -337,18 +343,20 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
     """Price `ops` at every broadcast point of (B, q, L) with the numba kernel. Output shapes follow the broadcast.
     launch_s: eager launch cost per kernel (0 where graphed); graphed: whether the per-kernel graph cost applies;
     overlap: a mode of workload.OVERLAP_MODES or a number (op_overlap)."""
-    floor = np.where(np.asarray(graphed), r.kernel_s, 0.0)
-    (Bf, qf, Lf, lf, ff), shape = _points(B, q, L, launch_s, floor)
+    g = np.asarray(graphed)
+    (Bf, qf, Lf, lf, ff, qq), shape = _points(B, q, L, launch_s, np.where(g, r.kernel_s, 0.0),
+                                              np.where(g, r.quant_s, 0.0))
     _check_points(Bf, qf, Lf)
     eta, real = op_overlap(ops, r, overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.empty(n), np.empty((n, _NF)), np.empty((n, 3))
     c = np.ascontiguousarray
     kernel = _step_grid if n >= _PARALLEL_MIN_POINTS else _step_grid_serial
-    kernel(Bf, qf, Lf, lf, ff, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
+    kernel(Bf, qf, Lf, lf, ff, qq, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
            c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), _side(ops),
            c(ops.micro, dtype=np.float64), float(ops.dp), float(ops.pp), c(r.peak), c(ops.repeat, dtype=np.float64),
-           c(ops.kernels, dtype=np.float64), c(ops.family, dtype=np.float64), c(ops.coll, dtype=np.float64),
+           c(ops.kernels, dtype=np.float64), c(ops.quant, dtype=np.float64), c(ops.family, dtype=np.float64),
+           c(ops.coll, dtype=np.float64),
            c(ops.group, dtype=np.float64), c(eta), c(real), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64),
            float(r.bw), float(r.tile), bool(r.one_shot), tot, fam, bnd)
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
@@ -367,8 +375,9 @@ def _coll_reference(kind: int, n: float, S: np.ndarray, lat: float, bw: float, o
 def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "measured",
                          graphed=True) -> StepTimes:
     """The same formula in plain numpy, vectorised over points, looping over ops; the tests' oracle."""
-    floor = np.where(np.asarray(graphed), r.kernel_s, 0.0)
-    (Bf, qf, Lf, lf, ff), shape = _points(B, q, L, launch_s, floor)
+    g = np.asarray(graphed)
+    (Bf, qf, Lf, lf, ff, qq), shape = _points(B, q, L, launch_s, np.where(g, r.kernel_s, 0.0),
+                                              np.where(g, r.quant_s, 0.0))
     eta, real_op = op_overlap(ops, r, overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
@@ -384,13 +393,13 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
             if real_op[i]:
                 real[:, F_TPAD] = f[:, F_T]              # tc*: the real tokens' math
             tr = (real @ ops.cf[i]) / r.peak[i]
-            t = np.maximum(tc, tm) + (1.0 - eta[i]) * np.minimum(tr, tm) + ops.kernels[i] * ff
+            t = np.maximum(tc, tm) + (1.0 - eta[i]) * np.minimum(tr, tm) + ops.kernels[i] * ff + ops.quant[i] * qq
             cls = (tc > tm).astype(int)
         rep = ops.repeat[i] * (head_runs(Bf, ops.dp, ops.pp) if ops.micro[i] else 1.0)
         t = t * rep
         fam[:, ops.family[i]] += t
         bnd[np.arange(n), cls] += t
-        lo = rep * ops.kernels[i] * lf
+        lo = rep * (ops.kernels[i] + ops.quant[i]) * lf
         fam[:, _FAM_OVER] += lo
         tot += t + lo
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))

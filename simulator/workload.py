@@ -18,12 +18,11 @@ Features, per point and per op:
     F_TPAD   t rounded up to the GEMM tile (tensor-core MMA height, e.g. 64 rows on Hopper wgmma)
 
 `flops = cf @ f`, `hbm_bytes = cb @ f`; for a collective `payload = cc @ f` is the buffer (bytes) each rank holds,
-and the roofline prices it by its kind (all-reduce, all-to-all, all-gather), group size and link.
-Pure Python/numpy; no numba here. This module is the only place FLOP and byte formulas live.
-
-Kernels per op follow vLLM's decode path (the project's kernel count notes, physics/kernel_counts.md of the research
-set: Llama layer 10 kernels = input RMSNorm, QKV GEMM, RoPE, KV write, attention, o_proj, post RMSNorm, gate_up,
-SiLU-mul, down; DeepSeek-V3 MoE layer about 22 = MLA 11 + router 3 + shared expert 3 + fused MoE 5).
+and the roofline prices it by its kind (all-reduce, all-to-all, all-gather), group size and link. Pure Python/numpy
+(no numba here); the only place FLOP and byte formulas live. Kernels per op follow vLLM's decode path (kernel count
+notes, physics/kernel_counts.md of the research set: Llama layer 10 = input RMSNorm, QKV GEMM, RoPE, KV write,
+attention, o_proj, post RMSNorm, gate_up, SiLU-mul, down; DeepSeek-V3 MoE layer about 22 = MLA 11 + router 3 + shared
+expert 3 + fused MoE 5), plus one activation quantisation per W8A8 / NVFP4 GEMM (`quant`, units.ACT_QUANT; 9 more).
 """
 
 from __future__ import annotations
@@ -35,12 +34,11 @@ import numpy as np
 from .errors import ScenarioError
 from .experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction, rank_batch
 from .model import ModelShape
-from .units import DTYPE_BYTES
+from .units import ACT_QUANT, DTYPE_BYTES
 
 F_ONE, F_B, F_T, F_BL, F_TL, F_CAUSAL, F_U, F_TPAD = range(8)
-# How an op's math and memory times combine (roofline.step_times): "measured" (the default) prices GEMMs at the
-# device's measured GEMM overlap and every other op at the max; "max" every op at the max; "sum" their sum; a number
-# eta in [0, 1] gives every op max + (1 - eta) min.
+# How an op's math and memory times combine (roofline.step_times): "measured" (default) prices GEMMs at the device's
+# measured GEMM overlap, other ops at the max; "max" all at the max; "sum" their sum; eta in [0, 1]: max + (1-eta) min.
 OVERLAP_MODES = ("measured", "max", "sum")
 N_FEAT = 8
 FAMILIES: tuple[str, ...] = ("dense", "attention", "moe", "lm_head", "collective", "overhead")
@@ -48,9 +46,8 @@ FAM = {n: i for i, n in enumerate(FAMILIES)}
 COLL_NONE, COLL_ALLREDUCE, COLL_ALLTOALL, COLL_ALLGATHER = 0, 1, 2, 3
 LINK_SCALEUP, LINK_SCALEOUT = 0, 1
 INF_WINDOW = 1e300
-# Sampling reads the logits of every scored token in fp32 and writes probabilities (softmax / top-k / rejection):
-# two fp32 passes over the vocabulary (vLLM PR #45369 materialises fp32 target_probs of num_draft_tokens x vocab;
-# FlashInfer sampling reads the logits once). An estimate of the passes; the bytes per pass are exact.
+# Sampling reads every scored token's fp32 logits, writes probabilities (softmax / top-k / rejection): two fp32 passes
+# (vLLM PR #45369: fp32 target_probs of num_draft_tokens x vocab; FlashInfer reads the logits once); passes estimated.
 SAMPLER_BYTES_PER_VOCAB = 2 * 4.0
 
 
@@ -147,7 +144,8 @@ class OpSet:
     """Symbolic ops of one forward pass on one rank; see the module docstring for the features.
 
     names : tuple[str]; family : int array (index into FAMILIES); repeat : float array (layers);
-    kernels : float array (kernels per repeat); dtype : tuple[str] (peak used for compute);
+    kernels : float array (kernels per repeat, each at the fitted per-kernel cost); quant : float array (activation-
+    quantisation kernels per repeat before W8A8 / NVFP4 GEMMs, each at the device's measured cost); dtype : tuple[str];
     cf, cb, cc : float arrays (n_ops, N_FEAT); window : float array; moe_e, moe_k, moe_ranks : float arrays (routed
     experts, experts per token, EP ranks they are spread over); share : float array (1/dp on the attention side,
     whose sequences are dealt over the dp ranks; 1 elsewhere); micro : float array (1 for a pipeline head op, run
@@ -162,6 +160,7 @@ class OpSet:
     family: np.ndarray
     repeat: np.ndarray
     kernels: np.ndarray
+    quant: np.ndarray
     dtype: tuple[str, ...]
     cf: np.ndarray
     cb: np.ndarray
@@ -194,13 +193,13 @@ class _Builder:
     share: float = 1.0                       # the attention-side share of the batch on this rank (1/dp)
     rows: list[dict] = field(default_factory=list)
 
-    def op(self, name: str, fam: str, repeat: float, *, dtype: str = "bf16", kernels: float = 1.0,
+    def op(self, name: str, fam: str, repeat: float, *, dtype: str = "bf16", kernels: float = 1.0, quant: float = 0.0,
            f: dict[int, float] | None = None, b: dict[int, float] | None = None, c: dict[int, float] | None = None,
            window: float = INF_WINDOW, moe: tuple[float, float, float] = (0.0, 0.0, 1.0), coll: int = COLL_NONE,
            group: float = 1.0, link: int = LINK_SCALEUP, share: float | None = None, gemm: bool = False) -> None:
         if repeat <= 0:
             return
-        row = dict(name=name, fam=FAM[fam], repeat=float(repeat), dtype=dtype, kernels=kernels,
+        row = dict(name=name, fam=FAM[fam], repeat=float(repeat), dtype=dtype, kernels=kernels, quant=quant,
                    cf=np.zeros(N_FEAT), cb=np.zeros(N_FEAT), cc=np.zeros(N_FEAT), window=window, moe=moe,
                    share=self.share if share is None else share, coll=coll, group=float(group), link=link,
                    gemm=float(gemm), micro=0.0)
@@ -213,11 +212,10 @@ class _Builder:
                kernels: float = 1.0) -> None:
         """y[M, N] = x[M, K] W[K, N]: 2*M*N*K FLOPs (a multiply-add is 2 FLOPs) over M rounded up to the GEMM tile;
         weights read once per pass at their own precision, activations in and out (calculon layers.Linear; Kaplan
-        et al. 2020 §2.1)."""
-        ab = DTYPE_BYTES[adtype]
-        fm = F_TPAD if m == F_T else m
-        self.op(name, fam, repeat, dtype=wdtype, kernels=kernels, f={fm: 2.0 * n * k},
-                b={F_ONE: n * k * DTYPE_BYTES[wdtype], m: (n + k) * ab}, gemm=True)
+        et al. 2020 §2.1). Weights in units.ACT_QUANT: one more kernel quantises x (read; written at wdtype)."""
+        ab, wb, q = DTYPE_BYTES[adtype], DTYPE_BYTES[wdtype], wdtype in ACT_QUANT
+        self.op(name, fam, repeat, dtype=wdtype, kernels=kernels, quant=q, f={F_TPAD if m == F_T else m: 2.0 * n * k},
+                b={F_ONE: n * k * wb, m: (n + k) * ab + q * k * (ab + wb)}, gemm=True)
 
     def collective(self, name: str, kind: int, repeat: float, payload: dict[int, float], group: int,
                    scaleup_domain: int, share: float | None = None) -> None:
@@ -240,7 +238,8 @@ class _Builder:
                      kernels=arr("kernels"), dtype=tuple(x["dtype"] for x in r), cf=mat("cf"), cb=mat("cb"),
                      cc=mat("cc"), window=arr("window"), moe_e=moe[:, 0], moe_k=moe[:, 1], moe_ranks=moe[:, 2],
                      moe_table=table, share=arr("share"), coll=arr("coll", np.int64), group=arr("group"), pp=pp,
-                     link=arr("link", np.int64), gemm=arr("gemm"), micro=arr("micro"), n_gpus=n_gpus, dp=dp)
+                     link=arr("link", np.int64), gemm=arr("gemm"), micro=arr("micro"), n_gpus=n_gpus, dp=dp,
+                     quant=arr("quant"))
 
 
 def kv_heads_per_rank(m: ModelShape, tp: int) -> float:
@@ -338,10 +337,11 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     # With redundant slots (ep not dividing E) the busiest-rank table runs over the Es slots with k Es / E of them
     # touched per token: the same touched fraction, spread over Es / ep slots per rank.
     Es = float(par.expert_slots(m))
-    g.op("experts", "moe", nm, dtype=ed, kernels=5, moe=(Es, k * Es / E, float(par.ep)), share=1.0, gemm=True,
-         f={F_T: 2.0 * k * pe / spread},
+    q = (ed in ACT_QUANT) * (ab + DTYPE_BYTES[ed]) * (d + k * m.d_ff_expert / par.moe_tp) / par.ep  # x, w2 input quant
+    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT), moe=(Es, k * Es / E, float(par.ep)),
+         share=1.0, gemm=True, f={F_T: 2.0 * k * pe / spread},
          b={F_U: Es / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
-            F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep})
+            F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep + q})
 
 
 def _layer_collectives(g: _Builder, c: _Ctx) -> None:

@@ -254,7 +254,7 @@ def test_scaled_multiplies_rates_and_divides_latency(name, s):
         if k.endswith("_per_s"):
             assert (v is None and d1[k] is None) or d1[k] == pytest.approx(v * s, rel=1e-14), k
         elif k in ("allreduce_latency_s", "alltoall_latency_s", "scaleout_latency_s", "kernel_floor_s",
-                   "kernel_floor_prior_s"):
+                   "kernel_floor_prior_s", "quant_kernel_s"):
             assert (v is None and d1[k] is None) or d1[k] == pytest.approx(v / s, rel=1e-14), k
         else:
             assert d1[k] == v, k

@@ -153,7 +153,7 @@ ATTENTION = PROBE.parent / "h200_attention_kernel.csv"
 
 def test_vllm_triton_attention_against_the_price_where_it_splits_the_cache_and_where_not(tool):
     # vLLM V1's Triton unified_attention (tools/attention_kernel_probe.py, H200, bf16). A decode batch small enough
-    # (tiles x KV heads <= 128) runs its split-KV kernel: measured 21 % under to 51 % over the price at one sequence
+    # (tiles x KV heads <= 128) runs its split-KV kernel: measured 19 % under to 56 % over the price at one sequence
     # (a few MB read at 0.2-0.9 TB/s, beside the floor of two kernels). A verify (q > 1) runs the unsplit kernel, one
     # program per query tile (16 / (query heads per KV head) tokens) and KV head walking the whole cache: at one
     # sequence 5x its price at 1024 cached tokens, 15-17x at 4096. Not modelled: the price assumes a kernel that
@@ -165,7 +165,7 @@ def test_vllm_triton_attention_against_the_price_where_it_splits_the_cache_and_w
             keys = [(model, 1, q, ctx) for q in (1, 2, 4, 8)]
             priced = tool.price_attention(model, 1.0, np.array([1.0, 2, 4, 8]), float(ctx), "h200-sxm")
             meas = np.array([timed[k] for k in keys])
-            assert -0.25 < meas[0] / priced[0] - 1 < 0.55, (model, ctx)
+            assert -0.25 < meas[0] / priced[0] - 1 < 0.6, (model, ctx)
             assert np.all(meas[1:] / priced[1:] > 4.5) and np.all(meas[1:] / priced[1:] < 20), (model, ctx)
 
 
@@ -199,12 +199,13 @@ def test_an_fp8_gemm_is_preceded_by_an_activation_quant_kernel_of_its_own():
         assert lin[(name, m)] == pytest.approx(gemm[(name, m)] + t, abs=0.4), (name, m)
         if m <= 16:
             assert 1.2 < t < 1.9, (name, m)
-    # At decode, fp8 buys no time on these TP8 shards: the tuned shapes' linears take 1.1-1.9x the bf16 GEMM, and
-    # the untuned K = 7168 ones (no split-K: 4-17 programs on 132 SMs) 3-6x.
+    # At decode, fp8 buys no time on these TP8 shards: at K <= 2048 the linears take 1.1-1.8x the bf16 GEMM, at
+    # K = 7168 (no split-K: 4-17 programs on 132 SMs) 3.2-5.8x, the untuned q_a + kv_a over 4x.
     bf16 = _fp8_rows("bf16_gemm")
     for name in ("o_proj", "q_b", "shared_down"):
         assert all(1.0 < lin[(name, m)] / bf16[(name, m)] < 2.0 for m in (1, 4, 16, 64)), name
     assert all(lin[("q_a+kv_a", m)] / bf16[("q_a+kv_a", m)] > 4 for m in (1, 4, 16, 64))
+    assert all(3 < lin[("shared_up", m)] / bf16[("shared_up", m)] < 4 for m in (1, 4, 16, 64))
 
 
 def test_fp8_linear_rows_report_and_bad_rows(tool, tmp_path, capsys):

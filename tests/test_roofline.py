@@ -574,3 +574,25 @@ def test_overlap_eta_has_no_single_value_for_the_measured_mode():
     assert overlap_eta("max") == 1.0 and overlap_eta("sum") == 0.0 and overlap_eta(0.25) == 0.25
     with pytest.raises(ScenarioError, match=r"overlap = 'measured' gives each op its own eta \(roofline.op_overlap\)"):
         overlap_eta("measured")
+
+
+@settings(max_examples=30, deadline=None)
+@given(B=sizes, L=ctxs, name=st.sampled_from(["h100-sxm", "h200-sxm", "b200", "mi300x"]),
+       quant_s=st.floats(0.0, 2e-5))
+def test_activation_quant_kernels_cost_the_device_figure_graphed_and_a_launch_eager(B, L, name, quant_s):
+    # A W8A8 model's quant kernels (units.ACT_QUANT) add repeat x quant x t_quant to a graph-replayed pass, whatever
+    # the batch and context; eager, each is one more launch and t_quant does not apply; mechanisms off, none of it.
+    ops = ops_for("deepseek-v3", 8, 1, "fp8")
+    n_quant = float((ops.repeat * ops.quant).sum())
+    assert n_quant == 61 * 9 - 3 * 2            # 9 per MoE layer, 7 per dense layer (no routed experts)
+    r = replace(rates(hw(name), ops), quant_s=quant_s)
+    off = replace(r, quant_s=0.0)
+    Bg, Lg = np.array(B, dtype=float)[:, None], np.array(L, dtype=float)[None, :]
+    on_t, off_t = step_times(ops, r, Bg, 1.0, Lg).total_s, step_times(ops, off, Bg, 1.0, Lg).total_s
+    np.testing.assert_allclose(on_t - off_t, n_quant * quant_s, rtol=1e-9, atol=1e-15)
+    bare = replace(ops, quant=np.zeros_like(ops.quant))
+    eager = step_times(ops, r, Bg, 1.0, Lg, 1e-5, graphed=False).total_s
+    np.testing.assert_allclose(eager - step_times(bare, r, Bg, 1.0, Lg, 1e-5, graphed=False).total_s, n_quant * 1e-5,
+                               rtol=1e-9)
+    assert rates(hw(name), ops, mechanisms=False).quant_s == 0.0
+    assert rates(hw(name), ops).quant_s == hw(name).quant_kernel_s > 0.0

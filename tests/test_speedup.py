@@ -122,6 +122,10 @@ def test_ngram_adds_no_memory():
 
 
 def test_fp8_target_bf16_draft_priced_per_tensor():
+    # The draft's format is its own: its passes differ, the target's verify does not. Which is faster depends on the
+    # shard: on one GPU the fp8 draft's halved bytes win; on TP8 shards of a 1B draft (2-30 MB per GEMM) its activation
+    # quantisation kernels cost more than the bytes save (measured on an H200: an fp8 linear takes 1.1-1.9x the bf16
+    # GEMM at decode, validation/device/h200_fp8_linear.csv).
     tgt = load_model("llama-3.1-70b")
     d16 = make_drafter("draft", tgt, "llama-3.2-1b", Precision("bf16"), Parallelism(8))
     d8 = make_drafter("draft", tgt, "llama-3.2-1b", Precision("fp8"), Parallelism(8))
@@ -134,8 +138,12 @@ def test_fp8_target_bf16_draft_priced_per_tensor():
     r_all8 = speedup_curve("h100-sxm", "llama-3.1-70b", "draft", acceptance=a, k=3, tp=8, precision="fp8",
                            draft_precision="fp8", batch=[1])
     assert r_mixed.scenario["precision"] == "fp8" and r_mixed.scenario["draft_precision"] == "bf16"
-    assert r_mixed.draft_s[0] > r_all8.draft_s[0]
+    assert r_mixed.draft_s[0] < r_all8.draft_s[0]                # TP8 shards: the quantisations outweigh the bytes
     assert r_mixed.verify_s[0] == pytest.approx(r_all8.verify_s[0])
+    one = [speedup_curve("h100-sxm", "llama-3.1-8b", "draft", acceptance=a, k=3, precision="fp8", draft_precision=d,
+                         batch=[1, 64]) for d in ("bf16", "fp8")]
+    assert np.all(one[0].draft_s > one[1].draft_s)                  # one GPU: the halved bytes win
+    assert one[0].verify_s == pytest.approx(one[1].verify_s)
 
 
 def test_auto_k_is_best_and_crossover_consistent():

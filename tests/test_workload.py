@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from simulator.errors import ScenarioError
 from simulator.memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
 from simulator.model import list_models, load_model, model_record
-from simulator.units import DTYPE_BYTES
+from simulator.units import ACT_QUANT, DTYPE_BYTES
 from simulator.workload import (
     F_B,
     F_BL,
@@ -37,6 +37,7 @@ from simulator.workload import (
 )
 
 from .helpers import model, ops_for
+from .strategies import model_shapes
 
 REPO = Path(__file__).resolve().parents[1]
 IDS = list_models()
@@ -443,3 +444,33 @@ def test_forward_pass_rejects_bad_logits():
     with pytest.raises(ScenarioError, match=r"^logits = 'first'; expected 'all' or 'last'$"):
         forward_pass(model("llama-3.1-8b"), logits="first")
 
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=model_shapes(), wq=st.sampled_from(sorted(ACT_QUANT)), other=st.sampled_from(["bf16", "fp16", "mxfp4", "fp6"]),
+       tp=st.sampled_from([1, 2]))
+def test_w8a8_and_nvfp4_gemms_add_one_activation_quant_kernel_each(m, wq, other, tp):
+    """A GEMM whose weights are in units.ACT_QUANT runs one activation-quantisation kernel before it (vLLM and SGLang),
+    two in the fused experts; those are `quant` kernels, not counted at the fitted per-kernel cost. Every other format
+    (the mechanism off) has none and the same kernels."""
+    if m.n_heads % tp:
+        return
+    base = forward_pass(m, Precision(weights=other), Parallelism(tp=tp))
+    q = forward_pass(m, Precision(weights=wq), Parallelism(tp=tp))
+    assert base.names == q.names and np.array_equal(base.kernels, q.kernels) and not base.quant.any()
+    for n, dt, g, nq in zip(q.names, q.dtype, q.gemm, q.quant):
+        assert nq == (0 if not g or dt not in ACT_QUANT else (2 if n == "experts" else 1)), (n, dt)
+    # The quantisation reads the activations and writes them at the weights' format: bytes per token only.
+    db = q.cb - base.cb
+    assert np.all(db[:, [F_B, F_BL, F_TL, F_CAUSAL]] == 0.0)
+    assert np.all(q.cb[:, F_T] >= base.cb[:, F_T] - 1e-9 * np.abs(base.cb[:, F_T]))
+
+
+def test_deepseek_fp8_layer_runs_the_quant_kernels_vllm_runs():
+    """DeepSeek-V3's fp8 checkpoint: q_a, q_b, kv_a, the absorbed kv_b, o_proj, the shared expert's two GEMMs and
+    the fused experts' two quantisations: 9 per MoE layer (vLLM fp8_utils / fused_moe), 7 per dense layer."""
+    m = model("deepseek-v3")
+    k8 = forward_pass(m, Precision(weights="fp8"), Parallelism(tp=8))
+    per = {n: float(v) for n, v in zip(k8.names, k8.quant) if v}
+    assert per == {"q_a_proj": 1, "q_b_proj": 1, "kv_a_proj": 1, "kv_b_absorbed": 1, "o_proj": 1, "shared_up": 1,
+                   "shared_down": 1, "experts": 2, "ffn_up": 1, "ffn_down": 1}
