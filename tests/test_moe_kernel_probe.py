@@ -53,3 +53,8 @@ def test_attention_probe_refuses_a_file_without_the_kernel(tmp_path, capsys):
     other.write_text("x = 1\n")
     assert probe.main(["--unified-attention", str(other), "--out", str(tmp_path), "--quick"]) == 2
     assert "no unified_attention (is it vLLM's triton_unified_attention.py?)" in capsys.readouterr().err
+
+
+def test_fp8_cases_only_where_the_shard_is_whole_blocks(probe):
+    assert probe.blocks_fit("deepseek-v3-tp8") and probe.blocks_fit("qwen3-30b-a3b-tp2")
+    assert not probe.blocks_fit("qwen3-30b-a3b-tp4")              # 768 / 4 = 192 columns: 1.5 blocks

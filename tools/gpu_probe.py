@@ -54,7 +54,8 @@ GEMMS = {   # (name, K, N): Llama-3.1-8B at TP1 and DeepSeek-V3 at TP8 (models/*
                      ("down", 14336, 4096)),
     "deepseek-v3-tp8": (("q_a+kv_a", 7168, 2112), ("q_b", 1536, 3072), ("o_proj", 2048, 7168)),
 }
-MOE = {"deepseek-v3-tp8": (256, 8, 7168, 256), "qwen3-30b-a3b-tp1": (128, 8, 2048, 768)}   # E, top-k, d, inter
+MOE = {"deepseek-v3-tp8": (256, 8, 7168, 256), "qwen3-30b-a3b-tp1": (128, 8, 2048, 768),   # E, top-k, d, inter
+       "qwen3-30b-a3b-tp2": (128, 8, 2048, 384), "qwen3-30b-a3b-tp4": (128, 8, 2048, 192)}   # per GPU
 M_SET = (1, 2, 4, 8, 16, 32, 64, 128, 192, 256, 512)
 
 

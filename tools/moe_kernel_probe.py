@@ -2,6 +2,7 @@
 that tools/gpu_probe.py times in PyTorch's grouped GEMM:
 
     python tools/moe_kernel_probe.py --fused-moe VLLM/model_executor/layers/fused_moe/fused_moe.py --out OUT
+    python tools/moe_kernel_probe.py --fused-moe ... --out OUT --cases qwen3-30b-a3b-tp2 qwen3-30b-a3b-tp4   # some
     TRITON_INTERPRET=1 python tools/moe_kernel_probe.py --fused-moe ... --out OUT --quick   # CPU smoke test
 
 The kernel is read from the vLLM source file named (an installed vLLM's, or one unpacked from its wheel; written
@@ -37,6 +38,13 @@ def load_kernel(path: Path):
 
 
 FP8_BLOCK = 128          # DeepSeek-V3's and Qwen3-FP8's quantisation: 128 x 128 weight blocks, 1 x 128 activations
+
+
+def blocks_fit(case: str) -> bool:
+    """Whether a case's expert shard is whole 128 x 128 fp8 blocks (Qwen3-30B-A3B's 192 columns at TP4 are not: the
+    fp8 checkpoint's block scales cannot split there), so that its fp8 rows can be timed."""
+    _, _, d, f = MOE[case]
+    return d % FP8_BLOCK == 0 and f % FP8_BLOCK == 0
 
 
 def config_for(cfg_dir: Path | None, device: str, e: int, f: int, m: int, fp8: bool = False) -> tuple[dict, str]:
@@ -208,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fused-moe", type=Path, required=True, help="vLLM's model_executor/layers/fused_moe/fused_moe.py")
     ap.add_argument("--out", required=True, help="folder for moe_kernel.csv and moe_kernel_meta.json")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (with TRITON_INTERPRET=1 it runs on a CPU)")
+    ap.add_argument("--cases", nargs="+", choices=list(MOE), default=list(MOE), help="expert shapes (default: all)")
     a = ap.parse_args(argv)
     cfg_dir = a.fused_moe.parent / "configs"
 
@@ -217,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     return kernel_probe("tools/moe_kernel_probe.py", "moe_kernel", a.fused_moe, a.out, a.quick,
                         lambda: load_kernel(a.fused_moe),
                         lambda cuda: [(m, case(m, fp8)) for m, fp8 in itertools.product(
-                            MOE, (False, True) if cuda else (False,))])      # no fp8 in the interpreter
+                            a.cases, (False, True) if cuda else (False,))         # no fp8 in the interpreter
+                                      if not fp8 or blocks_fit(m)])
 
 
 if __name__ == "__main__":

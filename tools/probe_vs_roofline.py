@@ -101,7 +101,8 @@ def price(rows: list[Row], gpu: str, uncalibrated: bool) -> np.ndarray:
 
 
 # The probes' routed-expert cases -> (model file, tensor-parallel GPUs): one GPU's experts (all E, width f / tp)
-EXPERTS = {"deepseek-v3-tp8": ("deepseek-ai__DeepSeek-V3", 8), "qwen3-30b-a3b-tp1": ("Qwen__Qwen3-30B-A3B", 1)}
+EXPERTS = {"deepseek-v3-tp8": ("deepseek-ai__DeepSeek-V3", 8), "qwen3-30b-a3b-tp1": ("Qwen__Qwen3-30B-A3B", 1),
+           "qwen3-30b-a3b-tp2": ("Qwen__Qwen3-30B-A3B", 2), "qwen3-30b-a3b-tp4": ("Qwen__Qwen3-30B-A3B", 4)}
 # (the fp8 call's activation quantisation is PyTorch's, unfused, where vLLM runs one kernel: its GEMMs alone too)
 EXPERT_PROBES = {"moe": "torch._grouped_mm", "fused_moe": "vLLM fused_moe", "fused_moe_fp8": "vLLM fused_moe fp8",
                  "fused_moe_fp8_gemms": "vLLM fp8 GEMMs alone"}
