@@ -295,8 +295,12 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
                  gemm_eta=hw.gemm_overlap if mechanisms else 1.0)
 
 
-def _points(B, q, L, launch_s, floor_s, quant_s):
-    arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (B, q, L, launch_s, floor_s, quant_s)))
+def _points(r: Rates, B, q, L, launch_s, graphed):
+    """The grid flattened: (B, q, L, launch cost, per-kernel floor, quantisation-kernel cost) per point (the two graph
+    costs 0 where the point is not graph-replayed), and the broadcast shape."""
+    g = np.asarray(graphed)
+    arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
+        B, q, L, launch_s, np.where(g, r.kernel_s, 0.0), np.where(g, r.quant_s, 0.0))))
     return [np.array(a, dtype=np.float64, order="C").ravel() for a in arrs], arrs[0].shape
 
 
@@ -343,9 +347,7 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
     """Price `ops` at every broadcast point of (B, q, L) with the numba kernel. Output shapes follow the broadcast.
     launch_s: eager launch cost per kernel (0 where graphed); graphed: whether the per-kernel graph cost applies;
     overlap: a mode of workload.OVERLAP_MODES or a number (op_overlap)."""
-    g = np.asarray(graphed)
-    (Bf, qf, Lf, lf, ff, qq), shape = _points(B, q, L, launch_s, np.where(g, r.kernel_s, 0.0),
-                                              np.where(g, r.quant_s, 0.0))
+    (Bf, qf, Lf, lf, ff, qq), shape = _points(r, B, q, L, launch_s, graphed)
     _check_points(Bf, qf, Lf)
     eta, real = op_overlap(ops, r, overlap)
     n = Bf.shape[0]
@@ -375,9 +377,7 @@ def _coll_reference(kind: int, n: float, S: np.ndarray, lat: float, bw: float, o
 def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "measured",
                          graphed=True) -> StepTimes:
     """The same formula in plain numpy, vectorised over points, looping over ops; the tests' oracle."""
-    g = np.asarray(graphed)
-    (Bf, qf, Lf, lf, ff, qq), shape = _points(B, q, L, launch_s, np.where(g, r.kernel_s, 0.0),
-                                              np.where(g, r.quant_s, 0.0))
+    (Bf, qf, Lf, lf, ff, qq), shape = _points(r, B, q, L, launch_s, graphed)
     eta, real_op = op_overlap(ops, r, overlap)
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))

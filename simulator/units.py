@@ -48,7 +48,7 @@ DTYPE_PEAK: dict[str, str] = {
 # vLLM apply_w8a8_block_fp8_linear -> per_token_group_quant_fp8 and Fp8LinearOp.apply -> scaled_fp8_quant
 # (vllm/model_executor/layers/quantization/utils/fp8_utils.py, w8a8_utils.py), fused_moe -> moe_kernel_quantize_input;
 # SGLang -> sglang_per_token_group_quant_fp8 (python/sglang/srt/layers/quantization/fp8_utils.py). Measured on an H200
-# at DeepSeek-V3's TP8 shapes: 1.3-1.6 us under graph replay at 1-16 tokens (validation/device/h200_fp8_linear.csv).
+# at DeepSeek-V3's TP8 shapes: 1.3-1.8 us under graph replay at 1-16 tokens (validation/device/h200_fp8_linear.csv).
 # Not in the set: mxfp4 (gpt-oss), whose experts run W4A16 on Hopper and CDNA3 (the kernel dequantises the weights),
 # and fp6. Backends that fuse the quantisation into the preceding norm (AITER's fused RMSNorm-quant, TensorRT-LLM's
 # NVFP4 norm) run fewer kernels than counted: an estimate of the vLLM / SGLang default path.
