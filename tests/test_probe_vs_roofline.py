@@ -137,17 +137,6 @@ def test_routed_experts_are_priced_as_vllm_fused_moe_runs_them(tool, run):
     assert 1.2 < one / timed[("qwen3-30b-a3b-tp1", 1, "vLLM fused_moe")] < 1.4
 
 
-def test_expert_rows_report_and_bad_rows(tool, tmp_path, capsys):
-    assert tool.main([str(PROBE), str(MOE_KERNEL_2)]) == 0
-    out = capsys.readouterr().out
-    assert "routed experts alone" in out and "torch._grouped_mm" in out
-    assert "deepseek-v3-tp8 fp8" in out and "vLLM fp8 GEMMs alone" in out
-    bad = tmp_path / "bad.csv"
-    bad.write_text("probe,case,m,time_us\nfused_moe,qwen3-30b-a3b-tp1 E128 top8 2048x768,x,5.0\n")
-    assert tool.main([str(PROBE), str(bad)]) == 2
-    assert f"{bad}:2: an expert row needs integer m" in capsys.readouterr().err
-
-
 ATTENTION = PROBE.parent / "h200_attention_kernel.csv"
 
 
@@ -167,16 +156,6 @@ def test_vllm_triton_attention_against_the_price_where_it_splits_the_cache_and_w
             meas = np.array([timed[k] for k in keys])
             assert -0.25 < meas[0] / priced[0] - 1 < 0.6, (model, ctx)
             assert np.all(meas[1:] / priced[1:] > 4.5) and np.all(meas[1:] / priced[1:] < 20), (model, ctx)
-
-
-def test_attention_rows_report_and_bad_rows(tool, tmp_path, capsys):
-    assert tool.main([str(PROBE), str(ATTENTION)]) == 0
-    out = capsys.readouterr().out
-    assert "attention alone" in out and "4096 cached" in out and "1024 cached" in out
-    bad = tmp_path / "bad.csv"
-    bad.write_text("probe,case,batch,q,context,time_us\nunified_attention,x h32,1,two,1024,5.0\n")
-    assert tool.main([str(PROBE), str(bad)]) == 2
-    assert f"{bad}:2: an attention row needs integer batch" in capsys.readouterr().err
 
 
 FP8_LINEAR = PROBE.parent / "h200_fp8_linear.csv"
@@ -208,16 +187,6 @@ def test_an_fp8_gemm_is_preceded_by_an_activation_quant_kernel_of_its_own():
     assert all(3 < lin[("shared_up", m)] / bf16[("shared_up", m)] < 4 for m in (1, 4, 16, 64))
 
 
-def test_fp8_linear_rows_report_and_bad_rows(tool, tmp_path, capsys):
-    assert tool.main([str(PROBE), str(FP8_LINEAR)]) == 0
-    out = capsys.readouterr().out
-    assert "DeepSeek-V3 TP8 projections" in out and "o_proj: M" in out and "shared_down: M" in out
-    bad = tmp_path / "bad.csv"
-    bad.write_text("probe,case,m,time_us\nfp8_linear,deepseek-v3-tp8 o_proj 2048x7168,one,5.0\n")
-    assert tool.main([str(PROBE), str(bad)]) == 2
-    assert f"{bad}:2: a linear row needs integer m" in capsys.readouterr().err
-
-
 MOE_TP = PROBE.parent / "h200_moe_kernel_qwen3_tp.csv"
 
 
@@ -235,3 +204,23 @@ def test_qwen3_moe_shards_of_the_user_reports_are_priced_high_at_one_token(tool)
         meas = np.array([timed[(case, m, "vLLM fused_moe")] for m in ms])
         assert at_one[0] < priced[0] / meas[0] < at_one[1], case
         np.testing.assert_allclose(priced[1:], meas[1:], rtol=tol, err_msg=case)
+
+
+@pytest.mark.parametrize("more, shows, bad, says", [
+    (MOE_KERNEL_2, ("routed experts alone", "torch._grouped_mm", "deepseek-v3-tp8 fp8", "vLLM fp8 GEMMs alone"),
+     "probe,case,m,time_us\nfused_moe,qwen3-30b-a3b-tp1 E128 top8 2048x768,x,5.0\n", "an expert row needs integer m"),
+    (ATTENTION, ("attention alone", "4096 cached", "1024 cached"),
+     "probe,case,batch,q,context,time_us\nunified_attention,x h32,1,two,1024,5.0\n",
+     "an attention row needs integer batch"),
+    (FP8_LINEAR, ("DeepSeek-V3 TP8 projections", "o_proj: M", "shared_down: M"),
+     "probe,case,m,time_us\nfp8_linear,deepseek-v3-tp8 o_proj 2048x7168,one,5.0\n", "a linear row needs integer m"),
+])
+def test_kernel_rows_report_and_bad_rows(tool, tmp_path, capsys, more, shows, bad, says):
+    # Each kind of kernel row prints its section; a malformed row is one line naming the file and line, exit 2.
+    assert tool.main([str(PROBE), str(more)]) == 0
+    out = capsys.readouterr().out
+    assert all(x in out for x in shows), shows
+    path = tmp_path / "bad.csv"
+    path.write_text(bad)
+    assert tool.main([str(PROBE), str(path)]) == 2
+    assert f"{path}:2: {says}" in capsys.readouterr().err

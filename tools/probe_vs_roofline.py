@@ -110,21 +110,33 @@ EXPERT_DTYPE = {"torch._grouped_mm": "bf16", "vLLM fused_moe": "bf16", "vLLM fus
                 "vLLM fp8 GEMMs alone": "fp8"}
 
 
+def timed_rows(path: Path, key, what: str) -> dict[tuple, float]:
+    """key(row) -> seconds over the rows of a probe CSV that `key` takes (it returns None for the others and raises
+    KeyError / ValueError on a malformed one, reported as `path:line: what`)."""
+    out = {}
+    with open(path, newline="") as fh:
+        for i, r in enumerate(csv.DictReader(fh), start=2):
+            try:
+                k = key(r)
+                if k is not None:
+                    out[k] = float(r["time_us"]) * 1e-6
+            except (KeyError, ValueError) as e:
+                raise ValueError(f"{path}:{i}: {what} ({e})") from None
+    return out
+
+
+def _expert_key(r: dict) -> tuple | None:
+    case = r.get("case", "").split(" ")[0]
+    if r.get("probe") not in EXPERT_PROBES or case not in EXPERTS:
+        return None
+    return case, int(r["m"]), EXPERT_PROBES[r["probe"]]
+
+
 def load_experts(paths: list[Path]) -> dict[tuple[str, int, str], float]:
     """(case, tokens M, kernel) -> seconds, from the routed-expert rows of probe CSVs (tools/gpu_probe.py's `moe`,
     tools/moe_kernel_probe.py's `fused_moe`)."""
-    out = {}
-    for path in paths:
-        with open(path, newline="") as fh:
-            for i, r in enumerate(csv.DictReader(fh), start=2):
-                case = r.get("case", "").split(" ")[0]
-                if r.get("probe") not in EXPERT_PROBES or case not in EXPERTS:
-                    continue
-                try:
-                    out[(case, int(r["m"]), EXPERT_PROBES[r["probe"]])] = float(r["time_us"]) * 1e-6
-                except (KeyError, ValueError) as e:
-                    raise ValueError(f"{path}:{i}: an expert row needs integer m and numeric time_us ({e})") from None
-    return out
+    return {k: v for path in paths
+            for k, v in timed_rows(path, _expert_key, "an expert row needs integer m and numeric time_us").items()}
 
 
 def price_experts(case: str, m: np.ndarray, gpu: str, dtype: str = "bf16") -> np.ndarray:
@@ -151,18 +163,9 @@ def experts_report(timed: dict[tuple[str, int, str], float], gpu: str) -> str:
 
 def load_attention(path: Path) -> dict[tuple[str, int, int, int], float]:
     """(model, batch, q, context) -> seconds, from tools/attention_kernel_probe.py's rows."""
-    out = {}
-    with open(path, newline="") as fh:
-        for i, r in enumerate(csv.DictReader(fh), start=2):
-            if r.get("probe") != "unified_attention":
-                continue
-            try:
-                key = (r["case"].split(" ")[0], int(r["batch"]), int(r["q"]), int(r["context"]))
-                out[key] = float(r["time_us"]) * 1e-6
-            except (KeyError, ValueError) as e:
-                raise ValueError(f"{path}:{i}: an attention row needs integer batch, q, context and numeric "
-                                 f"time_us ({e})") from None
-    return out
+    return timed_rows(path, lambda r: (r["case"].split(" ")[0], int(r["batch"]), int(r["q"]), int(r["context"]))
+                      if r.get("probe") == "unified_attention" else None,
+                      "an attention row needs integer batch, q, context and numeric time_us")
 
 
 def price_attention(model: str, B, q, L, gpu: str) -> np.ndarray:
@@ -201,19 +204,16 @@ LINEARS = {"o_proj": "o_proj", "shared_down": "shared_down"}
 LINEAR_PROBES = {"fp8_linear": "fp8", "bf16_gemm": "bf16"}
 
 
+def _linear_key(r: dict) -> tuple | None:
+    parts = r.get("case", "").split(" ")
+    if r.get("probe") not in LINEAR_PROBES or len(parts) < 3 or parts[1] not in LINEARS:
+        return None
+    return parts[1], int(r["m"]), LINEAR_PROBES[r["probe"]]
+
+
 def load_linears(path: Path) -> dict[tuple[str, int, str], float]:
     """(projection, tokens M, weight format) -> seconds, from tools/fp8_linear_probe.py's rows."""
-    out = {}
-    with open(path, newline="") as fh:
-        for i, r in enumerate(csv.DictReader(fh), start=2):
-            name = r.get("case", "").split(" ")[1] if r.get("case", "").count(" ") >= 2 else ""
-            if r.get("probe") not in LINEAR_PROBES or name not in LINEARS:
-                continue
-            try:
-                out[(name, int(r["m"]), LINEAR_PROBES[r["probe"]])] = float(r["time_us"]) * 1e-6
-            except (KeyError, ValueError) as e:
-                raise ValueError(f"{path}:{i}: a linear row needs integer m and numeric time_us ({e})") from None
-    return out
+    return timed_rows(path, _linear_key, "a linear row needs integer m and numeric time_us")
 
 
 def linears_report(timed: dict[tuple[str, int, str], float], gpu: str) -> str:
