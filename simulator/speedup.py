@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .acceptance import Acceptance, extrapolation_note
+from .engine_configs import ranges_text
 from .errors import ScenarioError
 from .pricing import (
     base_step,
@@ -184,8 +185,25 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         max_batch_base=max_batch(dep, 1, L, drafter=False),
         max_batch_spec=widest,
         notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",
-               *extrapolation_note(acc, "batch", B, [v.k for v in best.v], ok)),
+               *extrapolation_note(acc, "batch", B, [v.k for v in best.v], ok),
+               *_running_cap_note(dep, B[ok & np.array([v.k > 0 for v in best.v])])),
         fit_edges=edges)
+
+
+def _running_cap_note(dep: Deployment, spec_batches: np.ndarray) -> tuple[str, ...]:
+    """A note where speculating batches exceed the requests the engine runs at once while speculating (SGLang's 48
+    unless --max-running-requests is set, engine profile spec.max_running_requests): such a fixed batch is what a
+    deployment that raises the cap runs, not the default; () when none does."""
+    cap, user = dep.eng.running_cap, dep.scenario.max_running_requests
+    over = sorted({int(b) for b in spec_batches if cap is not None and b > cap})
+    if not over:
+        return ()
+    why = f"--max-running-requests {user}" if user is not None else \
+        "its default while speculating, unless --max-running-requests is set"
+    return (f"{dep.eng.name} runs at most {cap:g} requests at once ({why}): the speculative point(s) at batch "
+            f"{ranges_text(over)} price a deployment that runs that many (advise's configuration sets the cap to its "
+            f"largest batch); with the cap, the requests above {cap:g} wait for a slot (`specroof serve` prices the "
+            "queue)",)
 
 
 def _fit_edges(dep: Deployment, L: float, Tm: int) -> tuple[tuple[tuple[int, int, int], ...], int]:

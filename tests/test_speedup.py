@@ -11,7 +11,8 @@ from simulator.data import data_dir, read_toml
 from simulator.drafters import METHODS, make_drafter
 from simulator.errors import ScenarioError
 from simulator.model import load_model
-from simulator.speedup import speedup_curve
+from simulator.scenario import Scenario
+from simulator.speedup import predict, speedup_curve
 from simulator.workload import Parallelism, Precision
 
 from .strategies import engine_for
@@ -297,3 +298,19 @@ def test_overhead_is_never_negative_zero():
     # round-off of spec - draft - verify; max(gpu, host) >= draft + verify, so the overhead is clipped at 0.
     r = speedup_curve("h100-sxm", "llama-3.1-70b", "eagle3", tp=8, engine="ideal", batch=[1, 8, 64])
     assert np.all(r.overhead_s >= 0.0) and not np.any(np.signbit(r.overhead_s))
+
+
+def test_a_curve_says_where_speculating_batches_exceed_the_engines_running_cap():
+    # SGLang runs at most 48 requests at once while speculating unless --max-running-requests is set
+    # (server_args._handle_speculative_decoding; engine profile spec.max_running_requests). A fixed batch above the cap
+    # is what a deployment that raises it runs (advise writes the flag), so the curve prices it and says so once.
+    def cap_notes(s):
+        return [n for n in predict(s).notes if "requests at once" in n]
+    s = Scenario(engine="sglang", batch=[1, 32, 48, 56, 64])
+    (note,) = cap_notes(s)
+    assert note.startswith("sglang runs at most 48 requests at once (its default while speculating, unless "
+                           "--max-running-requests is set): the speculative point(s) at batch 56, 64 price")
+    (user,) = cap_notes(s.replace(max_running_requests=32))
+    assert "at most 32 requests at once (--max-running-requests 32)" in user and "batch 48, 56, 64 price" in user
+    assert cap_notes(s.replace(batch=[1, 48])) == [] and cap_notes(s.replace(max_running_requests=64)) == []
+    assert cap_notes(s.replace(engine="vllm")) == []                # no cap of its own while speculating
