@@ -169,7 +169,8 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
             for i, v in enumerate(best.v)]    # a point past the position limit says so first
     be = np.array([break_even_alpha(acc, v, sp / b) if v.k else np.nan    # k = 0: speculation off, no break-even
                    for v, sp, b in zip(best.v, best.step.step_s, base)])
-    pays = np.where(ok & (best.s >= 1.0) & np.array([v.k > 0 for v in best.v]))[0]    # k = 0 is plain decoding
+    on = ok & np.array([v.k > 0 for v in best.v])          # feasible and speculating (k = 0 is plain decoding)
+    pays = np.where(on & (best.s >= 1.0))[0]
     edges, widest = _fit_edges(dep, L, max(v.T for v in best.v))
     gpus = dep.n_gpus
     tokens, sp = best.tokens, best.step.step_s
@@ -186,7 +187,7 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         max_batch_spec=widest,
         notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",
                *extrapolation_note(acc, "batch", B, [v.k for v in best.v], ok),
-               *_running_cap_note(dep, B[ok & np.array([v.k > 0 for v in best.v])])),
+               *_running_cap_note(dep, B[on])),
         fit_edges=edges)
 
 
@@ -195,7 +196,7 @@ def _running_cap_note(dep: Deployment, spec_batches: np.ndarray) -> tuple[str, .
     unless --max-running-requests is set, engine profile spec.max_running_requests): such a fixed batch is what a
     deployment that raises the cap runs, not the default; () when none does."""
     cap, user = dep.eng.running_cap, dep.scenario.max_running_requests
-    over = sorted({int(b) for b in spec_batches if cap is not None and b > cap})
+    over = sorted({int(b) for b in spec_batches if b > cap}) if cap is not None else []
     if not over:
         return ()
     why = f"--max-running-requests {user}" if user is not None else \
