@@ -191,6 +191,39 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         fit_edges=edges)
 
 
+def waves(n_prompts: int, batch: int) -> tuple[tuple[int, int], ...]:
+    """(batch, count) of the waves a closed-loop benchmark runs when n_prompts requests of one length are sent at a
+    concurrency of `batch` (SpecForge's bench_eagle3: run_batch(num_threads=batch) over a prompt list; SGLang's
+    bench_serving --num-prompts with --max-concurrency): n_prompts // batch waves of `batch`, then one of the
+    remainder. Equal requests started together finish together, so each wave decodes at its own batch throughout;
+    requests of unequal length drain more gradually (an estimate either way: the benchmarks publish no lengths)."""
+    n, b = int(n_prompts), int(batch)
+    if n < 1 or b < 1:
+        raise ScenarioError(f"waves: num_prompts = {n_prompts!r}, batch = {batch!r}; expected whole numbers >= 1")
+    full, rest = divmod(n, b)
+    return tuple((x, c) for x, c in ((b, full), (rest, 1)) if x > 0 and c > 0)
+
+
+def run_speedup(s: Scenario, n_prompts: int, dep: Deployment | None = None) -> np.ndarray:
+    """Speedup of a benchmark run of n_prompts equal requests at each batch of the scenario (the concurrency; see
+    `waves`), as such a run measures it (total output tokens over the run's time, spec over plain): the ratio of
+    sum over waves of count x time per output token, plain (base step) over speculative (spec step / tokens per
+    step), each at the wave's batch and k; the decode phase only, as `predict`. Equals `predict`'s speedup where the
+    batch divides n_prompts. Raises ScenarioError where a wave's point is infeasible (its message)."""
+    if isinstance(n_prompts, bool) or not isinstance(n_prompts, (int, np.integer)) or n_prompts < 1:
+        raise ScenarioError(f"run_speedup: num_prompts = {n_prompts!r}; expected a whole number >= 1")
+    runs = [waves(n_prompts, int(b)) for b in s.batch]
+    need = sorted({b for w in runs for b, _ in w})
+    res = predict(s.replace(batch=tuple(need)), dep)
+    at = {int(b): i for i, b in enumerate(res.batch)}
+    for b in need:
+        if not res.feasible[at[b]]:
+            raise ScenarioError(f"run of {n_prompts} prompts: batch {b} is infeasible: {res.message[at[b]]}")
+    base = res.base_step_s
+    spec = res.spec_step_s / res.tokens_per_step
+    return np.array([sum(c * base[at[b]] for b, c in w) / sum(c * spec[at[b]] for b, c in w) for w in runs])
+
+
 def _running_cap_note(dep: Deployment, spec_batches: np.ndarray) -> tuple[str, ...]:
     """A note where speculating batches exceed the requests the engine runs at once while speculating (SGLang's 48
     unless --max-running-requests is set, engine profile spec.max_running_requests): such a fixed batch is what a

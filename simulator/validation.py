@@ -30,7 +30,7 @@ from .report import ValidationReport
 from .scenario import Deployment, Scenario, with_engine
 from .serving import Workload, serve, static_batch
 from .shape import curve_key, curve_load
-from .speedup import predict
+from .speedup import predict, run_speedup
 from .step import simulate_step
 from .traffic import length_ratio
 
@@ -38,7 +38,7 @@ REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric
 OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp", "dp", "ep", "engine_version",
             "precision", "expert_precision", "attention_precision", "kv_precision", "draft", "batch", "concurrency",
             "isl", "osl", "length_ratio", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k",
-            "overlap_scheduler", "spec_max_running", "engine_date", "notes")
+            "overlap_scheduler", "spec_max_running", "num_prompts", "engine_date", "notes")
 # Step-level metrics (a decode step at a batch): predicted by `predict`. A row with a concurrency instead of a batch
 # is priced at batch = concurrency and context = isl + osl / 2 (the mean context over a request's decode).
 STEP_METRICS = ("speedup", "base_step_s", "spec_step_s", "tpot_s", "itl_s", "tokens_per_s_per_user",
@@ -92,7 +92,7 @@ def _check_measurement(p: Path, i: int, r: dict[str, str]) -> None:
 
 
 INT_COLUMNS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
-               "tree_branching", "tau_k", "spec_max_running")
+               "tree_branching", "tau_k", "spec_max_running", "num_prompts")
 """Whole-number columns: each >= 1 where given, but context and k (>= 0)."""
 
 
@@ -328,7 +328,11 @@ def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str, mix: tuple[
     return values[metric]()
 
 
-def _step(s: Scenario, dep: Deployment, metric: str) -> float:
+def _step(s: Scenario, dep: Deployment, metric: str, n_prompts: int | None = None) -> float:
+    """A speculative step row; with n_prompts, the speedup a run of that many prompts at the batch measures
+    (`run_speedup`: its last, smaller wave included)."""
+    if n_prompts is not None:
+        return float(run_speedup(s, n_prompts, dep)[0])
     res = predict(s, dep)
     if not res.feasible[0]:
         raise ScenarioError(f"infeasible: {res.message[0]}")
@@ -364,7 +368,13 @@ class PreparedRow:
 
 def row_route(r: dict[str, str], s: Scenario, w: Workload | None) -> str:
     """How a row is priced (see PreparedRow), given its serving workload `w` (serving_workload); raises when a
-    serving metric lacks its workload."""
+    serving metric lacks its workload, and when num_prompts is on a row other than a fixed-batch speculative
+    speedup (the one metric priced over a run of that many prompts)."""
+    n = _int(r, "num_prompts")
+    if n is not None and (s.method is None or r["metric"] != "speedup" or _int(r, "batch") is None):
+        raise ScenarioError(f"row {r['row_id']}: num_prompts = {n} prices the speedup of a run of that many prompts "
+                            f"at a fixed batch; this row has metric {r['metric']}, method {s.method or 'none'} and "
+                            f"batch {_int(r, 'batch') or 'none'}")
     if w is not None:
         return "serving"
     if r["metric"] in SERVING_METRICS:
@@ -400,7 +410,7 @@ def predict_prepared(p: PreparedRow, engine: EngineProfile | None = None, kernel
         return _serving(s, dep, p.workload, m, instance_mix(p.row))
     if p.route == "static":
         return _static(s, dep, p.row, m)
-    return _plain(s, dep, m) if p.route == "plain" else _step(s, dep, m)
+    return _plain(s, dep, m) if p.route == "plain" else _step(s, dep, m, _int(p.row, "num_prompts"))
 
 
 def predict_row(r: dict[str, str], engine: EngineProfile | None = None) -> float:

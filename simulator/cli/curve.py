@@ -9,10 +9,19 @@ from typing import Any
 import numpy as np
 
 from ..acceptance import verify_shape
+from ..errors import ScenarioError
 from ..files import check_output
 from ..hazards import check
 from . import fmt
-from .args import add_acceptance_args, add_format, add_option_args, add_scenario_args, options_from, scenario_from
+from .args import (
+    add_acceptance_args,
+    add_format,
+    add_option_args,
+    add_scenario_args,
+    int_arg,
+    options_from,
+    scenario_from,
+)
 
 
 def add(sub: Any, name: str) -> None:
@@ -20,6 +29,10 @@ def add(sub: Any, name: str) -> None:
     add_scenario_args(p)
     add_acceptance_args(p)
     p.add_argument("--plot", default=None, metavar="FILE.png", help="write a PNG of speedup vs batch")
+    p.add_argument("--num-prompts", type=int_arg("num-prompts", 1), default=None, metavar="N",
+                   help="also price a benchmark run of N prompts at each batch as its concurrency, as such a run "
+                        "measures it (bench_serving --num-prompts N --max-concurrency B; SpecForge's bench_eagle3): "
+                        "N // B waves at the batch and one of the rest, of equal requests")
     add_format(p)
     add_option_args(p)
     p.set_defaults(func=run)
@@ -81,6 +94,58 @@ def crossover_text(d: dict[str, Any]) -> str:
            f"speculation (below) and it does not pay at the next feasible one, {nxt}"
 
 
+def run_speedups(s: Any, r: Any, n: int) -> list[float | None]:
+    """The speedup of a run of n prompts at each batch of the curve (speedup.run_speedup); None where the batch or
+    the run's smaller last wave is infeasible."""
+    from ..speedup import run_speedup  # lazy: keeps --help free of numba
+    out: list[float | None] = []
+    for b, f in zip(r.batch, r.feasible):
+        try:
+            out.append(float(run_speedup(s.replace(batch=(int(b),)), n)[0]) if f else None)
+        except ScenarioError:
+            out.append(None)
+    return out
+
+
+def _run_line(n: int, batch: Any, runs: list[float | None]) -> str:
+    pts = ", ".join(f"{fmt.num(v)} at {int(b)}" for b, v in zip(batch, runs))
+    return (f"a run of {n} prompts at each batch as its concurrency ({n} // batch waves at the batch, then one of the "
+            f"rest; equal requests; - where a wave is infeasible): speedup {pts}")
+
+
+def _print_csv(d: dict[str, Any], hz: list[Any]) -> None:
+    runs = d.get("run_speedup")
+    col = [] if runs is None else [f"run{d['num_prompts']}_speedup"]
+    cells = [[] if runs is None else [fmt.num(v)] for v in (runs or [None] * len(d["points"]))]
+    print(fmt.csv_text(HEADERS + col + ["reason"], [r + c + [p["message"] if not p["feasible"] else ""]
+                                                     for p, r, c in zip(d["points"], _rows(d), cells)]))
+    fmt.file_note(d["scenario"])
+    for n in d["notes"][1:]:       # notes[0] is the fixed-batch ratio; the rest qualify these numbers
+        print(f"note: {n}", file=sys.stderr)
+    fmt.hazard_lines(hz)
+
+
+def _print_table(r: Any, d: dict[str, Any], hz: list[Any]) -> None:
+    sc = d["scenario"]
+    hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
+    print(f"{sc['model']} on {sc['n_gpus']}x {hw} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
+          f"engine {eng}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
+          f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
+    print(fmt.table(HEADERS, _rows(d)))
+    print(crossover_text(d))
+    if "run_speedup" in d:
+        print(_run_line(d["num_prompts"], r.batch, d["run_speedup"]))
+    print(r.fits_text())
+    for n in d["notes"][1:]:       # notes[0] is the fixed-batch ratio said below; the rest qualify these numbers
+        print(n)
+    for p in d["points"]:
+        if not p["feasible"]:
+            print(f"batch {p['batch']}: infeasible: {p['message']}")
+    print("a prediction from datasheet rooflines and the engine profile; speedup at a fixed batch is both the "
+          "latency and the throughput ratio")
+    fmt.print_hazards(hz)
+
+
 def run(a: argparse.Namespace) -> int:
     from ..speedup import predict  # lazy: keeps --help free of numba
     s = scenario_from(a)
@@ -89,36 +154,16 @@ def run(a: argparse.Namespace) -> int:
     r = predict(s)
     hz = hazards_for(a, r)
     d = r.to_dict()
+    if a.num_prompts:
+        d["num_prompts"], d["run_speedup"] = a.num_prompts, run_speedups(s, r, a.num_prompts)
     if a.plot:
         from ..plots import save, speedup_vs_batch  # lazy: matplotlib is an optional extra
         print(f"wrote {save(speedup_vs_batch([r]), a.plot, close=True)}", file=sys.stderr)
     if a.format == "json":
         d["hazards"] = [h.to_dict() for h in hz]
         print(fmt.dumps(d))
-        return 0
-    extra = d["notes"][1:]      # notes[0] is the fixed-batch ratio said below; the rest qualify these numbers
-    if a.format == "csv":
-        print(fmt.csv_text(HEADERS + ["reason"], [r + [p["message"] if not p["feasible"] else ""]
-                                                   for p, r in zip(d["points"], _rows(d))]))
-        fmt.file_note(d["scenario"])
-        for n in extra:
-            print(f"note: {n}", file=sys.stderr)
-        fmt.hazard_lines(hz)
-        return 0
-    sc = d["scenario"]
-    hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
-    print(f"{sc['model']} on {sc['n_gpus']}x {hw} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
-          f"engine {eng}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
-          f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
-    print(fmt.table(HEADERS, _rows(d)))
-    print(crossover_text(d))
-    print(r.fits_text())
-    for n in extra:
-        print(n)
-    for p in d["points"]:
-        if not p["feasible"]:
-            print(f"batch {p['batch']}: infeasible: {p['message']}")
-    print("a prediction from datasheet rooflines and the engine profile; speedup at a fixed batch is both the "
-          "latency and the throughput ratio")
-    fmt.print_hazards(hz)
+    elif a.format == "csv":
+        _print_csv(d, hz)
+    else:
+        _print_table(r, d, hz)
     return 0

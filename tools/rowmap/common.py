@@ -19,10 +19,10 @@ SRC = VAL / "sources"
 COLS = ["row_id", "source_id", "source", "source_url", "locator", "published_row", "hardware", "n_gpus", "tp", "dp",
         "ep", "engine", "engine_version", "model", "precision", "expert_precision", "attention_precision",
         "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "length_ratio", "context", "k",
-        "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "engine_date",
-        "metric", "measured", "notes"]
+        "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "num_prompts",
+        "engine_date", "metric", "measured", "notes"]
 INT_COLS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
-            "tree_branching", "tau_k")
+            "tree_branching", "tau_k", "num_prompts")
 METHODS = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash")
 ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "trtllm", "trtllm": "trtllm",
            "dynamo+sglang": "sglang", "dynamo+tensorrt-llm": "trtllm", "sglang (mori disagg)": "sglang",

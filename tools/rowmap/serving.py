@@ -243,6 +243,9 @@ def v_specdrift(r: Row, out: Row) -> None:
          "gpt-oss checkpoint: MoE experts MXFP4, attention and the rest bf16 (model card)", MT_BENCH_CONTEXT)
     out["context"] = "512"
     out["overlap_scheduler"] = "true"
+    out["num_prompts"] = "80"
+    note(out, "the card's 80 MT-Bench prompts at the batch as concurrency: priced as such a run of equal requests, "
+              "n // batch waves at the batch and one of the rest (at batch 64: 64, then 16; speedup.waves)")
 
 
 SERVING_SKIPS = {
