@@ -47,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "SpecroofError": "errors", "Hardware": "hardware", "list_hardware": "hardware", "load_hardware": "hardware",
     "ModelShape": "model", "list_models": "model", "load_model": "model", "Deployment": "scenario",
     "Scenario": "scenario", "SpeedupResult": "speedup", "predict": "speedup", "speedup_curve": "speedup",
-    "run_speedup": "speedup",
+    "run_points": "speedup", "run_speedup": "speedup",
     "StepResult": "step", "simulate_step": "step", "ValidationReport": "report", "load_rows": "validation",
     "validate": "validation", "Parallelism": "workload", "Precision": "workload", "forward_pass": "workload",
     "FrontierResult": "frontier", "Advice": "advise", "default_decay": "drafters",
@@ -57,8 +57,8 @@ __all__ = ["Acceptance", "Advice", "CrossValidation", "Deployment", "EngineProfi
            "ScenarioError", "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult",
            "ValidationReport", "Workload", "calibrate", "crossval", "default_decay", "forward_pass",
            "list_engines", "list_hardware", "list_models", "load_engine", "load_hardware", "load_model", "load_rows",
-           "predict", "run_speedup", "serve", "simulate_step", "speedup_curve", "static_batch", "validate",
-           "write_profile",
+           "predict", "run_points", "run_speedup", "serve", "simulate_step", "speedup_curve", "static_batch",
+           "validate", "write_profile",
            "__version__"]
 
 

@@ -191,37 +191,60 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         fit_edges=edges)
 
 
+def _count(x: Any) -> bool:
+    """A whole number >= 1 given as an int (not a bool, a float or a string)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 1
+
+
 def waves(n_prompts: int, batch: int) -> tuple[tuple[int, int], ...]:
     """(batch, count) of the waves a closed-loop benchmark runs when n_prompts requests of one length are sent at a
     concurrency of `batch` (SpecForge's bench_eagle3: run_batch(num_threads=batch) over a prompt list; SGLang's
     bench_serving --num-prompts with --max-concurrency): n_prompts // batch waves of `batch`, then one of the
     remainder. Equal requests started together finish together, so each wave decodes at its own batch throughout;
     requests of unequal length drain more gradually (an estimate either way: the benchmarks publish no lengths)."""
-    n, b = int(n_prompts), int(batch)
-    if n < 1 or b < 1:
+    if not all(_count(x) for x in (n_prompts, batch)):
         raise ScenarioError(f"waves: num_prompts = {n_prompts!r}, batch = {batch!r}; expected whole numbers >= 1")
-    full, rest = divmod(n, b)
+    b = int(batch)
+    full, rest = divmod(int(n_prompts), b)
     return tuple((x, c) for x, c in ((b, full), (rest, 1)) if x > 0 and c > 0)
+
+
+def run_points(s: Scenario, n_prompts: int, dep: Deployment | None = None
+               ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """`run_speedup` at every batch of the scenario in one pricing: (speedup, feasible, message). Where a wave the
+    run reaches is infeasible, feasible is False, message names the wave and why, and the speedup is 0 (meaningful
+    only where feasible, as in SpeedupResult)."""
+    if not _count(n_prompts):
+        raise ScenarioError(f"run_speedup: num_prompts = {n_prompts!r}; expected a whole number >= 1")
+    runs = [waves(n_prompts, int(b)) for b in s.batch]
+    need = sorted({b for w in runs for b, _ in w})
+    res = predict(s.replace(batch=tuple(need)), dep)
+    at = {int(b): i for i, b in enumerate(res.batch)}
+    base, spec = res.base_step_s, res.spec_step_s / res.tokens_per_step
+    out, ok, msgs = np.zeros(len(runs)), np.zeros(len(runs), dtype=bool), []
+    for i, w in enumerate(runs):
+        bad = [b for b, _ in w if not res.feasible[at[b]]]
+        if bad:
+            msgs.append(f"run of {n_prompts} prompts: batch {bad[0]} is infeasible: {res.message[at[bad[0]]]}")
+            continue
+        out[i] = sum(c * base[at[b]] for b, c in w) / sum(c * spec[at[b]] for b, c in w)
+        ok[i] = True
+        msgs.append("")
+    return out, ok, tuple(msgs)
 
 
 def run_speedup(s: Scenario, n_prompts: int, dep: Deployment | None = None) -> np.ndarray:
     """Speedup of a benchmark run of n_prompts equal requests at each batch of the scenario (the concurrency; see
     `waves`), as such a run measures it (total output tokens over the run's time, spec over plain): the ratio of
     sum over waves of count x time per output token, plain (base step) over speculative (spec step / tokens per
-    step), each at the wave's batch and k; the decode phase only, as `predict`. Equals `predict`'s speedup where the
-    batch divides n_prompts. Raises ScenarioError where a wave's point is infeasible (its message)."""
-    if isinstance(n_prompts, bool) or not isinstance(n_prompts, (int, np.integer)) or n_prompts < 1:
-        raise ScenarioError(f"run_speedup: num_prompts = {n_prompts!r}; expected a whole number >= 1")
-    runs = [waves(n_prompts, int(b)) for b in s.batch]
-    need = sorted({b for w in runs for b, _ in w})
-    res = predict(s.replace(batch=tuple(need)), dep)
-    at = {int(b): i for i, b in enumerate(res.batch)}
-    for b in need:
-        if not res.feasible[at[b]]:
-            raise ScenarioError(f"run of {n_prompts} prompts: batch {b} is infeasible: {res.message[at[b]]}")
-    base = res.base_step_s
-    spec = res.spec_step_s / res.tokens_per_step
-    return np.array([sum(c * base[at[b]] for b, c in w) / sum(c * spec[at[b]] for b, c in w) for w in runs])
+    step), each at the wave's batch and the scenario's k (k auto: each wave's best, which an engine running one k
+    does not quite reach); the decode phase only, as `predict`. Equals `predict`'s speedup (to rounding) where the
+    batch divides n_prompts; a batch larger than n_prompts is never reached (one wave of them all). Raises
+    ScenarioError where a wave's point is infeasible (its message)."""
+    sp, ok, msgs = run_points(s, n_prompts, dep)
+    if not ok.all():
+        raise ScenarioError(next(m for m in msgs if m))
+    return sp
 
 
 def _running_cap_note(dep: Deployment, spec_batches: np.ndarray) -> tuple[str, ...]:

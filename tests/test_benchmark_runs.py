@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from simulator.acceptance import Acceptance
 from simulator.errors import ScenarioError, SpecError
 from simulator.scenario import Scenario
-from simulator.speedup import predict, run_speedup, waves
+from simulator.speedup import predict, run_points, run_speedup, waves
 from simulator.validation import load_rows, predict_row
 
 from .helpers import run
@@ -52,6 +52,17 @@ def test_a_runs_speedup_lies_between_its_waves_and_is_the_batchs_where_the_batch
         assert got == pytest.approx(float(predict(GPTOSS.replace(batch=(b,))).speedup[0]), rel=1e-12)
 
 
+@pytest.mark.parametrize("n, b, weights", [(80, 64, {64: 1, 16: 1}), (20, 8, {8: 2, 4: 1}), (3, 8, {3: 1})])
+def test_a_runs_speedup_is_the_ratio_of_its_runs_times(n, b, weights):
+    """Each wave of w equal requests of osl tokens takes osl x time per token at batch w, so the run's time is the
+    sum of count x time per token over its waves, not weighted by the tokens a wave emits (found by review: token
+    weights passed every other test)."""
+    r = predict(GPTOSS.replace(batch=tuple(weights)))
+    per = dict(zip(r.batch.astype(int), zip(r.base_step_s, r.spec_step_s / r.tokens_per_step)))
+    want = sum(c * per[w][0] for w, c in weights.items()) / sum(c * per[w][1] for w, c in weights.items())
+    assert float(run_speedup(GPTOSS.replace(batch=(b,)), n)[0]) == pytest.approx(want, rel=1e-12)
+
+
 def test_a_run_of_80_prompts_at_batch_64_is_priced_near_the_published_speedup():
     """SpecDrift's card, batch 64 over 80 MT-Bench prompts: 2339 / 1620 tok/s = 1.444 (measured). Its last 16
     requests run at batch 16, where the verify's expert reads cost more against the plain step: the run's speedup
@@ -67,7 +78,7 @@ def test_run_speedup_refuses_a_count_that_is_not_a_whole_number_and_names_an_inf
     for bad in (0, -3, 2.5, True, "80"):
         with pytest.raises(ScenarioError, match="num_prompts"):
             run_speedup(s, bad)
-    for n, b in ((0, 8), (8, 0)):
+    for n, b in ((0, 8), (8, 0), (2.5, 8), ("7", 8), (True, 8), (80, 8.0)):    # found by review: 2.5 became 2
         with pytest.raises(ScenarioError, match="whole numbers"):
             waves(n, b)
     big = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="draft", k=4, context=8192, batch=(4096,),
@@ -129,9 +140,17 @@ def test_curve_prices_a_run_of_n_prompts_in_every_format(capsys):
 
 
 def test_curve_marks_a_run_whose_wave_does_not_fit_and_refuses_a_bad_count(capsys):
-    rc, out, _ = run(capsys, "curve", "--batch", "1,4096", "--context", "8192", "--num-prompts", "80", "--format",
-                     "json")
-    assert rc == 0 and json.loads(out)["run_speedup"][1] is None      # infeasible batch: no number, never NaN
+    args = ("curve", "--batch", "1,4096", "--context", "8192", "--format", "json")
+    rc, out, _ = run(capsys, *args, "--num-prompts", "8192")
+    assert rc == 0 and json.loads(out)["run_speedup"][1] is None      # two waves of 4096 do not fit: no number
+    # 20 prompts never reach batch 4096 (found by review: the curve's infeasible batch hid a run that fits)
+    rc, out, _ = run(capsys, *args, "--num-prompts", "20")
+    d = json.loads(out)
+    assert rc == 0 and not d["points"][1]["feasible"]
+    want = float(run_speedup(Scenario(batch=(20,), context=8192), 20)[0])      # the CLI's default scenario
+    assert d["run_speedup"][1] == pytest.approx(want, rel=1e-12)
+    sp, ok, msg = run_points(Scenario(batch=(1, 4096), context=8192), 8192)
+    assert list(ok) == [True, False] and sp[1] == 0.0 and "run of 8192 prompts: batch 4096 is infeasible" in msg[1]
     for bad in ("0", "-1", "2.5", "x"):
         rc, out, err = run(capsys, "curve", "--num-prompts", bad)
         assert rc == 2 and out == "" and "--num-prompts" in err and "Traceback" not in err

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from ..acceptance import verify_shape
-from ..errors import ScenarioError
 from ..files import check_output
 from ..hazards import check
 from . import fmt
@@ -94,17 +93,12 @@ def crossover_text(d: dict[str, Any]) -> str:
            f"speculation (below) and it does not pay at the next feasible one, {nxt}"
 
 
-def run_speedups(s: Any, r: Any, n: int) -> list[float | None]:
-    """The speedup of a run of n prompts at each batch of the curve (speedup.run_speedup); None where the batch or
-    the run's smaller last wave is infeasible."""
-    from ..speedup import run_speedup  # lazy: keeps --help free of numba
-    out: list[float | None] = []
-    for b, f in zip(r.batch, r.feasible):
-        try:
-            out.append(float(run_speedup(s.replace(batch=(int(b),)), n)[0]) if f else None)
-        except ScenarioError:
-            out.append(None)
-    return out
+def run_speedups(s: Any, n: int) -> list[float | None]:
+    """The speedup of a run of n prompts at each batch of the curve (speedup.run_points); None where a wave the run
+    reaches is infeasible (a batch above n is never reached: its run is one wave of n)."""
+    from ..speedup import run_points  # lazy: keeps --help free of numba
+    sp, ok, _ = run_points(s, n)
+    return [float(v) if f else None for v, f in zip(sp, ok)]
 
 
 def _run_line(n: int, batch: Any, runs: list[float | None]) -> str:
@@ -155,7 +149,7 @@ def run(a: argparse.Namespace) -> int:
     hz = hazards_for(a, r)
     d = r.to_dict()
     if a.num_prompts:
-        d["num_prompts"], d["run_speedup"] = a.num_prompts, run_speedups(s, r, a.num_prompts)
+        d["num_prompts"], d["run_speedup"] = a.num_prompts, run_speedups(s, a.num_prompts)
     if a.plot:
         from ..plots import save, speedup_vs_batch  # lazy: matplotlib is an optional extra
         print(f"wrote {save(speedup_vs_batch([r]), a.plot, close=True)}", file=sys.stderr)
