@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulator.acceptance import Acceptance
@@ -16,6 +16,7 @@ from simulator.speedup import predict, run_points, run_speedup, waves
 from simulator.validation import load_rows, predict_row
 
 from .helpers import run
+from .strategies import engine_for, scenarios
 
 # SpecDrift's gpt-oss-120b EAGLE-3 card (H100, SGLang, steps 3 / topk 1, SpecV2): its table's batch 64 row.
 GPTOSS = Scenario(hardware="h100-sxm", model="gpt-oss-120b", method="eagle3", engine="sglang",
@@ -154,3 +155,20 @@ def test_curve_marks_a_run_whose_wave_does_not_fit_and_refuses_a_bad_count(capsy
     for bad in ("0", "-1", "2.5", "x"):
         rc, out, err = run(capsys, "curve", "--num-prompts", bad)
         assert rc == 2 and out == "" and "--num-prompts" in err and "Traceback" not in err
+
+
+@settings(max_examples=25, deadline=None)
+@given(sc=scenarios(), n=st.integers(1, 300), b=st.integers(1, 128),
+       method=st.sampled_from(["eagle3", "ngram"]))
+def test_any_scenarios_run_lies_between_its_waves_or_names_the_wave_that_does_not_fit(sc, n, b, method):
+    h, mid, tp, ep, weights = sc
+    s = Scenario(hardware=h, model=mid, tp=tp, ep=ep, precision=weights, method=method, engine=engine_for(method),
+                 acceptance=Acceptance.from_rate(0.7), k=3, context=1024, batch=(b,))
+    sp, ok, msg = run_points(s, n)
+    w = waves(n, b)
+    per = predict(s.replace(batch=tuple(x for x, _ in w)))
+    assert bool(ok[0]) == bool(per.feasible.all())
+    if ok[0]:
+        assert per.speedup.min() * (1 - 1e-12) <= sp[0] <= per.speedup.max() * (1 + 1e-12) and msg[0] == ""
+    else:
+        assert sp[0] == 0.0 and msg[0].startswith(f"run of {n} prompts: batch ")
