@@ -328,11 +328,7 @@ def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str, mix: tuple[
     return values[metric]()
 
 
-def _step(s: Scenario, dep: Deployment, metric: str, n_prompts: int | None = None) -> float:
-    """A speculative step row; with n_prompts, the speedup a run of that many prompts at the batch measures
-    (`run_speedup`: its last, smaller wave included)."""
-    if n_prompts is not None:
-        return float(run_speedup(s, n_prompts, dep)[0])
+def _step(s: Scenario, dep: Deployment, metric: str) -> float:
     res = predict(s, dep)
     if not res.feasible[0]:
         raise ScenarioError(f"infeasible: {res.message[0]}")
@@ -357,7 +353,8 @@ def _static(s: Scenario, dep: Deployment, r: dict[str, str], metric: str) -> flo
 class PreparedRow:
     """A row with its Scenario resolved once (calibration prices it many times with other engine values); `route`
     is how it is priced: 'serving' (a concurrency with isl and osl), 'static' (one batch run to completion),
-    'step' (a speculative step) or 'plain' (a plain decode step)."""
+    'run' (the speedup of a benchmark of num_prompts prompts at the batch: `run_speedup`), 'step' (a speculative
+    step) or 'plain' (a plain decode step)."""
 
     row: dict[str, str]
     scenario: Scenario
@@ -382,7 +379,7 @@ def row_route(r: dict[str, str], s: Scenario, w: Workload | None) -> str:
             return "static"
         raise ScenarioError(f"row {r['row_id']}: {r['metric']} is a serving metric: it needs the prompt and output "
                             "lengths (isl, osl) and a concurrency or a batch")
-    return "plain" if s.method is None else "step"
+    return "plain" if s.method is None else ("step" if n is None else "run")
 
 
 def prepare_row(r: dict[str, str]) -> PreparedRow:
@@ -410,7 +407,9 @@ def predict_prepared(p: PreparedRow, engine: EngineProfile | None = None, kernel
         return _serving(s, dep, p.workload, m, instance_mix(p.row))
     if p.route == "static":
         return _static(s, dep, p.row, m)
-    return _plain(s, dep, m) if p.route == "plain" else _step(s, dep, m, _int(p.row, "num_prompts"))
+    if p.route == "run":
+        return float(run_speedup(s, _int(p.row, "num_prompts"), dep)[0])
+    return _plain(s, dep, m) if p.route == "plain" else _step(s, dep, m)
 
 
 def predict_row(r: dict[str, str], engine: EngineProfile | None = None) -> float:

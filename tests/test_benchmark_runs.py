@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from simulator.acceptance import Acceptance
 from simulator.errors import ScenarioError, SpecError
+from simulator.report import ROUTES
 from simulator.scenario import Scenario
 from simulator.speedup import predict, run_points, run_speedup, waves
-from simulator.validation import load_rows, predict_row
+from simulator.validation import load_rows, predict_row, prepare_row
 
 from .helpers import run
 from .strategies import engine_for, scenarios
@@ -97,6 +98,11 @@ def test_a_row_without_num_prompts_or_with_whole_waves_prices_the_fixed_batch():
     fixed = predict_row(_row(num_prompts=""))
     assert predict_row(_row(num_prompts="128")) == pytest.approx(fixed, rel=1e-12)    # two full waves of 64
     assert predict_row(_row()) < fixed                                                 # 80: a wave of 16 too
+
+
+def test_a_run_row_is_priced_and_reported_as_a_run():
+    assert prepare_row(_row()).route == "run" and prepare_row(_row(num_prompts="")).route == "step"
+    assert "N prompts" in ROUTES["run"]          # the accuracy tables' by-route line names it
 
 
 @pytest.mark.parametrize("change, why", [
