@@ -28,6 +28,7 @@ from .pricing import (
 )
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
+from .traffic import pos_int
 from .workload import INF_WINDOW
 
 
@@ -191,21 +192,14 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         fit_edges=edges)
 
 
-def _count(x: Any) -> bool:
-    """A whole number >= 1 given as an int (not a bool, a float or a string)."""
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 1
-
-
 def waves(n_prompts: int, batch: int) -> tuple[tuple[int, int], ...]:
     """(batch, count) of the waves a closed-loop benchmark runs when n_prompts requests of one length are sent at a
     concurrency of `batch` (SpecForge's bench_eagle3: run_batch(num_threads=batch) over a prompt list; SGLang's
     bench_serving --num-prompts with --max-concurrency): n_prompts // batch waves of `batch`, then one of the
     remainder. Equal requests started together finish together, so each wave decodes at its own batch throughout;
     requests of unequal length drain more gradually (an estimate either way: the benchmarks publish no lengths)."""
-    if not all(_count(x) for x in (n_prompts, batch)):
-        raise ScenarioError(f"waves: num_prompts = {n_prompts!r}, batch = {batch!r}; expected whole numbers >= 1")
-    b = int(batch)
-    full, rest = divmod(int(n_prompts), b)
+    b = pos_int("batch", batch)
+    full, rest = divmod(pos_int("num_prompts", n_prompts), b)
     return tuple((x, c) for x, c in ((b, full), (rest, 1)) if x > 0 and c > 0)
 
 
@@ -214,9 +208,7 @@ def run_points(s: Scenario, n_prompts: int, dep: Deployment | None = None
     """`run_speedup` at every batch of the scenario in one pricing: (speedup, feasible, message). Where a wave the
     run reaches is infeasible, feasible is False, message names the wave and why, and the speedup is 0 (meaningful
     only where feasible, as in SpeedupResult)."""
-    if not _count(n_prompts):
-        raise ScenarioError(f"run_speedup: num_prompts = {n_prompts!r}; expected a whole number >= 1")
-    runs = [waves(n_prompts, int(b)) for b in s.batch]
+    runs = [waves(n_prompts, int(b)) for b in s.batch]          # waves refuses a count that is not an integer >= 1
     need = sorted({b for w in runs for b, _ in w})
     res = predict(s.replace(batch=tuple(need)), dep)
     at = {int(b): i for i, b in enumerate(res.batch)}

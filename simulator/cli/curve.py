@@ -110,7 +110,7 @@ def _run_line(n: int, batch: Any, runs: list[float | None]) -> str:
 def _print_csv(d: dict[str, Any], hz: list[Any]) -> None:
     runs = d.get("run_speedup")
     col = [] if runs is None else [f"run{d['num_prompts']}_speedup"]
-    cells = [[] if runs is None else [fmt.num(v)] for v in (runs or [None] * len(d["points"]))]
+    cells = [[] for _ in d["points"]] if runs is None else [[fmt.num(v)] for v in runs]
     print(fmt.csv_text(HEADERS + col + ["reason"], [r + c + [p["message"] if not p["feasible"] else ""]
                                                      for p, r, c in zip(d["points"], _rows(d), cells)]))
     fmt.file_note(d["scenario"])
