@@ -12,6 +12,8 @@ Public API::
     serve(scenario, Workload(isl, osl, concurrency)) -> ServeResult   TTFT, TPOT, E2E and throughput per concurrency
     validate(rows_csv=None) -> ValidationReport       predicted vs published measurements (in-sample)
     crossval(rows_csv=None) -> CrossValidation        leave-one-source-out: held-out error of the calibration
+    load_bands() -> tuple[Band, ...]; band_for(bands, moe, batch, given) -> Band | None
+                                                       what held-out speedups like a prediction measured against it
     calibrate(rows, base_engine, params) -> FitResult  fit an engine profile's host mechanisms (least squares)
     simulator.advise.advise(scenario, batch_range) -> Advice    best k per batch, switch-off batch, engine configs
     simulator.frontier.frontier(scenario, workload, gpus) -> FrontierResult   throughput-interactivity frontiers
@@ -50,13 +52,15 @@ _EXPORTS: dict[str, str] = {
     "run_points": "speedup", "run_speedup": "speedup",
     "StepResult": "step", "simulate_step": "step", "ValidationReport": "report", "load_rows": "validation",
     "validate": "validation", "Parallelism": "workload", "Precision": "workload", "forward_pass": "workload",
-    "FrontierResult": "frontier", "Advice": "advise", "default_decay": "drafters",
+    "FrontierResult": "frontier", "Advice": "advise", "default_decay": "drafters", "Band": "heldout",
+    "band_for": "heldout", "load_bands": "heldout",
 }
-__all__ = ["Acceptance", "Advice", "CrossValidation", "Deployment", "EngineProfile", "FitResult", "FrontierResult",
-           "Hardware", "ModelConfigError", "ModelShape", "OutputError", "Parallelism", "Precision", "Scenario",
-           "ScenarioError", "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult",
-           "ValidationReport", "Workload", "calibrate", "crossval", "default_decay", "forward_pass",
-           "list_engines", "list_hardware", "list_models", "load_engine", "load_hardware", "load_model", "load_rows",
+__all__ = ["Acceptance", "Advice", "Band", "CrossValidation", "Deployment", "EngineProfile", "FitResult",
+           "FrontierResult", "Hardware", "ModelConfigError", "ModelShape", "OutputError", "Parallelism", "Precision",
+           "Scenario", "ScenarioError", "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult",
+           "ValidationReport", "Workload", "band_for", "calibrate", "crossval", "default_decay", "forward_pass",
+           "list_engines", "list_hardware", "list_models", "load_bands", "load_engine", "load_hardware", "load_model",
+           "load_rows",
            "predict", "run_points", "run_speedup", "serve", "simulate_step", "speedup_curve", "static_batch",
            "validate", "write_profile",
            "__version__"]

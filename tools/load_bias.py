@@ -35,7 +35,7 @@ ROW_COLUMNS = ("row_id", "source_id", "method", "metric", "model", "batch", "con
 BANDS: tuple[tuple[int, int], ...] = ((1, 4), (5, 12), (13, 24), (25, 48), (49, 96), (97, 10**9))
 
 
-def _load(r: dict[str, str]) -> int:
+def row_load(r: dict[str, str]) -> int:
     """Requests in flight: the concurrency, else the batch; 0 when the row states neither as a number."""
     for c in ("concurrency", "batch"):
         try:
@@ -68,7 +68,7 @@ def bias(rows: list[dict[str, str]], report: dict[str, dict[str, str]], is_moe: 
     groups: dict[tuple[str, int], list[tuple[float, str, str]]] = defaultdict(list)
     for r in rows:
         rep = report.get(r["row_id"])
-        load = _load(r)
+        load = row_load(r)
         if _kind(r) != kind or not rep or not rep.get("error") or load < 1:
             continue
         try:

@@ -80,14 +80,18 @@ def read_csv(path: Path, need: tuple[str, ...]) -> list[dict[str, str]]:
 
 
 def read_report(argv: list[str] | None, description: str, row_columns: tuple[str, ...],
-                compute: Callable[[list[dict[str, str]], dict[str, dict[str, str]]], Any]
+                compute: Callable[[list[dict[str, str]], dict[str, dict[str, str]]], Any],
+                options: Callable[[argparse.ArgumentParser], object] | None = None
                 ) -> tuple[argparse.Namespace, Any] | None:
-    """The command line of a tool that reads a validate report beside the rows CSV (tools/load_bias.py too):
-    (args, compute(rows, report by row id)), or None after one line on stderr naming the file that could not be read
-    or whose rows `compute` refused (a ValueError: a non-numeric error, an unknown model)."""
+    """The command line of a tool that reads a validate report beside the rows CSV (tools/load_bias.py and
+    tools/heldout_bands.py too; `options` adds a tool's own flags): (args, compute(rows, report by row id)), or None
+    after one line on stderr naming the file that could not be read or whose rows `compute` refused (a ValueError: a
+    non-numeric error, an unknown model)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("report", type=Path, help="a validate report CSV (--report PREFIX writes PREFIX.csv)")
     ap.add_argument("--rows", type=Path, default=ROWS, help="the rows CSV the report was made from")
+    if options:
+        options(ap)
     a = ap.parse_args(argv)
     try:
         rows = read_csv(a.rows, row_columns)
