@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simulator import Acceptance, simulate_step, speedup_curve
+from simulator import Acceptance, band_for, load_bands, load_model, simulate_step, speedup_curve
 from simulator.drafters import default_decay
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
@@ -159,18 +159,41 @@ DOC = Path(__file__).resolve().parents[1] / "validation" / "BLIND_TEST.md"
 BEGIN, END = "<!-- blind_test.py: begin -->", "<!-- blind_test.py: end -->"
 
 
+def inside_band(r: Row, predicted: float, bands: tuple) -> bool | None:
+    """Whether a speedup row measured inside the held-out band of its regime (calibration/heldout.toml); None for
+    another metric or where no band covers the row."""
+    if r.metric != "speedup":
+        return None
+    b = band_for(bands, load_model(r.scenario["model"]).is_moe, r.scenario.get("batch", [1])[0], r.tau is not None)
+    if b is None:
+        return None
+    lo, hi = b.speedup_range(predicted)
+    return lo <= r.measured <= hi
+
+
+def _coverage(inside: list[bool | None]) -> str:
+    n, hit = sum(x is not None for x in inside), sum(x is True for x in inside)
+    bare = sum(1 for r, x in zip(ROWS, inside) if r.metric == "speedup" and x is None)
+    return (f"Held-out bands (calibration/heldout.toml, the heldout_80% column of `specroof curve`): {hit} of the {n} "
+            f"speedup rows a band covers measured inside its 80 % range; {bare} speedup rows no band covers.")
+
+
 def table() -> list[str]:
-    """The markdown table of every row (measured, predicted, signed error) and its summary line."""
-    out = ["| row | source | metric | measured | predicted | error |", "|---|---|---|---|---|---|"]
-    errs = []
+    """The markdown table of every row (measured, predicted, signed error), its summary line, and how many speedup
+    rows measured inside their regime's held-out band (an independent check of the bands: no blind row made them)."""
+    out = ["| row | source | metric | measured | predicted | error | in band |", "|---|---|---|---|---|---|---|"]
+    errs, inside, bands = [], [], load_bands()
     for r in ROWS:
         p = predict(r)
         errs.append(p / r.measured - 1.0)
+        inside.append(inside_band(r, p, bands))
+        mark = {None: "", True: "yes", False: "no"}[inside[-1]]
         out.append(f"| {r.name} | [{r.locator}]({r.url}) | {r.metric} | {r.measured:.4g} | {p:.4g} | "
-                   f"{errs[-1]:+.1%} |")
+                   f"{errs[-1]:+.1%} | {mark} |")
     out.append("")
     out.append(f"Median absolute error {statistics.median(abs(e) for e in errs):.1%} over {len(errs)} rows; "
                f"{sum(abs(e) <= 0.2 for e in errs)} of {len(errs)} within 20 %.")
+    out.append(_coverage(inside))
     return out
 
 
