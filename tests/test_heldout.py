@@ -202,3 +202,13 @@ def test_curve_prints_each_points_band_and_says_where_none_applies(capsys):
     rc, out, _ = run(capsys, "curve", "--model", "llama-3.1-8b", "--batch", "64")
     assert band_for(bands, False, 64, False) is None
     assert "held out: no published speedup like the point(s) at batch 64 (dense targets" in out
+
+
+def test_without_a_bands_file_curve_says_nothing_about_held_out_error(capsys, monkeypatch, tmp_path):
+    (tmp_path / "calibration").mkdir()        # a data folder whose calibration holds no heldout.toml
+    monkeypatch.setenv("SPECROOF_DATA_DIR", str(tmp_path))
+    assert load_bands() == ()
+    rc, out, _ = run(capsys, "curve", "--model", "llama-3.1-8b", "--batch", "1,64")
+    assert rc == 0 and "held out" not in out
+    rc, out, _ = run(capsys, "curve", "--model", "llama-3.1-8b", "--batch", "1,64", "--format", "json")
+    assert all("heldout" not in p for p in json.loads(out)["points"])

@@ -108,10 +108,13 @@ def _run_line(n: int, batch: Any, runs: list[float | None]) -> str:
 
 
 def heldout(s: Any, d: dict[str, Any]) -> None:
-    """Put in each speculative point the held-out band of its regime (simulator/heldout.py): how far published
-    speedups like it measured from their predictions under leave-one-source-out; None where no band holds it."""
+    """Put in each point the held-out band of its regime (simulator/heldout.py): how far published speedups like it
+    measured from their predictions under leave-one-source-out; None where no band holds it or the point does not
+    speculate. Without a bands file the points get no such key."""
     from ..heldout import band_for, load_bands  # lazy: one file read, only for curve
     bands, moe, given = load_bands(), bool(d["scenario"]["moe"]), s.acceptance is not None
+    if not bands:          # no bands file (a data folder without one): say nothing rather than "unchecked"
+        return
     for p in d["points"]:
         b = band_for(bands, moe, p["batch"], given) if p["feasible"] and p["k"] else None
         p["heldout"] = None if b is None else {**b.to_dict(), "speedup_p10": p["speedup"] * b.p10,
@@ -135,7 +138,7 @@ def heldout_text(d: dict[str, Any]) -> list[str]:
            "the heldout_80% column, how wrong comparable predictions were, not a bound (validation/BLIND_TEST.md "
            "counts how often rows nobody fitted fell inside)"
            for h in seen.values()]
-    bare = [p["batch"] for p in d["points"] if p["feasible"] and p["k"] and not p.get("heldout")]
+    bare = [p["batch"] for p in d["points"] if "heldout" in p and p["feasible"] and p["k"] and not p["heldout"]]
     if bare:
         out.append(f"held out: no published speedup like the point(s) at batch {', '.join(map(str, bare))} "
                    f"({'moe' if d['scenario']['moe'] else 'dense'} targets at that batch band): unchecked there")
