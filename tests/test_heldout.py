@@ -17,9 +17,9 @@ from simulator.heldout import (
     band_for,
     batch_band,
     build_bands,
+    interval,
     load_bands,
     to_toml,
-    weighted_percentiles,
 )
 
 from .helpers import load_tool, run
@@ -37,15 +37,29 @@ def test_batch_bands_edges():
                                                                     "33+"]
 
 
-def test_build_bands_percentiles_thresholds_and_the_any_acceptance_pool():
+def _interval_by_hand(ratios, sources):
+    """The module docstring's formula, written out: source means, their spread, the pooled scatter within."""
+    logs = np.log(ratios)
+    names = sorted(set(sources))
+    means = np.array([np.mean([x for x, s in zip(logs, sources) if s == n]) for n in names])
+    n = len(names)
+    tau = np.std(means, ddof=1)
+    res = [x - means[names.index(s)] for x, s in zip(logs, sources)]
+    sigma = np.sqrt(np.sum(np.square(res)) / (len(logs) - n)) if len(logs) > n else 0.0
+    t90 = {2: 1.8856180831641267, 3: 1.6377443536962102}[n - 1]      # Student t, 0.90 quantile, 2 and 3 dof
+    half = t90 * np.sqrt(tau ** 2 * (1 + 1 / n) + sigma ** 2)
+    return np.exp(means.mean() - half), np.exp(means.mean()), np.exp(means.mean() + half), tau, sigma
+
+
+def test_build_bands_interval_thresholds_and_the_any_acceptance_pool():
     ratios = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3]
-    recs = [(True, 8.0, True, r, "abc"[i % 3]) for i, r in enumerate(ratios)]
-    got = {(b.targets, b.batch, b.acceptance): b for b in build_bands(recs)}
+    srcs = ["abc"[i % 3] for i in range(9)]
+    got = {(b.targets, b.batch, b.acceptance): b for b in build_bands([(True, 8.0, True, r, s)
+                                                                        for r, s in zip(ratios, srcs)])}
     assert set(got) == {("moe", "5-32", "given"), ("moe", "5-32", "any")}
     b = got[("moe", "5-32", "given")]
     assert (b.rows, b.sources) == (9, 3)
-    # Three rows per source: equal weights, so the Hazen percentiles of the nine ratios.
-    assert (b.p10, b.p50, b.p90) == pytest.approx(tuple(np.interp([0.1, 0.5, 0.9], (np.arange(9) + 0.5) / 9, ratios)))
+    assert (b.lo, b.mid, b.hi, b.tau, b.sigma) == pytest.approx(_interval_by_hand(ratios, srcs))
     # Too few rows, or fewer than MIN_SOURCES sources: no band.
     assert build_bands(_rec(MIN_ROWS - 1)) == []
     assert build_bands(_rec(MIN_ROWS, sources=("a", "b"))) == []
@@ -55,20 +69,25 @@ def test_build_bands_percentiles_thresholds_and_the_any_acceptance_pool():
     assert MIN_SOURCES == 3
 
 
-def test_every_source_weighs_the_same_in_a_band():
-    # Ten rows of one source at 0.9 and one row each of two others at 0.5 and 1.5: by rows the band would sit at 0.9;
-    # by sources each of the three holds a third of the weight.
-    recs = _rec(10, ratio=0.9, sources=("big",)) + [(True, 1.0, True, 0.5, "x"), (True, 1.0, True, 1.5, "y")]
-    b = build_bands(recs)[0]
-    assert b.p10 == pytest.approx(0.5) and b.p50 == pytest.approx(0.9) and b.p90 == pytest.approx(1.5)
-    assert weighted_percentiles(np.array([3.0, 1.0, 2.0]), np.ones(3), [50]) == pytest.approx([2.0])
+def test_sources_not_rows_set_the_width():
+    # Ten rows of one source at 0.9 and one row each of two others at 0.6 and 1.35: by rows the band would sit
+    # tight about 0.9; the random-effects interval is as wide as the three sources disagree.
+    ratios = [0.9] * 10 + [0.6, 1.35]
+    srcs = ["big"] * 10 + ["x", "y"]
+    lo, mid, hi, tau, sigma = interval(np.log(ratios), srcs)
+    assert sigma == pytest.approx(0.0, abs=1e-12) and tau == pytest.approx(np.std(np.log([0.9, 0.6, 1.35]), ddof=1))
+    assert lo < 0.6 and hi > 1.35 and mid == pytest.approx(np.exp(np.mean(np.log([0.9, 0.6, 1.35]))))
+    assert (lo, mid, hi, tau, sigma) == pytest.approx(_interval_by_hand(ratios, srcs))
 
 
-@given(st.lists(st.floats(0.1, 10.0), min_size=1, max_size=30), st.data())
-def test_weighted_percentiles_are_ordered_and_within_the_values(x, data):
-    w = np.array(data.draw(st.lists(st.floats(0.01, 10.0), min_size=len(x), max_size=len(x))))
-    p = weighted_percentiles(np.array(x), w, [0, 10, 50, 90, 100])
-    assert np.all(np.diff(p) >= -1e-12) and min(x) - 1e-12 <= p[0] and p[-1] <= max(x) + 1e-12
+@given(st.lists(st.tuples(st.floats(0.2, 5.0), st.sampled_from("abcd")), min_size=3, max_size=40)
+       .filter(lambda r: len({s for _, s in r}) >= 2))
+def test_the_interval_is_ordered_and_widens_with_the_spread(recs):
+    logs, srcs = np.log([r for r, _ in recs]), [s for _, s in recs]
+    lo, mid, hi, tau, sigma = interval(logs, srcs)
+    assert 0 < lo <= mid <= hi and tau >= 0 and sigma >= 0
+    lo2, mid2, hi2, *_ = interval(2.0 * logs, srcs)          # every log ratio doubled: the spreads double
+    assert np.log(hi2 / lo2) == pytest.approx(2.0 * np.log(hi / lo), rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("ratio", [0.0, -1.0, float("nan"), float("inf")])
@@ -78,8 +97,8 @@ def test_build_bands_refuses_a_ratio_that_is_not_a_positive_number(ratio):
 
 
 def test_band_for_prefers_the_regime_then_any_acceptance_and_never_borrows_another_batch_or_class():
-    exact = Band("moe", "1-4", "given", 9, 3, 0.8, 0.9, 1.0)
-    pooled = Band("moe", "1-4", "any", 20, 3, 0.7, 0.9, 1.1)
+    exact = Band("moe", "1-4", "given", 9, 3, 0.8, 0.9, 1.0, 0.1, 0.05)
+    pooled = Band("moe", "1-4", "any", 20, 3, 0.7, 0.9, 1.1, 0.1, 0.05)
     assert band_for([exact, pooled], True, 2, True) is exact
     assert band_for([exact, pooled], True, 2, False) is pooled      # no 'assumed' band: the pool
     assert band_for([exact], True, 2, False) is None
@@ -94,14 +113,14 @@ def test_band_for_prefers_the_regime_then_any_acceptance_and_never_borrows_anoth
 def test_bands_are_ordered_and_round_trip_through_the_file(tmp_path_factory, recs):
     bands = build_bands(recs)
     for b in bands:
-        assert b.rows >= MIN_ROWS and b.sources >= MIN_SOURCES and 0 < b.p10 <= b.p50 <= b.p90
+        assert b.rows >= MIN_ROWS and b.sources >= MIN_SOURCES and 0 < b.lo <= b.mid <= b.hi
     path = tmp_path_factory.mktemp("bands") / "heldout.toml"
     path.write_text(to_toml(bands, "a header\nof two lines"))
     back = load_bands(path)
     assert [(b.targets, b.batch, b.acceptance, b.rows, b.sources) for b in back] == \
         [(b.targets, b.batch, b.acceptance, b.rows, b.sources) for b in bands]
     for a, b in zip(back, bands):
-        assert (a.p10, a.p50, a.p90) == pytest.approx((b.p10, b.p50, b.p90), abs=6e-5)
+        assert (a.lo, a.mid, a.hi, a.tau, a.sigma) == pytest.approx((b.lo, b.mid, b.hi, b.tau, b.sigma), abs=6e-5)
 
 
 def test_the_shipped_bands_load_and_hold_the_low_batch_moe_regime():
@@ -110,7 +129,8 @@ def test_the_shipped_bands_load_and_hold_the_low_batch_moe_regime():
     assert band_for(bands, True, 1, True) is not None
 
 
-GOOD = 'targets = "moe"\nbatch = "1-4"\nacceptance = "given"\nrows = 9\nsources = 2\np10 = 0.8\np50 = 0.9\np90 = 1.0\n'
+GOOD = ('targets = "moe"\nbatch = "1-4"\nacceptance = "given"\nrows = 9\nsources = 3\nlo = 0.8\nmid = 0.9\nhi = 1.0\n'
+        "tau = 0.1\nsigma = 0.0\n")
 
 
 @pytest.mark.parametrize("text, match", [
@@ -119,10 +139,13 @@ GOOD = 'targets = "moe"\nbatch = "1-4"\nacceptance = "given"\nrows = 9\nsources 
     ("[[band]]\n" + GOOD.replace('"given"', '"maybe"'), r"acceptance = 'maybe'; allowed: given, assumed, any"),
     ("[[band]]\n" + GOOD.replace("rows = 9", "rows = 9.5"), r"rows = 9.5; expected an integer > 0"),
     ("[[band]]\n" + GOOD.replace("rows = 9", "rows = true"), r"rows = True; expected an integer > 0"),
-    ("[[band]]\n" + GOOD.replace("p10 = 0.8", "p10 = -0.8"), r"p10 = -0.8; expected a finite number > 0"),
-    ("[[band]]\n" + GOOD.replace("p10 = 0.8", "p10 = nan"), r"p10 = nan; expected a finite number > 0"),
-    ("[[band]]\n" + GOOD.replace("p10 = 0.8", 'p10 = "0.8"'), r"p10 = '0.8'; expected a finite number > 0"),
-    ("[[band]]\n" + GOOD.replace("p10 = 0.8", "p10 = 0.95"), r"expected p10 <= p50 <= p90"),
+    ("[[band]]\n" + GOOD.replace("lo = 0.8", "lo = -0.8"), r"lo = -0.8; expected a finite number > 0"),
+    ("[[band]]\n" + GOOD.replace("lo = 0.8", "lo = 0"), r"lo = 0; expected a finite number > 0"),
+    ("[[band]]\n" + GOOD.replace("lo = 0.8", "lo = nan"), r"lo = nan; expected a finite number > 0"),
+    ("[[band]]\n" + GOOD.replace("lo = 0.8", 'lo = "0.8"'), r"lo = '0.8'; expected a finite number > 0"),
+    ("[[band]]\n" + GOOD.replace("lo = 0.8", "lo = 0.95"), r"expected lo <= mid <= hi"),
+    ("[[band]]\n" + GOOD.replace("tau = 0.1", "tau = -0.1"), r"tau = -0.1; expected a finite number >= 0"),
+    ("[[band]]\n" + GOOD.replace("sigma = 0.0\n", ""), r"sigma = None; expected a finite number >= 0"),
     ("[[band]]\n" + GOOD + "bias = 1\n", r"band 1: unknown field 'bias'"),
     ("[[band]]\n" + GOOD + "[[band]]\n" + GOOD, r"regime moe/1-4/given appears twice"),
     ("band = 3\n", r"band must be an array of tables"),
@@ -147,20 +170,21 @@ def test_heldout_bands_tool_prints_and_writes_only_a_held_out_report(tmp_path, c
     tool = load_tool("heldout_bands")
     head = "row_id,source_id,method,metric,model,batch,concurrency"
     rows = [head] + [f"R{i},s{i % 3},mtp,speedup,deepseek-r1,,2" for i in range(9)] + \
-        ["R8,s0,eagle3,speedup,llama-3.1-8b,1,", "L1,s0,mtp,speedup,deepseek-r1,,2", "N1,s0,mtp,speedup,deepseek-r1,,"]
+        ["D1,s0,eagle3,speedup,llama-3.1-8b,1,", "L1,s0,mtp,speedup,deepseek-r1,,2", "N1,s0,mtp,speedup,deepseek-r1,,"]
     rp, rr = tmp_path / "rows.csv", tmp_path / "cv.csv"
     rp.write_text("\n".join(rows) + "\n")
     rep = ["row_id,error,kind,scope"] + [f"R{i},{0.1 * i - 0.3:.2f},speedup,headline" for i in range(9)] + \
-        ["R8,0.1,speedup,headline", "L1,0.5,speedup,legacy engine", "N1,0.5,speedup,headline"]
+        ["D1,0.1,speedup,headline", "L1,0.5,speedup,legacy engine", "N1,0.5,speedup,headline"]
     rr.write_text("\n".join(rep) + "\n")
     (tmp_path / "cv.md").write_text("Predictions: in-sample (profiles as shipped).\n")
     out = tmp_path / "bands.toml"
     assert tool.main([str(rr), "--rows", str(rp)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split()[:5] for ln in lines[1:]] == [["moe", "1-4", "any", "9", "3"], ["moe", "1-4", "given", "9", "3"]]
-    # measured / predicted = 1 / (1 + error): R0..R8 errors -0.3..+0.5, three rows per source (equal weights).
+    # measured / predicted = 1 / (1 + error): R0..R8 errors -0.3..+0.5, source s(i % 3).
     ratios = [1 / (1 + (0.1 * i - 0.3)) for i in range(9)]
-    assert float(lines[1].split()[6]) == pytest.approx(np.median(ratios), abs=1e-3)
+    want = _interval_by_hand(ratios, [f"s{i % 3}" for i in range(9)])
+    assert [float(x) for x in lines[1].split()[5:10]] == pytest.approx(want, abs=1e-3)
     assert tool.main([str(rr), "--rows", str(rp), "--write", "--out", str(out)]) == 2
     assert "not a held-out report" in capsys.readouterr().err and not out.exists()
     (tmp_path / "cv.md").write_text("Predictions: leave-one-source-out: every calibrated parameter refitted\n")
@@ -189,15 +213,15 @@ def test_curve_prints_each_points_band_and_says_where_none_applies(capsys):
             continue
         h = p["heldout"]
         assert h["regime"] == b.regime and h["rows"] == b.rows
-        assert (h["speedup_p10"], h["speedup_p90"]) == pytest.approx(b.speedup_range(p["speedup"]))
+        assert (h["speedup_lo"], h["speedup_hi"]) == pytest.approx(b.speedup_range(p["speedup"]))
     rc, out, _ = run(capsys, "curve", *MTP, "--batch", "1")
     assert rc == 0 and "heldout_80%" in out.splitlines()[1]
     b = band_for(bands, True, 1, True)
-    assert f"held out ({b.regime}): 80 % of {b.rows} published speedups" in out
+    assert f"held out ({b.regime}; {b.rows} published speedups from {b.sources} sources" in out
     rc, out, _ = run(capsys, "curve", *MTP, "--batch", "1", "--format", "csv")
     head, first = out.splitlines()[:2]
     cols = dict(zip(head.split(","), first.split(",")))
-    assert float(cols["heldout_p10_speedup"]) == pytest.approx(float(cols["speedup"]) * b.p10, rel=2e-3)
+    assert float(cols["heldout_lo_speedup"]) == pytest.approx(float(cols["speedup"]) * b.lo, rel=2e-3)
     # Dense targets at batch 64: no held-out published speedup (those rows are all at batch 1-4).
     rc, out, _ = run(capsys, "curve", "--model", "llama-3.1-8b", "--batch", "64")
     assert band_for(bands, False, 64, False) is None

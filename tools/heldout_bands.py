@@ -60,8 +60,8 @@ def _options(ap: argparse.ArgumentParser) -> None:
 
 
 def _line(b: Band) -> str:
-    return (f"{b.targets:<6} {b.batch:<5} {b.acceptance:<8} {b.rows:>4} {b.sources:>7}  {b.p10:.3f}  {b.p50:.3f}  "
-            f"{b.p90:.3f}")
+    return (f"{b.targets:<6} {b.batch:<5} {b.acceptance:<8} {b.rows:>4} {b.sources:>7}  {b.lo:.3f}  {b.mid:.3f}  "
+            f"{b.hi:.3f}  {b.tau:.3f}  {b.sigma:.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     if not bands:
         print(f"error: {a.report}: no regime holds enough held-out speedup rows", file=sys.stderr)
         return 2
-    print("targets batch acceptance rows sources  p10    p50    p90   (measured / predicted)")
+    print("targets batch acceptance rows sources  lo     mid    hi     tau    sigma  (measured / predicted; 80 % "
+          "prediction interval for a row of a new source)")
     for b in bands:
         print(_line(b))
     if a.write:
@@ -85,10 +86,12 @@ def main(argv: list[str] | None = None) -> int:
                   "validate --cv source --report PREFIX", file=sys.stderr)
             return 2
         header = (f"Held-out error bands, written by tools/heldout_bands.py on {date.today().isoformat()} from a\n"
-                  "leave-one-source-out report (specroof validate --cv source). Each band: the 10th, 50th and 90th\n"
-                  "percentiles of measured / predicted over the published speedup rows of one regime, each source\n"
-                  "weighing the same (simulator/heldout.py). Empirical percentiles of the rows at hand, not a\n"
-                  "confidence interval; validation/BLIND_TEST.md counts how many rows nobody fitted fall inside.")
+                  "leave-one-source-out report (specroof validate --cv source). Each band: the 80 % prediction\n"
+                  "interval (lo, hi) of measured / predicted for one published speedup row of a new source in one\n"
+                  "regime, about the mean of its sources (mid), from a random-effects model of log(measured /\n"
+                  "predicted) with tau between sources and sigma within one (simulator/heldout.py). How wrong\n"
+                  "comparable predictions were, not a bound; validation/BLIND_TEST.md counts how many rows nobody\n"
+                  "fitted fall inside.")
         print(f"wrote {write_text(a.out, to_toml(bands, header), 'bands file')}")
     return 0
 

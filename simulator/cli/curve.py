@@ -117,13 +117,13 @@ def heldout(s: Any, d: dict[str, Any]) -> None:
         return
     for p in d["points"]:
         b = band_for(bands, moe, p["batch"], given) if p["feasible"] and p["k"] else None
-        p["heldout"] = None if b is None else {**b.to_dict(), "speedup_p10": p["speedup"] * b.p10,
-                                               "speedup_p90": p["speedup"] * b.p90}
+        p["heldout"] = None if b is None else {**b.to_dict(), "speedup_lo": p["speedup"] * b.lo,
+                                               "speedup_hi": p["speedup"] * b.hi}
 
 
 def _band_cell(p: dict[str, Any]) -> str:
     h = p.get("heldout")
-    return "-" if h is None else f"{h['speedup_p10']:.2f}-{h['speedup_p90']:.2f}"
+    return "-" if h is None else f"{h['speedup_lo']:.2f}-{h['speedup_hi']:.2f}"
 
 
 def heldout_text(d: dict[str, Any]) -> list[str]:
@@ -132,12 +132,12 @@ def heldout_text(d: dict[str, Any]) -> list[str]:
     for p in d["points"]:
         if p.get("heldout"):
             seen.setdefault(p["heldout"]["regime"], p["heldout"])
-    out = [f"held out ({h['regime']}): 80 % of {h['rows']} published speedups from {h['sources']} sources measured "
-           f"{h['measured_over_predicted_p10']:.2f}-{h['measured_over_predicted_p90']:.2f}x their prediction "
-           f"(median {h['measured_over_predicted_p50']:.2f}x; leave-one-source-out, each source weighing the same): "
-           "the heldout_80% column, how wrong comparable predictions were, not a bound (validation/BLIND_TEST.md "
-           "counts how often rows nobody fitted fell inside)"
-           for h in seen.values()]
+    out = [f"held out ({h['regime']}; {h['rows']} published speedups from {h['sources']} sources, each priced without "
+           f"its source): a new source measures {h['measured_over_predicted_lo']:.2f}-"
+           f"{h['measured_over_predicted_hi']:.2f}x the prediction, 80 % of the time (centre "
+           f"{h['measured_over_predicted_mid']:.2f}x; random-effects prediction interval, simulator/heldout.py): the "
+           "heldout_80% column; how wrong comparable predictions were, not a bound (validation/BLIND_TEST.md counts "
+           "how often rows nobody fitted fell inside)" for h in seen.values()]
     bare = [p["batch"] for p in d["points"] if "heldout" in p and p["feasible"] and p["k"] and not p["heldout"]]
     if bare:
         out.append(f"held out: no published speedup like the point(s) at batch {', '.join(map(str, bare))} "
@@ -147,9 +147,9 @@ def heldout_text(d: dict[str, Any]) -> list[str]:
 
 def _print_csv(d: dict[str, Any], hz: list[Any]) -> None:
     runs = d.get("run_speedup")
-    col = ["heldout_p10_speedup", "heldout_p90_speedup"] + ([] if runs is None else [f"run{d['num_prompts']}_speedup"])
-    cells = [[fmt.num(p["heldout"]["speedup_p10"]) if p.get("heldout") else "",
-              fmt.num(p["heldout"]["speedup_p90"]) if p.get("heldout") else ""]
+    col = ["heldout_lo_speedup", "heldout_hi_speedup"] + ([] if runs is None else [f"run{d['num_prompts']}_speedup"])
+    cells = [[fmt.num(p["heldout"]["speedup_lo"]) if p.get("heldout") else "",
+              fmt.num(p["heldout"]["speedup_hi"]) if p.get("heldout") else ""]
              + ([] if runs is None else [fmt.num(v)]) for p, v in zip(d["points"], runs or [None] * len(d["points"]))]
     print(fmt.csv_text(HEADERS + col + ["reason"], [r + c + [p["message"] if not p["feasible"] else ""]
                                                      for p, r, c in zip(d["points"], _rows(d), cells)]))
