@@ -133,26 +133,33 @@ GOOD = ('targets = "moe"\nbatch = "1-4"\nacceptance = "given"\nrows = 9\nsources
         "tau = 0.1\nsigma = 0.0\n")
 
 
-@pytest.mark.parametrize("text, match", [
-    ("[[band]]\n" + GOOD.replace('"moe"', '"sparse"'), r"band 1: targets = 'sparse'; allowed: dense, moe"),
-    ("[[band]]\n" + GOOD.replace('"1-4"', '"any"'), r"band 1: batch = 'any'; allowed: 1-4, 5-32, 33\+"),
-    ("[[band]]\n" + GOOD.replace('"given"', '"maybe"'), r"acceptance = 'maybe'; allowed: given, assumed, any"),
-    ("[[band]]\n" + GOOD.replace("rows = 9", "rows = 9.5"), r"rows = 9.5; expected an integer > 0"),
-    ("[[band]]\n" + GOOD.replace("rows = 9", "rows = true"), r"rows = True; expected an integer > 0"),
-    ("[[band]]\n" + GOOD.replace("lo = 0.8", "lo = -0.8"), r"lo = -0.8; expected a finite number > 0"),
-    ("[[band]]\n" + GOOD.replace("lo = 0.8", "lo = 0"), r"lo = 0; expected a finite number > 0"),
-    ("[[band]]\n" + GOOD.replace("lo = 0.8", "lo = nan"), r"lo = nan; expected a finite number > 0"),
-    ("[[band]]\n" + GOOD.replace("lo = 0.8", 'lo = "0.8"'), r"lo = '0.8'; expected a finite number > 0"),
-    ("[[band]]\n" + GOOD.replace("lo = 0.8", "lo = 0.95"), r"expected lo <= mid <= hi"),
-    ("[[band]]\n" + GOOD.replace("tau = 0.1", "tau = -0.1"), r"tau = -0.1; expected a finite number >= 0"),
-    ("[[band]]\n" + GOOD.replace("sigma = 0.0\n", ""), r"sigma = None; expected a finite number >= 0"),
-    ("[[band]]\n" + GOOD + "bias = 1\n", r"band 1: unknown field 'bias'"),
+# One field of a good band replaced: (the text replaced, its replacement, what the error says).
+BAD_FIELDS = [
+    ('"moe"', '"sparse"', r"band 1: targets = 'sparse'; allowed: dense, moe"),
+    ('"1-4"', '"any"', r"band 1: batch = 'any'; allowed: 1-4, 5-32, 33\+"),
+    ('"given"', '"maybe"', r"acceptance = 'maybe'; allowed: given, assumed, any"),
+    ("rows = 9", "rows = 9.5", r"rows = 9.5; expected an integer > 0"),
+    ("rows = 9", "rows = true", r"rows = True; expected an integer > 0"),
+    ("lo = 0.8", "lo = -0.8", r"lo = -0.8; expected a finite number > 0"),
+    ("lo = 0.8", "lo = 0", r"lo = 0; expected a finite number > 0"),
+    ("lo = 0.8", "lo = nan", r"lo = nan; expected a finite number > 0"),
+    ("lo = 0.8", 'lo = "0.8"', r"lo = '0.8'; expected a finite number > 0"),
+    ("lo = 0.8", "lo = 0.95", r"expected lo <= mid <= hi"),
+    ("tau = 0.1", "tau = -0.1", r"tau = -0.1; expected a finite number >= 0"),
+    ("sigma = 0.0\n", "", r"sigma = None; expected a finite number >= 0"),
+    ("sigma = 0.0\n", "sigma = 0.0\nbias = 1\n", r"band 1: unknown field 'bias'"),
+]
+BAD_FILES = [
     ("[[band]]\n" + GOOD + "[[band]]\n" + GOOD, r"regime moe/1-4/given appears twice"),
     ("band = 3\n", r"band must be an array of tables"),
     ("band = [3]\n", r"band 1: expected a table"),
     ("[meta]\nx = 1\n", r"unknown table 'meta'; allowed: \[\[band\]\]"),
     ("[[band]\n", r"malformed TOML"),
-])
+]
+
+
+@pytest.mark.parametrize("text, match", [("[[band]]\n" + GOOD.replace(old, new), m) for old, new, m in BAD_FIELDS]
+                         + BAD_FILES)
 def test_a_bad_bands_file_is_one_error_naming_file_entry_field_and_value(tmp_path, text, match):
     p = tmp_path / "heldout.toml"
     p.write_text(text)
