@@ -8,23 +8,26 @@ finds the regime of a prediction there.
 
 The unit a new deployment is drawn from is a source, not a row: one source's rows share its setup and its error
 (validation/ACCURACY.md's bias per source), and the sources of a regime disagree by more than a source's rows scatter.
-So the interval is that of a random-effects model on log(measured / predicted) (Higgins, Thompson & Spiegelhalter 2009,
-J. R. Stat. Soc. A 172:137): source means m_s with grand mean m and between-source standard deviation
-tau, residuals within the sources with pooled standard deviation sigma, and for a row of a new source
-    m +- t(0.90, n - 1) * sqrt(tau^2 (1 + 1/n) + sigma^2),    n sources,
-the textbook prediction interval of a new source mean (the t quantile for n - 1 degrees of freedom: Higgins et al.
-use n - 2, wider still) with the scatter of a row about its source's mean added. With 3-4 sources per regime the
-interval is wide; narrower ones (percentiles of the rows, or of sources weighted alike) held 2 and 6 of the 12 blind
-speedup rows of validation/BLIND_TEST.md, this one 8 (chosen after those counts were seen: not a blind check of the
-choice).
+So the interval is that of a random-effects model of log(measured / predicted), y_sj = mu + u_s + e_sj with
+u_s ~ N(0, tau^2) between sources and e_sj ~ N(0, sigma^2) within one (Higgins, Thompson & Spiegelhalter 2009,
+J. R. Stat. Soc. A 172:137), estimated by moments from the n source means m_s of k_s rows each: their mean m and
+variance s^2, sigma^2 pooled over the residuals about them, tau^2 = max(0, s^2 - sigma^2 mean(1/k_s)) (a source
+mean carries sigma^2 / k_s of its rows' scatter). A row of a new source then varies about m by
+    V = tau^2 + sigma^2 + s^2 / n,        interval m +- t(0.90, nu) sqrt(V),
+nu the Welch-Satterthwaite degrees of freedom of V's two estimated parts (s^2 on n - 1, sigma^2 on its pooled rows
+minus n). Narrower choices held fewer of the 12 blind speedup rows of validation/BLIND_TEST.md (percentiles of the
+rows 3, of sources weighted alike 6); this one holds 8, a count seen when the method was chosen, so not a blind check
+of the choice.
 
 A regime is (targets: dense or moe, batch band: 1-4, 5-32 or 33+, acceptance: given or assumed), where "given"
 means the row (or the user) stated the acceptance length and "assumed" that the method's published default stood
-in for it. A regime needs at least MIN_ROWS rows from at least MIN_SOURCES sources; a prediction whose own regime
-has fewer takes the rows of its targets and batch band at either acceptance ("any"), and none beyond that: a band
-borrowed from another batch band or target class would claim a check that was never made (the held-out dense
-speedups, for one, are all at batch 1-4). The band says how wrong comparable predictions were, from a few dozen rows
-of three or four sources at most: not a bound.
+in for it. A regime needs at least MIN_ROWS rows from at least MIN_SOURCES sources (a source of one row counts: it is
+one draw of a new source's error; the file lists each band's rows per source). A prediction whose own regime has too
+few takes the band of its targets and batch band at either acceptance ("any"); a prediction with its acceptance
+assumed takes the wider of that and the acceptance-given band (guessing the acceptance adds error, never removes
+it). Nothing beyond: a band borrowed from another batch band or target class would claim a check that was never made
+(the held-out dense speedups, for one, are all at batch 1-4). The band says how wrong comparable predictions were,
+from a few dozen rows of three or four sources at most: not a bound.
 """
 
 from __future__ import annotations
@@ -44,17 +47,19 @@ BANDS_FILE = "heldout.toml"
 MIN_ROWS, MIN_SOURCES = 8, 3
 TARGETS, BATCHES, ACCEPTANCE = ("dense", "moe"), ("1-4", "5-32", "33+"), ("given", "assumed")
 ANY = "any"
-_FIELDS = {"targets": TARGETS, "batch": BATCHES, "acceptance": (*ACCEPTANCE, ANY)}
+_KEYS = (("targets", TARGETS), ("batch", BATCHES), ("acceptance", (*ACCEPTANCE, ANY)))
 _NUMBERS = ("rows", "sources", "lo", "mid", "hi")
 _SPREADS = ("tau", "sigma")
+_FIELDS = (*(k for k, _ in _KEYS), *_NUMBERS, *_SPREADS, "source_rows")
 LEVEL = 0.80
 
 
 @dataclass(frozen=True)
 class Band:
-    """The held-out ratios measured / predicted of one regime: its key, how many rows and sources it holds, the 80 %
-    prediction interval (lo, hi) for a row of a new source about the grand mean (mid), and the two spreads of
-    log(measured / predicted) it is made of: between sources (tau) and within a source (sigma)."""
+    """The held-out ratios measured / predicted of one regime: its key, how many rows and sources it holds (and the
+    rows of each source, most first), the 80 % prediction interval (lo, hi) for a row of a new source about the mean
+    of the source means (mid), and the two spreads of log(measured / predicted) it is made of: between sources (tau)
+    and within a source (sigma)."""
 
     targets: str
     batch: str
@@ -66,6 +71,7 @@ class Band:
     hi: float
     tau: float
     sigma: float
+    source_rows: tuple[int, ...] = ()
 
     @property
     def regime(self) -> str:
@@ -77,44 +83,60 @@ class Band:
         return speedup * self.lo, speedup * self.hi
 
     def to_dict(self) -> dict[str, Any]:
-        return {"regime": self.regime, "rows": self.rows, "sources": self.sources,
+        return {"regime": self.regime, "targets": self.targets, "batch_band": self.batch,
+                "acceptance": self.acceptance, "rows": self.rows, "sources": self.sources,
+                "source_rows": list(self.source_rows),
                 "measured_over_predicted_lo": self.lo, "measured_over_predicted_mid": self.mid,
                 "measured_over_predicted_hi": self.hi, "tau": self.tau, "sigma": self.sigma}
 
 
 def batch_band(batch: float) -> str:
-    """The batch band of a batch (or concurrency) >= 1."""
+    """The batch band of a batch (or concurrency) >= 1 (ValueError otherwise)."""
+    if not (math.isfinite(batch) and batch >= 1):
+        raise ValueError(f"batch = {batch!r}; expected a finite number >= 1")
     return BATCHES[0] if batch <= 4 else (BATCHES[1] if batch <= 32 else BATCHES[2])
 
 
 def _keys(moe: bool, batch: float, given: bool) -> list[tuple[str, str, str]]:
-    """The regimes to try for one prediction, most specific first (the module docstring's fallback order)."""
+    """The regimes a row of (moe, batch, given) belongs to: its own and its targets and batch band at any acceptance."""
     t, b = TARGETS[moe], batch_band(batch)
     return [(t, b, ACCEPTANCE[not given]), (t, b, ANY)]
 
 
 def band_for(bands: Sequence[Band], moe: bool, batch: float, given: bool) -> Band | None:
-    """The band of a prediction's regime, else of its targets and batch band at any acceptance; None when the file
-    holds neither (no held-out published speedup is like it)."""
+    """The band of a prediction's regime; else its targets and batch band at any acceptance, and for an assumed
+    acceptance the wider of that and the acceptance-given band; None when the file holds none of them (no held-out
+    published speedup is like it)."""
     by = {(x.targets, x.batch, x.acceptance): x for x in bands}
-    return next((by[k] for k in _keys(moe, batch, given) if k in by), None)
+    own, pooled = _keys(moe, batch, given)
+    if own in by:
+        return by[own]
+    cands = [by[k] for k in (pooled, (own[0], own[1], ACCEPTANCE[0])) if k in by and (k == pooled or not given)]
+    return max(cands, key=lambda x: x.hi / x.lo, default=None)
 
 
 def interval(logs: np.ndarray, sources: Sequence[str]) -> tuple[float, float, float, float, float]:
     """(lo, mid, hi, tau, sigma): the LEVEL prediction interval, as ratios, of one row of a new source from the
-    log ratios of rows of >= 2 sources (the module docstring's random-effects formula). sigma is 0 where every source
-    holds one row (no scatter within a source to pool)."""
+    log ratios of rows of >= 2 sources (the module docstring's random-effects model, by moments). sigma is 0 where
+    every source holds one row (no scatter within a source to pool): tau then carries all of it."""
     from scipy.stats import t as student  # lazy: only the bands tool builds intervals
 
     names = sorted(set(sources))
-    src = np.array([names.index(x) for x in sources])
-    means = np.array([logs[src == i].mean() for i in range(len(names))])
+    if len(names) < 2:
+        raise ValueError(f"{len(names)} source(s); an interval for a new source needs at least 2")
+    idx = {x: i for i, x in enumerate(names)}
+    src = np.array([idx[x] for x in sources])
+    k = np.bincount(src).astype(float)
+    means = np.bincount(src, weights=logs) / k
     n, dof = len(names), len(logs) - len(names)
-    tau = float(means.std(ddof=1))
-    sigma = float(np.sqrt(np.sum((logs - means[src]) ** 2) / dof)) if dof > 0 else 0.0
+    s2 = float(means.var(ddof=1))
+    sig2 = float(np.sum((logs - means[src]) ** 2) / dof) if dof > 0 else 0.0
+    tau2 = max(0.0, s2 - sig2 * float(np.mean(1.0 / k)))
+    a, b = (s2 * (1 + 1 / n), sig2 * (1 - float(np.mean(1.0 / k)))) if tau2 > 0 else (s2 / n, sig2)
+    nu = (a + b) ** 2 / (a * a / (n - 1) + (b * b / dof if dof > 0 else 0.0)) if a + b > 0 else n - 1.0
+    half = float(student.ppf(0.5 + LEVEL / 2, nu)) * math.sqrt(a + b)
     m = float(means.mean())
-    half = float(student.ppf(0.5 + LEVEL / 2, n - 1)) * math.sqrt(tau ** 2 * (1 + 1 / n) + sigma ** 2)
-    return math.exp(m - half), math.exp(m), math.exp(m + half), tau, sigma
+    return math.exp(m - half), math.exp(m), math.exp(m + half), math.sqrt(tau2), math.sqrt(sig2)
 
 
 def build_bands(records: Iterable[tuple[bool, float, bool, float, str]]) -> list[Band]:
@@ -130,7 +152,8 @@ def build_bands(records: Iterable[tuple[bool, float, bool, float, str]]) -> list
     for key in sorted(groups):
         logs, srcs = np.array([x for x, _ in groups[key]]), [s for _, s in groups[key]]
         if logs.size >= MIN_ROWS and len(set(srcs)) >= MIN_SOURCES:
-            out.append(Band(*key, int(logs.size), len(set(srcs)), *interval(logs, srcs)))
+            per = tuple(sorted((srcs.count(x) for x in set(srcs)), reverse=True))
+            out.append(Band(*key, int(logs.size), len(per), *interval(logs, srcs), source_rows=per))
     return out
 
 
@@ -140,42 +163,60 @@ def to_toml(bands: Sequence[Band], header: str) -> str:
     for b in bands:
         lines += ["", "[[band]]", f'targets = "{b.targets}"', f'batch = "{b.batch}"', f'acceptance = "{b.acceptance}"',
                   f"rows = {b.rows}", f"sources = {b.sources}", f"lo = {b.lo:.4f}", f"mid = {b.mid:.4f}",
-                  f"hi = {b.hi:.4f}", f"tau = {b.tau:.4f}", f"sigma = {b.sigma:.4f}"]
+                  f"hi = {b.hi:.4f}", f"tau = {b.tau:.4f}", f"sigma = {b.sigma:.4f}",
+                  f"source_rows = [{', '.join(map(str, b.source_rows))}]"]
     return "\n".join(lines) + "\n"
 
 
 def _number(entry: dict[str, Any], f: str, where: str) -> None:
-    """Refuse field f unless it is a positive integer (rows, sources), a finite number > 0 (the interval) or >= 0
-    (the spreads)."""
-    v, whole, zero = entry.get(f), f in ("rows", "sources"), f in _SPREADS
-    kind = int if whole else (int, float)
-    if isinstance(v, bool) or not isinstance(v, kind) or not math.isfinite(v) or v < 0 or (v == 0 and not zero):
-        raise SpecError(f"{where}: {f} = {v!r}; expected {'an integer' if whole else 'a finite number'} "
-                        f"{'>= 0' if zero else '> 0'}")
+    """Refuse field f unless it is an integer >= 2 (sources: an interval needs two), >= 1 (rows), a finite number > 0
+    (the interval) or >= 0 (the spreads)."""
+    lo = {"sources": 2, "rows": 1}.get(f)
+    zero = f in _SPREADS
+    if f not in entry:
+        raise SpecError(f"{where}: {f} missing; expected {'an integer' if lo else 'a finite number'}")
+    v = entry[f]
+    bad = isinstance(v, bool) or not isinstance(v, int if lo else (int, float)) or not math.isfinite(v)
+    if bad or v < (lo or 0) or (v == 0 and not zero):
+        raise SpecError(f"{where}: {f} = {v!r}; expected " + (f"an integer >= {lo}" if lo else
+                                                               f"a finite number {'>= 0' if zero else '> 0'}"))
+
+
+def _source_rows(entry: dict[str, Any], where: str) -> tuple[int, ...]:
+    """The optional rows per source: positive integers, one per source, summing to rows."""
+    v = entry.get("source_rows", None)
+    if v is None:
+        return ()
+    ok = isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
+    if not ok or len(v) != entry["sources"] or sum(v) != entry["rows"]:
+        raise SpecError(f"{where}: source_rows = {v!r}; expected {entry['sources']} integers >= 1 summing to rows = "
+                        f"{entry['rows']}")
+    return tuple(v)
 
 
 def _parse(entry: Any, where: str) -> Band:
     if not isinstance(entry, dict):
-        raise SpecError(f"{where}: expected a table")
-    extra = set(entry) - set(_FIELDS) - set(_NUMBERS) - set(_SPREADS)
+        raise SpecError(f"{where}: expected a table, found {entry!r}")
+    extra = set(entry) - set(_FIELDS)
     if extra:
-        raise SpecError(f"{where}: unknown field {sorted(extra)[0]!r}; allowed: "
-                        f"{', '.join([*_FIELDS, *_NUMBERS, *_SPREADS])}")
-    for f, allowed in _FIELDS.items():
+        raise SpecError(f"{where}: unknown field {sorted(extra)[0]!r}; allowed: {', '.join(_FIELDS)}")
+    for f, allowed in _KEYS:
         if entry.get(f) not in allowed:
-            raise SpecError(f"{where}: {f} = {entry.get(f)!r}; allowed: {', '.join(allowed)}")
+            got = f"{f} = {entry[f]!r}" if f in entry else f"{f} missing"
+            raise SpecError(f"{where}: {got}; allowed: {', '.join(allowed)}")
     for f in (*_NUMBERS, *_SPREADS):
         _number(entry, f, where)
     if not entry["lo"] <= entry["mid"] <= entry["hi"]:
         raise SpecError(f"{where}: lo = {entry['lo']}, mid = {entry['mid']}, hi = {entry['hi']}; expected "
                         "lo <= mid <= hi")
     return Band(entry["targets"], entry["batch"], entry["acceptance"], int(entry["rows"]), int(entry["sources"]),
-                *(float(entry[f]) for f in ("lo", "mid", "hi", *_SPREADS)))
+                *(float(entry[f]) for f in ("lo", "mid", "hi", *_SPREADS)), source_rows=_source_rows(entry, where))
 
 
 def load_bands(path: str | Path | None = None) -> tuple[Band, ...]:
     """The bands of `path` (default: the shipped calibration/heldout.toml; () when it is absent). A malformed file or
-    entry is a SpecError naming the file, the entry, the field, its value and what was allowed."""
+    entry is a SpecError naming the file, the entry, the field, its value and what was allowed; so is a file that
+    holds no band (the tool never writes one: it is damaged)."""
     if path is None:
         try:
             path = data_dir("calibration") / BANDS_FILE
@@ -187,14 +228,17 @@ def load_bands(path: str | Path | None = None) -> tuple[Band, ...]:
     doc = read_toml(path)
     if set(doc) - {"band"}:
         raise SpecError(f"{path}: unknown table {sorted(set(doc) - {'band'})[0]!r}; allowed: [[band]]")
-    entries = doc.get("band", [])
-    if not isinstance(entries, list):
-        raise SpecError(f"{path}: band must be an array of tables ([[band]])")
+    entries = doc.get("band")
+    if not isinstance(entries, list) or not entries:
+        raise SpecError(f"{path}: band = {entries!r}; expected one or more [[band]] tables")
     out = [_parse(e, f"{path}: band {i + 1}") for i, e in enumerate(entries)]
-    keys = [(b.targets, b.batch, b.acceptance) for b in out]
-    dup = next((k for k in keys if keys.count(k) > 1), None)
-    if dup:
-        raise SpecError(f"{path}: regime {'/'.join(dup)} appears twice; expected one band per regime")
+    first: dict[tuple[str, str, str], int] = {}
+    for i, b in enumerate(out):
+        key = (b.targets, b.batch, b.acceptance)
+        if key in first:
+            raise SpecError(f"{path}: bands {first[key] + 1} and {i + 1} are both regime {'/'.join(key)}; expected "
+                            "one band per regime")
+        first[key] = i
     return tuple(out)
 
 

@@ -168,14 +168,15 @@ def inside_band(r: Row, predicted: float, bands: tuple) -> bool | None:
     if b is None:
         return None
     lo, hi = b.speedup_range(predicted)
-    return lo <= r.measured <= hi
+    return bool(lo <= r.measured <= hi)
 
 
 def _coverage(inside: list[bool | None]) -> str:
-    n, hit = sum(x is not None for x in inside), sum(x is True for x in inside)
+    n, hit = sum(x is not None for x in inside), sum(bool(x) for x in inside if x is not None)
     bare = sum(1 for r, x in zip(ROWS, inside) if r.metric == "speedup" and x is None)
     return (f"Held-out bands (calibration/heldout.toml, the heldout_80% column of `specroof curve`): {hit} of the {n} "
-            f"speedup rows a band covers measured inside its 80 % range; {bare} speedup rows no band covers.")
+            f"speedup rows a band covers measured inside its 80 % prediction interval; {bare} speedup rows no band "
+            "covers.")
 
 
 def table() -> list[str]:

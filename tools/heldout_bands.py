@@ -14,6 +14,7 @@ would understate the error on a new deployment.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from datetime import date
@@ -47,9 +48,12 @@ def records(rows: list[dict[str, str]], report: dict[str, dict[str, str]]) -> li
         if load < 1:
             continue
         try:
-            ratio = 1.0 / (1.0 + float(rep["error"]))
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"row {r['row_id']}: error {rep['error']!r} is not a number above -1") from None
+            e = float(rep["error"])
+        except ValueError:
+            e = math.nan
+        if not (math.isfinite(e) and e > -1.0):
+            raise ValueError(f"row {r['row_id']}: error {rep['error']!r} is not a finite number above -1")
+        ratio = 1.0 / (1.0 + e)
         out.append((model_is_moe(r["model"]), float(load), SCOPES[rep["scope"]], ratio, r["source_id"]))
     return out
 
@@ -61,7 +65,7 @@ def _options(ap: argparse.ArgumentParser) -> None:
 
 def _line(b: Band) -> str:
     return (f"{b.targets:<6} {b.batch:<5} {b.acceptance:<8} {b.rows:>4} {b.sources:>7}  {b.lo:.3f}  {b.mid:.3f}  "
-            f"{b.hi:.3f}  {b.tau:.3f}  {b.sigma:.3f}")
+            f"{b.hi:.3f}  {b.tau:.3f}  {b.sigma:.3f}  {','.join(map(str, b.source_rows))}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     if not bands:
         print(f"error: {a.report}: no regime holds enough held-out speedup rows", file=sys.stderr)
         return 2
-    print("targets batch acceptance rows sources  lo     mid    hi     tau    sigma  (measured / predicted; 80 % "
-          "prediction interval for a row of a new source)")
+    print("targets batch acceptance rows sources  lo     mid    hi     tau    sigma  rows/source  (measured / "
+          "predicted; 80 % prediction interval for a row of a new source)")
     for b in bands:
         print(_line(b))
     if a.write:
@@ -89,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
                   "leave-one-source-out report (specroof validate --cv source). Each band: the 80 % prediction\n"
                   "interval (lo, hi) of measured / predicted for one published speedup row of a new source in one\n"
                   "regime, about the mean of its sources (mid), from a random-effects model of log(measured /\n"
-                  "predicted) with tau between sources and sigma within one (simulator/heldout.py). How wrong\n"
+                  "predicted) with tau between sources and sigma within one, by moments, Welch-Satterthwaite\n"
+                  "degrees of freedom (simulator/heldout.py); source_rows: the rows of each source. How wrong\n"
                   "comparable predictions were, not a bound; validation/BLIND_TEST.md counts how many rows nobody\n"
                   "fitted fall inside.")
         print(f"wrote {write_text(a.out, to_toml(bands, header), 'bands file')}")

@@ -132,16 +132,16 @@ def heldout_text(d: dict[str, Any]) -> list[str]:
     for p in d["points"]:
         if p.get("heldout"):
             seen.setdefault(p["heldout"]["regime"], p["heldout"])
-    out = [f"held out ({h['regime']}; {h['rows']} published speedups from {h['sources']} sources, each priced without "
-           f"its source): a new source measures {h['measured_over_predicted_lo']:.2f}-"
-           f"{h['measured_over_predicted_hi']:.2f}x the prediction, 80 % of the time (centre "
-           f"{h['measured_over_predicted_mid']:.2f}x; random-effects prediction interval, simulator/heldout.py): the "
-           "heldout_80% column; how wrong comparable predictions were, not a bound (validation/BLIND_TEST.md counts "
-           "how often rows nobody fitted fell inside)" for h in seen.values()]
+    out = [f"held out ({h['regime']}; {h['rows']} published speedups from {h['sources']} sources, "
+           f"{'/'.join(map(str, h['source_rows']))} rows, each priced without its source): 80 % prediction interval "
+           f"for a new source {h['measured_over_predicted_lo']:.2f}-{h['measured_over_predicted_hi']:.2f}x the "
+           f"prediction (centre {h['measured_over_predicted_mid']:.2f}x; random-effects, simulator/heldout.py), the "
+           "heldout_80% column: how wrong comparable predictions were, not a bound (validation/BLIND_TEST.md counts "
+           "how many rows nobody fitted fell inside)" for h in seen.values()]
     bare = [p["batch"] for p in d["points"] if "heldout" in p and p["feasible"] and p["k"] and not p["heldout"]]
     if bare:
         out.append(f"held out: no published speedup like the point(s) at batch {', '.join(map(str, bare))} "
-                   f"({'moe' if d['scenario']['moe'] else 'dense'} targets at that batch band): unchecked there")
+                   f"({'moe' if d['scenario']['moe'] else 'dense'} targets at those batch bands): unchecked there")
     return out
 
 
@@ -165,7 +165,9 @@ def _print_table(r: Any, d: dict[str, Any], hz: list[Any]) -> None:
     print(f"{sc['model']} on {sc['n_gpus']}x {hw} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
           f"engine {eng}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
           f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
-    print(fmt.table(HEADERS + ["heldout_80%"], [r + [_band_cell(p)] for r, p in zip(_rows(d), d["points"])]))
+    band = any("heldout" in p for p in d["points"])         # no bands file: no column
+    print(fmt.table(HEADERS + ["heldout_80%"] * band, [r + [_band_cell(p)] * band for r, p in zip(_rows(d),
+                                                                                                 d["points"])]))
     print(crossover_text(d))
     for line in heldout_text(d):
         print(line)
