@@ -46,6 +46,7 @@ from .errors import SpecError
 BANDS_FILE = "heldout.toml"
 MIN_ROWS, MIN_SOURCES = 8, 3
 TARGETS, BATCHES, ACCEPTANCE = ("dense", "moe"), ("1-4", "5-32", "33+"), ("given", "assumed")
+_EDGES = ((1, 4), (5, 32), (33, math.inf))          # the batches of each of BATCHES
 ANY = "any"
 _KEYS = (("targets", TARGETS), ("batch", BATCHES), ("acceptance", (*ACCEPTANCE, ANY)))
 _NUMBERS = ("rows", "sources", "lo", "mid", "hi")
@@ -94,7 +95,7 @@ def batch_band(batch: float) -> str:
     """The batch band of a batch (or concurrency) >= 1 (ValueError otherwise)."""
     if not (math.isfinite(batch) and batch >= 1):
         raise ValueError(f"batch = {batch!r}; expected a finite number >= 1")
-    return BATCHES[0] if batch <= 4 else (BATCHES[1] if batch <= 32 else BATCHES[2])
+    return next(name for (_, top), name in zip(_EDGES, BATCHES) if batch <= top or top == math.inf)
 
 
 def _keys(moe: bool, batch: float, given: bool) -> list[tuple[str, str, str]]:
@@ -113,6 +114,23 @@ def band_for(bands: Sequence[Band], moe: bool, batch: float, given: bool) -> Ban
         return by[own]
     cands = [by[k] for k in (pooled, (own[0], own[1], ACCEPTANCE[0])) if k in by and (k == pooled or not given)]
     return max(cands, key=lambda x: x.hi / x.lo, default=None)
+
+
+def range_text(bands: Sequence[Band], moe: bool, given: bool, lo: int, hi: int) -> list[str]:
+    """One line per batch band that batches lo..hi reach: what a new source measured against predictions like them
+    (band_for), or that none is like them; [] without bands (no file to speak from)."""
+    if not bands:
+        return []
+    out = []
+    for a, b in _EDGES:
+        if hi < a or lo > b:
+            continue
+        span = f"batch {max(lo, a)}-{min(hi, b)}" if min(hi, b) > max(lo, a) else f"batch {max(lo, a)}"
+        x = band_for(bands, moe, max(lo, a), given)
+        out.append(f"held out, {span}: no published speedup like it (unchecked there)" if x is None else
+                   f"held out, {span} ({x.regime}): a new source measures {x.lo:.2f}-{x.hi:.2f}x a prediction, 80 % "
+                   f"prediction interval from {x.rows} rows of {x.sources} sources (calibration/heldout.toml)")
+    return out
 
 
 def interval(logs: np.ndarray, sources: Sequence[str]) -> tuple[float, float, float, float, float]:
@@ -243,4 +261,4 @@ def load_bands(path: str | Path | None = None) -> tuple[Band, ...]:
 
 
 __all__ = ["ACCEPTANCE", "ANY", "BANDS_FILE", "BATCHES", "Band", "LEVEL", "MIN_ROWS", "MIN_SOURCES", "TARGETS",
-           "band_for", "batch_band", "build_bands", "interval", "load_bands", "to_toml"]
+           "band_for", "batch_band", "build_bands", "interval", "load_bands", "range_text", "to_toml"]

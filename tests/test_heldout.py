@@ -20,6 +20,7 @@ from simulator.heldout import (
     build_bands,
     interval,
     load_bands,
+    range_text,
     to_toml,
 )
 
@@ -295,3 +296,18 @@ def test_without_a_bands_file_curve_says_nothing_about_held_out_error(capsys, mo
     assert rc == 0 and "held out" not in out and "heldout_80%" not in out
     rc, out, _ = run(capsys, "curve", "--model", "llama-3.1-8b", "--batch", "1,64", "--format", "json")
     assert all("heldout" not in p for p in json.loads(out)["points"])
+
+
+def test_range_text_speaks_per_batch_band_and_advise_carries_it(capsys):
+    b = Band("moe", "1-4", "given", 9, 3, 0.8, 0.9, 1.0, 0.1, 0.05, (5, 3, 1))
+    lines = range_text([b], True, True, 2, 40)
+    assert lines[0].startswith("held out, batch 2-4 (moe targets, batch 1-4, acceptance given): a new source measures "
+                               "0.80-1.00x a prediction")
+    assert lines[1:] == ["held out, batch 5-32: no published speedup like it (unchecked there)",
+                         "held out, batch 33-40: no published speedup like it (unchecked there)"]
+    assert range_text([b], True, True, 7, 7) == ["held out, batch 7: no published speedup like it (unchecked there)"]
+    assert range_text([], True, True, 1, 64) == []                       # no bands file: nothing to say
+    rc, out, _ = run(capsys, "advise", "--model", "llama-3.1-8b", "--method", "eagle3", "--batch", "1..64")
+    assert rc == 0
+    for line in range_text(load_bands(), False, False, 1, 64):
+        assert line in out
