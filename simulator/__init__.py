@@ -60,10 +60,8 @@ __all__ = ["Acceptance", "Advice", "Band", "CrossValidation", "Deployment", "Eng
            "Scenario", "ScenarioError", "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult",
            "ValidationReport", "Workload", "band_for", "calibrate", "crossval", "default_decay", "forward_pass",
            "list_engines", "list_hardware", "list_models", "load_bands", "load_engine", "load_hardware", "load_model",
-           "load_rows",
-           "predict", "run_points", "run_speedup", "serve", "simulate_step", "speedup_curve", "static_batch",
-           "validate", "write_profile",
-           "__version__"]
+           "load_rows", "predict", "run_points", "run_speedup", "serve", "simulate_step", "speedup_curve",
+           "static_batch", "validate", "write_profile", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -338,7 +338,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
                       no_spec_reason=_no_spec_reason(r, lo, hi), dp=s.dp, pp=s.pp,
                       memory_fraction=sc["memory_fraction"], moe=bool(sc["moe"]), graph_cap=s.cuda_graph_max_batch)
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name) \
-        + tuple(range_text(load_bands(), bool(sc["moe"]), s.acceptance is not None, lo, hi))
+        + tuple(range_text(load_bands(), bool(sc["moe"]), s.acceptance is not None, B))
     return Advice(r, (lo, hi), sk, sT, schedule, pays, off_above, fixed_k, fixed_T, ratio, fixed_s, interior,
                   engine_configs(plan, targets), hz, assumptions, opts, off_fits, sp)
 

@@ -95,7 +95,7 @@ def batch_band(batch: float) -> str:
     """The batch band of a batch (or concurrency) >= 1 (ValueError otherwise)."""
     if not (math.isfinite(batch) and batch >= 1):
         raise ValueError(f"batch = {batch!r}; expected a finite number >= 1")
-    return next(name for (_, top), name in zip(_EDGES, BATCHES) if batch <= top or top == math.inf)
+    return next(name for (_, top), name in zip(_EDGES, BATCHES) if batch <= top)
 
 
 def _keys(moe: bool, batch: float, given: bool) -> list[tuple[str, str, str]]:
@@ -116,20 +116,25 @@ def band_for(bands: Sequence[Band], moe: bool, batch: float, given: bool) -> Ban
     return max(cands, key=lambda x: x.hi / x.lo, default=None)
 
 
-def range_text(bands: Sequence[Band], moe: bool, given: bool, lo: int, hi: int) -> list[str]:
-    """One line per batch band that batches lo..hi reach: what a new source measured against predictions like them
-    (band_for), or that none is like them; [] without bands (no file to speak from)."""
+def range_text(bands: Sequence[Band], moe: bool, given: bool, batches: Iterable[float]) -> list[str]:
+    """One line per batch band the speculative `batches` fall in: what a new source measured against predictions like
+    them (band_for), or that none is like them; [] without bands (no file to speak from). `curve` passes its
+    speculating points, `advise` its evaluated batches."""
     if not bands:
         return []
     out = []
-    for a, b in _EDGES:
-        if hi < a or lo > b:
+    for band in BATCHES:
+        inside = sorted({int(b) for b in batches if batch_band(b) == band})
+        if not inside:
             continue
-        span = f"batch {max(lo, a)}-{min(hi, b)}" if min(hi, b) > max(lo, a) else f"batch {max(lo, a)}"
-        x = band_for(bands, moe, max(lo, a), given)
+        span = f"batch {inside[0]}" + (f"-{inside[-1]}" if len(inside) > 1 else "")
+        x = band_for(bands, moe, inside[0], given)
         out.append(f"held out, {span}: no published speedup like it (unchecked there)" if x is None else
-                   f"held out, {span} ({x.regime}): a new source measures {x.lo:.2f}-{x.hi:.2f}x a prediction, 80 % "
-                   f"prediction interval from {x.rows} rows of {x.sources} sources (calibration/heldout.toml)")
+                   f"held out, {span} ({x.regime}; {x.rows} published speedups from {x.sources} sources, "
+                   f"{'/'.join(map(str, x.source_rows))} rows, each priced without its source): a new source measures "
+                   f"{x.lo:.2f}-{x.hi:.2f}x the prediction (80 % prediction interval, centre {x.mid:.2f}x; "
+                   "simulator/heldout.py): how wrong comparable predictions were, not a bound (validation/"
+                   "BLIND_TEST.md counts how many rows nobody fitted fell inside)")
     return out
 
 

@@ -107,42 +107,24 @@ def _run_line(n: int, batch: Any, runs: list[float | None]) -> str:
             f"rest; equal requests; - where a wave is infeasible): speedup {pts}")
 
 
-def heldout(s: Any, d: dict[str, Any]) -> None:
+def heldout(s: Any, d: dict[str, Any]) -> list[str]:
     """Put in each point the held-out band of its regime (simulator/heldout.py): how far published speedups like it
     measured from their predictions under leave-one-source-out; None where no band holds it or the point does not
-    speculate. Without a bands file the points get no such key."""
-    from ..heldout import band_for, load_bands  # lazy: one file read, only for curve
+    speculate. Without a bands file the points get no such key. Returns the lines that say so (heldout.range_text)."""
+    from ..heldout import band_for, load_bands, range_text  # lazy: one file read, only for curve
     bands, moe, given = load_bands(), bool(d["scenario"]["moe"]), s.acceptance is not None
     if not bands:          # no bands file (a data folder without one): say nothing rather than "unchecked"
-        return
+        return []
     for p in d["points"]:
         b = band_for(bands, moe, p["batch"], given) if p["feasible"] and p["k"] else None
         p["heldout"] = None if b is None else {**b.to_dict(), "speedup_lo": p["speedup"] * b.lo,
                                                "speedup_hi": p["speedup"] * b.hi}
+    return range_text(bands, moe, given, [p["batch"] for p in d["points"] if p["feasible"] and p["k"]])
 
 
 def _band_cell(p: dict[str, Any]) -> str:
     h = p.get("heldout")
     return "-" if h is None else f"{h['speedup_lo']:.2f}-{h['speedup_hi']:.2f}"
-
-
-def heldout_text(d: dict[str, Any]) -> list[str]:
-    """One line per held-out regime the points fall in, and one for the speculative points no band covers."""
-    seen: dict[str, dict[str, Any]] = {}
-    for p in d["points"]:
-        if p.get("heldout"):
-            seen.setdefault(p["heldout"]["regime"], p["heldout"])
-    out = [f"held out ({h['regime']}; {h['rows']} published speedups from {h['sources']} sources, "
-           f"{'/'.join(map(str, h['source_rows']))} rows, each priced without its source): 80 % prediction interval "
-           f"for a new source {h['measured_over_predicted_lo']:.2f}-{h['measured_over_predicted_hi']:.2f}x the "
-           f"prediction (centre {h['measured_over_predicted_mid']:.2f}x; random-effects, simulator/heldout.py), the "
-           "heldout_80% column: how wrong comparable predictions were, not a bound (validation/BLIND_TEST.md counts "
-           "how many rows nobody fitted fell inside)" for h in seen.values()]
-    bare = [p["batch"] for p in d["points"] if "heldout" in p and p["feasible"] and p["k"] and not p["heldout"]]
-    if bare:
-        out.append(f"held out: no published speedup like the point(s) at batch {', '.join(map(str, bare))} "
-                   f"({'moe' if d['scenario']['moe'] else 'dense'} targets at those batch bands): unchecked there")
-    return out
 
 
 def _print_csv(d: dict[str, Any], hz: list[Any]) -> None:
@@ -159,7 +141,7 @@ def _print_csv(d: dict[str, Any], hz: list[Any]) -> None:
     fmt.hazard_lines(hz)
 
 
-def _print_table(r: Any, d: dict[str, Any], hz: list[Any]) -> None:
+def _print_table(r: Any, d: dict[str, Any], hz: list[Any], held: list[str]) -> None:
     sc = d["scenario"]
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
     print(f"{sc['model']} on {sc['n_gpus']}x {hw} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
@@ -169,7 +151,7 @@ def _print_table(r: Any, d: dict[str, Any], hz: list[Any]) -> None:
     print(fmt.table(HEADERS + ["heldout_80%"] * band, [r + [_band_cell(p)] * band for r, p in zip(_rows(d),
                                                                                                  d["points"])]))
     print(crossover_text(d))
-    for line in heldout_text(d):
+    for line in held:
         print(line)
     if "run_speedup" in d:
         print(_run_line(d["num_prompts"], r.batch, d["run_speedup"]))
@@ -192,7 +174,7 @@ def run(a: argparse.Namespace) -> int:
     r = predict(s)
     hz = hazards_for(a, r)
     d = r.to_dict()
-    heldout(s, d)
+    held = heldout(s, d)
     if a.num_prompts:
         d["num_prompts"], d["run_speedup"] = a.num_prompts, run_speedups(s, a.num_prompts)
     if a.plot:
@@ -204,5 +186,5 @@ def run(a: argparse.Namespace) -> int:
     elif a.format == "csv":
         _print_csv(d, hz)
     else:
-        _print_table(r, d, hz)
+        _print_table(r, d, hz, held)
     return 0
