@@ -1,8 +1,8 @@
 """Model shapes: HF `config.json` -> frozen `ModelShape`, through an explicit per-`model_type` table.
 
-Supported: llama, mistral, qwen2, qwen3 (dense, GQA); qwen3_moe, mixtral (MoE); deepseek_v3 / kimi_k2 (MLA + MoE +
-MTP); gpt_oss (MoE, alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE interleaved
-with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads.
+Supported: llama, mistral, qwen2, qwen3 (dense, GQA); qwen3_moe, mixtral, minimax_m2 (MoE); deepseek_v3 / kimi_k2
+(MLA + MoE + MTP); gpt_oss (MoE, alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE
+interleaved with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads.
 """
 
 from __future__ import annotations
@@ -306,6 +306,16 @@ def _mixtral(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     return ModelShape(**kw)
 
 
+def _minimax_m2(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    # vLLM models/minimax_m2.py: Mixtral-style experts (intermediate_size) in every layer, no shared expert, GQA with
+    # RMSNorm on q and k (use_qk_norm); its sigmoid routing with a score bias costs nothing a roofline sees.
+    kw = _base(cfg, src, name)
+    _moe_common(kw, cfg, src, "num_local_experts", "intermediate_size")
+    kw["n_moe_layers"] = kw["n_layers"]
+    kw["qk_norm"] = _get(cfg, "use_qk_norm", src, False, bool)
+    return ModelShape(**kw)
+
+
 def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(cfg, src, name)
     kw["q_lora_rank"] = _get(cfg, "q_lora_rank", src, 0)
@@ -370,8 +380,8 @@ def _medusa(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 
 _READERS: dict[str, Callable[[dict[str, Any], str, str], ModelShape]] = {
     "llama": _dense, "mistral": _dense, "qwen2": _dense, "qwen3": _dense, "qwen3_moe": _qwen3_moe, "mixtral": _mixtral,
-    "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3, "gpt_oss": _gpt_oss, "llama4": _llama4,
-    "llama4_text": _llama4, "medusa": _medusa}
+    "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3, "minimax_m2": _minimax_m2, "gpt_oss": _gpt_oss,
+    "llama4": _llama4, "llama4_text": _llama4, "medusa": _medusa}
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 
 

@@ -174,12 +174,17 @@ def test_kimi_registry_total_is_flagged_unverified():
 #   kimi-k2: DeepSeek-V3 architecture and reporting convention (32B activated), without the input embedding.
 #   mixtral, qwen3 MoE, llama-4: headline active figures include embedding and LM head (Mixtral 12.9B = our 12.88B
 #     all-in; Qwen's cards list the non-embedding count separately).
+#   minimax-m2.5: 9.8B activated (registry params_note) is the count without the embedding and without the LM head
+#     (ours: 11.03B all-in, 9.80B without both; with the head it would be 10.42B, 6 % over).
 WITHOUT_EMBEDDING = {"gpt-oss-120b", "gpt-oss-20b", "deepseek-v3", "deepseek-r1", "kimi-k2"}
+WITHOUT_EMBEDDING_AND_HEAD = {"minimax-m2.5"}
 
 
 def our_active(mid: str) -> float:
     m = load_model(mid)
     c = m.param_counts()
+    if mid in WITHOUT_EMBEDDING_AND_HEAD:
+        return c["active"] - c["embedding"] - c["lm_head"]
     return c["active"] - (c["embedding"] if mid in WITHOUT_EMBEDDING else 0)
 
 
@@ -249,6 +254,18 @@ def test_gpt_oss_120b_counts():
     assert rel(c["total"], 117e9) <= 0.01           # announcement "117B"
     assert rel(c["total"], 116.8e9) <= 0.01         # model card 116.8B
     assert rel(c["active"] - c["embedding"], 5.1e9) <= 0.01   # model card, without the input embedding
+
+
+def test_minimax_m25_counts_and_shape():
+    # 229.9B total, 9.8B activated without the embedding and the LM head (registry params_note); GQA 48 / 8 with
+    # head_dim 128 (attention width 6144 = 2 x hidden), QK-norm, 256 experts of 1536 in every one of 62 layers
+    m = load_model("minimax-m2.5")
+    c = m.param_counts()
+    assert rel(c["total"], 229.9e9) <= 0.01
+    assert rel(c["active"] - c["embedding"] - c["lm_head"], 9.8e9) <= 0.01
+    assert m.qk_norm and not m.tied_embeddings and m.n_shared_experts == 0 and not m.is_mla
+    assert (m.n_layers, m.d_model, m.n_heads, m.n_kv_heads, m.d_head) == (62, 3072, 48, 8, 128)
+    assert (m.n_experts, m.top_k, m.d_ff_expert, m.n_moe_layers) == (256, 8, 1536, 62)
 
 
 def test_llama4_totals_include_the_vision_encoder():
