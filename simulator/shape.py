@@ -1,9 +1,9 @@
 """Curve shape: how a speedup changes between two loads of one configuration, predicted against measured.
 
 The product is the speedup curve over batch (where it falls, where it crosses 1), so the report scores its shape
-apart from its level. Two ratio rows (speedup, e2e_speedup) of one source that differ only in their batch or
-concurrency (and the acceptance length measured at each) form a curve; each step along it, from a load lo to the
-next larger load hi, compares the predicted change with the measured one:
+apart from its level. Two ratio rows (speedup, e2e_speedup, throughput_ratio) of one source that differ only in their
+batch or concurrency (and the acceptance length measured at each) form a curve; each step along it, from a load lo to
+the next larger load hi, compares the predicted change with the measured one:
 
     shape error = (predicted_hi / predicted_lo) / (measured_hi / measured_lo) - 1
 
@@ -32,7 +32,7 @@ import numpy as np
 # the load must be of one kind (a batch, or a concurrency).
 _FREE = frozenset({"row_id", "published_row", "locator", "source_url", "batch", "concurrency", "tau", "tau_k",
                    "measured", "notes", "engine_date", "engine_version", "spec_max_running"})
-CURVE_METRICS = ("speedup", "e2e_speedup")
+CURVE_METRICS = ("speedup", "e2e_speedup", "throughput_ratio")
 FLAT = 0.05
 
 

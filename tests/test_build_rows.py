@@ -74,3 +74,22 @@ def test_inferencex_rows_carry_the_kv_format_of_their_runs_launch_flags():
     assert {r["kv_precision"] for r in ix if r["engine"] == "sglang" and r["hardware"] in ("h100-sxm", "h200-sxm")} \
         == {"bf16"}
     assert {r["kv_precision"] for r in ix if r["engine"] == "trtllm"} == {"fp8"}
+
+
+def test_amd_eagle3_blog_maps_minimax_as_its_inferencex_run_and_leaves_kimi_out():
+    # AMD's EAGLE3 blog (MI355X, vLLM ROCm): the MiniMax-M2.5 rows are InferenceX's minimaxm2.5-fp8-mi355x-vllm-eagle3
+    # run (FP8 target, TP4 + EP4, KV fp8, range ratio 0.8); the blog's "BF16" is the draft. Kimi-K2.5 states no k.
+    from tools.rowmap.common import Skip
+    from tools.rowmap.speculative import s_amd_eagle3
+    r = {"model": "MiniMaxAI/MiniMax-M2.5", "metric": "speedup"}
+    out = {"model": r["model"], "precision": "bf16", "kv_precision": "", "ep": "", "length_ratio": "",
+           "metric": "speedup", "notes": ""}
+    s_amd_eagle3(r, out)
+    assert (out["model"], out["precision"], out["kv_precision"], out["ep"], out["length_ratio"], out["metric"]) == \
+        ("minimax-m2.5", "fp8", "fp8", "4", "0.8", "throughput_ratio")
+    assert "63cd9a387" in out["notes"] and "acceptance length not reported" in out["notes"]
+    with pytest.raises(Skip, match="Kimi-K2.5 not bundled"):
+        s_amd_eagle3({"model": "amd/Kimi-K2.5-MXFP4", "metric": "speedup"}, dict(out))
+    rows = [r for r in load_rows() if r["source_id"] == "vllm-rocm-eagle3-mi355x"]
+    assert len(rows) == 15 and {r["model"] for r in rows} == {"minimax-m2.5"}
+    assert sorted({r["metric"] for r in rows}) == ["throughput_ratio", "tokens_per_s_per_gpu"]

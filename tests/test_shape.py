@@ -31,8 +31,9 @@ def test_points_of_one_curve_share_a_key_and_other_configurations_do_not():
                       "engine_version": "v2", "source_url": "u2"}) == k
     for col, v in (("k", "4"), ("tp", "2"), ("model", "qwen3-8b"), ("source", "other label"), ("isl", "8192")):
         assert curve_key({**BASE, col: v}) != k, col
-    # no curve: a step metric, or no load
+    # no curve: a step metric, or no load; a throughput ratio at one load is a point of its own curve
     assert curve_key({**BASE, "metric": "tpot_s"}) == "" and curve_key({**BASE, "batch": ""}) == ""
+    assert curve_key({**BASE, "metric": "throughput_ratio"}) not in ("", k)
     assert curve_load({**BASE, "batch": "", "concurrency": "64"}) == 64.0 and curve_load({**BASE, "batch": ""}) is None
 
 
@@ -156,6 +157,7 @@ def test_the_report_carries_the_shape_of_the_shipped_curves():
         assert all(a[c] == b[c] for c in fixed), s_["rows"]
         assert bool(a["batch"]) == bool(b["batch"]) and curve_load(a) < curve_load(b)
     assert {"V085-V090", "V239-V255", "S074-S075"} <= {s_["rows"] for s_ in steps}
+    assert {"S119-S116", "S110-S107"} <= {s_["rows"] for s_ in steps}      # AMD's MiniMax throughput ratios, 4 -> 64
     assert "V075-V080" not in {s_["rows"] for s_ in steps}       # 8 + 8 against 8 + 24 GPUs: two deployments
     assert "curve shape: headline speedup rows" in rep.markdown() and rep.to_dict()["shape"] == steps
 

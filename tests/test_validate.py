@@ -156,11 +156,13 @@ def test_a_rows_length_ratio_prices_the_clients_length_draw():
                         dict(r, concurrency="", batch="8", context="2048")):          # a step row
         with pytest.raises(ScenarioError, match="length_ratio = 0.8 on a fixed-batch row: .* leave length_ratio empty"):
             predict_row(fixed_batch)
-    # The shipped InferenceX harness rows carry the draw (tools/rowmap: IX_LENGTHS), and only they do.
+    # The shipped InferenceX harness rows carry the draw (tools/rowmap: IX_LENGTHS), and only they do: InferenceX's
+    # own, and AMD's EAGLE3 blog rows, which are the harness's minimaxm2.5-fp8-mi355x-vllm-eagle3 runs.
     rows = load_rows()
     drawn_rows = [x for x in rows if x["length_ratio"]]
     assert drawn_rows and {x["length_ratio"] for x in drawn_rows} == {"0.8"}
-    assert {x["source_id"] for x in drawn_rows} == {"inferencex"} and all(x["isl"] and x["osl"] for x in drawn_rows)
+    assert {x["source_id"] for x in drawn_rows} == {"inferencex", "vllm-rocm-eagle3-mi355x"}
+    assert all(x["isl"] and x["osl"] for x in drawn_rows)
     assert all("RANDOM_RANGE_RATIO 0.8" in x["notes"] and x["concurrency"] for x in drawn_rows)
 
 
@@ -642,22 +644,25 @@ def test_load_bias_bands_speedup_errors_by_load_and_target_class(tmp_path, capsy
             ["B4", "s3", "eagle3", "speedup", "llama-3.1-8b", "8", ""],   # batch where no concurrency
             ["B5", "s1", "", "tokens_per_s_per_user", "deepseek-r1", "", "64"],
             ["B6", "s1", "mtp", "tokens_per_s_per_user", "deepseek-r1", "", "64"],   # a speculative run: neither
-            ["B7", "s1", "mtp", "speedup", "deepseek-r1", "", ""]]        # no load: left out
+            ["B7", "s1", "mtp", "speedup", "deepseek-r1", "", ""],        # no load: left out
+            ["B8", "s4", "eagle3", "throughput_ratio", "deepseek-r1", "", "100"]]   # a same-load ratio: band 97+
     rp, rr = tmp_path / "rows.csv", tmp_path / "rep.csv"
     rp.write_text("\n".join(",".join(r) for r in [head, *rows]) + "\n")
-    rr.write_text("row_id,error\nB1,0.05\nB2,0.4\nB3,-0.1\nB4,0.25\nB5,0.03\nB6,0.5\nB7,0.9\n")
+    rr.write_text("row_id,error\nB1,0.05\nB2,0.4\nB3,-0.1\nB4,0.25\nB5,0.03\nB6,0.5\nB7,0.9\nB8,-0.2\n")
     with rp.open() as f, rr.open() as g:
         table, rep = list(csv.DictReader(f)), {r["row_id"]: r for r in csv.DictReader(g)}
     got = tool.bias(table, rep, tool.model_is_moe)
     assert [(b["class"], b["band"], b["rows"]) for b in got] == [("dense", "5-12", 1), ("moe", "1-4", 1),
-                                                                 ("moe", "25-48", 1), ("moe", "49-96", 1)]
+                                                                 ("moe", "25-48", 1), ("moe", "49-96", 1),
+                                                                 ("moe", "97+", 1)]
     assert got[3]["median"] == pytest.approx(0.4) and got[3]["within20"] == 0 and got[2]["within20"] == 1
     plain = tool.bias(table, rep, tool.model_is_moe, "plain")
     assert [(b["class"], b["band"], b["median"]) for b in plain] == [("moe", "49-96", 0.03)]
     assert tool.main([str(rr), "--rows", str(rp)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "speedup rows" and out[5].split()[:5] == ["moe", "49-96", "1", "+40.0%", "0%"]
-    assert out[6] == "plain runs' tokens/s/user rows" and out[8].split()[:4] == ["moe", "49-96", "1", "+3.0%"]
+    assert out[6].split()[:4] == ["moe", "97+", "1", "-20.0%"]
+    assert out[7] == "plain runs' tokens/s/user rows" and out[9].split()[:4] == ["moe", "49-96", "1", "+3.0%"]
     # Bad input: one line naming the file, exit 2.
     rr.write_text("row_id,error\nB2,abc\n")
     assert tool.main([str(rr), "--rows", str(rp)]) == 2

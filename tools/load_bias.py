@@ -3,8 +3,9 @@
     specroof validate --cv source --report /tmp/cv      # held-out predictions (minutes)
     python tools/load_bias.py /tmp/cv.csv               # one line per target class and load band
 
-For every speedup row the report predicted (metric speedup or e2e_speedup), the load is the row's concurrency (its
-batch where it has none) and the target is MoE when its model routes tokens to experts (`ModelShape.is_moe`).
+For every speedup row the report predicted (metric speedup, e2e_speedup or throughput_ratio), the load is the row's
+concurrency (its batch where it has none) and the target is MoE when its model routes tokens to experts
+(`ModelShape.is_moe`).
 Rows are grouped by class and by load band (1-4, 5-12, 13-24, 25-48, 49-96, 97 and more); each line gives the rows,
 the median signed error (predicted / measured - 1: positive is a speedup priced higher than measured), the share
 within 20 %, and the sources and methods. A second table does the same for the plain runs' tokens/s/user rows: where
@@ -54,7 +55,7 @@ def _band(i: int) -> str:
 def _kind(r: dict[str, str]) -> str | None:
     """'speedup' for a speedup row (per-token or end-to-end, as the validate report counts them), 'plain' for a
     plain run's tokens/s/user row, else None."""
-    if r["metric"] in ("speedup", "e2e_speedup"):
+    if r["metric"] in ("speedup", "e2e_speedup", "throughput_ratio"):
         return "speedup"
     return "plain" if r["metric"] == "tokens_per_s_per_user" and not r["method"] else None
 

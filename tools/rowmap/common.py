@@ -66,6 +66,7 @@ SOURCE_DATES = {
     "amd-rocm-blog-dsv3-mtp-mi300x": "2025-08",   # SGLang v0.5.0rc0
     "lmsys-blog-large-scale-ep": "2025-05",
     "specdrift-gptoss-h100": "2026-03",           # card of 2026
+    "vllm-rocm-eagle3-mi355x": "2026-04",         # vLLM ROCm nightly-4eafc729 (InferenceX config of 2026-04-30)
     "trtllm-best-perf-dsr1": "2025-06",
 }
 VERSION_DATES = ((re.compile(r"^0\.16\.0$"), "2024-12"),)   # TRT-LLM 0.16.0 in the AMD best-practices tables

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from .common import MT_BENCH_CONTEXT, VLLM_SYNC, Row, Skip, ctx_note, d_skip, lead_int, note, sglang_tree
+from .common import (
+    IX_LENGTH_RATIO,
+    IX_LENGTHS,
+    MT_BENCH_CONTEXT,
+    VLLM_SYNC,
+    Row,
+    Skip,
+    ctx_note,
+    d_skip,
+    lead_int,
+    note,
+    sglang_tree,
+)
 
 # ----------------------------------------------------------------------------------------------------------------
 # 4. speculative.csv.
@@ -123,8 +135,26 @@ def s_ngram7(r: Row, out: Row) -> None:
               "k = max_draft_len (blog's v), match size 3/5; tau = second-turn AL; lossless; ISL/OSL not stated")
 
 
+def s_amd_eagle3(r: Row, out: Row) -> None:
+    # AMD ROCm blog "Accelerating Large-Scale LLM Inference on AMD Instinct MI350X/MI355X with Eagle3 and AMD Quark":
+    # its MiniMax-M2.5 rows are InferenceX's minimaxm2.5-fp8-mi355x-vllm-eagle3 config (SemiAnalysisAI/InferenceX
+    # .github/configs/amd-master.yaml and benchmarks/single_node/minimaxm2.5_fp8_mi355x_eagle3.sh @63cd9a387: image
+    # nightly-4eafc729, the FP8 checkpoint, TP4 with EP4, --kv-cache-dtype fp8, thoughtworks/MiniMax-M2.5-Eagle3 with
+    # num_speculative_tokens 3, random 1k/1k at RANDOM_RANGE_RATIO 0.8, 10 x concurrency prompts, chat template).
+    if "Kimi" in r["model"]:
+        raise Skip("Kimi-K2.5 not bundled (its language model has Kimi-K2's shape, but the MXFP4 checkpoint's "
+                   "non-expert formats and the EAGLE3 runs' draft depth are not stated)")
+    out.update(model="minimax-m2.5", precision="fp8", kv_precision="fp8", ep="4", length_ratio=IX_LENGTH_RATIO)
+    note(out, "MiniMax-M2.5 FP8 (block 128) checkpoint: the blog's 'BF16' names the EAGLE3 draft (thoughtworks/"
+              "MiniMax-M2.5-Eagle3, not bundled: the method's synthesized head is priced); InferenceX config "
+              "minimaxm2.5-fp8-mi355x-vllm-eagle3 @63cd9a387 (TP4, EP4, KV fp8, 10 x concurrency prompts)", IX_LENGTHS)
+    if out["metric"] == "speedup":
+        out["metric"] = "throughput_ratio"
+        note(out, "throughput_ratio = EAGLE3 / no-spec output tok/s per GPU at the same concurrency (the blog's "
+                  "speedup); acceptance length not reported (method default)")
+
+
 SPEC_SKIPS = {
-    "amd-rocm-eagle3-mi355x": ("amd-rocm-blog-eagle3-mi355x", "models not bundled (Kimi-K2.5-MXFP4, MiniMax-M2.5)"),
     "amd-rocm-mtp-dsv3": ("amd-rocm-blog-dsv3-mtp-mi300x", "duplicate: the same E2E speedup table is mapped from "
                           "serving.csv (with its absolute E2E latencies)"),
     "arcticinference-docs-suffix": ("arcticinference-docs", "model and hardware not stated next to the table "
@@ -151,6 +181,8 @@ SPEC_SKIPS = {
 }
 
 SPEC = {
+    "amd-rocm-eagle3-mi355x": ("vllm-rocm-eagle3-mi355x", "AMD ROCm blog: EAGLE3 on MI355X under vLLM ROCm (Kimi-K2.5, "
+                               "MiniMax-M2.5)", s_amd_eagle3),
     "gpustack-qwen3-8b-h100": ("gpustack-qwen3-8b-h100", "GPUStack: Qwen3-8B on H100 (concurrency sweep)",
                                s_gpustack_qwen3),
     "angelslim-163-qwen3-30b-a3b": ("qwen3-30b-a3b-eagle3-user-reports", "", s_qwen3_moe_user),
