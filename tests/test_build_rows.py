@@ -82,11 +82,12 @@ def test_amd_eagle3_blog_maps_minimax_as_its_inferencex_run_and_leaves_kimi_out(
     from tools.rowmap.common import Skip
     from tools.rowmap.speculative import s_amd_eagle3
     r = {"model": "MiniMaxAI/MiniMax-M2.5", "metric": "speedup"}
-    out = {"model": r["model"], "precision": "bf16", "kv_precision": "", "ep": "", "length_ratio": "",
-           "metric": "speedup", "notes": ""}
+    out = {"model": r["model"], "precision": "bf16", "expert_precision": "bf16", "attention_precision": "",
+           "kv_precision": "", "ep": "", "length_ratio": "", "metric": "speedup", "notes": ""}
     s_amd_eagle3(r, out)
     assert (out["model"], out["precision"], out["kv_precision"], out["ep"], out["length_ratio"], out["metric"]) == \
         ("minimax-m2.5", "fp8", "fp8", "4", "0.8", "throughput_ratio")
+    assert out["expert_precision"] == out["attention_precision"] == ""     # all FP8: the collector's BF16 goes
     assert "63cd9a387" in out["notes"] and "acceptance length not reported" in out["notes"]
     with pytest.raises(Skip, match="Kimi-K2.5 not bundled"):
         s_amd_eagle3({"model": "amd/Kimi-K2.5-MXFP4", "metric": "speedup"}, dict(out))

@@ -144,7 +144,8 @@ def s_amd_eagle3(r: Row, out: Row) -> None:
     if "Kimi" in r["model"]:
         raise Skip("Kimi-K2.5 not bundled (its language model has Kimi-K2's shape, but the MXFP4 checkpoint's "
                    "non-expert formats and the EAGLE3 runs' draft depth are not stated)")
-    out.update(model="minimax-m2.5", precision="fp8", kv_precision="fp8", ep="4", length_ratio=IX_LENGTH_RATIO)
+    out.update(model="minimax-m2.5", precision="fp8", expert_precision="", attention_precision="", kv_precision="fp8",
+               ep="4", length_ratio=IX_LENGTH_RATIO)
     note(out, "MiniMax-M2.5 FP8 (block 128) checkpoint: the blog's 'BF16' names the EAGLE3 draft (thoughtworks/"
               "MiniMax-M2.5-Eagle3, not bundled: the method's synthesized head is priced); InferenceX config "
               "minimaxm2.5-fp8-mi355x-vllm-eagle3 @63cd9a387 (TP4, EP4, KV fp8, 10 x concurrency prompts)", IX_LENGTHS)
