@@ -4,8 +4,8 @@ For each source (one publication or measurement campaign, `source_id`) in turn, 
 refitted (calibration.fit) on the headline rows of all other sources, and that source's rows are predicted with the
 refit. A source's rows therefore never inform the parameters they are scored with: the error is what a user should
 expect on a deployment specroof has not seen. Rows outside the headline scope (legacy engine builds, unknown
-acceptance) are never fitted on; they are predicted with the fit on every headline row, and reported in their own
-tables.
+acceptance) are never fitted on, but their source's headline rows may be: they too are predicted with the fold that
+left their source out (the fit on every headline row where their source has none), and reported in their own tables.
 """
 
 from __future__ import annotations
@@ -95,8 +95,10 @@ def crossval(rows: str | Path | Sequence[dict[str, str]] | None = None,
 
 def _records(rows: list[dict[str, str]], prepared: list[PreparedRow], why: dict[str, str], scope: dict[str, str],
              folds: dict[str, FitResult], full: FitResult) -> list[dict[str, Any]]:
-    """Every row's report record: headline rows priced with the fold that left their source out, the other scopes
-    with the fit on all headline rows, unsimulated rows with the reason."""
+    """Every row's report record: a row priced with the fold that left its source out, whatever its scope (an
+    acceptance-unknown or legacy row is never fitted on, but its source's headline rows are, and a parameter they
+    set must not price it), the rows of a source with no headline rows with the fit on all of them (none of it is
+    theirs); unsimulated rows with the reason."""
     by_id = {p.row["row_id"]: p for p in prepared}
     out: list[dict[str, Any]] = []
     for r in rows:
@@ -106,7 +108,7 @@ def _records(rows: list[dict[str, str]], prepared: list[PreparedRow], why: dict[
             rec["skipped"] = why.get(r["row_id"], "not simulated")
         else:
             rec["scope"], rec["route"] = scope[r["row_id"]], p.route
-            f = folds.get(_src(p), full) if rec["scope"] == HEADLINE else full   # other scopes: never fitted on
+            f = folds.get(_src(p), full)
             rec["predicted"] = _predict(p, f)
             rec["error"] = rec["predicted"] / rec["measured"] - 1.0
         out.append(rec)

@@ -288,6 +288,23 @@ def test_crossval_predicts_each_source_from_a_fit_without_it(tmp_path):
     assert "leave-one-source-out" in cv.report.how and "| vllm.host_step_s |" in cv.params_table()
 
 
+def test_crossval_prices_a_sources_unfitted_rows_without_its_source_too(tmp_path):
+    # An acceptance-unknown row is never fitted on, but its source's headline rows are: it is priced with the fold
+    # that left the source out, not with the fit on all rows (which a parameter its own source set would move).
+    rows = [r for r in load_rows() if r["source_id"] in {"vllm-rocm-eagle3-mi355x", "inferencex"}
+            and r["hardware"] == "mi355x"]
+    cv = crossval(_write(tmp_path / "r.csv", rows), params=("kernel_floor_s",))
+    assert set(cv.folds) == {"vllm-rocm-eagle3-mi355x", "inferencex"}
+    ratio = next(r for r in cv.report.rows if r["row_id"] == "S107")       # MiniMax at 64, acceptance unknown
+    assert ratio["scope"] == "acceptance unknown"
+    p = prepare_row(next(r for r in rows if r["row_id"] == "S107"))
+    held, full = cv.folds["vllm-rocm-eagle3-mi355x"], cv.full
+    assert held.floors.get("cdna4") != full.floors.get("cdna4")        # the source moves MI355X's kernel cost
+    floor = held.floors.get("cdna4", p.dep.hw.uncalibrated().kernel_floor_s)
+    assert ratio["predicted"] == pytest.approx(predict_prepared(p, held.engines.get("vllm") or
+                                                                p.dep.eng.uncalibrated(), floor))
+
+
 def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     # SGLang PR #12128 (DeepSeek-R1 FP8 TP8, EAGLE = MTP with SGLang's DeepSeek defaults 3 / 1 / 4, send_one, one
     # request): 140.52 tok/s on the V1 worker and 159.71 on SpecV2, both at acceptance length 2.296. The GPU is not
