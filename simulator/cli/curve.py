@@ -117,8 +117,8 @@ def heldout(s: Any, d: dict[str, Any]) -> list[str]:
         return []
     for p in d["points"]:
         b = band_for(bands, moe, p["batch"], given) if p["feasible"] and p["k"] else None
-        p["heldout"] = None if b is None else {**b.to_dict(), "speedup_lo": p["speedup"] * b.lo,
-                                               "speedup_hi": p["speedup"] * b.hi}
+        p["heldout"] = None if b is None else {**b.to_dict(), **dict(zip(("speedup_lo", "speedup_hi"),
+                                                                         b.speedup_range(p["speedup"])))}
     return range_text(bands, moe, given, [p["batch"] for p in d["points"] if p["feasible"] and p["k"]])
 
 
