@@ -26,6 +26,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"},
     "scope": {"valid_from"},
     "schedule": {"mixed_prefill"},
+    "attention": {"mla_verify_kv_reread_blackwell"},
 }
 
 
@@ -58,6 +59,9 @@ class EngineProfile:
     allreduce_latency_s : float or None   engine's all-reduce latency (custom all-reduce), None: the hardware's
     hbm_fraction, gemm_fraction : float or None   calibrated overrides of the hardware's achievable fractions
     overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden, one for every op
+    mla_verify_kv_reread_blackwell : float   on Blackwell, share of the per-query re-reads of an MLA target's KV
+                                    cache that reach HBM in the engine's verify attention kernel (0: read once per
+                                    sequence, as a kernel that folds the queries into the heads does)
                                          (1 = roofline max); None: the measured mode (GEMMs at the device's
                                          gemm_overlap, other ops at the max)
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
@@ -96,6 +100,7 @@ class EngineProfile:
     hbm_fraction: float | None = None
     gemm_fraction: float | None = None
     overlap_efficiency: float | None = None
+    mla_verify_kv_reread_blackwell: float = 0.0
     display_name: str = ""
     sources: tuple[str, ...] = ()
     valid_from: str = ""
@@ -111,6 +116,11 @@ class EngineProfile:
         on = {"target": self.graphs_target, "draft": self.graphs_draft, "verify": self.graphs_verify}[pass_kind]
         b = np.asarray(batch, dtype=np.float64)
         return on & (b <= (np.inf if max_batch is None else max_batch))
+
+    def verify_kv_reread(self, architecture: str, mla: bool) -> float:
+        """Share of the verify kernel's per-query KV-cache re-reads that reach HBM for a target on a device of
+        `architecture` (0 unless the profile names one for MLA on Blackwell)."""
+        return self.mla_verify_kv_reread_blackwell if mla and architecture == "blackwell" else 0.0
 
     def overlaps(self, method: str | None) -> bool:
         """Whether host work hides behind the GPU for a step of `method` (None: plain decode)."""
@@ -181,6 +191,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("efficiency", "hbm_fraction"): ("hbm_fraction", float, 0.2, 1.0),
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),
     ("efficiency", "overlap_efficiency"): ("overlap_efficiency", float, 0.0, 1.0),
+    ("attention", "mla_verify_kv_reread_blackwell"): ("mla_verify_kv_reread_blackwell", float, 0.0, 1.0),
 }
 REQUIRED = {("host", "step_overhead_s"), ("spec", "bookkeeping_s"), ("launch", "kernel_launch_s"),
             ("memory", "gpu_memory_fraction")}

@@ -28,21 +28,19 @@ class ModelShape:
     d_model : int             hidden size
     n_heads, n_kv_heads : int query heads, key/value heads (GQA: n_heads % n_kv_heads == 0)
     d_head : int              per-head dim of q/k/v (non-MLA)
-    d_ff : int                FFN width of dense layers
-    gated_mlp : bool          SwiGLU-style (3 matrices) vs plain (2)
-    vocab_size : int
-    tied_embeddings : bool    LM head shares the embedding matrix
+    d_ff : int; gated_mlp : bool   FFN width of dense layers; SwiGLU-style (3 matrices) vs plain (2)
+    vocab_size : int; tied_embeddings : bool   vocabulary; the LM head shares the embedding matrix
     qkv_bias, o_bias : bool   projection biases
+    qk_norm, qk_norm_tp_reduce : bool  RMSNorm on q and k; over the TP-split projection (one all-reduce a layer)
     q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim : int
         MLA ranks (DeepSeek-V2 §2.1); kv_lora_rank == 0 means not MLA
     n_experts, top_k, n_shared_experts, d_ff_expert, d_ff_shared, n_moe_layers : int
         MoE: routed experts, experts per token, shared experts (width d_ff_shared each), expert FFN width,
         number of MoE layers (the rest are dense)
-    expert_bias : bool        gpt-oss experts and router carry biases
+    expert_bias, attn_sinks : bool   gpt-oss: experts and router carry biases; per-head sink logits
     n_window_layers, window : int
         layers whose attention sees at most `window` past tokens (sliding window or chunked attention)
     n_mtp_layers : int        DeepSeek multi-token-prediction modules shipped with the model
-    attn_sinks : bool         per-head sink logits (gpt-oss)
     fc_in_factor : int        drafter heads: input FC of (fc_in_factor * d_model) -> d_model (EAGLE 2, EAGLE-3 3)
     attn_in_factor : int      drafter heads: q/k/v input width multiple of d_model (EAGLE-3: 2)
     draft_vocab_size : int    EAGLE-3 reduced LM-head vocabulary (0: vocab_size)
@@ -65,6 +63,7 @@ class ModelShape:
     qkv_bias: bool = False
     o_bias: bool = False
     qk_norm: bool = False
+    qk_norm_tp_reduce: bool = False
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
@@ -307,13 +306,14 @@ def _mixtral(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 
 
 def _minimax_m2(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
-    # vLLM models/minimax_m2.py: Mixtral-style experts (intermediate_size) in every layer, no shared expert, GQA with
-    # RMSNorm on q and k (use_qk_norm); its sigmoid routing with a score bias costs nothing a roofline sees.
-    kw = _base(cfg, src, name)
-    _moe_common(kw, cfg, src, "num_local_experts", "intermediate_size")
-    kw["n_moe_layers"] = kw["n_layers"]
-    kw["qk_norm"] = _get(cfg, "use_qk_norm", src, False, bool)
-    return ModelShape(**kw)
+    # vLLM models/minimax_m2.py: Mixtral-style experts in every layer, GQA with RMSNorm on q and k (use_qk_norm) over
+    # the whole projection (MiniMaxText01RMSNormTP, qk_norm_type "per_layer"), which TP splits: each layer all-reduces
+    # the ranks' sums of squares. Its sigmoid routing with a score bias costs nothing a roofline sees.
+    norm = _get(cfg, "qk_norm_type", src, "per_layer", str)
+    if norm not in ("per_layer", "per_head"):
+        raise ModelConfigError(f"{src}: qk_norm_type = {norm!r} must be 'per_layer' or 'per_head'")
+    qk = _get(cfg, "use_qk_norm", src, False, bool)
+    return replace(_mixtral(cfg, src, name), qk_norm=qk, qk_norm_tp_reduce=qk and norm == "per_layer")
 
 
 def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:

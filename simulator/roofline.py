@@ -41,6 +41,7 @@ import numpy as np
 from ._jit import JIT
 from .errors import ScenarioError
 from .experts import head_runs
+from .features import features
 from .hardware import Hardware
 from .workload import (
     COLL_ALLGATHER,
@@ -59,7 +60,6 @@ from .workload import (
     LINK_SCALEOUT,
     N_FEAT,
     OpSet,
-    features,
 )
 
 BOUNDS: tuple[str, ...] = ("memory", "compute", "communication")
@@ -90,7 +90,7 @@ def _dealt(B, n):
 
 @nb.njit(**JIT)
 def _feats(B, q, L, window, logq, moe_e, table, i, side, dp, pp, tile, f):
-    """The features of one op at one point, into f (workload.features; b is experts.rank_batch)."""
+    """The features of one op at one point, into f (features.features; b is experts.rank_batch)."""
     b = _dealt(B, dp) / pp
     if pp > 1.0:                       # a single token crosses every pipeline stage in turn
         one = B if B < 1.0 else 1.0

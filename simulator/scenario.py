@@ -31,7 +31,7 @@ from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
 from .model import ModelShape, load_model
 from .units import DTYPE_BYTES
-from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, forward_pass
+from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, forward_pass, make_precision
 
 DEFAULT_BATCH = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -339,7 +339,8 @@ def check_value(name: str, v: Any) -> Any:
 class Deployment:
     """A resolved scenario: the device as the engine drives it, the target, the drafter, precisions, parallelism,
     the target's forward-pass ops (tops: logits for every token, decode and verify; lops: for the last token of
-    each sequence, prefill) and the overlap mode. The one input of `pricing`."""
+    each sequence, prefill; vops: the verify pass where the engine's verify kernel re-reads the KV cache per query
+    token, else tops itself) and the overlap mode. The one input of `pricing`."""
 
     scenario: Scenario
     hw: Hardware
@@ -353,6 +354,7 @@ class Deployment:
     lops: OpSet
     overlap: str | float
     acc: Acceptance | None = None
+    vops: OpSet | None = None
     # Opt-in cache of priced passes (pricing.price_pass), for callers that price one deployment many times with
     # other host overheads (calibration); None: no caching.
     memo: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
@@ -393,9 +395,10 @@ def spec_overlapped(eng: EngineProfile, on: bool | None, method: str | None = No
 
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
-    resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
-    if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
-        raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
+    resolved deployment); a profile with another all-reduce latency or verify kernel changes the ops: resolve again."""
+    for f in ("allreduce_latency_s", "mla_verify_kv_reread_blackwell"):
+        if getattr(eng, f) != getattr(dep.eng, f):
+            raise ScenarioError(f"with_engine: the new profile changes {f}; resolve the scenario again")
     check_engine_method(eng, dep.scenario.method)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     s = replace(dep.scenario, engine=eng)
@@ -412,17 +415,6 @@ def _load(kind: str, v: Any, loaded: dict[tuple[str, str], Any] | None) -> Any:
     if loaded is not None:
         loaded[key] = obj
     return obj
-
-
-def make_precision(weights: str, kv: str | None = None, experts: str | None = None,
-                   attention: str | None = None) -> Precision:
-    """Weights set attention/FFN/expert formats unless given apart; the embedding and LM head stay bf16 (FP8 and NVFP4
-    checkpoints keep them in bf16, e.g. DeepSeek-R1 on TensorRT-LLM, tech blog 1 precision table)."""
-    p = Precision(weights=weights, experts=experts, attention=attention)
-    if kv:
-        p = replace(p, kv=kv)
-    p.check()
-    return p
 
 
 def engine_hardware(hw: Hardware, eng: EngineProfile) -> Hardware:
@@ -482,11 +474,14 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain)
+    reread = eng.verify_kv_reread(hw.architecture, target.is_mla)
     return Deployment(s, hw, eng, target, drafter, p, dp, par,
                       forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain),
                       forward_pass(target, p, par, "last", scaleup_domain=hw.scaleup_domain),
                       resolve_overlap(s.overlap, eng),
-                      s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None))
+                      s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None),
+                      forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain, kv_reread=reread)
+                      if reread else None)
 
 
 __all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names",

@@ -27,12 +27,12 @@ expert 3 + fused MoE 5), plus one activation quantisation per W8A8 / NVFP4 GEMM 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .errors import ScenarioError
-from .experts import busiest_rank_fraction, busiest_rank_table, experts_touched_fraction, rank_batch
+from .experts import busiest_rank_table
 from .model import ModelShape
 from .units import ACT_QUANT, DTYPE_BYTES
 
@@ -242,6 +242,17 @@ class _Builder:
                      quant=arr("quant"))
 
 
+def make_precision(weights: str, kv: str | None = None, experts: str | None = None,
+                   attention: str | None = None) -> Precision:
+    """Weights set attention/FFN/expert formats unless given apart; the embedding and LM head stay bf16 (FP8 and NVFP4
+    checkpoints keep them in bf16, e.g. DeepSeek-R1 on TensorRT-LLM, tech blog 1 precision table)."""
+    p = Precision(weights=weights, experts=experts, attention=attention)
+    if kv:
+        p = replace(p, kv=kv)
+    p.check()
+    return p
+
+
 def kv_heads_per_rank(m: ModelShape, tp: int) -> float:
     """KV heads one rank holds: Hkv/tp, or 1 (replicated) when tp > Hkv (vLLM QKVParallelLinear)."""
     return max(1.0, m.n_kv_heads / tp)
@@ -264,6 +275,7 @@ class _Ctx:
     par: Parallelism
     domain: int
     sampler: bool
+    kv_reread: float = 0.0
 
     @property
     def ab(self) -> float:
@@ -302,11 +314,14 @@ def _attention(g: _Builder, c: _Ctx) -> None:
         flops_pair = 4.0 * hr * m.d_head
         io_tok = 2.0 * hr * m.d_head * ab            # read q, write o
     kv_tok = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[c.p.kv]
+    # The cache is read once per sequence (F_BL) for all its q queries, or, by a verify kernel that runs one query
+    # token per CTA, 1 + r (q - 1) times: a fraction r of the q - 1 extra reads reaches HBM (F_TL - F_BL = b (q-1) Lw).
+    r = c.kv_reread
     # Attention core (KV-cache write + attention kernel): full-context layers and windowed (sliding / chunked) ones.
     for nl, win, tag in ((L - m.n_window_layers, INF_WINDOW, "attention"),
                          (m.n_window_layers, float(m.window or INF_WINDOW), "attention_window")):
         g.op(tag, "attention", nl, dtype="bf16", kernels=2, window=win, f={F_TL: flops_pair, F_CAUSAL: flops_pair},
-             b={F_BL: kv_tok, F_T: kv_tok + io_tok})
+             b={F_BL: (1.0 - r) * kv_tok, F_TL: r * kv_tok, F_T: kv_tok + io_tok})
 
 
 def _dense_ffn(g: _Builder, c: _Ctx) -> None:
@@ -351,6 +366,10 @@ def _layer_collectives(g: _Builder, c: _Ctx) -> None:
     # Attention (and dense FFN) tensor parallelism: one all-reduce after attention, one after a dense FFN.
     g.collective("allreduce_attn", COLL_ALLREDUCE, m.n_layers, tok, par.tp, dom)
     g.collective("allreduce_ffn", COLL_ALLREDUCE, m.n_dense_layers, tok, par.tp, dom)
+    if m.qk_norm_tp_reduce:
+        # vLLM MiniMaxText01RMSNormTP.forward_qk: the q and k sums of squares (2 fp32 per token) of each rank's heads
+        # are all-reduced before the norm, once per layer; latency-bound at any batch.
+        g.collective("allreduce_qk_norm", COLL_ALLREDUCE, m.n_layers, {F_T: 8.0}, par.tp, dom)
     if not m.is_moe:
         return
     nm = m.n_moe_layers
@@ -392,12 +411,15 @@ def _heads(g: _Builder, c: _Ctx, lm_tokens: int) -> None:
 
 
 def forward_pass(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
-                 logits: str = "all", scaleup_domain: int = 1 << 30, sampler: bool = True) -> OpSet:
+                 logits: str = "all", scaleup_domain: int = 1 << 30, sampler: bool = True,
+                 kv_reread: float = 0.0) -> OpSet:
     """Ops of one forward pass of `m` on one rank of `par`, for B sequences of q new tokens over L cached ones.
 
     logits: "all" (an LM-head row for every query token: decode and verify) or "last" (one per sequence: prefill).
     scaleup_domain: GPUs on one NVLink / Infinity Fabric domain (collectives beyond it use the scale-out link).
     sampler: price the vocabulary-sized sampling pass (SAMPLER_BYTES_PER_VOCAB); False gives the bare roofline.
+    kv_reread: share of a verify kernel's per-query re-reads of the KV cache that reach HBM (0: read once per
+    sequence; 1: once per query token); for the verify op set of an engine whose kernel re-reads, never prefill.
     """
     p = precision or Precision()
     par = par or Parallelism()
@@ -405,7 +427,9 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     par.check(m)
     if logits not in ("all", "last"):
         raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
-    c = _Ctx(m, p, par, scaleup_domain, sampler)
+    if not 0.0 <= kv_reread <= 1.0:
+        raise ScenarioError(f"kv_reread = {kv_reread!r}; expected a share from 0 to 1")
+    c = _Ctx(m, p, par, scaleup_domain, sampler, kv_reread)
     g = _Builder(share=1.0 / par.dp)
     d, tp = m.d_model, par.tp
     # Embedding gather (vocab-parallel: each rank reads the rows it owns) and, for EAGLE heads, the input FC.
@@ -454,47 +478,3 @@ def _pipeline(g: _Builder, c: _Ctx) -> None:
     link = LINK_SCALEOUT if c.par.n_gpus > c.domain else LINK_SCALEUP
     g.op("pp_send", "collective", c.par.pp, kernels=1, c={F_T: c.m.d_model * c.ab}, coll=COLL_ALLTOALL, group=2.0,
          link=link)
-
-
-# ---- evaluation at concrete points (numpy; the numba kernel in roofline.py computes the same) ---------------------
-
-def features(B: np.ndarray, q: np.ndarray, L: np.ndarray, window: float, moe_e: float, moe_k: float,
-             moe_table: np.ndarray | None = None, share: float = 1.0, tile: float = 0.0, pp: int = 1,
-             dp: int | None = None) -> np.ndarray:
-    """Feature matrix (n_points, N_FEAT) for one op (window, MoE (E, k, busiest-rank table), batch share, stages)."""
-    B, q, L = (np.asarray(x, dtype=np.float64) for x in (B, q, L))
-    b = rank_batch(B, round(1.0 / share) if dp is None else dp, pp, share < 1.0)
-    T = b * q
-    Lw = np.minimum(L, window)
-    out = np.empty(B.shape + (N_FEAT,))
-    out[..., F_ONE] = 1.0
-    out[..., F_B] = b
-    out[..., F_T] = T
-    out[..., F_BL] = b * Lw
-    out[..., F_TL] = T * Lw
-    out[..., F_CAUSAL] = causal_pairs(b, q, window)
-    if moe_e > 0:
-        u = experts_touched_fraction(T, moe_e, moe_k)
-        out[..., F_U] = u if moe_table is None else busiest_rank_fraction(u, moe_table[: int(moe_e) + 1])
-    else:
-        out[..., F_U] = 0.0
-    out[..., F_TPAD] = np.ceil(T / tile) * tile if tile > 0 else T
-    return out
-
-
-def causal_pairs(B, q, window: float):
-    """Query-key pairs among q new tokens per sequence under causal masking, each seeing at most `window` keys."""
-    B, q = np.asarray(B, dtype=np.float64), np.asarray(q, dtype=np.float64)
-    qw = np.minimum(q, float(window))
-    return B * (qw * (qw + 1.0) / 2.0 + (q - qw) * qw)
-
-
-def op_totals(ops: OpSet, B: float, q: float, L: float, tile: float = 0.0) -> dict[str, np.ndarray]:
-    """FLOPs, HBM bytes and collective payload bytes per op (already multiplied by `repeat`) at one point: one
-    micro-batch's pass through every pipeline stage, the head ops once."""
-    fl, by, wi = np.zeros(len(ops)), np.zeros(len(ops)), np.zeros(len(ops))
-    for i in range(len(ops)):
-        f = features(np.array([B]), np.array([q]), np.array([L]), ops.window[i], ops.moe_e[i], ops.moe_k[i],
-                     ops.moe_table[i], ops.share[i], tile, ops.pp, ops.dp)[0]
-        fl[i], by[i], wi[i] = ops.cf[i] @ f, ops.cb[i] @ f, ops.cc[i] @ f
-    return {"flops": fl * ops.repeat, "bytes": by * ops.repeat, "payload_bytes": wi * ops.repeat}

@@ -6,6 +6,8 @@ case against a cited measurement.
     GEMM tile padding           hardware gemm_tile_m (F_TPAD)
     one-shot / two-shot         all-reduce under CUDA graphs (custom all-reduce)
     hierarchical collectives    groups spanning several NVLink domains
+    QK-norm all-reduce          MiniMax-M2's norm over the TP-split q and k projections (vLLM MiniMaxText01RMSNormTP)
+    verify KV re-reads          trtllm-gen MLA verify on Blackwell: vLLM PR #41778 kernel times (below)
     sampler                     two fp32 passes over the vocabulary per token
     active experts per step     vLLM PR #24700 benchmark_moe kernel times on H100 (below)
     busiest EP rank             tests/test_layouts.py (Monte Carlo)
@@ -27,6 +29,7 @@ from simulator.calibration import row_group, usable
 from simulator.cross_validation import fit_headline, fit_pool
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError
+from simulator.features import features
 from simulator.hardware import load_hardware
 from simulator.roofline import hierarchical_bandwidth, rates, step_times
 from simulator.validation import load_rows, predict_prepared
@@ -34,10 +37,10 @@ from simulator.workload import (
     COLL_ALLGATHER,
     COLL_ALLREDUCE,
     COLL_ALLTOALL,
+    F_TL,
     FAM,
     Parallelism,
     Precision,
-    features,
     forward_pass,
     gemm,
 )
@@ -256,6 +259,101 @@ def test_allreduce_against_sglang_custom_allreduce():
     t, _ = _allreduce_s(H100, 8, 8)          # Llama-3.1-70B: 8192 x 2 B = 16 KB per token; 8 tokens = 128 KB
     small, _ = _allreduce_s(H100, 8, 2)      # 32 KB
     assert 5.7e-6 <= small <= 9e-6 and t >= small
+
+
+# ---- QK-norm all-reduce -------------------------------------------------------------------------------------------
+
+@settings(max_examples=15)
+@given(B=st.integers(1, 256), q=st.integers(1, 8), tp=st.sampled_from([1, 2, 4, 8]))
+def test_qk_norm_allreduce_adds_one_latency_bound_collective_per_layer_and_is_off_at_tp1(B, q, tp):
+    """vLLM MiniMaxText01RMSNormTP.forward_qk all-reduces 2 fp32 sums of squares per token once per layer: it costs
+    at least nothing (monotone), exactly one small all-reduce per layer under TP, and nothing at TP 1 or with the
+    mechanism off (qk_norm_tp_reduce False: the per-head norm of Qwen3, which needs no collective)."""
+    m = model("minimax-m2.5")
+    assert m.qk_norm_tp_reduce
+    on, off = (forward_pass(x, Precision(weights="fp8"), Parallelism(tp, tp)) for x in
+               (m, replace(m, qk_norm_tp_reduce=False)))
+    mi355 = load_hardware("mi355x")
+    a, b = (_t(o, mi355, [B], q=float(q)) for o in (off, on))
+    if tp == 1:
+        assert "allreduce_qk_norm" not in on.names and b[0] == a[0]
+        return
+    j = on.names.index("allreduce_qk_norm")
+    assert on.repeat[j] == m.n_layers and on.group[j] == tp and on.cc[j, 0] == 0.0
+    solo = replace(on, repeat=np.where(np.arange(len(on)) == j, 1.0, 0.0))
+    one = _t(solo, mi355, [B], q=float(q))[0]
+    assert b[0] - a[0] == pytest.approx(m.n_layers * one, rel=1e-6)
+    assert one == pytest.approx(mi355.allreduce_latency_s, rel=0.05)   # 8 bytes a token: the latency, not bandwidth
+    assert b[0] > a[0]
+
+
+def test_per_head_qk_norm_has_no_collective():
+    qwen3 = forward_pass(model("qwen3-30b-a3b"), Precision(), Parallelism(4, 1))
+    assert model("qwen3-30b-a3b").qk_norm and "allreduce_qk_norm" not in qwen3.names
+
+
+# ---- verify KV re-reads (trtllm-gen MLA on Blackwell) ------------------------------------------------------------
+
+# vLLM PR #41778: trtllm_batch_decode_with_kv_cache_mla at q_len 4, 16 heads, kv_len 80k, FP8 KV (SM100), us by batch.
+_TRTLLM_MLA_Q4_US = {8: 181, 16: 336, 32: 655, 64: 1420, 96: 2009, 128: 2623, 192: 3925, 256: 4855}
+
+
+def _attention_us(r, B, q, L=80_000.0, hw="b200"):
+    ops = forward_pass(model("deepseek-v3"), Precision(weights="fp8", kv="fp8"), Parallelism(8), kv_reread=r)
+    j = ops.names.index("attention")
+    one = replace(ops, repeat=np.where(np.arange(len(ops)) == j, 1.0, 0.0))
+    return step_times(one, rates(load_hardware(hw), one), np.array([float(B)]), float(q), L).total_s[0] * 1e6
+
+
+@settings(max_examples=20)
+@given(r1=st.floats(0.0, 1.0), r2=st.floats(0.0, 1.0), B=st.integers(1, 256), q=st.integers(1, 8))
+def test_verify_kv_reread_monotone_off_at_zero_and_at_one_query(r1, r2, B, q):
+    lo, hi = sorted((r1, r2))
+    a, b, off = (_attention_us(r, B, q, L=8192.0) for r in (lo, hi, 0.0))
+    assert b >= a * (1 - 1e-12)
+    base = forward_pass(model("deepseek-v3"), Precision(weights="fp8", kv="fp8"), Parallelism(8))
+    j = base.names.index("attention")
+    one = replace(base, repeat=np.where(np.arange(len(base)) == j, 1.0, 0.0))
+    bare = step_times(one, rates(load_hardware("b200"), one), np.array([float(B)]), float(q), 8192.0).total_s[0]
+    assert off == pytest.approx(bare * 1e6, rel=1e-12)                  # r = 0: the op table without the mechanism
+    assert _attention_us(hi, B, 1, L=8192.0) == pytest.approx(_attention_us(0.0, B, 1, L=8192.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("B", sorted(_TRTLLM_MLA_Q4_US))
+def test_verify_kv_reread_against_vllm_41778_trtllm_mla_kernel_times(B):
+    """The engine profiles' r = 0.65 prices the verify attention op within 10 % of the trtllm-gen MLA kernel at every
+    batch of the table; reading the cache once (r = 0) prices it 2.8-3.2x fast."""
+    r = load_engine("sglang").mla_verify_kv_reread_blackwell
+    assert r == load_engine("trtllm").mla_verify_kv_reread_blackwell == 0.65
+    t = _attention_us(r, B, 4)
+    assert t == pytest.approx(_TRTLLM_MLA_Q4_US[B], rel=0.10)
+    assert 2.7 <= _TRTLLM_MLA_Q4_US[B] / _attention_us(0.0, B, 4) <= 3.3
+
+
+def test_verify_kv_reread_only_for_mla_verify_on_blackwell():
+    from simulator.acceptance import Acceptance
+    from simulator.scenario import Scenario
+    acc = Acceptance.from_rate(0.7)
+    on = Scenario(hardware="b200", model="deepseek-v3", method="mtp", precision="fp8", tp=8, acceptance=acc).resolve()
+    assert on.vops is not None and on.vops.cb[on.vops.names.index("attention"), F_TL] > 0
+    for kw in ({"hardware": "h200-sxm"}, {"engine": "vllm"}, {"model": "llama-3.1-70b", "method": "eagle3"}):
+        dep = Scenario(**{"hardware": "b200", "model": "deepseek-v3", "method": "mtp", "precision": "fp8", "tp": 8,
+                          "acceptance": acc, **kw}).resolve()
+        assert dep.vops is None, kw
+
+
+def test_forward_pass_and_with_engine_refuse_what_the_reread_cannot_be():
+    from simulator.acceptance import Acceptance
+    from simulator.scenario import Scenario, with_engine
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ScenarioError, match="kv_reread = .*; expected a share from 0 to 1"):
+            forward_pass(model("deepseek-v3"), Precision(), Parallelism(8), kv_reread=bad)
+    dep = Scenario(hardware="b200", model="deepseek-v3", method="mtp", precision="fp8", tp=8,
+                   acceptance=Acceptance.from_rate(0.7)).resolve()
+    with pytest.raises(ScenarioError, match="changes mla_verify_kv_reread_blackwell; resolve the scenario again"):
+        with_engine(dep, replace(dep.eng, mla_verify_kv_reread_blackwell=0.0))
+    with pytest.raises(ScenarioError, match="changes allreduce_latency_s; resolve the scenario again"):
+        with_engine(dep, replace(dep.eng, allreduce_latency_s=1e-5))
 
 
 # ---- hierarchical collectives --------------------------------------------------------------------------------------

@@ -266,6 +266,11 @@ def test_minimax_m25_counts_and_shape():
     assert m.qk_norm and not m.tied_embeddings and m.n_shared_experts == 0 and not m.is_mla
     assert (m.n_layers, m.d_model, m.n_heads, m.n_kv_heads, m.d_head) == (62, 3072, 48, 8, 128)
     assert (m.n_experts, m.top_k, m.d_ff_expert, m.n_moe_layers) == (256, 8, 1536, 62)
+    # qk_norm_type "per_layer": the norm spans the TP split, one all-reduce per layer (vLLM MiniMaxText01RMSNormTP)
+    assert m.qk_norm_tp_reduce
+    per_head = shape_from_config({**cfg("minimax-m2.5"), "qk_norm_type": "per_head"})
+    assert per_head.qk_norm and not per_head.qk_norm_tp_reduce
+    assert not load_model("qwen3-30b-a3b").qk_norm_tp_reduce
 
 
 def test_llama4_totals_include_the_vision_encoder():
@@ -384,6 +389,8 @@ def test_minimal_configs_load():
     ({"model_type": "deepseek_v3", **{k: v for k, v in LLAMA.items() if k != "model_type"}},
      r"missing key 'kv_lora_rank'"),
     ({"model_type": "medusa", "hidden_size": 64, "vocab_size": 10}, r"missing key 'medusa_num_heads'"),
+    ({**MIXTRAL, "model_type": "minimax_m2", "use_qk_norm": True, "qk_norm_type": "per_token"},
+     r"qk_norm_type = 'per_token' must be 'per_layer' or 'per_head'"),
 ])
 def test_bad_config_raises(config, message):
     with pytest.raises(ModelConfigError, match=message):

@@ -21,13 +21,14 @@ from hypothesis import strategies as st
 
 from simulator.engine import list_engines, load_engine
 from simulator.errors import ModelConfigError, ScenarioError, SpecError
+from simulator.features import op_totals
 from simulator.hardware import list_hardware, load_hardware
 from simulator.memory import weight_bytes_per_rank
 from simulator.model import list_models, model_record
 from simulator.roofline import BOUNDS, hierarchical_bandwidth, overlap_eta, rates, step_times, step_times_reference
 from simulator.scenario import Scenario, make_precision
 from simulator.step import simulate_step
-from simulator.workload import COLL_ALLREDUCE, FAM, FAMILIES, Parallelism, Precision, forward_pass, op_totals
+from simulator.workload import COLL_ALLREDUCE, FAM, FAMILIES, Parallelism, Precision, forward_pass
 
 from .helpers import model, ops_for
 from .strategies import scenarios

@@ -234,8 +234,8 @@ def test_result_dataframe_and_json_views():
 
 def test_review_fixes_tree_window_fc():
     from simulator.acceptance import expected_tokens_tree, tree_widths
+    from simulator.features import causal_pairs
     from simulator.model import read_config, shape_from_config
-    from simulator.workload import causal_pairs
     # Backbone tree: reaching depth j needs the top-1 path; a 64-token Medusa tree calibrated at tau 2.32 must not
     # yield more tokens from a reshaped tree of the same size at the same alpha than a generous bound allows.
     a = Acceptance.from_tree_length(2.32, tree_widths(64, 5, 13))

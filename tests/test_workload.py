@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.errors import ScenarioError
+from simulator.experts import experts_touched_fraction
+from simulator.features import features, op_totals
 from simulator.memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
 from simulator.model import list_models, load_model, model_record
 from simulator.units import ACT_QUANT, DTYPE_BYTES
@@ -28,12 +30,9 @@ from simulator.workload import (
     N_FEAT,
     Parallelism,
     Precision,
-    experts_touched_fraction,
-    features,
     forward_pass,
     kv_elems_per_token_layer_rank,
     kv_heads_per_rank,
-    op_totals,
 )
 
 from .helpers import model, ops_for
