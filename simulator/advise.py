@@ -51,7 +51,7 @@ MAX_POINTS = 1024
 # cent from one batch to the next and deeper positions' acceptance is extrapolated, so the argmax flips between
 # neighbouring depths (Llama-3.1-8B EAGLE-3 on H100, SGLang: 19 ranges over batches 1..256, 21 before the refit of
 # 2026-12-04 that prices runs of N prompts; 6 within 2 % with the 2026-12-04 calibrations, 5 with the one before; far
-# below the cross-validated error of a speedup, 9.1 % median).
+# below the cross-validated error of a speedup, 9.3 % median).
 K_TOLERANCE = 0.02
 
 

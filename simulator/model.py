@@ -306,9 +306,9 @@ def _mixtral(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 
 
 def _minimax_m2(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
-    # vLLM models/minimax_m2.py: Mixtral-style experts in every layer, GQA with RMSNorm on q and k (use_qk_norm) over
-    # the whole projection (MiniMaxText01RMSNormTP, qk_norm_type "per_layer"), which TP splits: each layer all-reduces
-    # the ranks' sums of squares. Its sigmoid routing with a score bias costs nothing a roofline sees.
+    # vLLM models/minimax_m2.py: Mixtral-style experts in every layer (Mixtral's reader, whose sliding_window MiniMax
+    # does not set), GQA with RMSNorm on q and k over the TP-split projection (MiniMaxText01RMSNormTP, qk_norm_type
+    # "per_layer"): each layer all-reduces the ranks' sums of squares. Its biased sigmoid routing costs no bytes.
     norm = _get(cfg, "qk_norm_type", src, "per_layer", str)
     if norm not in ("per_layer", "per_head"):
         raise ModelConfigError(f"{src}: qk_norm_type = {norm!r} must be 'per_layer' or 'per_head'")

@@ -122,7 +122,7 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
         over = st.by_family_s[..., -1]
         draft += dp.count * (st.total_s - over)
         launch += dp.count * (over + e.draft_step_overhead_s)
-    vs = price_pass(dep, dep.tops if dep.vops is None else dep.vops, B, float(v.T), L, "verify")
+    vs = price_pass(dep, dep.verify_ops, B, float(v.T), L, "verify")
     vover = vs.by_family_s[..., -1]
     verify = vs.total_s - vover
     launch += vover

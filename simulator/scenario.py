@@ -340,7 +340,7 @@ class Deployment:
     """A resolved scenario: the device as the engine drives it, the target, the drafter, precisions, parallelism,
     the target's forward-pass ops (tops: logits for every token, decode and verify; lops: for the last token of
     each sequence, prefill; vops: the verify pass where the engine's verify kernel re-reads the KV cache per query
-    token, else tops itself) and the overlap mode. The one input of `pricing`."""
+    token, else None, and `verify_ops` is tops) and the overlap mode. The one input of `pricing`."""
 
     scenario: Scenario
     hw: Hardware
@@ -366,6 +366,11 @@ class Deployment:
             return self.acc
         a = self.scenario.acceptance
         return a if a is not None else default_acceptance(self.scenario.method)
+
+    @property
+    def verify_ops(self) -> OpSet:
+        """The ops of a pass with logits for every token and q > 1 (verify): vops, or tops where they are alike."""
+        return self.tops if self.vops is None else self.vops
 
     @property
     def kmax(self) -> int:
@@ -395,14 +400,20 @@ def spec_overlapped(eng: EngineProfile, on: bool | None, method: str | None = No
 
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
-    resolved deployment); a profile with another all-reduce latency or verify kernel changes the ops: resolve again."""
-    for f in ("allreduce_latency_s", "mla_verify_kv_reread_blackwell"):
-        if getattr(eng, f) != getattr(dep.eng, f):
-            raise ScenarioError(f"with_engine: the new profile changes {f}; resolve the scenario again")
+    resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
+    if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
+        raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
     check_engine_method(eng, dep.scenario.method)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     s = replace(dep.scenario, engine=eng)
-    return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng))
+    return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng),
+                   vops=_verify_ops(eng, dep.hw, dep.target, dep.p, dep.par))
+
+
+def _verify_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precision, par: Parallelism) -> OpSet | None:
+    """The verify pass's own ops where the engine's verify kernel re-reads the KV cache per query token, else None."""
+    r = eng.verify_kv_reread(hw.architecture, target.is_mla)
+    return forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain, kv_reread=r) if r else None
 
 
 def _load(kind: str, v: Any, loaded: dict[tuple[str, str], Any] | None) -> Any:
@@ -474,14 +485,12 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain)
-    reread = eng.verify_kv_reread(hw.architecture, target.is_mla)
     return Deployment(s, hw, eng, target, drafter, p, dp, par,
                       forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain),
                       forward_pass(target, p, par, "last", scaleup_domain=hw.scaleup_domain),
                       resolve_overlap(s.overlap, eng),
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None),
-                      forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain, kv_reread=reread)
-                      if reread else None)
+                      _verify_ops(eng, hw, target, p, par))
 
 
 __all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names",

@@ -73,7 +73,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     dep = dep if dep is not None else s.resolve()
     q, L = int(query_tokens), float(s.context)
     B = np.asarray(s.batch, dtype=np.float64)
-    ops = dep.tops if logits == "all" else dep.lops
+    ops = dep.verify_ops if logits == "all" else dep.lops   # alike at q = 1
     st = price_pass(dep, ops, B, float(q), L, "target")
     total = host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None))
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}

@@ -280,10 +280,9 @@ def test_qk_norm_allreduce_adds_one_latency_bound_collective_per_layer_and_is_of
         return
     j = on.names.index("allreduce_qk_norm")
     assert on.repeat[j] == m.n_layers and on.group[j] == tp and on.cc[j, 0] == 0.0
-    solo = replace(on, repeat=np.where(np.arange(len(on)) == j, 1.0, 0.0))
-    one = _t(solo, mi355, [B], q=float(q))[0]
-    assert b[0] - a[0] == pytest.approx(m.n_layers * one, rel=1e-6)
-    assert one == pytest.approx(mi355.allreduce_latency_s, rel=0.05)   # 8 bytes a token: the latency, not bandwidth
+    every = _t(_only(on, "allreduce_qk_norm"), mi355, [B], q=float(q))[0]        # all n_layers of them
+    assert b[0] - a[0] == pytest.approx(every, rel=1e-6)
+    assert every / m.n_layers == pytest.approx(mi355.allreduce_latency_s, rel=0.05)   # 8 B a token: the latency
     assert b[0] > a[0]
 
 
@@ -294,15 +293,16 @@ def test_per_head_qk_norm_has_no_collective():
 
 # ---- verify KV re-reads (trtllm-gen MLA on Blackwell) ------------------------------------------------------------
 
-# vLLM PR #41778: trtllm_batch_decode_with_kv_cache_mla at q_len 4, 16 heads, kv_len 80k, FP8 KV (SM100), us by batch.
+# vLLM PR #41778, q_len 4, 16 heads, kv_len 80k, FP8 KV (SM100), us by batch: the trtllm-gen MLA kernel (one query
+# token per CTA) and tokenspeed_mla (the queries folded into the heads: the cache read once).
 _TRTLLM_MLA_Q4_US = {8: 181, 16: 336, 32: 655, 64: 1420, 96: 2009, 128: 2623, 192: 3925, 256: 4855}
+_TOKENSPEED_MLA_Q4_US = {8: 112, 16: 176, 32: 318, 64: 610, 96: 1137, 128: 1218, 192: 1833, 256: 2693}
 
 
 def _attention_us(r, B, q, L=80_000.0, hw="b200"):
-    ops = forward_pass(model("deepseek-v3"), Precision(weights="fp8", kv="fp8"), Parallelism(8), kv_reread=r)
-    j = ops.names.index("attention")
-    one = replace(ops, repeat=np.where(np.arange(len(ops)) == j, 1.0, 0.0))
-    return step_times(one, rates(load_hardware(hw), one), np.array([float(B)]), float(q), L).total_s[0] * 1e6
+    ops = _only(forward_pass(model("deepseek-v3"), Precision(weights="fp8", kv="fp8"), Parallelism(8), kv_reread=r),
+                "attention")
+    return step_times(ops, rates(load_hardware(hw), ops), np.array([float(B)]), float(q), L).total_s[0] * 1e6
 
 
 @settings(max_examples=20)
@@ -311,23 +311,23 @@ def test_verify_kv_reread_monotone_off_at_zero_and_at_one_query(r1, r2, B, q):
     lo, hi = sorted((r1, r2))
     a, b, off = (_attention_us(r, B, q, L=8192.0) for r in (lo, hi, 0.0))
     assert b >= a * (1 - 1e-12)
-    base = forward_pass(model("deepseek-v3"), Precision(weights="fp8", kv="fp8"), Parallelism(8))
-    j = base.names.index("attention")
-    one = replace(base, repeat=np.where(np.arange(len(base)) == j, 1.0, 0.0))
-    bare = step_times(one, rates(load_hardware("b200"), one), np.array([float(B)]), float(q), 8192.0).total_s[0]
+    base = _only(forward_pass(model("deepseek-v3"), Precision(weights="fp8", kv="fp8"), Parallelism(8)), "attention")
+    bare = step_times(base, rates(load_hardware("b200"), base), np.array([float(B)]), float(q), 8192.0).total_s[0]
     assert off == pytest.approx(bare * 1e6, rel=1e-12)                  # r = 0: the op table without the mechanism
     assert _attention_us(hi, B, 1, L=8192.0) == pytest.approx(_attention_us(0.0, B, 1, L=8192.0), rel=1e-12)
 
 
-@pytest.mark.parametrize("B", sorted(_TRTLLM_MLA_Q4_US))
-def test_verify_kv_reread_against_vllm_41778_trtllm_mla_kernel_times(B):
-    """The engine profiles' r = 0.65 prices the verify attention op within 10 % of the trtllm-gen MLA kernel at every
-    batch of the table; reading the cache once (r = 0) prices it 2.8-3.2x fast."""
+def test_verify_kv_reread_against_vllm_41778_kernel_times():
+    """The profiles' r prices the trtllm-gen verify attention over a read-once price at the ratio vLLM PR #41778
+    measures between the trtllm-gen kernel and a read-once kernel on one device: within 5 % on the mean over batch
+    8-256, within 20 % at each batch (the measured ratio scatters 1.62-2.33)."""
     r = load_engine("sglang").mla_verify_kv_reread_blackwell
-    assert r == load_engine("trtllm").mla_verify_kv_reread_blackwell == 0.65
-    t = _attention_us(r, B, 4)
-    assert t == pytest.approx(_TRTLLM_MLA_Q4_US[B], rel=0.10)
-    assert 2.7 <= _TRTLLM_MLA_Q4_US[B] / _attention_us(0.0, B, 4) <= 3.3
+    assert r == load_engine("trtllm").mla_verify_kv_reread_blackwell == 0.32
+    priced = {B: _attention_us(r, B, 4) / _attention_us(0.0, B, 4) for B in _TRTLLM_MLA_Q4_US}
+    measured = {B: _TRTLLM_MLA_Q4_US[B] / _TOKENSPEED_MLA_Q4_US[B] for B in _TRTLLM_MLA_Q4_US}
+    assert np.mean(list(priced.values())) == pytest.approx(np.mean(list(measured.values())), rel=0.05)
+    for B in priced:
+        assert priced[B] == pytest.approx(measured[B], rel=0.20), B
 
 
 def test_verify_kv_reread_only_for_mla_verify_on_blackwell():
@@ -335,14 +335,30 @@ def test_verify_kv_reread_only_for_mla_verify_on_blackwell():
     from simulator.scenario import Scenario
     acc = Acceptance.from_rate(0.7)
     on = Scenario(hardware="b200", model="deepseek-v3", method="mtp", precision="fp8", tp=8, acceptance=acc).resolve()
-    assert on.vops is not None and on.vops.cb[on.vops.names.index("attention"), F_TL] > 0
+    assert on.verify_ops is on.vops and on.vops.cb[on.vops.names.index("attention"), F_TL] > 0
     for kw in ({"hardware": "h200-sxm"}, {"engine": "vllm"}, {"model": "llama-3.1-70b", "method": "eagle3"}):
         dep = Scenario(**{"hardware": "b200", "model": "deepseek-v3", "method": "mtp", "precision": "fp8", "tp": 8,
                           "acceptance": acc, **kw}).resolve()
-        assert dep.vops is None, kw
+        assert dep.vops is None and dep.verify_ops is dep.tops, kw
 
 
-def test_forward_pass_and_with_engine_refuse_what_the_reread_cannot_be():
+def test_step_prices_a_verify_shape_as_the_speculative_step_does():
+    # Found in review: `specroof step --query-tokens 4` priced B200 DeepSeek's verify with the decode op table (26.3
+    # against 31.6 ms at 8k context and batch 64). Both now price the pass `curve` prices.
+    from simulator.acceptance import Acceptance
+    from simulator.pricing import price_pass
+    from simulator.scenario import Scenario
+    from simulator.step import simulate_step
+    kw = dict(hardware="b200", model="deepseek-v3", precision="fp8", kv_precision="fp8", tp=8, batch=(64,),
+              context=8192)
+    got = simulate_step(scenario=Scenario(**kw), query_tokens=4).breakdown_s["attention"][0]
+    dep = Scenario(**kw, method="mtp", k=3, acceptance=Acceptance.from_rate(0.7)).resolve()
+    want = price_pass(dep, dep.verify_ops, np.array([64.0]), 4.0, 8192.0, "verify").by_family_s[0, FAM["attention"]]
+    decode_table = price_pass(dep, dep.tops, np.array([64.0]), 4.0, 8192.0, "verify").by_family_s[0, FAM["attention"]]
+    assert got == pytest.approx(want, rel=1e-9) and want > 1.2 * decode_table
+
+
+def test_forward_pass_refuses_a_reread_that_cannot_be_and_with_engine_rebuilds_the_verify_ops():
     from simulator.acceptance import Acceptance
     from simulator.scenario import Scenario, with_engine
     for bad in (-0.1, 1.5, float("nan")):
@@ -350,9 +366,12 @@ def test_forward_pass_and_with_engine_refuse_what_the_reread_cannot_be():
             forward_pass(model("deepseek-v3"), Precision(), Parallelism(8), kv_reread=bad)
     dep = Scenario(hardware="b200", model="deepseek-v3", method="mtp", precision="fp8", tp=8,
                    acceptance=Acceptance.from_rate(0.7)).resolve()
-    with pytest.raises(ScenarioError, match="changes mla_verify_kv_reread_blackwell; resolve the scenario again"):
-        with_engine(dep, replace(dep.eng, mla_verify_kv_reread_blackwell=0.0))
-    with pytest.raises(ScenarioError, match="changes allreduce_latency_s; resolve the scenario again"):
+    # Found in review: a profile without the key (a copy made before it existed) made validate skip every row of the
+    # engine; the verify ops now follow the profile.
+    off = with_engine(dep, replace(dep.eng, mla_verify_kv_reread_blackwell=0.0))
+    assert off.vops is None and off.verify_ops is off.tops
+    assert with_engine(off, dep.eng).vops is not None
+    with pytest.raises(ScenarioError, match="changes the all-reduce latency; resolve the scenario again"):
         with_engine(dep, replace(dep.eng, allreduce_latency_s=1e-5))
 
 
