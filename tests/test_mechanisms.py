@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import fields, replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -373,6 +374,22 @@ def test_forward_pass_refuses_a_reread_that_cannot_be_and_with_engine_rebuilds_t
     assert with_engine(off, dep.eng).vops is not None
     with pytest.raises(ScenarioError, match="changes the all-reduce latency; resolve the scenario again"):
         with_engine(dep, replace(dep.eng, allreduce_latency_s=1e-5))
+
+
+@pytest.mark.parametrize("value, needle", [("1.5", "1.5"), ("-0.1", "-0.1"), ('"high"', "high"), ("nan", "nan")])
+def test_a_profile_whose_reread_share_is_not_a_share_is_refused(value, needle, tmp_path, capsys):
+    from simulator.cli import main
+    from simulator.errors import SpecError
+    src = (Path(__file__).resolve().parents[1] / "engine_profiles" / "sglang.toml").read_text()
+    p = tmp_path / "mine.toml"
+    p.write_text(src.replace("mla_verify_kv_reread_blackwell = { value = 0.32", f"mla_verify_kv_reread_blackwell = {{ "
+                                                                                  f"value = {value}"))
+    with pytest.raises(SpecError, match=rf"mine\.toml: \[attention\] mla_verify_kv_reread_blackwell.*{needle}"):
+        load_engine(str(p))
+    rc = main(["curve", "--hardware", "b200", "--model", "deepseek-v3", "--method", "mtp", "--precision", "fp8",
+               "--tp", "8", "--engine", str(p)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "mla_verify_kv_reread_blackwell" in err and "Traceback" not in err
 
 
 # ---- hierarchical collectives --------------------------------------------------------------------------------------
