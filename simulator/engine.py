@@ -59,11 +59,11 @@ class EngineProfile:
     allreduce_latency_s : float or None   engine's all-reduce latency (custom all-reduce), None: the hardware's
     hbm_fraction, gemm_fraction : float or None   calibrated overrides of the hardware's achievable fractions
     overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden, one for every op
+                                         (1 = roofline max); None: the measured mode (GEMMs at the device's
+                                         gemm_overlap, other ops at the max)
     mla_verify_kv_reread_blackwell : float   on Blackwell, share of the per-query re-reads of an MLA target's KV
                                     cache that reach HBM in the engine's verify attention kernel (0: read once per
                                     sequence, as a kernel that folds the queries into the heads does)
-                                         (1 = roofline max); None: the measured mode (GEMMs at the device's
-                                         gemm_overlap, other ops at the max)
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
     priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)
     spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap

@@ -406,8 +406,9 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     check_engine_method(eng, dep.scenario.method)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     s = replace(dep.scenario, engine=eng)
-    return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng),
-                   vops=_verify_ops(eng, dep.hw, dep.target, dep.p, dep.par))
+    share = (e.verify_kv_reread(dep.hw.architecture, dep.target.is_mla) for e in (eng, dep.eng))
+    vops = dep.vops if len(set(share)) == 1 else _verify_ops(eng, dep.hw, dep.target, dep.p, dep.par)
+    return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng), vops=vops)
 
 
 def _verify_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precision, par: Parallelism) -> OpSet | None:

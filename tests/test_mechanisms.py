@@ -372,6 +372,9 @@ def test_forward_pass_refuses_a_reread_that_cannot_be_and_with_engine_rebuilds_t
     off = with_engine(dep, replace(dep.eng, mla_verify_kv_reread_blackwell=0.0))
     assert off.vops is None and off.verify_ops is off.tops
     assert with_engine(off, dep.eng).vops is not None
+    # Calibration calls with_engine per row and evaluation: the same share keeps the same op set (no rebuild, and the
+    # price memo, keyed by the op set, still hits).
+    assert with_engine(dep, replace(dep.eng, host_step_s=2e-3)).vops is dep.vops
     with pytest.raises(ScenarioError, match="changes the all-reduce latency; resolve the scenario again"):
         with_engine(dep, replace(dep.eng, allreduce_latency_s=1e-5))
 
