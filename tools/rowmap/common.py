@@ -28,7 +28,6 @@ ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "trtllm", "trtllm
            "dynamo+sglang": "sglang", "dynamo+tensorrt-llm": "trtllm", "sglang (mori disagg)": "sglang",
            "tensorrt-llm (pytorch backend)": "trtllm"}
 MT_BENCH_CONTEXT = "context 512 = MT-Bench prompt (~100) plus half of a ~800-token answer (estimate, as in S001-S018)"
-CTX_DEFAULT = "context not stated: specroof's default 1024"
 FP4_RULE = ("experts {fmt}, other weights bf16 (the checkpoint's non-expert formats are not stated here: rule as in "
             "S021-S025)")
 VLLM_SYNC = "no async scheduling (vLLM before PR #27614, where it became the default): overlap_scheduler false"
@@ -183,17 +182,6 @@ def sglang_tree(out: Row) -> None:
             note(out, f"topk 1 with {out['tree_tokens']} draft tokens: SGLang verifies a chain of steps + 1 = "
                       f"{int(out['k']) + 1} tokens (server_args resets num_draft_tokens for topk 1)")
         out["tree_tokens"], out["tree_branching"] = "", ""
-
-
-def ctx_note(out: Row, mt_bench: bool = False) -> None:
-    if out["context"] or (out["isl"] and out["osl"]):
-        return
-    if mt_bench:
-        out["context"] = "512"
-        note(out, MT_BENCH_CONTEXT)
-    else:
-        note(out, CTX_DEFAULT)
-
 
 
 def d_skip(reason: str) -> Callable[[Row, Row], None]:
