@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .pricing import MemoryUse, memory
+from .pricing import MemoryUse, candidates, memory
 from .scenario import Deployment
 from .traffic import Workload
 
@@ -31,16 +31,34 @@ def running_cap(dep: Deployment, spec: bool) -> float:
     """The most requests one mode runs at once by the engine's setting; the rest wait for a slot. SGLang's
     --max-running-requests and vLLM's --max-num-seqs bind every decode, so a cap the deployment sets
     (Scenario.max_running_requests) holds both modes; the profile's own (SGLang's 48 under speculation,
-    server_args._handle_speculative_decoding) only speculating."""
+    server_args._handle_speculative_decoding) only speculating. A dense model's dp runs replicas, each a server with
+    its own cap (engine_configs writes the flag per replica), so the deployment runs dp times it; an MoE's dp is
+    attention data parallelism inside one instance, whose cap is the instance's (found by review: a dense --dp 2
+    under SGLang ran 48 speculating requests in all, where each replica runs 48)."""
     user = dep.scenario.max_running_requests
-    return dep.eng.spec_max_running if spec else (float(user) if user is not None else np.inf)
+    cap = dep.eng.spec_max_running if spec else (float(user) if user is not None else np.inf)
+    return cap * (1 if dep.target.is_moe else dep.par.dp)
+
+
+def admission_width(dep: Deployment, spec: bool) -> float:
+    """Tokens a running request holds KV slots and activations for per step beyond its context: 1 decoding, the
+    narrowest verify shape the scenario tries when speculating (its k + 1 or tree; with k = "auto", depth 1). A
+    speculating engine needs KV slots for every running request's drafts each step: vLLM allocates k lookahead slots
+    per request (KVCacheManager.allocate_slots, num_lookahead_tokens); SGLang's EAGLE worker allocates steps x topk
+    slots per request for the draft (EAGLEWorker._draft_preprocess_decode) and num_draft_tokens for the verify
+    (EagleVerifyInput.prepare_for_verify), and the verify pass's activations are T tokens per request. So a
+    speculating instance fits fewer requests than a decoding one; where only the narrowest shape fits, the step takes
+    it (pricing.best_spec_step keeps the best shape that fits). Found by review: admitting by one token per request
+    let `serve` report a point whose every verify shape overflowed memory, with TPOT falling as load rose."""
+    return float(min(v.T for v in candidates(dep))) if spec else 1.0
 
 
 def memory_held(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> MemoryUse:
     """Memory per GPU in steady state: the KV cache of C held requests at their mean context (Workload.mean_context; a
-    closed loop holds requests at every stage of their decode), with the larger of a decode pass's and one prefill
-    chunk's activations (the longest prompt's chunk), and the drafter's weights and cache when it is loaded."""
-    mem = memory(dep, C, 1.0, w.mean_context, drafter=drafter)
+    closed loop holds requests at every stage of their decode) plus the tokens each verifies (`admission_width`), with
+    the larger of a decode or verify pass's and one prefill chunk's activations (the longest prompt's chunk), and the
+    drafter's weights and cache when it is loaded."""
+    mem = memory(dep, C, admission_width(dep, drafter), w.mean_context, drafter=drafter)
     chunk = memory(dep, np.array([float(dep.par.dp)]), float(min(w.chunk, w.prompts.max())), 0.0, logits="last")
     return replace(mem, activation_bytes=np.maximum(mem.activation_bytes, chunk.activation_bytes))
 
@@ -93,4 +111,5 @@ def held(R: np.ndarray, prefill_queue: np.ndarray, decode_batch: np.ndarray) -> 
     return np.where(prefill_queue > 0.0, np.minimum(R, np.ceil(decode_batch)), R)
 
 
-__all__ = ["MAX_REQUESTS", "feasibility", "fit_limit", "held", "memory_held", "running_cap", "running_limit"]
+__all__ = ["MAX_REQUESTS", "admission_width", "feasibility", "fit_limit", "held", "memory_held", "running_cap",
+           "running_limit"]

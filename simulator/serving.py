@@ -75,7 +75,7 @@ import numpy as np
 from .acceptance import extrapolation_note
 from .admission import feasibility, fit_limit, held, running_cap
 from .errors import ScenarioError
-from .loop import FED_FLOOR, Loop, batch_grid, curve, decode, fed_batch
+from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, decode, fed_batch
 from .pricing import context_message, memory, price_pass
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
@@ -234,7 +234,8 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     for a slot) for its decode batch B (`loop.Loop.batch`), with the step priced once on the batch grid."""
     g = batch_grid(R, FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
     i, o = w.samples
-    mid, first, last = (curve(dep, g, L, spec) for L in (w.mean_context, i.mean(), (i + o).mean()))
+    mid = curve(dep, g, w.mean_context, spec)
+    first, last = (curve_with(dep, mid, L) for L in (i.mean(), (i + o).mean()))
     osl = float(o.mean())
     # a mean prompt's tokens x their marginal cost in a mixed step, or what it adds to a prefill pass of its own where
     # prompts are prefilled apart (the engine does not mix, or no request decodes)
@@ -255,8 +256,8 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
         e2e = np.where(fed, R / pf.capacity_rps, e2e)
         ttft = np.where(fed, e2e - (osl - 1) * tpot, ttft)
         queue = np.where(fed, R - B, 0.0)
-    # TPOT with every running request at the first or the last context: that context's step and tokens per step,
-    # and the prompt load its completions bring (each at its own tau: k "auto" may pick another depth there).
+    # TPOT with every running request at the first or the last context: the step of the load's verify shape there,
+    # and the prompt load its completions bring.
     ends = [(c[0] + prompt_load(pf, B * c[1] * loop.per, tokens_s)[0]) / c[1] for c in (first.at(B), last.at(B))]
     wait = e2e * (C / R - 1.0)
     return Phase(C.astype(np.float64), R, B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, *ends,
@@ -390,13 +391,15 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     if pf.alone_s:
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
-    cap = dep.eng.spec_max_running
+    cap = running_cap(dep, True)
+    per = f", {dep.eng.spec_max_running:g} per replica" if cap != dep.eng.spec_max_running else ""
     if dep.scenario.max_running_requests is not None and cap < float(np.max(C, initial=0.0)):
-        notes += (f"at most {cap:g} requests run at once (--max-running-requests), with speculation and without; "
+        notes += (f"at most {cap:g} requests run at once (--max-running-requests{per}), with speculation and without; "
                   "the rest queue (in TTFT)",)
     elif _speculates(dep) and cap < float(np.max(spec.in_flight, initial=0.0)):
         notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once (--max-running-requests, "
-                  f"or [spec] max_running_requests in its engine profile) and the rest queue (in TTFT): above {cap:g} "
+                  f"or [spec] max_running_requests in its engine profile{per}) and the rest queue (in TTFT): above "
+                  f"{cap:g} "
                   "the on and off rows decode different batches",)
     if not w.rate:
         notes += _kv_notes(dep, (("with speculation", True, spec),) * _speculates(dep) + (("without", False, base),))

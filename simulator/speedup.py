@@ -244,6 +244,8 @@ def _running_cap_note(dep: Deployment, spec_batches: np.ndarray) -> tuple[str, .
     unless --max-running-requests is set, engine profile spec.max_running_requests): such a fixed batch is what a
     deployment that raises the cap runs, not the default; () when none does."""
     cap, user = dep.eng.running_cap, dep.scenario.max_running_requests
+    if cap is not None and not dep.target.is_moe:
+        cap *= dep.par.dp                      # a dense model's dp runs replicas, each with the cap (admission)
     over = sorted({int(b) for b in spec_batches if b > cap}) if cap is not None else []
     if not over:
         return ()

@@ -13,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import poisson
 
-from simulator.admission import fit_limit, memory_held, running_cap
+from simulator.admission import admission_width, fit_limit, memory_held, running_cap
 from simulator.cli import main
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
@@ -313,6 +313,22 @@ def test_sglang_caps_running_requests_while_speculating():
     assert r.spec.tpot_s[2] == pytest.approx(r.spec.tpot_s[1], rel=1e-9)
 
 
+def test_a_dense_models_replicas_each_run_the_engines_cap():
+    # Found by review: a dense model's --dp runs replicas, each a server with its own --max-running-requests (advise
+    # writes the flag per replica), but serve capped the whole deployment at SGLang's 48 while speculating: at 96
+    # requests on two replicas half waited, with the throughput of 64. An MoE's dp is attention DP inside one
+    # instance, whose cap stays the instance's.
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", dp=2)
+    r, dep = serve(s, Workload(isl=512, osl=512, concurrency=(64, 96, 128))), s.resolve()
+    assert running_cap(dep, True) == 96 and running_cap(s.replace(dp=1).resolve(), True) == 48
+    assert r.spec.running.tolist() == [64, 96, 96] and r.spec.tokens_per_s_per_gpu[1] > r.spec.tokens_per_s_per_gpu[0]
+    assert any("at most 96 requests at once" in n and "48 per replica" in n for n in r.notes)
+    assert running_cap(s.replace(max_running_requests=64).resolve(), False) == 128
+    moe = Scenario(hardware="h200-sxm", model="deepseek-v3", method="mtp", engine="sglang", precision="fp8", tp=1,
+                   dp=8, ep=8).resolve()
+    assert running_cap(moe, True) == 48
+
+
 def test_requests_queued_above_the_running_cap_hold_no_kv_cache():
     """Audit: 512 requests on 4 H100s (llama-3.1-70b, EAGLE-3, SGLang) were refused with speculation for the KV cache
     of all 512, though SGLang runs 48 of them while speculating and the rest wait in its queue with none (it
@@ -327,6 +343,46 @@ def test_requests_queued_above_the_running_cap_hold_no_kv_cache():
     # an arrival rate: speculation's capacity is its 48 running requests', not a memory limit on the queue
     rate = serve(s, Workload(isl=1024, osl=1024, rate=(0.5 * 48 / r.spec.e2e_s[0],)))
     assert rate.feasible.all()
+
+
+def test_speculation_admits_the_requests_whose_verify_fits():
+    # Found by review: admission counted one token per running request, so near the memory edge `serve` ran 202
+    # gpt-oss-120b requests on one H100 at k = 5 where no verify shape fits 200 (curve refuses batch 200 even at
+    # k = 1), and TPOT fell as load rose (23.3 ms at 199 requests, 19.0 at 202). A speculating request now holds its
+    # verify tokens (admission.admission_width): the running requests fit at the depth the step takes, and past the
+    # edge the rest queue.
+    s = Scenario(hardware="h100-sxm", model="gpt-oss-120b", precision="bf16", expert_precision="mxfp4",
+                 method="eagle3", engine="vllm")
+    conc = (150, 185, 190, 196, 199, 200, 202, 256)
+    w = Workload(isl=1024, osl=1024, concurrency=conc)
+    r, dep = serve(s, w), s.resolve()
+    assert r.feasible.all() and r.spec.running[-1] < conc[-1]
+    assert np.all(np.diff(r.spec.tpot_s) >= -1e-9 * r.spec.tpot_s[:-1])          # never faster under more load
+    for n, k in zip(r.spec.running, r.spec.k):
+        assert memory(dep, np.array([n]), float(k) + 1.0, w.mean_context, drafter=True).fits[0], (n, k)
+    assert admission_width(dep, False) == 1.0 and admission_width(dep, True) == 2.0       # k auto: depth 1 first
+    assert admission_width(s.replace(k=4).resolve(), True) == 5.0
+    tree = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", k=4, tree_tokens=16,
+                    tree_branching=4).resolve()
+    assert admission_width(tree, True) == 16.0
+
+
+def test_a_load_reports_its_own_verify_shape_and_its_tokens_per_step():
+    # Found by review: between grid points of two depths the step and the tokens per step were interpolated apart, so
+    # serve reported k = 3 with 2.8173 tokens per step (k = 3 gives 2.79) and k = 4 with 3.0689 (3.0975); and the
+    # first and last tokens' TPOT chose the depth again at their contexts, where near the memory edge none fits and
+    # the fastest that does not was taken: a last-token TPOT below the mean (19.4 against 23.3 ms).
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm")
+    dep = s.resolve()
+    for conc in ((120, 1024), (100, 1024), (150, 196, 199)):
+        r = serve(s, Workload(isl=1024, osl=1024, concurrency=conc))
+        for k, tok in zip(r.spec.k, r.spec.tokens_per_step):
+            assert tok == pytest.approx(dep.acceptance.tokens(dep.scenario.verify(int(k))), rel=1e-12), (conc, k)
+        assert np.all(r.spec.tpot_first_s <= r.spec.tpot_s * (1 + 1e-9))
+        assert np.all(r.spec.tpot_s <= r.spec.tpot_last_s * (1 + 1e-9))
+    g = serve(Scenario(hardware="h100-sxm", model="gpt-oss-120b", precision="bf16", expert_precision="mxfp4",
+                       method="eagle3", engine="vllm"), Workload(isl=1024, osl=1024, concurrency=(196, 199)))
+    assert np.all(g.spec.tpot_first_s <= g.spec.tpot_s) and np.all(g.spec.tpot_s <= g.spec.tpot_last_s)
 
 
 def test_memory_is_checked_at_the_mean_context():
