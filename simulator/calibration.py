@@ -26,7 +26,8 @@ from .convergence import describe
 from .data import data_dir, read_toml
 from .engine import EngineProfile, load_engine, read_profile
 from .errors import ScenarioError, SpecroofError
-from .files import write_text
+from .files import write_atomic
+from .toml_out import dump_toml
 from .validation import PreparedRow, load_rows, predict_prepared, prepare_row
 
 
@@ -422,45 +423,17 @@ def row_group(p: PreparedRow) -> Group:
 
 # ---- writing a fitted profile -----------------------------------------------------------------------------------
 
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, (int, float)):
-        return repr(float(v)) if isinstance(v, float) else str(v)
-    s = str(v).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{s}"'
-
-
-def dump_toml(doc: dict[str, Any]) -> str:
-    """A profile document as TOML (top-level keys, then one table per section of inline tables)."""
-    lines = []
-    for k, v in doc.items():
-        if not isinstance(v, dict):
-            lines.append(f"{k} = {_toml_value(v)}")
-    for k, v in doc.items():
-        if isinstance(v, dict):
-            lines.append(f"\n[{k}]")
-            for kk, vv in v.items():
-                if isinstance(vv, dict):
-                    inner = ", ".join(f"{a} = {_toml_value(b)}" for a, b in vv.items())
-                    lines.append(f"{kk} = {{ {inner} }}")
-                else:
-                    lines.append(f"{kk} = {_toml_value(vv)}")
-    return "\n".join(lines) + "\n"
-
-
 def write_profile(result: FitResult, engine: str, base: str | Path, out: str | Path, rows_label: str,
                   name: str | None = None) -> Path:
     """Write the base profile's TOML with `engine`'s fitted values (source = "calibrated", its prior and a note with
     the fit's uncertainty and rows); a bundled base keeps its shipped calibration (calibration/fit.toml) for the
     fields not fitted here, and undetermined parameters keep the base's entry."""
-    bp = Path(base) if str(base).endswith(".toml") else data_dir("engine_profiles") / f"{base}.toml"
+    path = _is_path(str(base))
+    bp = Path(base) if path else data_dir("engine_profiles") / f"{str(base).strip().lower()}.toml"
     doc = read_toml(bp)
     outp = Path(out)
     doc["name"] = name or outp.stem
-    shipped = load_engine(str(base)) if not str(base).endswith(".toml") else None
+    shipped = None if path else load_engine(str(base))
     mine = {p.name for p in result.params if p.group == engine and p.status == FITTED}
     for fld, was in (shipped.priors if shipped is not None else ()):
         if fld not in mine and fld in PARAMS:
@@ -472,9 +445,22 @@ def write_profile(result: FitResult, engine: str, base: str | Path, out: str | P
                  f"fitted by specroof calibrate on {rows_label} ({len(result.row_ids)} rows); 1-sigma {p.stderr:.3g}; "
                  f"bounds {p.lo:g}..{p.hi:g} ({par.mechanism}); RMS log residual {result.rms_before:.3f} -> "
                  f"{result.rms_after:.3f}")
-    write_text(outp, dump_toml(doc))
-    read_profile(outp)   # the written profile must load
+    text = dump_toml(doc)
+
+    def write(tmp: Path) -> None:       # the profile must load before it replaces anything at `out`
+        tmp.write_text(text, encoding="utf-8")
+        try:
+            read_profile(tmp)
+        except SpecroofError as e:
+            raise ScenarioError(f"{outp}: the calibrated profile would not load, nothing written: "
+                                f"{str(e).replace(str(tmp), str(outp))}") from None
+    write_atomic(outp, write)
     return outp
+
+
+def _is_path(base: str) -> bool:
+    """A profile given as a file, by load_engine's rule (a .toml name in any case, or a path with a separator)."""
+    return base.lower().endswith(".toml") or "/" in base or "\\" in base
 
 
 def _set(doc: dict[str, Any], fld: str, value: float, was: float | None, note: str) -> None:

@@ -11,12 +11,19 @@ from pathlib import Path
 from .errors import OutputError
 
 
-def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
-    """The path, once its folder exists and is writable and the path is not a folder; else OutputError."""
+def check_output(path: str | os.PathLike[str], what: str = "output",
+                 inputs: tuple[str | os.PathLike[str] | None, ...] = ()) -> Path:
+    """The path, once its folder exists and is writable, the path is not a folder and not one of the command's
+    `inputs` (a report or profile written over the measurements it read would destroy them: found by review); else
+    OutputError."""
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
         raise OutputError(f"{what} {p}: is a folder; expected a file path")
+    for src in inputs:
+        if src is not None and _same_file(p, Path(src)):
+            raise OutputError(f"{what} {p}: is the input file {src}; writing there would overwrite it (choose "
+                              "another path)")
     if not parent.exists():
         raise OutputError(f"{what} {p}: folder {parent} does not exist")
     if not parent.is_dir():
@@ -24,6 +31,17 @@ def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{what} {p}: folder {parent} is not writable")
     return p
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (through links and relative parts; a path that does not exist yet is
+    compared by its resolved name)."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def check_output_dir(path: str | os.PathLike[str], what: str = "output folder") -> Path:

@@ -62,6 +62,9 @@ def load_rows(path: str | Path | None = None) -> list[dict[str, str]]:
         missing = [c for c in REQUIRED if c not in cols]
         if missing:
             raise SpecError(f"{p}: missing column(s) {missing}; required: {', '.join(REQUIRED)}")
+        twice = sorted({c for c in cols if cols.count(c) > 1})
+        if twice:       # csv.DictReader keeps the last copy of a repeated name (found by review: batch read as 64)
+            raise SpecError(f"{p}: column(s) {twice} appear more than once in the header; give each once")
         unknown = [c for c in cols if c not in REQUIRED + OPTIONAL]
         if unknown:
             raise SpecError(f"{p}: unknown column(s) {unknown}; allowed: {', '.join(REQUIRED + OPTIONAL)}")
@@ -460,7 +463,7 @@ def predict_rows(path: str | Path | Sequence[dict[str, str]] | None = None,
         rec = record(r)
         try:
             p = prepare_row(r)
-            eng = (engines or {}).get(r["engine"])
+            eng = (engines or {}).get(r["engine"].strip().lower())
             rec["scope"], rec["route"] = row_scope(r, eng or p.dep.eng), p.route
             rec["predicted"] = predict_prepared(p, eng)
             rec["error"] = rec["predicted"] / rec["measured"] - 1.0

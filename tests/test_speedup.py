@@ -6,13 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.acceptance import Acceptance
-from simulator.calibration import dump_toml
 from simulator.data import data_dir, read_toml
 from simulator.drafters import METHODS, make_drafter
 from simulator.errors import ScenarioError
 from simulator.model import load_model
 from simulator.scenario import Scenario
 from simulator.speedup import predict, speedup_curve
+from simulator.toml_out import dump_toml
 from simulator.workload import Parallelism, Precision
 
 from .strategies import engine_for

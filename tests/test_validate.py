@@ -545,8 +545,8 @@ def test_written_profiles_round_trip_every_bundled_engine(name, tmp_path):
     # host.no_overlap_methods included; found bug: a list was written as the string "['ngram']") reads back equal.
     import tomllib
 
-    from simulator.calibration import dump_toml
     from simulator.data import data_dir, read_toml
+    from simulator.toml_out import dump_toml
     src = data_dir("engine_profiles") / f"{name}.toml"
     doc = read_toml(src)
     out = tmp_path / f"{name}.toml"

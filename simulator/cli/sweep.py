@@ -90,15 +90,17 @@ def _serving_doc(path: str) -> dict[str, Any] | None:
 
 def _serve(doc: dict[str, Any], a: argparse.Namespace) -> int:
     """A serving sweep ([serve] in the spec): one table, written atomically to --out FILE (.parquet or .csv)."""
-    from ..sweep.serving import serve_sweep  # lazy: keeps --help free of numba
+    from ..sweep.serving import plan, serve_sweep  # lazy: keeps --help free of numba
     if a.shard or a.shards or a.workers or a.scheduler:
         raise ScenarioError("a serving sweep ([serve]) runs in one process: drop --shard / --shards / --workers / "
                             "--scheduler")
     if a.out is None or Path(a.out).suffix not in (".parquet", ".csv"):
         raise ScenarioError(f"--out = {a.out!r}: a serving sweep writes one table: give a .parquet or .csv file")
     check_output(a.out, "--out")
-    if a.dry_run:
-        print("serving sweep: one row per (parameters x workload x concurrency); no work done")
+    if a.dry_run:               # every check of the spec, no pricing (found by review: a typo passed the dry run)
+        p = plan(doc)
+        print(f"serving sweep: {len(p.combos)} parameter x {len(p.wcombos)} workload combination(s) x "
+              f"{len(p.points)} {p.key} point(s) = {p.n_rows} rows; no work done")
         return 0
     df = serve_sweep(doc)
     if a.out.endswith(".csv"):

@@ -8,7 +8,7 @@ import math
 import sys
 from typing import Any
 
-from ..engine import load_engine
+from ..engine import list_engines, load_engine
 from ..errors import ScenarioError
 from ..files import check_output
 from . import fmt
@@ -42,10 +42,28 @@ def add(sub: Any, name: str) -> None:
     c.set_defaults(func=run_calibrate)
 
 
+def _overrides(specs: list[str]) -> dict:
+    """--engine-override NAME=PROFILE.toml, each checked: a bundled engine name (rows name engines case-insensitively)
+    and a profile path. Found by review: a misspelled or empty name was ignored and every row priced as before."""
+    out = {}
+    for spec in specs:
+        name, eq, path = spec.partition("=")
+        key = name.strip().lower()
+        if not eq or not path.strip():
+            raise ScenarioError(f"--engine-override {spec!r}: expected NAME=PROFILE.toml")
+        if key not in list_engines():
+            raise ScenarioError(f"--engine-override {spec!r}: engine {name.strip()!r} is not a bundled engine; "
+                                f"expected one of {', '.join(list_engines())}")
+        out[key] = load_engine(path.strip())
+    return out
+
+
 def run_validate(a: argparse.Namespace) -> int:
     if a.report:
-        check_output(f"{a.report}.md", "--report")      # before the work, not after it
-        check_output(f"{a.report}.csv", "--report")
+        from ..validation import default_rows_path  # lazy: keeps --help free of numba
+        src = (a.file or default_rows_path(),)
+        check_output(f"{a.report}.md", "--report", src)      # before the work, not after it
+        check_output(f"{a.report}.csv", "--report", src)
     if a.cv:
         if a.engine_override:
             raise ScenarioError("--engine-override cannot be combined with --cv (the fit replaces the profiles)")
@@ -54,10 +72,7 @@ def run_validate(a: argparse.Namespace) -> int:
         rep, extra = cv.report, cv.params_table()
     else:
         from ..validation import validate  # lazy: keeps --help free of numba
-        engines = {}
-        for spec in a.engine_override or []:
-            name, _, path = spec.partition("=")
-            engines[name] = load_engine(path or name)
+        engines = _overrides(a.engine_override or [])
         rep, extra = validate(a.file, engines), ""
     if a.format == "json":
         print(fmt.dumps(rep.to_dict()))
@@ -75,7 +90,7 @@ def run_validate(a: argparse.Namespace) -> int:
 
 def run_calibrate(a: argparse.Namespace) -> int:
     from ..calibration import MAX_RMS_LOG, calibrate, write_profile  # lazy: keeps --help free of numba
-    check_output(a.out, "--out")
+    check_output(a.out, "--out", (a.measurements,))
     eng = load_engine(a.engine)
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
     if not res.success and not a.force:

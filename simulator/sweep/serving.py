@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..acceptance import Acceptance
@@ -36,6 +37,7 @@ _NOT_SERVING = ("batch", "context", "k_max")
 PHASE_FIELDS = ("in_flight", "running", "decode_batch", "k", "ttft_s", "tpot_s", "e2e_s", "tokens_per_s_per_gpu",
                 "tokens_per_s_per_user")
 MAX_CONFIGS = 4096
+MAX_POINTS = 1024                             # concurrencies or rates per configuration (each a steady state)
 
 
 def _workload_values(table: Any) -> dict[str, list[Any]]:
@@ -51,11 +53,13 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
             raise err(f"serve.{k}", f"expected a number or a list of {what}, not a range")
     out = {}
     for k in WORKLOAD_KEYS:
-        if k in table:
-            raw = table[k]
-            vals = list(raw) if isinstance(raw, (list, tuple)) else ([raw] if not isinstance(raw, dict) else None)
-            out[k] = vals if vals is not None else parse_values("batch", raw)[0]   # ranges: integer expansion
+        if k in table:            # a value, a list (not empty, no value twice) or an integer range; each value is
+            out[k] = parse_values(f"serve.{k}", table[k], check=False)[0]          # checked by Workload below
     _check_ratios(out.get("length_ratio", []))
+    n = len(out.get("rate", out.get("concurrency", ())))
+    if n > MAX_POINTS:
+        raise err(f"serve.{'rate' if 'rate' in out else 'concurrency'}", f"{n} points; at most {MAX_POINTS} per "
+                  "configuration")
     return out
 
 
@@ -105,6 +109,35 @@ def serve_sweep(doc: dict[str, Any]):
     both fit), feasible and message (with speculation), base_feasible and base_message (without)."""
     import pandas as pd  # lazy: pandas is part of the sweep extra
 
+    p = plan(doc)
+    rows: list[dict[str, Any]] = []
+    for combo in p.combos:
+        kw = {k: (None if v == "default" else v) for k, v in zip(p.names, combo)}
+        for wc in p.wcombos:
+            rows += _rows(kw, dict(zip(p.wl_names, wc)), p.key, p.points, p.acc)
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class ServePlan:
+    """A checked serving sweep: its parameter combinations, workload combinations and load points, unpriced."""
+
+    names: list[str]
+    combos: list[tuple]
+    wl_names: list[str]
+    wcombos: list[tuple]
+    key: str
+    points: list[Any]
+    acc: AccFn | None
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.combos) * len(self.wcombos) * len(self.points)
+
+
+def plan(doc: dict[str, Any]) -> ServePlan:
+    """Every check of a serving sweep (names, values, workloads, sizes, one configuration that resolves), before any
+    pricing: what `serve_sweep` runs and `specroof sweep --dry-run` reports."""
     if "serve" not in doc:
         raise SpecError("sweep spec: a serving sweep needs a [serve] table")
     wl = _workload_values(doc["serve"])
@@ -117,15 +150,10 @@ def serve_sweep(doc: dict[str, Any]):
     if len(combos) * len(wcombos) > MAX_CONFIGS:
         raise SpecError(f"sweep spec: {len(combos) * len(wcombos)} serving configurations exceed {MAX_CONFIGS}; "
                         "split the sweep")
-    _check_workloads(wl_names, wcombos, key, wl.get(key, [1, 4, 16, 64]))
+    points = wl.get(key, [1, 4, 16, 64])
+    _check_workloads(wl_names, wcombos, key, points)
     _check_some_scenario(names, combos, acc)
-    rows: list[dict[str, Any]] = []
-    for combo in combos:
-        kw = {k: (None if v == "default" else v) for k, v in zip(names, combo)}
-        for wc in wcombos:
-            wkw = dict(zip(wl_names, wc))
-            rows += _rows(kw, wkw, key, wl.get(key, [1, 4, 16, 64]), acc)
-    return pd.DataFrame(rows)
+    return ServePlan(names, combos, wl_names, wcombos, key, points, acc)
 
 
 def _load(key: str, pts: list[Any]) -> dict[str, tuple]:

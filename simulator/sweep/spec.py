@@ -47,6 +47,8 @@ STRING_PARAMS = tuple(p for p in CONFIG_PARAMS if field_kind(p) in ("hardware", 
 META_KEYS = ("description", "zip")
 MAX_AXIS = 1 << 24                 # values per range (a guard against typos like stop = 1e12)
 SHARD_POINTS = 1 << 21             # default points per shard when none is given (bounds memory per shard)
+MAX_POINTS = 1 << 36               # points per sweep (32768 default shards; beyond, the manifest alone runs to GB)
+MAX_CELL_POINTS = 1 << 24          # points of one cell (acceptance x batch), which one shard evaluates whole
 FORMAT = "specroof-sweep/2"
 
 
@@ -158,8 +160,9 @@ def _expand_range(key: str, r: dict[str, Any]) -> list[Any]:
     return [float(v) for v in out]
 
 
-def parse_values(key: str, raw: Any, unique: bool = True) -> tuple[list[Any], bool]:
-    """(values, given as a list or range) for a parameter's raw spec entry; `unique`: no value twice."""
+def parse_values(key: str, raw: Any, unique: bool = True, check: bool = True) -> tuple[list[Any], bool]:
+    """(values, given as a list or range) for a parameter's raw spec entry; `unique`: no value twice; `check`: each
+    value checked as the Scenario field `key` (off for keys that are not one, checked by their own owner)."""
     if isinstance(raw, dict):
         vals, listed = _expand_range(key, raw), True
     elif isinstance(raw, (list, tuple)):
@@ -168,7 +171,7 @@ def parse_values(key: str, raw: Any, unique: bool = True) -> tuple[list[Any], bo
             raise err(key, "empty list")
     else:
         vals, listed = [raw], False
-    vals = [_check_value(key, v) for v in vals]
+    vals = [_check_value(key, v) for v in vals] if check else vals
     if unique and len(set(map(repr, vals))) != len(vals):
         raise err(key, "repeated values")
     return vals, listed
@@ -224,7 +227,7 @@ class SweepSpec:
 
     @property
     def n_cells(self) -> int:
-        return int(np.prod(self.cell_shape, dtype=np.int64))
+        return math.prod(self.cell_shape)      # Python ints: np.prod in int64 wrapped (found by review: 0 cells)
 
     @property
     def n_acc(self) -> int:
@@ -476,8 +479,12 @@ def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
     spec = SweepSpec(scalars=scalars, cell_axes=axes, acc_axis=acc_axis, batch=tuple(batch),
                      batch_listed=batch_listed, description=desc,
                      normalized=_normalized(scalars, axes, acc_axis, batch, batch_listed))
-    if spec.n_points > 1 << 62:
-        raise SpecError(f"sweep spec: the grid has {spec.n_points:.3g} points; too many")
+    if spec.n_points > MAX_POINTS:
+        raise SpecError(f"sweep spec: the grid has {spec.n_points:.3g} points ({spec.n_cells:.3g} cells of "
+                        f"{spec.points_per_cell} points); at most {MAX_POINTS:.3g}")
+    if spec.points_per_cell > MAX_CELL_POINTS:
+        raise SpecError(f"sweep spec: one cell has {spec.points_per_cell:.3g} points (acceptance values x batches), "
+                        f"which one shard evaluates whole; at most {MAX_CELL_POINTS:.3g}")
     return spec
 
 

@@ -226,10 +226,7 @@ def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[st
     """Write DIR/manifest.json (atomically) or check the one there against this spec and shard count."""
     path = Path(out) / "manifest.json"
     if path.exists():
-        try:
-            man = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise SpecError(f"{path}: unreadable manifest ({e})") from None
+        man = _read_manifest(path)
         if spec is None:
             return man
         if man.get("spec_hash") != spec.spec_hash:
@@ -251,8 +248,54 @@ def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[st
     man = _manifest(spec, n or spec.default_shards())
     Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / "shards").mkdir(exist_ok=True)
-    _atomic_bytes(path, (json.dumps(man, indent=1, sort_keys=True) + "\n").encode())
+    if not _create_once(path, (json.dumps(man, indent=1, sort_keys=True) + "\n").encode()):
+        return _check_manifest(out, spec, n)      # another run created it first: this run must match it
     return man
+
+
+# What a manifest holds and the type of each (a manifest of other contents is corrupt, named: found by review, a
+# manifest of '[1, 2]' or without n_shards raised a TypeError or KeyError deep in the merge).
+_MANIFEST_FIELDS = {"specroof_version": str, "spec_hash": str, "n_shards": int, "n_cells": int, "n_points": int,
+                    "points_per_cell": int, "spec": dict}
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    """DIR/manifest.json, parsed and checked field by field; SpecError naming what is wrong."""
+    try:
+        man = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise SpecError(f"{path}: unreadable manifest ({e})") from None
+    if not isinstance(man, dict):
+        raise SpecError(f"{path}: corrupt manifest: a JSON {type(man).__name__}, expected an object")
+    for k, t in _MANIFEST_FIELDS.items():
+        v = man.get(k)
+        if not isinstance(v, t) or isinstance(v, bool) or (t is int and v < (1 if k == "n_shards" else 0)):
+            raise SpecError(f"{path}: corrupt manifest: {k} = {v!r}; expected "
+                            f"{'a whole number >= 1' if k == 'n_shards' else 'a ' + t.__name__}")
+    return man
+
+
+def _create_once(path: Path, data: bytes) -> bool:
+    """Create `path` with `data` only if it does not exist, atomically (a complete file appears or nothing): False
+    if another writer created it first. Two sweeps of different specs into one new directory each wrote a manifest
+    and mixed their shards (found by review); a hard link of the finished temporary file cannot replace one."""
+    tmp = _tmp(path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:            # a file system without hard links: the rename, last writer wins (as before)
+            if path.exists():
+                return False
+            os.replace(tmp, path)
+        return True
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _checksum_path(path: Path) -> Path:
@@ -284,7 +327,11 @@ def shard_state(path: Path, spec_hash: str, rows: int) -> str:
     ck = _checksum_path(path)
     if not ck.exists():
         return "unsealed (no checksum: its run did not finish)"
-    if ck.read_text().strip() != _sha256(path):
+    try:
+        recorded = ck.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):      # found by review: a garbled checksum file raised UnicodeDecodeError
+        return "corrupt: its checksum file is unreadable"
+    if recorded != _sha256(path):
         return "corrupt: its bytes do not match the checksum written with it"
     try:
         md = pq.read_metadata(path)
