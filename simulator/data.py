@@ -53,7 +53,7 @@ def read_text(path: str | Path, what: str = "file", error: type[SpecroofError] =
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; errors name the file and the parser's line/column."""
-    text = read_text(path, "TOML file")
+    text = read_text(path, "TOML file").removeprefix("\ufeff")      # a UTF-8 byte-order mark, as CSVs allow
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -126,6 +126,7 @@ def _check_row_numbers(p: Path, i: int, r: dict[str, str]) -> None:
         lo = 0 if c in ("context", "k") else 1
         if not (math.isfinite(f) and f.is_integer() and f >= lo):
             raise SpecError(f"{p}: line {i} ({r['row_id']}): {c} = {v!r}; expected a whole number >= {lo}")
+    _check_date(p, i, r)
     tau = (r.get("tau") or "").strip()
     if tau:
         try:
@@ -135,6 +136,14 @@ def _check_row_numbers(p: Path, i: int, r: dict[str, str]) -> None:
         if not (math.isfinite(t) and t >= 1.0):
             raise SpecError(f"{p}: line {i} ({r['row_id']}): tau = {tau!r}; expected a number >= 1 (tokens per "
                             "step, the bonus token included)")
+
+
+def _check_date(p: Path, i: int, r: dict[str, str]) -> None:
+    """engine_date, where given, as YYYY-MM: row_scope compares it as text with a profile's valid_from (found by
+    review: '2025-1' and 'Jan 2025' read as newer than 2025-06)."""
+    date = (r.get("engine_date") or "").strip()
+    if date and not re.fullmatch(r"(19|20)\d\d-(0[1-9]|1[0-2])", date):
+        raise SpecError(f"{p}: line {i} ({r['row_id']}): engine_date = {date!r}; expected YYYY-MM (e.g. 2025-06)")
 
 
 def _int(r: dict[str, str], key: str, default: int | None = None) -> int | None:

@@ -171,3 +171,50 @@ def test_dump_toml_round_trips_every_string():
     from simulator.toml_out import dump_toml
     doc = {"name": 'a "b" \\ c', "s": {"k": {"note": "line\nnext\ttab\r\x01\x7f\b\f end", "value": 1.5}}}
     assert tomllib.loads(dump_toml(doc)) == doc
+
+
+def test_an_engine_date_not_yyyy_mm_is_refused(tmp_path, capsys):
+    # compared as text with a profile's valid_from: '2025-1' and 'Jan 2025' read as headline, '2025-01' as legacy
+    import csv
+    with ROWS.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for bad in ("2025-1", "Jan 2025", "2025-13"):
+        f = tmp_path / "d.csv"
+        with f.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerow({**rows[0], "engine_date": bad})
+        rc, _, err = run(capsys, "validate", str(f))
+        assert rc == 2 and f"engine_date = {bad!r}; expected YYYY-MM" in err
+
+
+def test_a_toml_file_may_start_with_a_byte_order_mark(tmp_path, capsys):
+    hw = tmp_path / "h.toml"
+    hw.write_bytes(b"\xef\xbb\xbf" + (REPO / "hardware_specs" / "h100-sxm.toml").read_bytes())
+    rc, _, err = run(capsys, "step", "--hardware", str(hw), "--batch", "1")
+    assert rc == 0, err
+
+
+def test_the_merged_sweep_is_sealed_and_not_rewritten(tmp_path):
+    out = tmp_path / "sw"
+    sweep_to_dir(parse_spec(SMALL), out, n_shards=2)
+    dest = merge(out)
+    assert (out / "checksums" / "sweep.parquet.sha256").exists() and not (tmp_path / "checksums").exists()
+    t0 = dest.stat().st_mtime_ns
+    assert merge(out) == dest and dest.stat().st_mtime_ns == t0
+    data = bytearray(dest.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    dest.write_bytes(bytes(data))
+    merge(out)                                      # a changed byte: rebuilt from the shards, sealed again
+    assert dest.stat().st_mtime_ns != t0
+
+
+def test_an_interrupt_is_one_line(monkeypatch, capsys):
+    # Ctrl-C on a long sweep printed a 28-line KeyboardInterrupt traceback; now one line and exit 130.
+    import simulator.cli.info as info
+
+    def stop(a):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(info, "run_hardware", stop)
+    rc, out, err = run(capsys, "hardware")
+    assert rc == 130 and err == "interrupted\n" and out == ""

@@ -40,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # pragma: no cover - `specroof ... | head`
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (a sweep resumes from its finished shards)
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -299,8 +299,10 @@ def _create_once(path: Path, data: bytes) -> bool:
 
 
 def _checksum_path(path: Path) -> Path:
-    """DIR/checksums/NAME.sha256 for DIR/shards/NAME (apart from the shards, which readers glob)."""
-    return path.parent.parent / "checksums" / (path.name + ".sha256")
+    """DIR/checksums/NAME.sha256 for DIR/shards/NAME (apart from the shards, which readers glob) and for the merged
+    DIR/sweep.parquet (found by review: its checksum was looked for outside DIR, so it was never sealed)."""
+    top = path.parent.parent if path.parent.name == "shards" else path.parent
+    return top / "checksums" / (path.name + ".sha256")
 
 
 def _sha256(path: Path) -> str:
@@ -466,6 +468,7 @@ def merge(out: str | os.PathLike[str]) -> Path:
                     t = pf.read_row_group(g)
                     w.write_table(t.replace_schema_metadata(md), row_group_size=max(1, t.num_rows))
     _atomic_with(dest, write)
+    _seal(dest)                 # a later merge or read finds it whole, and a changed byte is named as corruption
     for stale in list(out.glob(".*.tmp")) + list((out / "shards").glob(".*.tmp")):
         if not _writer_alive(stale):
             stale.unlink(missing_ok=True)
