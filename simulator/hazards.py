@@ -114,6 +114,8 @@ def _parse_condition(key: str, value: Any, where: str) -> tuple[str, str, Any]:
             raise SpecError(f"{where}: {key} = {value!r}, expected true or false")
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SpecError(f"{where}: {key} = {value!r}, expected a number")
+    elif not math.isfinite(value):             # found by review: nan was accepted and matched nothing, silently
+        raise SpecError(f"{where}: {key} = {value!r}, expected a finite number")
     return opt, op, value
 
 

@@ -218,3 +218,31 @@ def test_an_interrupt_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(info, "run_hardware", stop)
     rc, out, err = run(capsys, "hardware")
     assert rc == 130 and err == "interrupted\n" and out == ""
+
+
+def test_a_hazard_condition_must_be_a_finite_number(tmp_path, capsys):
+    # conditions = { temperature_gt = nan } was accepted and matched nothing, silently
+    h = tmp_path / "h.toml"
+    h.write_text('schema = 1\n[[hazard]]\nid = "x"\ntitle = "t"\nseverity = "lossy"\nengines = ["vllm"]\n'
+                 'methods = ["*"]\nconditions = { temperature_gt = nan }\nlinks = ["https://e.com"]\ndetail = "d"\n')
+    rc, _, err = run(capsys, "curve", "--engine", "vllm", "--batch", "1", "--hazards", str(h))
+    assert rc == 2 and "temperature_gt = nan, expected a finite number" in err
+
+
+def test_step_refuses_a_serving_only_flag(capsys):
+    rc, _, err = run(capsys, "step", "--batch", "1", "--max-running-requests", "5")
+    assert rc == 2 and "unrecognized arguments: --max-running-requests" in err
+
+
+def test_a_rows_file_of_which_no_row_can_be_priced_is_an_error(tmp_path, capsys):
+    import csv
+    with ROWS.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    f = tmp_path / "bad.csv"
+    with f.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            w.writerow({**r, "hardware": "h100-sxmm"})
+    rc, _, err = run(capsys, "validate", str(f))
+    assert rc == 2 and f"not one of {len(rows)} row(s) could be priced" in err and "unknown hardware" in err

@@ -58,6 +58,14 @@ def _overrides(specs: list[str]) -> dict:
     return out
 
 
+def _some_priced(rows: list[dict[str, Any]], file: str | None) -> None:
+    """A rows file of which not one row can be priced is an input to fix, not a report (found by review: every row
+    skipped for a misspelled hardware name, an empty summary and exit 0)."""
+    if rows and all(r["skipped"] for r in rows):
+        raise ScenarioError(f"{file or 'rows CSV'}: not one of {len(rows)} row(s) could be priced; the first "
+                            f"({rows[0]['row_id']}): {rows[0]['skipped']}")
+
+
 def run_validate(a: argparse.Namespace) -> int:
     if a.report:
         from ..validation import default_rows_path  # lazy: keeps --help free of numba
@@ -74,6 +82,7 @@ def run_validate(a: argparse.Namespace) -> int:
         from ..validation import validate  # lazy: keeps --help free of numba
         engines = _overrides(a.engine_override or [])
         rep, extra = validate(a.file, engines), ""
+    _some_priced(rep.rows, a.file)
     if a.format == "json":
         print(fmt.dumps(rep.to_dict()))
     else:
