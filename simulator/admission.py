@@ -32,12 +32,14 @@ def running_cap(dep: Deployment, spec: bool) -> float:
     --max-running-requests and vLLM's --max-num-seqs bind every decode, so a cap the deployment sets
     (Scenario.max_running_requests) holds both modes; the profile's own (SGLang's 48 under speculation,
     server_args._handle_speculative_decoding) only speculating. A dense model's dp runs replicas, each a server with
-    its own cap (engine_configs writes the flag per replica), so the deployment runs dp times it; an MoE's dp is
-    attention data parallelism inside one instance, whose cap is the instance's (found by review: a dense --dp 2
-    under SGLang ran 48 speculating requests in all, where each replica runs 48)."""
+    its own cap (engine_configs writes the flag per replica), so the deployment runs dp times it; so does an MoE's
+    attention DP where each rank schedules its own (vLLM's engine cores, --max-num-seqs per rank), but not where the
+    engine divides the cap among its DP schedulers (SGLang: EngineProfile.cap_per_instance_under_dp_attention).
+    Found by review: a dense --dp 2 under SGLang ran 48 speculating requests in all, where each replica runs 48."""
     user = dep.scenario.max_running_requests
     cap = dep.eng.spec_max_running if spec else (float(user) if user is not None else np.inf)
-    return cap * (1 if dep.target.is_moe else dep.par.dp)
+    whole = dep.target.is_moe and dep.eng.cap_per_instance_under_dp_attention
+    return cap * (1 if whole else dep.par.dp)
 
 
 def admission_width(dep: Deployment, spec: bool) -> float:

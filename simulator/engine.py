@@ -25,7 +25,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "collectives": {"allreduce_latency_s"},
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"},
     "scope": {"valid_from"},
-    "schedule": {"mixed_prefill"},
+    "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention"},
     "attention": {"mla_verify_kv_reread_blackwell"},
 }
 
@@ -69,6 +69,10 @@ class EngineProfile:
     spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap
     mixed_prefill : bool            prompt chunks ride on the decode steps (one batch carries both); False: a step
                                     runs prompts or decodes, never both, so each prefill pass pauses every decode
+    cap_per_instance_under_dp_attention : bool  the running cap binds the whole instance of an MoE under attention
+                                    DP (SGLang divides it among the DP schedulers); False: each DP rank runs the cap
+                                    (vLLM's engine cores, TensorRT-LLM's per-rank max_batch_size); a dense model's dp
+                                    runs replicas, each with the cap, in every engine
     path : str                      the file a profile loaded by path was read from ('' by bundled name): it is used
                                     as written, without the shipped calibration (provenance: equality ignores it;
                                     results report it as engine_file)
@@ -107,6 +111,7 @@ class EngineProfile:
     priors: tuple[tuple[str, float], ...] = ()
     spec_max_running: float = 1e9
     mixed_prefill: bool = True
+    cap_per_instance_under_dp_attention: bool = False
     path: str = field(default="", compare=False)
 
     def graphed(self, pass_kind: str, batch, max_batch: float | None = None):
@@ -163,7 +168,8 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "overlap_with_spec", "no_overlap_methods", "methods", "spec_bookkeeping_s",
                          "bookkeeping_on_host", "spec_host_bookkeeping_s", "draft_step_overhead_s",
                          "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
-                         "priors", "spec_max_running", "mixed_prefill", "path"})
+                         "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
+                         "path"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -187,6 +193,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("memory", "gpu_memory_fraction"): ("gpu_memory_fraction", float, 0.1, 1.0),
     ("spec", "max_running_requests"): ("spec_max_running", float, 1.0, 1e9),
     ("schedule", "mixed_prefill"): ("mixed_prefill", bool, None, None),
+    ("schedule", "cap_per_instance_under_dp_attention"): ("cap_per_instance_under_dp_attention", bool, None, None),
     ("collectives", "allreduce_latency_s"): ("allreduce_latency_s", float, 1e-7, 1e-3),
     ("efficiency", "hbm_fraction"): ("hbm_fraction", float, 0.2, 1.0),
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),

@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from .acceptance import extrapolation_note
-from .admission import feasibility, fit_limit, held, running_cap
+from .admission import admission_width, feasibility, fit_limit, held, running_cap
 from .errors import ScenarioError
 from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, decode, fed_batch
 from .pricing import context_message, memory, price_pass
@@ -464,8 +464,8 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
         k = per[1][1]
     pos = context_message(dep, isl, osl, "output tokens")
     fits = []
-    for drafter in (_speculates(dep), False):
-        mem = memory(dep, B, 1.0, float(isl + osl), drafter=drafter)
+    for drafter in (_speculates(dep), False):     # a speculating batch holds its verify tokens (admission_width)
+        mem = memory(dep, B, admission_width(dep, drafter), float(isl + osl), drafter=drafter)
         fits += [mem.fits & (not pos), tuple(pos or mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction)
                                              for i in range(B.size))]
     return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, *fits)

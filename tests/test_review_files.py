@@ -246,3 +246,12 @@ def test_a_rows_file_of_which_no_row_can_be_priced_is_an_error(tmp_path, capsys)
             w.writerow({**r, "hardware": "h100-sxmm"})
     rc, _, err = run(capsys, "validate", str(f))
     assert rc == 2 and f"not one of {len(rows)} row(s) could be priced" in err and "unknown hardware" in err
+
+
+def test_a_sweep_folder_named_shards_keeps_its_checksums_inside(tmp_path):
+    # found by the second review: the merged file's checksum was placed by its folder's name, so a sweep rooted in a
+    # folder called "shards" sealed it in the parent
+    out = tmp_path / "d" / "shards"
+    sweep_to_dir(parse_spec(SMALL), out, n_shards=2)
+    merge(out)
+    assert (out / "checksums" / "sweep.parquet.sha256").exists() and not (tmp_path / "d" / "checksums").exists()

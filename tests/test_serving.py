@@ -327,6 +327,23 @@ def test_a_dense_models_replicas_each_run_the_engines_cap():
     moe = Scenario(hardware="h200-sxm", model="deepseek-v3", method="mtp", engine="sglang", precision="fp8", tp=1,
                    dp=8, ep=8).resolve()
     assert running_cap(moe, True) == 48
+    # vLLM's DP ranks are engine cores with their own --max-num-seqs, MoE or dense (found by the second review)
+    vmoe = Scenario(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", engine="vllm", dp=2,
+                    max_running_requests=16)
+    assert running_cap(vmoe.resolve(), True) == running_cap(vmoe.resolve(), False) == 32
+    assert running_cap(vmoe.replace(engine="sglang").resolve(), False) == 16
+
+
+def test_a_static_batch_with_speculation_holds_its_verify_tokens():
+    # Found by the second review: static_batch checked memory at one token per sequence while serve admits with the
+    # verify width, so a 64-token tree was reported to fit at batches where its verify does not.
+    from simulator.pricing import max_batch
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-70b", tp=2, method="eagle3", engine="vllm", k=6,
+                 tree_tokens=64)
+    dep = s.resolve()
+    edge = max_batch(dep, 64.0, 2048.0, drafter=True)                           # at isl + osl
+    r = static_batch(s.replace(batch=(edge, edge + 1, edge + 2)), isl=1024, osl=1024)
+    assert r.feasible.tolist() == [True, False, False]
 
 
 def test_requests_queued_above_the_running_cap_hold_no_kv_cache():

@@ -29,6 +29,7 @@ from .evaluate import ShardResult, check_some_configuration, evaluate
 from .spec import ACCEPTANCE, FORMAT, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec, spec_difference
 
 ROW_GROUP_ROWS = 1 << 19           # rows per Parquet row group (bounds the flattened columns in memory)
+MERGED = "sweep.parquet"           # the merged file in DIR (the shards are in DIR/shards)
 
 
 def shard_range(n_cells: int, i: int, n: int) -> tuple[int, int]:
@@ -301,7 +302,7 @@ def _create_once(path: Path, data: bytes) -> bool:
 def _checksum_path(path: Path) -> Path:
     """DIR/checksums/NAME.sha256 for DIR/shards/NAME (apart from the shards, which readers glob) and for the merged
     DIR/sweep.parquet (found by review: its checksum was looked for outside DIR, so it was never sealed)."""
-    top = path.parent.parent if path.parent.name == "shards" else path.parent
+    top = path.parent if path.name == MERGED else path.parent.parent   # by the file: a DIR may itself be "shards"
     return top / "checksums" / (path.name + ".sha256")
 
 
@@ -452,7 +453,7 @@ def merge(out: str | os.PathLike[str]) -> Path:
         raise ScenarioError(f"{out}: incomplete sweep: {len(bad)} of {n} shards not usable ({shown}"
                             f"{'; ...' if len(bad) > 5 else ''}); run `specroof sweep SPEC --out {out}` (or --shard "
                             f"I/{n} for each): it recomputes them")
-    dest = out / "sweep.parquet"
+    dest = out / MERGED
     if _shard_valid(dest, h, man["n_points"]):
         return dest
     md = {"specroof.spec_hash": h, "specroof.version": man["specroof_version"],
