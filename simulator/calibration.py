@@ -24,7 +24,7 @@ import numpy as np
 
 from .convergence import describe
 from .data import data_dir, read_toml
-from .engine import EngineProfile, load_engine, read_profile
+from .engine import EngineProfile, is_profile_path, load_engine, read_profile
 from .errors import ScenarioError, SpecroofError
 from .files import write_atomic
 from .toml_out import dump_toml
@@ -428,7 +428,7 @@ def write_profile(result: FitResult, engine: str, base: str | Path, out: str | P
     """Write the base profile's TOML with `engine`'s fitted values (source = "calibrated", its prior and a note with
     the fit's uncertainty and rows); a bundled base keeps its shipped calibration (calibration/fit.toml) for the
     fields not fitted here, and undetermined parameters keep the base's entry."""
-    path = _is_path(str(base))
+    path = is_profile_path(str(base))
     bp = Path(base) if path else data_dir("engine_profiles") / f"{str(base).strip().lower()}.toml"
     doc = read_toml(bp)
     outp = Path(out)
@@ -456,11 +456,6 @@ def write_profile(result: FitResult, engine: str, base: str | Path, out: str | P
                                 f"{str(e).replace(str(tmp), str(outp))}") from None
     write_atomic(outp, write)
     return outp
-
-
-def _is_path(base: str) -> bool:
-    """A profile given as a file, by load_engine's rule (a .toml name in any case, or a path with a separator)."""
-    return base.lower().endswith(".toml") or "/" in base or "\\" in base
 
 
 def _set(doc: dict[str, Any], fld: str, value: float, was: float | None, note: str) -> None:

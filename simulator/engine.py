@@ -171,6 +171,9 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
                          "path"})
 
+# A month as "YYYY-MM": a profile's valid_from and a row's engine_date, compared as text.
+MONTH_RE = re.compile(r"20\d\d-(0[1-9]|1[0-2])")
+
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
     ("host", "overlap_scheduler"): ("overlap", bool, None, None),
@@ -253,9 +256,15 @@ def _valid_from(doc: dict[str, Any], path: Path) -> str:
     if not isinstance(entry, dict) or not isinstance(entry.get("source"), str) or "value" not in entry:
         raise SpecError(f"{where}: expected {{ value = \"YYYY-MM\", source = \"https://...\" }}")
     v = entry["value"]
-    if not isinstance(v, str) or not re.fullmatch(r"20\d\d-(0[1-9]|1[0-2])", v):
+    if not isinstance(v, str) or not MONTH_RE.fullmatch(v):
         raise SpecError(f"{where}: value = {v!r}; expected a month as \"YYYY-MM\"")
     return v
+
+
+def is_profile_path(name_or_path: str) -> bool:
+    """Whether load_engine reads `name_or_path` as a file (a .toml name or a path with a separator), not a bundled
+    name: the one rule, which calibrate's write_profile follows too."""
+    return name_or_path.endswith(".toml") or "/" in name_or_path or "\\" in name_or_path
 
 
 def list_engines() -> list[str]:
@@ -266,7 +275,7 @@ def list_engines() -> list[str]:
 def load_engine(name_or_path: str | Path) -> EngineProfile:
     """Load a bundled profile by name or a user's TOML by path."""
     s = str(name_or_path)
-    if s.endswith(".toml") or "/" in s or "\\" in s:
+    if is_profile_path(s):
         return replace(read_profile(Path(s)), path=s)
     names = list_engines()
     s = s.strip().lower() if s.strip().lower() in names else s      # names are case-insensitive

@@ -290,8 +290,8 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
              "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
     if d.eng.running_cap is not None:
         who = "either mode" if s.max_running_requests is not None else "speculation"
-        notes += (f"{d.eng.name} runs at most {d.eng.running_cap:g} requests at once with {who} (per replica of a "
-                  "dense model's dp: admission.running_cap): concurrencies "
+        notes += (f"{d.eng.name} runs at most {d.eng.running_cap:g} requests at once with {who} (per DP rank where "
+                  "each rank schedules its own: admission.running_cap): concurrencies "
                   "above it, whose requests wait for a running slot, are left out (the same tokens/s per user and "
                   f"per GPU as at {d.eng.running_cap:g}, TTFT longer by the wait); {d.eng.running_cap:g} itself is "
                   "searched",)

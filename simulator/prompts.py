@@ -53,10 +53,12 @@ def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> 
     ones: the extra time of one sequence per attention-DP rank carrying a full chunk of it (or the whole prompt, if
     shorter) over the same with one token, per prompt token (the weight reads and kernel floors are shared with the
     decode batch). A chunk attends to the prompt before it: priced at its mean preceding context."""
+    # The engine's token budget takes full chunks (the last one shorter), so a chunk is priced full: one token over
+    # the chunk no longer halves every chunk (found by a property test: TTFT fell 0.7 % at 8193 tokens).
     n_dp = float(dep.par.dp)
-    ct = min(prompt, float(chunk))     # the engine's token budget takes full chunks (the last one shorter): priced at
-    L = cached + (prompt - ct) / 2.0   # a full one, so one token over the chunk does not halve every chunk (found by
-    big = price_pass(dep, dep.lops, n_dp, ct, L, "target")   # a property test: TTFT fell 0.7 % at 8193 tokens)
+    ct = min(prompt, float(chunk))
+    L = cached + (prompt - ct) / 2.0
+    big = price_pass(dep, dep.lops, n_dp, ct, L, "target")
     one = price_pass(dep, dep.lops, n_dp, 1.0, L, "target")
     return max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp), int(big.bound)
 

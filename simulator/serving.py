@@ -392,7 +392,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
     cap = running_cap(dep, True)
-    per = f", {dep.eng.spec_max_running:g} per replica" if cap != dep.eng.spec_max_running else ""
+    per = f", {dep.eng.spec_max_running:g} per DP rank" if cap != dep.eng.spec_max_running else ""
     if dep.scenario.max_running_requests is not None and cap < float(np.max(C, initial=0.0)):
         notes += (f"at most {cap:g} requests run at once (--max-running-requests{per}), with speculation and without; "
                   "the rest queue (in TTFT)",)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .acceptance import Acceptance, extrapolation_note
+from .admission import running_cap
 from .engine_configs import ranges_text
 from .errors import ScenarioError
 from .pricing import (
@@ -243,9 +244,8 @@ def _running_cap_note(dep: Deployment, spec_batches: np.ndarray) -> tuple[str, .
     """A note where speculating batches exceed the requests the engine runs at once while speculating (SGLang's 48
     unless --max-running-requests is set, engine profile spec.max_running_requests): such a fixed batch is what a
     deployment that raises the cap runs, not the default; () when none does."""
-    cap, user = dep.eng.running_cap, dep.scenario.max_running_requests
-    if cap is not None and not dep.target.is_moe:
-        cap *= dep.par.dp                      # a dense model's dp runs replicas, each with the cap (admission)
+    user = dep.scenario.max_running_requests
+    cap = running_cap(dep, True) if dep.eng.running_cap is not None else None   # over the deployment's dp ranks
     over = sorted({int(b) for b in spec_batches if b > cap}) if cap is not None else []
     if not over:
         return ()

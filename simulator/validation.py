@@ -22,7 +22,7 @@ import numpy as np
 from .acceptance import Acceptance
 from .data import data_dir, read_text
 from .drafters import default_decay
-from .engine import EngineProfile, load_engine
+from .engine import MONTH_RE, EngineProfile, load_engine
 from .errors import ScenarioError, SpecError, SpecroofError
 from .hardware import load_hardware
 from .model import load_model
@@ -142,7 +142,7 @@ def _check_date(p: Path, i: int, r: dict[str, str]) -> None:
     """engine_date, where given, as YYYY-MM: row_scope compares it as text with a profile's valid_from (found by
     review: '2025-1' and 'Jan 2025' read as newer than 2025-06)."""
     date = (r.get("engine_date") or "").strip()
-    if date and not re.fullmatch(r"(19|20)\d\d-(0[1-9]|1[0-2])", date):
+    if date and not MONTH_RE.fullmatch(date):
         raise SpecError(f"{p}: line {i} ({r['row_id']}): engine_date = {date!r}; expected YYYY-MM (e.g. 2025-06)")
 
 

@@ -322,7 +322,7 @@ def test_a_dense_models_replicas_each_run_the_engines_cap():
     r, dep = serve(s, Workload(isl=512, osl=512, concurrency=(64, 96, 128))), s.resolve()
     assert running_cap(dep, True) == 96 and running_cap(s.replace(dp=1).resolve(), True) == 48
     assert r.spec.running.tolist() == [64, 96, 96] and r.spec.tokens_per_s_per_gpu[1] > r.spec.tokens_per_s_per_gpu[0]
-    assert any("at most 96 requests at once" in n and "48 per replica" in n for n in r.notes)
+    assert any("at most 96 requests at once" in n and "48 per DP rank" in n for n in r.notes)
     assert running_cap(s.replace(max_running_requests=64).resolve(), False) == 128
     moe = Scenario(hardware="h200-sxm", model="deepseek-v3", method="mtp", engine="sglang", precision="fp8", tp=1,
                    dp=8, ep=8).resolve()

@@ -190,13 +190,18 @@ def _tmp(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
 
 
-def _atomic_bytes(path: Path, data: bytes) -> None:
+def _synced_tmp(path: Path, data: bytes) -> Path:
+    """A temporary file beside `path` holding `data`, flushed to disk."""
     tmp = _tmp(path)
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-    os.replace(tmp, path)
+    return tmp
+
+
+def _atomic_bytes(path: Path, data: bytes) -> None:
+    os.replace(_synced_tmp(path, data), path)
 
 
 def _atomic_with(path: Path, write: Callable[[Path], Any]) -> Any:
@@ -280,12 +285,8 @@ def _create_once(path: Path, data: bytes) -> bool:
     """Create `path` with `data` only if it does not exist, atomically (a complete file appears or nothing): False
     if another writer created it first. Two sweeps of different specs into one new directory each wrote a manifest
     and mixed their shards (found by review); a hard link of the finished temporary file cannot replace one."""
-    tmp = _tmp(path)
+    tmp = _synced_tmp(path, data)
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         try:
             os.link(tmp, path)
         except FileExistsError:
