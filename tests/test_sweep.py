@@ -533,3 +533,24 @@ def test_an_acceptance_length_is_read_on_the_cells_tree():
     r = speedup_curve(model="llama-3.1-8b", method="eagle", tree_tokens=16, k=4, acceptance=acc, batch=[1, 64])
     np.testing.assert_allclose(g["tokens_per_step"].to_numpy(), [3.5, 3.5], rtol=1e-9)
     np.testing.assert_allclose(g["speedup"].to_numpy(), r.speedup, rtol=1e-12)
+
+
+def test_merge_clears_a_crashed_writers_temporary_and_keeps_a_live_ones(tmp_path, capsys):
+    """store's clean-up reads the writer's pid from files.tmp_name's format: a temporary named by a process that no
+    longer runs is deleted at merge, one named by a running process (this one) is kept."""
+    from simulator.files import tmp_name
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('model = "llama-3.1-8b"\nk = [1, 2]\nbatch = [1, 8]\n')
+    d = tmp_path / "d"
+    assert main(["sweep", str(spec), "--out", str(d)]) == 0
+    live = tmp_name(d / "sweep.parquet")
+    live.write_bytes(b"in flight")
+    dead_pid = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    crashed = live.with_name(live.name.replace(f".{os.getpid()}-", f".{dead_pid}-"))
+    crashed.write_bytes(b"left by a crash")
+    (d / "sweep.parquet").unlink()          # a merge that writes clears the crashed writers' files
+    assert main(["sweep", "--merge", str(d)]) == 0
+    capsys.readouterr()
+    assert live.exists() and not crashed.exists()

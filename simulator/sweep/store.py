@@ -14,7 +14,6 @@ import json
 import os
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ScenarioError, SpecError
-from ..files import check_output_dir
+from ..files import check_output_dir, tmp_name
 from ..version import __version__
 from .dataset import FIELD_ORDER
 from .evaluate import ShardResult, check_some_configuration, evaluate
@@ -186,13 +185,9 @@ def shard_bytes(spec: SweepSpec, i: int, n: int) -> tuple[int, bytes]:
     return i, buf.getvalue()
 
 
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
-
-
 def _synced_tmp(path: Path, data: bytes) -> Path:
     """A temporary file beside `path` holding `data`, flushed to disk."""
-    tmp = _tmp(path)
+    tmp = tmp_name(path)
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
@@ -205,7 +200,7 @@ def _atomic_bytes(path: Path, data: bytes) -> None:
 
 
 def _atomic_with(path: Path, write: Callable[[Path], Any]) -> Any:
-    tmp = _tmp(path)
+    tmp = tmp_name(path)
     try:
         r = write(tmp)
         with open(tmp, "rb+") as f:
@@ -478,8 +473,8 @@ def merge(out: str | os.PathLike[str]) -> Path:
 
 
 def _writer_alive(tmp: Path) -> bool:
-    """Whether the process that names a temporary file (.NAME.PID-XXXXXXXX.tmp) still runs on this host: a concurrent
-    run's file in flight is never deleted, a crashed one's is."""
+    """Whether the process that names a temporary file (files.tmp_name: .NAME.PID-XXXXXXXX.tmp) still runs on this
+    host: a concurrent run's file in flight is never deleted, a crashed one's is."""
     try:
         pid = int(tmp.name.rsplit(".", 2)[-2].split("-")[0])
         os.kill(pid, 0)
