@@ -79,6 +79,13 @@ class Curve:
             step = np.where(same, step, tau / rate)
         return step, tau, self.k[i], self.bound[i]
 
+    def verify_tokens(self, B: np.ndarray) -> np.ndarray:
+        """Tokens verified per sequence (k + 1 for a chain, the tree's size for a tree; 1 plain) of the verify shape
+        `at` reports at batch B: the nearest grid point's at or above B, as its k."""
+        i = np.minimum(np.searchsorted(self.grid, B), self.grid.size - 1)
+        T = np.ones(self.grid.size, dtype=int) if self.v is None else np.array([v.T for v in self.v])
+        return T[i]
+
 
 def curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> Curve:
     return Curve(grid, *_decode(dep, grid, L, spec))

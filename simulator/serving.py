@@ -90,6 +90,7 @@ class Phase:
     in_flight : requests in flight (the concurrency, or solved from the arrival rate); running : requests the engine
     runs, min(in flight, its running cap, the most whose KV cache fits: `_phase`), the rest queue;
     decode_batch : requests decoding per step; k, tokens_per_step : draft depth and tokens per step (0, 1 off);
+    verify_tokens : tokens verified per sequence per step (k + 1 for a chain, the tree's size for a tree; 1 off);
     step_s : time between token bursts; ttft_s, tpot_s, itl_s, e2e_s; tpot_first_s, tpot_last_s : TPOT at the
     first and the last output token (context isl vs isl + osl); tokens_per_s_per_gpu, tokens_per_s_per_user;
     prefill_share : share of a step spent on other requests' prompts; decode_bound : what bounds the decode pass;
@@ -100,6 +101,7 @@ class Phase:
     running: np.ndarray
     decode_batch: np.ndarray
     k: np.ndarray
+    verify_tokens: np.ndarray
     tokens_per_step: np.ndarray
     step_s: np.ndarray
     ttft_s: np.ndarray
@@ -212,12 +214,16 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     where the caller has it."""
     C = C.astype(np.float64)
     R = np.minimum(C, running_cap(dep, spec))
-    ph = _solve(dep, w, pf, C, R, spec, gpus)
     lim = fit_limit(dep, w, spec) if lim is None else lim
     more = (R > lim) & (lim >= 1.0)
+    # both solves price the step on one grid, so two points running as many requests get one answer (the grid's
+    # interpolation had given a load of 46 a TPOT 8e-6 below a load of 23, both running the 23 that fit: hypothesis)
+    g = batch_grid(np.concatenate([R, np.minimum(R, lim)]) if more.any() else R,
+                   FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
+    ph = _solve(dep, w, pf, C, R, spec, gpus, g)
     if not more.any():
         return ph
-    kv = _solve(dep, w, pf, C, np.minimum(R, lim), spec, gpus)
+    kv = _solve(dep, w, pf, C, np.minimum(R, lim), spec, gpus, g)
     # a prefill instance that sets the rate gives both the same E2E (C / its rate): a tie, not the KV cache binding
     over = more & ((held(R, ph.prefill_queue, ph.decode_batch) > lim) | (kv.e2e_s > ph.e2e_s * (1.0 + TIE)))
     return Phase(*(_pick(over, getattr(kv, f.name), getattr(ph, f.name)) for f in fields(Phase)))
@@ -228,11 +234,10 @@ def _pick(mask: np.ndarray, a: Any, b: Any) -> Any:
     return tuple(x if m else y for m, x, y in zip(mask, a, b)) if isinstance(a, tuple) else np.where(mask, a, b)
 
 
-def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.ndarray, spec: bool, gpus: float
-           ) -> Phase:
+def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.ndarray, spec: bool, gpus: float,
+           g: np.ndarray) -> Phase:
     """Solve the steady state for one mode (see the module docstring) with R requests running (the rest of the C wait
-    for a slot) for its decode batch B (`loop.Loop.batch`), with the step priced once on the batch grid."""
-    g = batch_grid(R, FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
+    for a slot) for its decode batch B (`loop.Loop.batch`), with the step priced once on the batch grid g."""
     i, o = w.samples
     mid = curve(dep, g, w.mean_context, spec)
     first, last = (curve_with(dep, mid, L) for L in (i.mean(), (i + o).mean()))
@@ -260,8 +265,8 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     # and the prompt load its completions bring.
     ends = [(c[0] + prompt_load(pf, B * c[1] * loop.per, tokens_s)[0]) / c[1] for c in (first.at(B), last.at(B))]
     wait = e2e * (C / R - 1.0)
-    return Phase(C.astype(np.float64), R, B, k, tau, T, ttft + wait, tpot, tpot, e2e + wait, *ends,
-                 R * osl / e2e / gpus, 1.0 / tpot, load / T,
+    return Phase(C.astype(np.float64), R, B, k, mid.verify_tokens(B), tau, T, ttft + wait, tpot, tpot, e2e + wait,
+                 *ends, R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound), queue)
 
 

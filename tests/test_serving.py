@@ -902,6 +902,8 @@ def test_prefill_apart_slows_decoding_and_its_ttft_waits_for_the_step_in_flight(
          mixed=False)   # 2113 tokens cross a GEMM tile: the chord from the padded one-prompt pass fell, and TTFT at 44
 @example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=8192, c=14,
          mixed=True)   # 8193 tokens: 2 steps per waiting prompt (TTFT x1.52 at 28), then equal chunks 0.7 % low
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang"), isl=17473, c=23,
+         mixed=False)   # 23 requests fit: at 46 the KV re-solve's own batch grid gave TPOT 8e-6 below 23's
 @given(sc=SERVE_SCENARIOS, isl=st.integers(16, 20000), c=st.integers(1, 64), mixed=st.booleans())
 def test_prefill_is_monotone_in_the_load_and_the_prompt(sc, isl, c, mixed):
     dep = _mixing(dict(sc, k=3), mixed)
@@ -1085,7 +1087,7 @@ def test_plain_decoding_is_priced_where_only_speculation_does_not_fit(capsys):
     assert b.feasible.tolist() == [True, False] and b.base_feasible.tolist() == [True, True]
     rc, out, _ = run(capsys, "serve", "--engine", "vllm", "--isl", "1308", "--osl", "1024", "--concurrency", "256")
     assert rc == 0 and f"with speculation, at most {n:g} requests fit in the KV cache" in out
-    running = [ln.split()[4] for ln in out.splitlines() if ln.split()[:2] in (["256", "on"], ["256", "off"])]
+    running = [ln.split()[5] for ln in out.splitlines() if ln.split()[:2] in (["256", "on"], ["256", "off"])]
     assert running == [f"{n:.1f}", "256.0"]                                 # the table's running column
 
 
@@ -1193,3 +1195,27 @@ def test_memory_fraction_sets_what_the_engine_fills(capsys):
         "memory_fraction"] == 0.9
     rc, out, err = run(capsys, "curve", "--memory-fraction", "1.5")
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "must be in (0, 1]" in err
+
+
+def test_serve_reports_the_verify_shape_it_priced(capsys):
+    """Review: with --k auto and --tree-tokens N, serve printed only k, while the tree it priced shrank with load
+    (16 tokens at one request, a chain at 64). verify_tokens is the shape's tokens per sequence, 1 without
+    speculation, k + 1 for a chain, and it agrees with the tokens per step priced from it."""
+    from simulator.acceptance import verify_shape
+
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", k="auto",
+                 tree_tokens=16)
+    r = serve(s, Workload(isl=1024, osl=1024, concurrency=(1, 16, 64)))
+    assert r.base.verify_tokens.tolist() == [1, 1, 1]
+    assert r.spec.verify_tokens[0] == 16 and np.all(np.diff(r.spec.verify_tokens) <= 0)
+    assert np.all(r.spec.verify_tokens >= r.spec.k + 1)
+    acc = s.resolve().acceptance
+    for k, T, tau in zip(r.spec.k, r.spec.verify_tokens, r.spec.tokens_per_step):
+        assert tau == pytest.approx(acc.tokens(verify_shape(int(k), int(T) if T > k + 1 else None)), rel=1e-12)
+    chain = serve(s.replace(k=3, tree_tokens=None), Workload(isl=1024, osl=1024, concurrency=(1, 64)))
+    assert chain.spec.verify_tokens.tolist() == [4, 4]
+    rc, out, _ = run(capsys, "serve", "--k", "auto", "--tree-tokens", "16", "--isl", "1024", "--osl", "1024",
+                     "--concurrency", "1")
+    head = next(ln for ln in out.splitlines() if ln.split()[:1] == ["concurrency"])
+    on = next(ln for ln in out.splitlines() if ln.split()[:2] == ["1", "on"])
+    assert rc == 0 and head.split()[3] == "verify_tok" and on.split()[3] == "16"

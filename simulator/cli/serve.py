@@ -126,8 +126,8 @@ def add(sub: Any, name: str) -> None:
     p.set_defaults(func=run)
 
 
-HEADERS = ["mode", "k", "in_flight", "running", "decode_batch", "ttft_ms", "tpot_ms", "tpot_first..last_ms", "e2e_s",
-           "tok/s/gpu", "tok/s/user", "prefill_share", "decode_bound"]
+HEADERS = ["mode", "k", "verify_tok", "in_flight", "running", "decode_batch", "ttft_ms", "tpot_ms",
+           "tpot_first..last_ms", "e2e_s", "tok/s/gpu", "tok/s/user", "prefill_share", "decode_bound"]
 
 
 def _key(d: dict[str, Any]) -> str:
@@ -143,8 +143,8 @@ def _rows(d: dict[str, Any]) -> list[list[Any]]:
             if ph is None:
                 rows.append([p[_key(d)], "on" if mode == "spec" else "off"] + ["-"] * (len(HEADERS) - 1))
                 continue
-            rows.append([p[_key(d)], "on" if mode == "spec" else "off", ph["k"], fmt.num(ph["in_flight"], ".1f"),
-                         fmt.num(ph["running"], ".1f"),
+            rows.append([p[_key(d)], "on" if mode == "spec" else "off", ph["k"], ph["verify_tokens"],
+                         fmt.num(ph["in_flight"], ".1f"), fmt.num(ph["running"], ".1f"),
                          fmt.num(ph["decode_batch"], ".1f"), fmt.ms(ph["ttft_s"]), fmt.ms(ph["tpot_s"]),
                          f"{fmt.ms(ph['tpot_first_s'])}..{fmt.ms(ph['tpot_last_s'])}", fmt.num(ph["e2e_s"], ".2f"),
                          fmt.num(ph["tokens_per_s_per_gpu"], ".1f"), fmt.num(ph["tokens_per_s_per_user"], ".1f"),
