@@ -140,6 +140,8 @@ def test_band_for_prefers_the_regime_then_any_acceptance_and_never_borrows_anoth
     assert band_for([exact, pooled], True, 8, True) is None          # another batch band
     assert band_for([exact, pooled], False, 1, True) is None         # dense targets
     assert exact.speedup_range(2.0) == pytest.approx((1.6, 2.0))
+    assert exact.speedup_range(2.0, 1.9) == pytest.approx((1.6, 1.9))   # capped at the tokens per step
+    assert exact.speedup_range(2.0, 1.5) == pytest.approx((1.5, 1.5))
     assert exact.regime == "moe targets, batch 1-4, acceptance given"
     for bad in (0, 0.5, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="expected a finite number >= 1"):
@@ -273,7 +275,9 @@ def test_curve_prints_each_points_band_and_says_where_none_applies(capsys):
         h = p["heldout"]
         assert h["regime"] == b.regime and h["rows"] == b.rows and h["source_rows"] == list(b.source_rows)
         assert (h["targets"], h["batch_band"], h["acceptance"]) == (b.targets, b.batch, b.acceptance)
-        assert (h["speedup_lo"], h["speedup_hi"]) == pytest.approx(b.speedup_range(p["speedup"]))
+        assert (h["speedup_lo"], h["speedup_hi"]) == pytest.approx(b.speedup_range(p["speedup"],
+                                                                                    p["tokens_per_step"]))
+        assert h["speedup_hi"] <= p["tokens_per_step"]      # acceptance given: no run speeds up past it (review)
     rc, out, _ = run(capsys, "curve", *MTP, "--batch", "1")
     assert rc == 0 and "heldout_80%" in out.splitlines()[1]
     b = band_for(bands, True, 1, True)
