@@ -211,7 +211,8 @@ def _check_search(gpus: Any, targets: Any, max_tp: Any) -> tuple[float, ...]:
     if not (isinstance(targets, (list, tuple)) and all(_positive(t) for t in targets)):
         raise ScenarioError(f"targets = {list(targets) if isinstance(targets, (list, tuple)) else targets!r}; "
                             "expected a list of tokens/s per user > 0")
-    return tuple(float(t) for t in targets)
+    return tuple(dict.fromkeys(float(t) for t in targets))   # a target given twice is one (review: the CLI's
+    # --tpot-slo-ms 20 repeated the default 50 tokens/s target's row)
 
 
 def _whole(v: Any, lo: int) -> bool:

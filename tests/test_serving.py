@@ -683,6 +683,14 @@ def test_frontier_is_pareto_and_targets_use_it(dsr1_h200):
     json.dumps(r.to_dict())
 
 
+def test_frontier_reports_a_target_given_twice_once(capsys):
+    """Review: `frontier --tpot-slo-ms 20` printed the 50 tokens/s per user row twice (the default targets hold 50)."""
+    args = ["frontier", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--method", "eagle3", "--gpus", "1",
+            "--max-tp", "1", "--format", "json"]
+    rc, out, _ = run(capsys, *args, "--tpot-slo-ms", "20")
+    assert rc == 0 and [t["tokens_per_s_per_user"] for t in json.loads(out)["targets"]] == [20.0, 50.0, 100.0]
+
+
 def test_frontier_errors():
     with pytest.raises(ScenarioError, match="give a method"):
         frontier(hardware="h100-sxm", model="llama-3.1-8b", method=None)
@@ -711,12 +719,12 @@ def test_cli_serve_table_and_json(capsys):
 def test_cli_frontier_with_plot_and_slo(tmp_path, capsys):
     png = tmp_path / "f.png"
     rc = main(["frontier", "--hardware", "h200-sxm", "--model", "deepseek-r1", "--method", "mtp", "--engine",
-               "trtllm", "--precision", "fp8", "--gpus", "8", "--tpot-slo-ms", "20", "--plot", str(png), "--format",
+               "trtllm", "--precision", "fp8", "--gpus", "8", "--tpot-slo-ms", "25", "--plot", str(png), "--format",
                "json"])
     cap = capsys.readouterr()
     d = json.loads(cap.out)
     assert rc == 0 and png.stat().st_size > 1000 and f"wrote {png}" in cap.err
-    assert len(d["targets"]) == 4 and d["targets"][-1]["tpot_slo_s"] == pytest.approx(0.02)
+    assert len(d["targets"]) == 4 and d["targets"][-1]["tpot_slo_s"] == pytest.approx(0.025)
     assert d["frontier_on"] and d["frontier_off"]
 
 
