@@ -547,6 +547,17 @@ def test_serve_prints_the_moe_under_load_hazard_as_curve_does(capsys):
     assert rc == 0 and hz not in out
 
 
+def test_curve_warns_of_load_only_where_it_priced_the_load(capsys):
+    """Review: DeepSeek-V3 on 8 H100s fits at no batch (85 GB of weights per GPU), yet curve printed the warning that
+    MoE speedups at 16 to 96 requests measure below the prediction. The load hazards read the feasible points only."""
+    hz = "moe-speculation-under-load-overpredicted"
+    args = ("curve", "--model", "deepseek-v3", "--tp", "8", "--method", "mtp", "--precision", "fp8", "--batch", "1,64")
+    rc, out, _ = run(capsys, *args, "--hardware", "h100-sxm")
+    assert rc == 0 and "infeasible" in out and hz not in out
+    rc, out, _ = run(capsys, *args, "--hardware", "h200-sxm")
+    assert rc == 0 and hz in out
+
+
 def test_frontier_names_why_a_layout_has_no_point(capsys):
     """A layout searched but with no feasible point says why, per layout (it read "no concurrency fits in memory" with
     no figures, "no feasible point with speculation" when neither mode had one, and "0 points searched")."""

@@ -40,11 +40,13 @@ def add(sub: Any, name: str) -> None:
 
 def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
     """Known hazards for a result: the flags' options plus what the prediction used (tp, ep, batch, k, tree, and
-    whether the target is a mixture of experts)."""
+    whether the target is a mixture of experts), over the feasible points, as serve's (found by review: a curve whose
+    every batch was infeasible warned that its speedups at 16 to 96 requests measure below the prediction)."""
     ok = r.feasible
     topk = max([verify_shape(int(k), int(T), a.tree_branching).w for k, T in zip(r.k[ok], r.tree_tokens[ok])
                 if T > k + 1], default=1)
-    opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "max_batch": int(np.max(r.batch)), "context": a.context, "topk": topk,
+    opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "max_batch": int(np.max(r.batch[ok], initial=0)), "context": a.context,
+            "topk": topk,
             "max_k": int(r.k[ok].max()) if ok.any() else 0,
             "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0,
             "overlap_scheduler": r.scenario["spec_overlap"], "moe": r.scenario["moe"], **options_from(a)}
