@@ -37,6 +37,20 @@ ENGINE_MISSING: dict[tuple[str, str], str] = {
     ("*", "self-sparse"): "no engine ships MagicDec-style self-speculation with a sparse draft KV window",
 }
 _NEEDS_DRAFT_PATH = {"draft", "eagle", "eagle3", "medusa", "dflash"}
+# What vLLM's per-batch K table (num_speculative_tokens_per_batch_size, dynamic SD) costs by itself: it downgrades
+# FULL_AND_PIECEWISE CUDA graphs to PIECEWISE on Model Runner V1, measured at -14 % single-stream (vLLM #49548; TPOT
+# +6.6 % at concurrency 2 and +21.6 % at 189 with K = 0 everywhere), and "the PIECEWISE fallback costs more than DSD
+# gains" on 8x MI350X (#48494). The table is written only where it gains more than that over one k, or switches
+# speculation off (`vllm_table_pays`).
+DSD_GRAPH_COST = 0.14
+
+
+def vllm_table_pays(schedule: Iterable[KRange], fixed_ratio: float) -> bool:
+    """Whether a per-batch K table is worth vLLM's PIECEWISE graphs: more than one k, and either a range with
+    speculation off (k = 0) or a batch where the one k falls more than DSD_GRAPH_COST below the per-batch best (found
+    by review: advise wrote an eight-range table whose best gain was 7.5 %, beside its own warning of the -14 %)."""
+    ks = {r.k for r in schedule}
+    return len(ks) > 1 and (0 in ks or not fixed_ratio * (1.0 + DSD_GRAPH_COST) >= 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,16 +210,25 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     cfg: dict[str, Any] = {"method": ENGINE_METHOD["vllm"][p.method]}
     if p.method in _NEEDS_DRAFT_PATH:
         cfg["model"] = p.draft
-    cfg["num_speculative_tokens"] = p.kmax
     notes = []
-    if len({r.k for r in p.schedule}) > 1:
-        cfg["num_speculative_tokens_per_batch_size"] = [list(r) for r in p.rank_schedule(p.most)]   # per DP engine
+    table = [list(r) for r in p.rank_schedule(p.most)]      # per DP engine
+    if vllm_table_pays(p.schedule, p.fixed_ratio):
+        cfg["num_speculative_tokens"] = p.kmax
+        cfg["num_speculative_tokens_per_batch_size"] = table
         notes.append("num_speculative_tokens_per_batch_size is vLLM's dynamic speculative decoding (PR #32374): "
                      "[start_bs, end_bs, K] inclusive, K = 0 switches speculation off; num_speculative_tokens is "
                      "the startup maximum")
         notes.append(f"without the table, num_speculative_tokens = {p.fixed_k} alone stays within "
                      f"{p.fixed_ratio:.0%} of the per-batch best where speculation is on{_fixed_caveat(p)} (but never "
                      "switches off)")
+    elif len({r.k for r in p.schedule}) > 1:
+        cfg["num_speculative_tokens"] = p.fixed_k
+        notes.append(f"one k: num_speculative_tokens = {p.fixed_k} stays within {p.fixed_ratio:.0%} of the "
+                     f"per-batch best{_fixed_caveat(p)}, and a per-batch table (num_speculative_tokens_per_batch_size "
+                     f"= {json.dumps(table)}) would gain less than the {DSD_GRAPH_COST:.0%} it costs by itself "
+                     "(PIECEWISE CUDA graphs on Model Runner V1: vLLM #49548, #48494)")
+    else:
+        cfg["num_speculative_tokens"] = p.kmax
     if p.tree:
         notes.append("the prediction verifies a tree; vLLM takes a tree through speculative_token_tree, which this "
                      "config does not write: the table above is the chain depth")

@@ -36,7 +36,8 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
     "overlap_scheduler": (bool, False, "host work overlapped with speculative steps (SGLang SpecV2); priced: "
                           "given in a Scenario's options it acts as Scenario.spec_overlap"),
     "relaxed_acceptance": (bool, False, "TensorRT-LLM MTP relaxed acceptance for thinking"),
-    "dynamic_k": (bool, False, "a per-batch-size K table (more than one k, counting k = 0)"),
+    "dynamic_k": (bool, False, "the written vLLM config holds a per-batch-size K table (more than one k, "
+                               "counting k = 0, where it pays: engine_configs.vllm_table_pays)"),
     "batch_off": (bool, False, "the config switches speculation off at some batch sizes (k = 0, max_concurrency)"),
     "temperature": (float, None, "sampling temperature"),
     "accept_threshold": (float, None, "SGLang --speculative-accept-threshold-single (1.0 = lossless)"),

@@ -158,13 +158,31 @@ def test_never_pays():
 # ---- engine configs ---------------------------------------------------------------------------------------------
 
 def test_vllm_config(eagle_vllm):
+    """Several k over 1..256, none off, and one k within 93 % of the best: the table would gain less than the 14 % its
+    PIECEWISE graphs cost (vLLM #49548), so the config writes one k and names the table it left out (found by review:
+    an eight-range table beside advise's own warning of that cost)."""
     c = eagle_vllm.config("vllm")
     assert c.supported and c.kind == "shell" and c.text.startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
     cfg = vllm_json(c.text)
     assert cfg["method"] == "eagle3" and cfg["model"] == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
-    assert cfg["num_speculative_tokens"] == max(r.k for r in eagle_vllm.schedule)
-    assert cfg["num_speculative_tokens_per_batch_size"] == [[r.start, r.end, r.k] for r in eagle_vllm.schedule]
-    assert "--max-num-seqs 256" in c.text and any("PR #32374" in n for n in c.notes)
+    assert eagle_vllm.dynamic and eagle_vllm.fixed_worst_ratio * 1.14 >= 1.0
+    assert cfg["num_speculative_tokens"] == eagle_vllm.fixed_k and "num_speculative_tokens_per_batch_size" not in cfg
+    table = json.dumps([[r.start, r.end, r.k] for r in eagle_vllm.schedule])
+    assert any(n.startswith(f"one k: num_speculative_tokens = {eagle_vllm.fixed_k}") and table in n and "#49548" in n
+               for n in c.notes)
+    assert "--max-num-seqs 256" in c.text
+    assert "vllm-dsd-piecewise-graphs" not in [h.id for h in eagle_vllm.hazards]
+
+
+def test_vllm_table_pays_only_past_its_graph_cost():
+    from simulator.engine_configs import DSD_GRAPH_COST, KRange, vllm_table_pays
+
+    two = (KRange(1, 8, 4, 5, 2.0, 2.2), KRange(9, 64, 3, 4, 1.5, 1.9))
+    off = (KRange(1, 8, 3, 4, 2.0, 2.2), KRange(9, 64, 0, 0, 0.8, 0.9))
+    assert not vllm_table_pays(two[:1], 0.5)                                 # one k: no table
+    assert not vllm_table_pays(two, 1.0 / (1.0 + DSD_GRAPH_COST))            # gains exactly its cost
+    assert vllm_table_pays(two, 1.0 / (1.0 + DSD_GRAPH_COST) - 1e-9)         # gains more
+    assert vllm_table_pays(off, 0.99) and vllm_table_pays(off, float("nan"))  # it switches speculation off
 
 
 def test_vllm_config_single_k_has_no_table():
