@@ -204,12 +204,9 @@ def _no_spec(engine: str, p: ConfigPlan) -> EngineConfig:
     return EngineConfig(engine, True, "", "", (why,))
 
 
-def _vllm(p: ConfigPlan) -> EngineConfig:
-    if not p.pays:
-        return _no_spec("vllm", p)
-    cfg: dict[str, Any] = {"method": ENGINE_METHOD["vllm"][p.method]}
-    if p.method in _NEEDS_DRAFT_PATH:
-        cfg["model"] = p.draft
+def _vllm_k(cfg: dict[str, Any], p: ConfigPlan) -> list[str]:
+    """Write the depth into vLLM's speculative config: a per-batch table where it pays (vllm_table_pays), else one k;
+    returns the notes that say which and why."""
     notes = []
     table = [list(r) for r in p.rank_schedule(p.most)]      # per DP engine
     if vllm_table_pays(p.schedule, p.fixed_ratio):
@@ -229,6 +226,16 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
                      "(PIECEWISE CUDA graphs on Model Runner V1: vLLM #49548, #48494)")
     else:
         cfg["num_speculative_tokens"] = p.kmax
+    return notes
+
+
+def _vllm(p: ConfigPlan) -> EngineConfig:
+    if not p.pays:
+        return _no_spec("vllm", p)
+    cfg: dict[str, Any] = {"method": ENGINE_METHOD["vllm"][p.method]}
+    if p.method in _NEEDS_DRAFT_PATH:
+        cfg["model"] = p.draft
+    notes = _vllm_k(cfg, p)
     if p.tree:
         notes.append("the prediction verifies a tree; vLLM takes a tree through speculative_token_tree, which this "
                      "config does not write: the table above is the chain depth")
