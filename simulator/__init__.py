@@ -47,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "write_profile": "calibration", "EngineProfile": "engine", "list_engines": "engine", "load_engine": "engine",
     "ModelConfigError": "errors", "OutputError": "errors", "ScenarioError": "errors", "SpecError": "errors",
     "SpecroofError": "errors", "Hardware": "hardware", "list_hardware": "hardware", "load_hardware": "hardware",
-    "ModelShape": "model", "list_models": "model", "load_model": "model", "Deployment": "scenario",
+    "ModelShape": "model", "list_models": "registry", "load_model": "model", "Deployment": "scenario",
     "Scenario": "scenario", "SpeedupResult": "speedup", "predict": "speedup", "speedup_curve": "speedup",
     "run_points": "speedup", "run_speedup": "speedup",
     "StepResult": "step", "simulate_step": "step", "ValidationReport": "report", "load_rows": "validation",

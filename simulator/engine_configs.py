@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import list_models, model_record
+from .registry import list_models, model_record
 
 EMIT_ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "hf")
 

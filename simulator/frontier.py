@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .admission import running_limit
+from .checkpoint import checkpoint_note
 from .errors import ScenarioError, SpecroofError
 from .model import ModelShape
 from .scenario import Scenario, as_scenario
@@ -284,6 +285,7 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
     off = pareto([p for p in pts if p.mode == "off"])
     scen = {"hardware": d.hw.name, "model": d.target.name, "method": s.method, "engine": d.eng.name,
             "precision": d.p.weights, "expert_precision": d.p.expert_dtype, "gpus": list(gpus), "k": s.k,
+            "checkpoint": checkpoint_note(d.target, d.p),
             "acceptance": d.acceptance.source, "overlap": d.overlap, "memory_fraction": d.eng.gpu_memory_fraction,
             "max_running_requests": d.eng.running_cap, "hardware_file": d.hw.path or None,
             "engine_file": d.eng.path or None}

@@ -13,8 +13,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .data import data_dir, read_text, read_toml, suggest
+from .data import data_dir, read_text
 from .errors import ModelConfigError
+from .registry import ModelRecord, model_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,8 @@ class ModelShape:
     shares_embedding, shares_lm_head : bool  heads that use the target's embedding / LM head (not own weights)
     n_medusa_heads, n_medusa_layers : int    Medusa: heads, ResBlocks per head
     kind : str                "target", "eagle-head", "eagle3-head", "medusa-head"
+    checkpoint_quant : str    quant_method of config.json's quantization_config ("fp8", "mxfp4"; "" none): what the
+                              published checkpoint stores (checkpoint.checkpoint_note); pricing reads Precision only
     """
 
     name: str
@@ -89,6 +92,7 @@ class ModelShape:
     n_medusa_layers: int = 0
     kind: str = "target"
     max_position: int = 0
+    checkpoint_quant: str = ""
 
     # ---- derived ---------------------------------------------------------------------------------------------
     @property
@@ -394,6 +398,13 @@ def _head_kind(cfg: dict[str, Any]) -> str:
     return "target"
 
 
+def _quant_method(cfg: dict[str, Any]) -> str:
+    """quantization_config.quant_method, or '' where the config declares none (or not as an object with a string)."""
+    q = cfg.get("quantization_config")
+    m = q.get("quant_method") if isinstance(q, dict) else None
+    return m if isinstance(m, str) else ""
+
+
 def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<config>",
                       kind: str | None = None) -> ModelShape:
     """Read an HF config dict into a ModelShape; `kind` overrides head detection (registry entries set it)."""
@@ -406,7 +417,7 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
     if not isinstance(mt, str) or mt not in _READERS:
         raise ModelConfigError(f"{source}: unsupported model_type {mt!r}; supported: "
                                f"{', '.join(SUPPORTED_MODEL_TYPES)}")
-    shape = _READERS[mt](cfg, source, name)
+    shape = replace(_READERS[mt](cfg, source, name), checkpoint_quant=_quant_method(cfg))
     kind = kind or (shape.kind if mt == "medusa" else _head_kind(cfg))
     if kind == "eagle-head":
         # EAGLE-1 (Li et al. 2024, §4.1): FC(2d -> d) over [feature; token embedding], one decoder layer,
@@ -420,56 +431,6 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
     elif kind not in ("target", "medusa-head"):
         raise ModelConfigError(f"{source}: unknown kind {kind!r}")
     return shape
-
-
-# ---- bundled registry ---------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class ModelRecord:
-    """One `models/index.toml` entry: where the config came from and the published parameter counts."""
-
-    id: str
-    file: str
-    hf_repo: str
-    kind: str
-    provenance: str
-    constructed: bool
-    params_total: float | None
-    params_active: float | None
-    params_source: str
-    params_note: str
-    target: str
-
-
-def _registry() -> dict[str, ModelRecord]:
-    path = data_dir("models") / "index.toml"
-    doc = read_toml(path)
-    out = {}
-    for mid, e in doc.items():
-        if not isinstance(e, dict) or "file" not in e:
-            raise ModelConfigError(f"{path}: [{mid}] needs a 'file' key")
-        out[mid] = ModelRecord(
-            id=mid, file=e["file"], hf_repo=e.get("hf_repo", ""), kind=e.get("kind", "target"),
-            provenance=e.get("provenance", ""), constructed=bool(e.get("constructed", False)),
-            params_total=e.get("params_total"), params_active=e.get("params_active"),
-            params_source=e.get("params_source", ""), params_note=e.get("params_note", ""),
-            target=e.get("target", ""))
-    return out
-
-
-def list_models() -> list[str]:
-    """Ids of the bundled models (read at call time)."""
-    return list(_registry())
-
-
-def model_record(model_id: str) -> ModelRecord:
-    """The registry entry for a bundled model id."""
-    reg = _registry()
-    model_id = {k.lower(): k for k in reg}.get(model_id.strip().lower(), model_id)     # ids are case-insensitive
-    if model_id not in reg:
-        raise ModelConfigError(f"unknown model {model_id!r}{suggest(model_id, list(reg))}; "
-                               f"bundled: {', '.join(reg)} (or pass a path to a config.json)")
-    return reg[model_id]
 
 
 def read_config(path: Path) -> dict[str, Any]:

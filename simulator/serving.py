@@ -74,6 +74,7 @@ import numpy as np
 
 from .acceptance import extrapolation_note
 from .admission import admission_width, feasibility, fit_limit, held, running_cap
+from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, decode, fed_batch
 from .pricing import context_message, memory, price_pass
@@ -344,6 +345,7 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
     return {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
+            "checkpoint": checkpoint_note(dep.target, dep.p),
             "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,
             "engine_file": dep.eng.path or None,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,

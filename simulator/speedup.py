@@ -15,6 +15,7 @@ import numpy as np
 
 from .acceptance import Acceptance, extrapolation_note
 from .admission import running_cap
+from .checkpoint import checkpoint_note
 from .engine_configs import ranges_text
 from .errors import ScenarioError
 from .pricing import (
@@ -142,6 +143,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "tp": s.tp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype,
             "draft_precision": dep.dp.weights, "kv_precision": dep.p.kv,
+            "checkpoint": checkpoint_note(dep.target, dep.p),
             "context": int(s.context), "k": s.k, "k_max": int(dep.kmax), "tree_tokens": s.tree,
             "tree_branching": s.tree_branching, "acceptance": acc.source, "acceptance_alpha": acc.alpha,
             "acceptance_kind": acc.kind, "acceptance_model": acc.model,

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .pricing import context_message, host_rule, memory, price_pass
 from .roofline import BOUNDS
@@ -89,7 +90,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp,
             "precision": p.weights, "hardware_file": dep.hw.path or None, "engine_file": dep.eng.path or None,
             "expert_precision": p.expert_dtype, "attention_precision": p.attention_dtype,
-            "lm_head_precision": p.lm_head, "kv_precision": p.kv,
+            "lm_head_precision": p.lm_head, "kv_precision": p.kv, "checkpoint": checkpoint_note(dep.target, p),
             "query_tokens": q, "context": s.context, "engine": dep.eng.name, "overlap": dep.overlap,
             "logits": logits, "n_gpus": dep.n_gpus, "memory_fraction": dep.eng.gpu_memory_fraction,
             "cuda_graph_max_batch": s.cuda_graph_max_batch}

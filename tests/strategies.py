@@ -7,7 +7,8 @@ import functools
 from hypothesis import strategies as st
 
 from simulator.hardware import list_hardware, load_hardware
-from simulator.model import ModelShape, list_models, load_model, model_record
+from simulator.model import ModelShape, load_model
+from simulator.registry import list_models, model_record
 
 BATCH = st.integers(min_value=1, max_value=512)
 QUERY = st.integers(min_value=1, max_value=64)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from simulator.hardware import list_hardware
-from simulator.model import list_models
+from simulator.registry import list_models
 from simulator.workload import FAMILIES
 
 from .helpers import run

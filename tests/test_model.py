@@ -20,15 +20,8 @@ from hypothesis import strategies as st
 
 from simulator.data import read_toml
 from simulator.errors import ModelConfigError
-from simulator.model import (
-    SUPPORTED_MODEL_TYPES,
-    ModelShape,
-    list_models,
-    load_model,
-    model_record,
-    read_config,
-    shape_from_config,
-)
+from simulator.model import SUPPORTED_MODEL_TYPES, ModelShape, load_model, read_config, shape_from_config
+from simulator.registry import list_models, model_record
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS_DIR = REPO / "models"
@@ -462,3 +455,30 @@ def test_registry_from_override_folder(tmp_path, monkeypatch):
     rec = model_record("tiny")
     assert rec.kind == "target" and rec.params_total is None and not rec.constructed
 
+
+
+def test_the_checkpoints_declared_format_is_read_and_named_where_bf16_is_priced(capsys):
+    """Review: gpt-oss-120b priced at the default bf16 needs 234 GB, where its MXFP4 checkpoint fits one 80 GB GPU,
+    and nothing said so. config.json's quantization_config is read (quant_method) and a bf16 pricing names the flag
+    that prices the published checkpoint; any other format priced names nothing."""
+    from simulator.checkpoint import checkpoint_note
+    from simulator.workload import make_precision
+
+    from .helpers import run
+
+    for mid, q in (("deepseek-v3", "fp8"), ("gpt-oss-120b", "mxfp4"), ("llama-3.1-8b", ""), ("kimi-k2", "fp8")):
+        assert load_model(mid).checkpoint_quant == q, mid
+    bf16, fp8 = make_precision("bf16"), make_precision("fp8")
+    assert checkpoint_note(load_model("deepseek-v3"), bf16) == "the published checkpoint is fp8 (--precision fp8)"
+    assert checkpoint_note(load_model("deepseek-v3"), fp8) == ""
+    oss = load_model("gpt-oss-120b")
+    assert checkpoint_note(oss, bf16) == "the published checkpoint's experts are mxfp4 (--expert-precision mxfp4)"
+    assert checkpoint_note(oss, make_precision("bf16", experts="mxfp4")) == ""
+    assert checkpoint_note(load_model("llama-3.1-8b"), bf16) == ""
+    odd = shape_from_config({**read_config(MODELS_DIR / "deepseek-ai__DeepSeek-V3.json"), "quantization_config": 3})
+    assert odd.checkpoint_quant == "" and checkpoint_note(odd, bf16) == ""     # not an object: no claim
+    assert ModelShape.from_dict(oss.to_dict()) == oss
+    rc, out, _ = run(capsys, "curve", "--model", "gpt-oss-120b", "--batch", "1")
+    assert rc == 0 and "weights bf16; the published checkpoint's experts are mxfp4 (--expert-precision mxfp4)" in out
+    rc, out, _ = run(capsys, "curve", "--model", "gpt-oss-120b", "--batch", "1", "--expert-precision", "mxfp4")
+    assert rc == 0 and "published checkpoint" not in out

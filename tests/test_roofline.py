@@ -24,7 +24,7 @@ from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.features import op_totals
 from simulator.hardware import list_hardware, load_hardware
 from simulator.memory import weight_bytes_per_rank
-from simulator.model import list_models, model_record
+from simulator.registry import list_models, model_record
 from simulator.roofline import BOUNDS, hierarchical_bandwidth, overlap_eta, rates, step_times, step_times_reference
 from simulator.scenario import Scenario, make_precision
 from simulator.step import simulate_step

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """
 import simulator, json
 from simulator.hardware import list_hardware, load_hardware
-from simulator.model import list_models, load_model
+from simulator.model import load_model
+from simulator.registry import list_models
 from simulator.engine import list_engines, load_engine
 assert 'site-packages' in simulator.__file__, simulator.__file__
 hw = [load_hardware(n).name for n in list_hardware()]

@@ -16,7 +16,8 @@ from simulator.errors import ScenarioError
 from simulator.experts import experts_touched_fraction
 from simulator.features import features, op_totals
 from simulator.memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
-from simulator.model import list_models, load_model, model_record
+from simulator.model import load_model
+from simulator.registry import list_models, model_record
 from simulator.units import ACT_QUANT, DTYPE_BYTES
 from simulator.workload import (
     F_B,

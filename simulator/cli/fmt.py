@@ -58,7 +58,7 @@ def formats(sc: dict[str, Any]) -> str:
     for key, what in (("expert_precision", "experts"), ("attention_precision", "attention")):
         if sc.get(key) not in (None, sc["precision"]):
             out += f", {what} {sc[key]}"
-    return out
+    return out + (f"; {sc['checkpoint']}" if sc.get("checkpoint") else "")
 
 
 def dumps(d: Any) -> str:

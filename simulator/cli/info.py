@@ -7,7 +7,8 @@ from dataclasses import asdict
 from typing import Any
 
 from ..hardware import list_hardware, load_hardware
-from ..model import list_models, load_model_and_record
+from ..model import load_model_and_record
+from ..registry import list_models
 from . import fmt
 from .args import add_format
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from simulator.engine import list_engines
 from simulator.hardware import list_hardware
-from simulator.model import list_models, load_model_and_record
+from simulator.model import load_model_and_record
+from simulator.registry import list_models
 from simulator.validation import METRICS, STEP_METRICS
 
 VAL = Path(__file__).resolve().parents[2] / "validation"   # the shipped data folder (tools/rowmap/ -> root)
