@@ -43,7 +43,7 @@ _EXPORTS: dict[str, str] = {
     "Acceptance": "acceptance", "FitResult": "calibration", "calibrate": "calibration",
     "CrossValidation": "cross_validation", "crossval": "cross_validation", "ServeResult": "serving",
     "Workload": "serving",
-    "serve": "serving", "static_batch": "serving",
+    "serve": "serving", "static_batch": "static",
     "write_profile": "calibration", "EngineProfile": "engine", "list_engines": "engine", "load_engine": "engine",
     "ModelConfigError": "errors", "OutputError": "errors", "ScenarioError": "errors", "SpecError": "errors",
     "SpecroofError": "errors", "Hardware": "hardware", "list_hardware": "hardware", "load_hardware": "hardware",

@@ -27,6 +27,11 @@ from .traffic import Workload
 MAX_REQUESTS = 2 ** 30
 
 
+def speculates(dep: Deployment) -> bool:
+    """A drafter is loaded and run: a method is given and k is not 0 (k = 0 is plain decoding, as in predict)."""
+    return dep.drafter is not None and dep.scenario.k != 0
+
+
 def running_cap(dep: Deployment, spec: bool) -> float:
     """The most requests one mode runs at once by the engine's setting; the rest wait for a slot. SGLang's
     --max-running-requests and vLLM's --max-num-seqs bind every decode, so a cap the deployment sets

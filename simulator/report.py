@@ -17,7 +17,7 @@ COLUMNS = ("row_id", "published_row", "source_id", "engine", "metric", "kind", "
            "predicted", "error", "skipped")
 ROUTES = {"step": "a speculative step at a fixed batch", "plain": "a plain decode step at a fixed batch",
           "serving": "a serving run at a concurrency (prompts share or pause the steps; serving.serve)",
-          "static": "one static batch run to completion (prefill + decode; serving.static_batch)",
+          "static": "one static batch run to completion (prefill + decode; static.static_batch)",
           "run": "a benchmark of N prompts at a batch (waves; speedup.run_speedup)"}
 
 

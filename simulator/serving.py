@@ -73,15 +73,15 @@ from typing import Any
 import numpy as np
 
 from .acceptance import extrapolation_note
-from .admission import admission_width, feasibility, fit_limit, held, running_cap
+from .admission import feasibility, fit_limit, held, running_cap, speculates
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
-from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, decode, fed_batch
-from .pricing import context_message, memory, price_pass
+from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch
+from .pricing import candidates, context_message
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
-from .traffic import DEFAULT_CHUNK, Workload, pos_int, read_lengths
+from .traffic import DEFAULT_CHUNK, Workload, read_lengths
 
 
 @dataclass(frozen=True)
@@ -230,6 +230,32 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     return Phase(*(_pick(over, getattr(kv, f.name), getattr(ph, f.name)) for f in fields(Phase)))
 
 
+def _spec_phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, gpus: float
+                ) -> tuple[Phase, np.ndarray, list[str]]:
+    """The speculating mode at each concurrency, with whether its held requests fit and why not. With k = "auto" the
+    step takes the best verify shape at each decode batch, and the requests admitted are those the narrowest shape
+    fits (admission_width); where that KV limit binds, each wider shape is also solved as a fixed deployment with its
+    own limit, and a point takes whichever finishes its requests first (found by review: on one H200 under vLLM at 512
+    requests auto admitted 391 and ran k = 1 at the top, 54.6 ms TPOT, where a fixed k = 3 admits 389 at 52.4 ms)."""
+    ph = _phase(dep, w, pf, C, True, gpus)
+    ok, msgs = feasibility(dep, w, held(ph.running, ph.prefill_queue, ph.decode_batch), True)
+    shapes = candidates(dep)
+    narrow = min(v.T for v in shapes)
+    R = np.minimum(C, running_cap(dep, True))
+    if not (dep.scenario.auto and np.any(R > fit_limit(dep, w, True))):
+        return ph, ok, msgs
+    msgs = list(msgs)
+    for v in (u for u in shapes if u.T > narrow):
+        d = replace(dep, scenario=dep.scenario.replace(k=v.k, tree_tokens=None if v.is_chain else v.T,
+                                                       tree_branching=None if v.is_chain else v.w))
+        alt = _phase(d, w, pf, C, True, gpus)
+        fits, why = feasibility(d, w, held(alt.running, alt.prefill_queue, alt.decode_batch), True)
+        take = fits & (~ok | (alt.e2e_s < ph.e2e_s * (1.0 - TIE)))
+        ph = Phase(*(_pick(take, getattr(alt, f.name), getattr(ph, f.name)) for f in fields(Phase)))
+        ok, msgs = ok | take, [b if t else a for t, a, b in zip(take, msgs, why)]
+    return ph, ok, msgs
+
+
 def _pick(mask: np.ndarray, a: Any, b: Any) -> Any:
     """Per point, a where mask else b: arrays elementwise, tuples (the bounds' names) item by item."""
     return tuple(x if m else y for m, x, y in zip(mask, a, b)) if isinstance(a, tuple) else np.where(mask, a, b)
@@ -269,11 +295,6 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     return Phase(C.astype(np.float64), R, B, k, mid.verify_tokens(B), tau, T, ttft + wait, tpot, tpot, e2e + wait,
                  *ends, R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound), queue)
-
-
-def _speculates(dep: Deployment) -> bool:
-    """A drafter is loaded and run: a method is given and k is not 0 (k = 0 is plain decoding, as in predict)."""
-    return dep.drafter is not None and dep.scenario.k != 0
 
 
 def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deployment | None, kw: dict[str, Any]
@@ -377,15 +398,14 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     gpus = dep.n_gpus + pf.gpus
     pos = context_message(dep, *w.longest(), "output tokens")
     if w.rate:
-        spec, base, C, (ok, msgs), (ok_b, msgs_b) = _serve_rate(dep, w, pf, _speculates(dep), gpus)
+        spec, base, C, (ok, msgs), (ok_b, msgs_b) = _serve_rate(dep, w, pf, speculates(dep), gpus)
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
         ok_b, msgs_b = feasibility(dep, w, held(base.running, base.prefill_queue, base.decode_batch), False)
         spec, ok, msgs = base, ok_b, msgs_b
-        if _speculates(dep):
-            spec = _phase(dep, w, pf, C, True, gpus)
-            ok, msgs = feasibility(dep, w, held(spec.running, spec.prefill_queue, spec.decode_batch), True)
+        if speculates(dep):
+            spec, ok, msgs = _spec_phase(dep, w, pf, C, gpus)
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
         msgs_b = msgs
@@ -403,14 +423,14 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     if dep.scenario.max_running_requests is not None and cap < float(np.max(C, initial=0.0)):
         notes += (f"at most {cap:g} requests run at once (--max-running-requests{per}), with speculation and without; "
                   "the rest queue (in TTFT)",)
-    elif _speculates(dep) and cap < float(np.max(spec.in_flight, initial=0.0)):
+    elif speculates(dep) and cap < float(np.max(spec.in_flight, initial=0.0)):
         notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once (--max-running-requests, "
                   f"or [spec] max_running_requests in its engine profile{per}) and the rest queue (in TTFT): above "
                   f"{cap:g} "
                   "the on and off rows decode different batches",)
     if not w.rate:
-        notes += _kv_notes(dep, (("with speculation", True, spec),) * _speculates(dep) + (("without", False, base),))
-    if _speculates(dep):     # the reported points' k past per-position rates given, as curve says it
+        notes += _kv_notes(dep, (("with speculation", True, spec),) * speculates(dep) + (("without", False, base),))
+    if speculates(dep):     # the reported points' k past per-position rates given, as curve says it
         notes += extrapolation_note(dep.acceptance, "concurrency", C, spec.k, ok)
     if np.isfinite(pf.capacity_rps):
         notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
@@ -420,63 +440,4 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
                        np.asarray(w.rate, dtype=np.float64), pf.capacity_rps)
 
 
-@dataclass(frozen=True)
-class BatchRun:
-    """Result of `static_batch`: one static batch of B requests run to completion (an offline latency benchmark such
-    as vLLM's benchmark_latency), with and without speculation, per batch.
-
-    batch : (P,); ttft_s : the prefill pass of B x isl prompt tokens; base_e2e_s, spec_e2e_s : prefill plus the
-    osl - 1 further tokens; e2e_speedup = base / spec; k : the draft depth chosen at the mean context;
-    feasible, message : the KV cache of B requests at isl + osl fits beside the drafter; base_feasible,
-    base_message : it fits without one (plain decoding).
-    """
-
-    batch: np.ndarray
-    ttft_s: np.ndarray
-    base_e2e_s: np.ndarray
-    spec_e2e_s: np.ndarray
-    k: np.ndarray
-    feasible: np.ndarray
-    message: tuple[str, ...]
-    base_feasible: np.ndarray
-    base_message: tuple[str, ...]
-
-    @property
-    def e2e_speedup(self) -> np.ndarray:
-        return self.base_e2e_s / self.spec_e2e_s
-
-
-def _per_token(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Time per output token of a decode step at context L (the step over its tokens), and the draft depth."""
-    step, tau, k, _ = decode(dep, B, L, spec)
-    return step / tau, k
-
-
-def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int = 1024, osl: int = 1024,
-                 dep: Deployment | None = None, **kw: Any) -> BatchRun:
-    """Price one static batch (see BatchRun): a prefill pass over every prompt, then osl - 1 decode steps (spec: at
-    the best verify shape) whose per-token time is integrated over the context isl .. isl + osl by Simpson's rule
-    (exact for a cost affine in the context)."""
-    isl, osl = pos_int("isl", isl), pos_int("osl", osl)
-    s = as_scenario(scenario, "static_batch").replace(**kw, **({} if batch is None else {"batch": batch}))
-    dep = dep if dep is not None else s.resolve()
-    B = np.asarray(s.batch, dtype=np.float64)
-    ops = dep.lops
-    ttft = price_pass(dep, ops, B, float(isl), 0.0, "target").total_s
-    Ls = (float(isl), isl + osl / 2.0, float(isl + osl))
-    e2e, k = [], np.zeros(B.size, dtype=int)
-    for spec in (False, _speculates(dep)):
-        per = [_per_token(dep, B, L, spec) for L in Ls]
-        e2e.append(ttft + (osl - 1) * (per[0][0] + 4.0 * per[1][0] + per[2][0]) / 6.0)
-        k = per[1][1]
-    pos = context_message(dep, isl, osl, "output tokens")
-    fits = []
-    for drafter in (_speculates(dep), False):     # a speculating batch holds its verify tokens (admission_width)
-        mem = memory(dep, B, admission_width(dep, drafter), float(isl + osl), drafter=drafter)
-        fits += [mem.fits & (not pos), tuple(pos or mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction)
-                                             for i in range(B.size))]
-    return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, *fits)
-
-
-__all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "BatchRun", "Phase", "ServeResult", "Workload", "read_lengths",
-           "serve", "static_batch"]
+__all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "Phase", "ServeResult", "Workload", "read_lengths", "serve"]

@@ -28,9 +28,10 @@ from .hardware import load_hardware
 from .model import load_model
 from .report import ValidationReport
 from .scenario import Deployment, Scenario, with_engine
-from .serving import Workload, serve, static_batch
+from .serving import Workload, serve
 from .shape import curve_key, curve_load
 from .speedup import predict, run_speedup
+from .static import static_batch
 from .step import simulate_step
 from .traffic import length_ratio
 
