@@ -428,7 +428,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
                   f"or [spec] max_running_requests in its engine profile{per}) and the rest queue (in TTFT): above "
                   f"{cap:g} "
                   "the on and off rows decode different batches",)
-    if not w.rate:
+    if not w.rate and not pos:     # past the positions no request runs: nothing to say of how many fit (review)
         notes += _kv_notes(dep, (("with speculation", True, spec),) * speculates(dep) + (("without", False, base),))
     if speculates(dep):     # the reported points' k past per-position rates given, as curve says it
         notes += extrapolation_note(dep.acceptance, "concurrency", C, spec.k, ok)

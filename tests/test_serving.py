@@ -486,6 +486,8 @@ def test_length_distribution_uses_the_means_and_the_longest_request():
     # one sample beyond the model's positions makes every point infeasible, whatever the means
     long = serve(s, Workload(lengths=((1000, 100), (200_000, 100)), concurrency=(1,)))
     assert not long.feasible[0] and "max_position_embeddings" in long.message[0]
+    far = serve(Scenario(), Workload(isl=200_000, osl=100, concurrency=(1, 8)))   # review: "at most 2 fit" was said
+    assert not far.feasible.any() and not any("fit in the KV cache" in n for n in far.notes)
 
 
 @settings(max_examples=40)
