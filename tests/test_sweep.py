@@ -507,6 +507,9 @@ def test_wholly_rejected_spec_is_refused_naming_the_file(tmp_path, capsys, text,
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith(f"error: {spec}: sweep spec: ") and needle in err, err
     assert err.count("\n") == 1 and not (tmp_path / out).exists()
+    rc = main(["sweep", str(spec), "--out", str(tmp_path / out), "--dry-run"])   # review: the dry run passed tp = 3
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and not (tmp_path / out).exists(), err
 
 
 def test_partly_rejected_spec_keeps_its_rejected_rows(tmp_path):

@@ -46,7 +46,11 @@ def _merge(a: argparse.Namespace) -> int:
 
 
 def _dry_run(spec: Any, a: argparse.Namespace) -> int:
-    """`--dry-run`: print the grid's size and how it would be sharded; do no work."""
+    """`--dry-run`: check that some configuration of the spec resolves (as the run does first), then print the grid's
+    size and how it would be sharded; no pricing (found by review: a spec whose every cell has a tp dividing no
+    model's heads passed the dry run, and the run then refused it)."""
+    from ..sweep import check_some_configuration  # lazy: keeps --help free of numba
+    check_some_configuration(spec)
     n = a.shard[1] if a.shard else a.shards or spec.default_shards()
     d = {"dims": dict(zip(spec.dims, spec.shape)), "n_points": spec.n_points, "n_cells": spec.n_cells,
          "n_shards": n, "spec_hash": spec.spec_hash}

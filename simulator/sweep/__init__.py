@@ -8,9 +8,10 @@
 """
 
 from .dataset import run_sweep, to_dataset
-from .evaluate import ShardResult, evaluate
+from .evaluate import ShardResult, check_some_configuration, evaluate
 from .spec import PARAMS, Axis, SweepSpec, load_spec, parse_spec
 from .store import merge, read_sweep, schema, shard_bytes, shard_range, sweep_to_dir, write_shard
 
-__all__ = ["Axis", "PARAMS", "ShardResult", "SweepSpec", "evaluate", "load_spec", "merge", "parse_spec", "read_sweep",
-           "run_sweep", "schema", "shard_bytes", "shard_range", "sweep_to_dir", "to_dataset", "write_shard"]
+__all__ = ["Axis", "PARAMS", "ShardResult", "SweepSpec", "check_some_configuration", "evaluate", "load_spec", "merge",
+           "parse_spec", "read_sweep", "run_sweep", "schema", "shard_bytes", "shard_range", "sweep_to_dir",
+           "to_dataset", "write_shard"]
