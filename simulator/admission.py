@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .acceptance import Verify
 from .pricing import MemoryUse, candidates, memory
 from .scenario import Deployment
 from .traffic import Workload
@@ -30,6 +31,13 @@ MAX_REQUESTS = 2 ** 30
 def speculates(dep: Deployment) -> bool:
     """A drafter is loaded and run: a method is given and k is not 0 (k = 0 is plain decoding, as in predict)."""
     return dep.drafter is not None and dep.scenario.k != 0
+
+
+def fixed_shape(dep: Deployment, v: Verify) -> Deployment:
+    """The deployment that runs verify shape v alone: its depth with its tree size and branching given (a chain as a
+    tree of k + 1 tokens, branching 1), so neither k = "auto" nor Medusa's default tree reselects it (found by
+    review: rebuilt with no tree size, a Medusa chain became Medusa's default 64-token tree)."""
+    return replace(dep, scenario=dep.scenario.replace(k=v.k, tree_tokens=v.T, tree_branching=v.w))
 
 
 def running_cap(dep: Deployment, spec: bool) -> float:
@@ -118,5 +126,5 @@ def held(R: np.ndarray, prefill_queue: np.ndarray, decode_batch: np.ndarray) -> 
     return np.where(prefill_queue > 0.0, np.minimum(R, np.ceil(decode_batch)), R)
 
 
-__all__ = ["MAX_REQUESTS", "admission_width", "feasibility", "fit_limit", "held", "memory_held", "running_cap",
-           "running_limit"]
+__all__ = ["MAX_REQUESTS", "admission_width", "feasibility", "fit_limit", "fixed_shape", "held", "memory_held",
+           "running_cap", "running_limit", "speculates"]

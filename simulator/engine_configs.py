@@ -50,7 +50,7 @@ def vllm_table_pays(schedule: Iterable[KRange], fixed_ratio: float) -> bool:
     speculation off (k = 0) or a batch where the one k falls more than DSD_GRAPH_COST below the per-batch best (found
     by review: advise wrote an eight-range table whose best gain was 7.5 %, beside its own warning of the -14 %)."""
     ks = {r.k for r in schedule}
-    return len(ks) > 1 and (0 in ks or not fixed_ratio * (1.0 + DSD_GRAPH_COST) >= 1.0)
+    return len(ks) > 1 and (0 in ks or fixed_ratio < 1.0 - DSD_GRAPH_COST)
 
 
 @dataclass(frozen=True, slots=True)

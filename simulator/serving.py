@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from .acceptance import extrapolation_note
-from .admission import feasibility, fit_limit, held, running_cap, speculates
+from .admission import feasibility, fit_limit, fixed_shape, held, running_cap, speculates
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch
@@ -234,23 +234,26 @@ def _spec_phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, gpu
                 ) -> tuple[Phase, np.ndarray, list[str]]:
     """The speculating mode at each concurrency, with whether its held requests fit and why not. With k = "auto" the
     step takes the best verify shape at each decode batch, and the requests admitted are those the narrowest shape
-    fits (admission_width); where that KV limit binds, each wider shape is also solved as a fixed deployment with its
-    own limit, and a point takes whichever finishes its requests first (found by review: on one H200 under vLLM at 512
-    requests auto admitted 391 and ran k = 1 at the top, 54.6 ms TPOT, where a fixed k = 3 admits 389 at 52.4 ms)."""
+    fits (admission_width); at the points where some shape's own KV limit binds (the widest's is the lowest), each
+    wider shape is also solved as a fixed deployment with its own limit, and such a point takes whichever finishes its
+    requests first (found by review: on one H200 under vLLM at 512 requests auto admitted 391 and ran k = 1 at the
+    top, 54.6 ms TPOT, where a fixed k = 3 admits 389 at 52.4 ms). Where every shape fits all the running requests the
+    per-batch choice stands (a second review: comparing there swapped shapes on grid noise). The arrival-rate path
+    (`_serve_rate`) still admits by the narrowest shape."""
     ph = _phase(dep, w, pf, C, True, gpus)
     ok, msgs = feasibility(dep, w, held(ph.running, ph.prefill_queue, ph.decode_batch), True)
     shapes = candidates(dep)
     narrow = min(v.T for v in shapes)
+    wide = [fixed_shape(dep, v) for v in shapes if v.T > narrow] if dep.scenario.auto else []
     R = np.minimum(C, running_cap(dep, True))
-    if not (dep.scenario.auto and np.any(R > fit_limit(dep, w, True))):
+    bind = R > min((fit_limit(d, w, True) for d in wide), default=np.inf)
+    if not bind.any():
         return ph, ok, msgs
     msgs = list(msgs)
-    for v in (u for u in shapes if u.T > narrow):
-        d = replace(dep, scenario=dep.scenario.replace(k=v.k, tree_tokens=None if v.is_chain else v.T,
-                                                       tree_branching=None if v.is_chain else v.w))
+    for d in wide:
         alt = _phase(d, w, pf, C, True, gpus)
         fits, why = feasibility(d, w, held(alt.running, alt.prefill_queue, alt.decode_batch), True)
-        take = fits & (~ok | (alt.e2e_s < ph.e2e_s * (1.0 - TIE)))
+        take = bind & fits & (~ok | (alt.e2e_s < ph.e2e_s * (1.0 - TIE)))
         ph = Phase(*(_pick(take, getattr(alt, f.name), getattr(ph, f.name)) for f in fields(Phase)))
         ok, msgs = ok | take, [b if t else a for t, a, b in zip(take, msgs, why)]
     return ph, ok, msgs

@@ -165,7 +165,7 @@ def test_vllm_config(eagle_vllm):
     assert c.supported and c.kind == "shell" and c.text.startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
     cfg = vllm_json(c.text)
     assert cfg["method"] == "eagle3" and cfg["model"] == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
-    assert eagle_vllm.dynamic and eagle_vllm.fixed_worst_ratio * 1.14 >= 1.0
+    assert eagle_vllm.dynamic and eagle_vllm.fixed_worst_ratio >= 1.0 - 0.14
     assert cfg["num_speculative_tokens"] == eagle_vllm.fixed_k and "num_speculative_tokens_per_batch_size" not in cfg
     table = json.dumps([[r.start, r.end, r.k] for r in eagle_vllm.schedule])
     assert any(n.startswith(f"one k: num_speculative_tokens = {eagle_vllm.fixed_k}") and table in n and "#49548" in n
@@ -180,8 +180,9 @@ def test_vllm_table_pays_only_past_its_graph_cost():
     two = (KRange(1, 8, 4, 5, 2.0, 2.2), KRange(9, 64, 3, 4, 1.5, 1.9))
     off = (KRange(1, 8, 3, 4, 2.0, 2.2), KRange(9, 64, 0, 0, 0.8, 0.9))
     assert not vllm_table_pays(two[:1], 0.5)                                 # one k: no table
-    assert not vllm_table_pays(two, 1.0 / (1.0 + DSD_GRAPH_COST))            # gains exactly its cost
-    assert vllm_table_pays(two, 1.0 / (1.0 + DSD_GRAPH_COST) - 1e-9)         # gains more
+    assert not vllm_table_pays(two, 1.0 - DSD_GRAPH_COST)                    # the table's 14 % exactly: a tie
+    assert vllm_table_pays(two, 1.0 - DSD_GRAPH_COST - 1e-9)                 # the one k falls further below
+    assert not vllm_table_pays(two, 0.87)   # review: 0.87 x 1.14 < 1 wrote a table losing by its own cost model
     assert vllm_table_pays(off, 0.99) and vllm_table_pays(off, float("nan"))  # it switches speculation off
 
 

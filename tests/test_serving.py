@@ -13,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import poisson
 
-from simulator.admission import admission_width, fit_limit, memory_held, running_cap, running_limit
+from simulator.admission import admission_width, fit_limit, fixed_shape, memory_held, running_cap, running_limit
 from simulator.cli import main
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
@@ -60,12 +60,6 @@ def test_ttft_grows_with_the_prompt_and_with_concurrency(sc, isl, c):
         assert pa.ttft_s[1] >= pa.ttft_s[0] * (1 - 1e-9)            # more requests share the steps
 
 
-def _fixed_shape(s: Scenario, v):
-    """The deployment that runs verify shape v alone (a fixed k, its tree if any)."""
-    return s.replace(k=v.k, tree_tokens=None if v.is_chain else v.T,
-                     tree_branching=None if v.is_chain else v.w).resolve()
-
-
 @settings(max_examples=12)
 @example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=1308, osl=1024)
 @example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=256, osl=2)
@@ -88,7 +82,7 @@ def test_the_requests_that_run_are_the_most_that_fit_and_the_rest_wait(sc, isl, 
             continue
         assert ok.all()
         if spec and s.auto:     # each point runs as many as the narrowest shape fits, or a wider shape's own limit
-            limits = [min(lim, fit_limit(_fixed_shape(s, v), w, True)) for v in candidates(dep)]
+            limits = [min(lim, fit_limit(fixed_shape(dep, v), w, True)) for v in candidates(dep)]
             assert all(n in [min(c, x) for x in limits] for n, c in zip(ph.running, conc)), (ph.running, limits)
             assert np.all(ph.running <= np.minimum(conc, lim))
         else:
@@ -1258,3 +1252,19 @@ def test_auto_depth_is_no_worse_than_a_fixed_one_where_the_kv_cache_binds():
     assert auto.spec.running[1] < auto.spec.running[0] * 2                  # the KV cache binds at 512
     three = fixed[2]
     assert auto.spec.k[1] == 3 and auto.spec.e2e_s[1] == pytest.approx(three.spec.e2e_s[1], rel=1e-12)
+
+
+def test_auto_compares_fixed_shapes_only_where_admission_binds_and_keeps_each_shape():
+    """Second review of _spec_phase: (1) a chain rebuilt with no tree size became Medusa's default 64-token tree, so
+    Medusa with a 16-token budget reported 64 verify tokens at one request; (2) comparing fixed shapes at points where
+    every shape fits all the running requests swapped a tree for a chain on grid noise (TPOT 39.9 -> 41.3 ms)."""
+    med = Scenario(hardware="h100-sxm", method="medusa", engine="vllm", k="auto", tree_tokens=16)
+    r = serve(med, Workload(isl=4096, osl=1024, concurrency=(1, 2, 4, 8, 16, 400)))
+    assert np.all(r.spec.verify_tokens[r.feasible] <= 16) and r.spec.verify_tokens[0] == 16
+    dep = med.resolve()
+    for v in candidates(dep):                                  # the fixed deployment runs exactly that shape
+        assert candidates(fixed_shape(dep, v)) == [v]
+    s = Scenario(hardware="h200-sxm", engine="vllm", k="auto", tree_tokens=16)
+    w = Workload(isl=8192, osl=256, concurrency=(1, 64, 1024))
+    both, alone = serve(s, w), serve(s, replace(w, concurrency=(64,)))
+    assert both.spec.running[1] == 64 and both.spec.verify_tokens[1] == alone.spec.verify_tokens[0] == 8

@@ -10,6 +10,7 @@ Kimi-K2.6, A100-40GB, figure-only results) are listed in BLIND_TEST.md, not here
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 from dataclasses import dataclass, field
@@ -167,8 +168,8 @@ def inside_band(r: Row, predicted: float, bands: tuple) -> bool | None:
     b = band_for(bands, load_model(r.scenario["model"]).is_moe, r.scenario.get("batch", [1])[0], r.tau is not None)
     if b is None:
         return None
-    lo, hi = b.speedup_range(predicted)
-    return bool(lo <= r.measured <= hi)
+    lo, hi = b.speedup_range(predicted, r.tau if r.tau is not None else math.inf)   # as curve caps it (acceptance
+    return bool(lo <= r.measured <= hi)                                             # given: tokens per step)
 
 
 def _coverage(inside: list[bool | None]) -> str:
