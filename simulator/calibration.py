@@ -316,8 +316,11 @@ def _undetermined_from_the_start(cols: list[tuple[str, str]], moved: list[set[st
 def _hidden(eng: EngineProfile | None, name: str) -> bool:
     """Host work per step of an engine that overlaps it with plain steps but not with speculative ones: plain rows
     see it only where it exceeds the GPU step, speculative rows only summed with spec_bookkeeping_s, so its share of
-    that sum is not identified and it keeps its sourced value (the speculative host work goes to the bookkeeping)."""
-    return name == "host_step_s" and eng is not None and eng.overlap and not eng.overlap_with_spec
+    that sum is not identified and it keeps its sourced value (the speculative host work goes to the bookkeeping).
+    An engine whose default began to overlap speculative steps at a date (overlap_with_spec_from) ran its older
+    measurements without, so the same holds for them."""
+    return name == "host_step_s" and eng is not None and eng.overlap and \
+        (not eng.overlap_with_spec or bool(eng.overlap_with_spec_from))
 
 
 def _check_inputs(rows: Sequence[PreparedRow], params: Sequence[str]) -> None:

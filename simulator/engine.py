@@ -16,7 +16,8 @@ from .fitted import engine_values
 
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
-    "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "no_overlap_methods"},
+    "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "overlap_with_spec_from",
+             "no_overlap_methods"},
     "spec": {"bookkeeping_s", "bookkeeping_on_host", "host_bookkeeping_s", "draft_step_overhead_s", "ngram_host_s",
              "ngram_host_per_seq_s", "max_running_requests", "methods"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
@@ -40,6 +41,9 @@ class EngineProfile:
     host_step_s : float             fixed host work per decode step (scheduling, sampling, input prep)
     overlap : bool                  host work overlapped with the GPU for plain decode (step = max(gpu, host))
     overlap_with_spec : bool        the same while speculating
+    overlap_with_spec_from : str    the month ("YYYY-MM") from which the engine's default build overlaps speculative
+                                    steps: a measurement of an older build is priced without (validation's rows;
+                                    '' when the default did not change)
     no_overlap_methods : tuple[str]  methods for which the engine turns that overlap off (CPU proposers)
     methods : tuple[str]            the speculative methods the engine runs ([spec] methods); () when the profile
                                     lists none: every method is priced. A scenario pairing it with another is refused
@@ -108,6 +112,7 @@ class EngineProfile:
     display_name: str = ""
     sources: tuple[str, ...] = ()
     valid_from: str = ""
+    overlap_with_spec_from: str = ""
     priors: tuple[tuple[str, float], ...] = ()
     spec_max_running: float = 1e9
     mixed_prefill: bool = True
@@ -168,6 +173,7 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "overlap_with_spec", "no_overlap_methods", "methods", "spec_bookkeeping_s",
                          "bookkeeping_on_host", "spec_host_bookkeeping_s", "draft_step_overhead_s",
                          "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
+                         "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
                          "path"})
 
@@ -225,7 +231,8 @@ def read_profile(path: Path) -> EngineProfile:
     kw["priors"] = tuple(priors)
     kw["no_overlap_methods"] = _methods_list(doc, path, "host", "no_overlap_methods")
     kw["methods"] = _methods_list(doc, path, "spec", "methods")
-    kw["valid_from"] = _valid_from(doc, path)
+    kw["valid_from"] = _month(doc, path, "scope", "valid_from")
+    kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
 
@@ -246,13 +253,14 @@ def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str) -> tuple[
     return tuple(v)
 
 
-def _valid_from(doc: dict[str, Any], path: Path) -> str:
-    """[scope] valid_from = { value = "YYYY-MM", source = ... }: the month the mechanisms the profile models
-    shipped; measurements of older builds are reported apart by `specroof validate` ('' when not stated)."""
-    entry = doc.get("scope", {}).get("valid_from")
+def _month(doc: dict[str, Any], path: Path, sec: str, key: str) -> str:
+    """A month, { value = "YYYY-MM", source = ... } ('' when not stated): [scope] valid_from, the month the
+    mechanisms the profile models shipped (measurements of older builds are reported apart by `specroof validate`),
+    or [host] overlap_with_spec_from, the month the default build began to overlap speculative steps."""
+    entry = doc.get(sec, {}).get(key)
     if entry is None:
         return ""
-    where = f"{path}: [scope] valid_from"
+    where = f"{path}: [{sec}] {key}"
     if not isinstance(entry, dict) or not isinstance(entry.get("source"), str) or "value" not in entry:
         raise SpecError(f"{where}: expected {{ value = \"YYYY-MM\", source = \"https://...\" }}")
     v = entry["value"]

@@ -303,6 +303,10 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     notes = [_fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged", *notes]
+    if p.sglang_spec_v2:
+        notes.append("SGLANG_ENABLE_SPEC_V2=True (the overlapped SpecV2 worker priced here) matters for v0.5.4-v0.5.10 "
+                     "at topk 1; it is the default from v0.5.11 (PR #21062) and the variable is gone with the V1 "
+                     "worker (PR #27964)")
     if p.interior_off:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")

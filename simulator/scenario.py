@@ -229,8 +229,8 @@ class Scenario:
                                        "priced as weights + KV cache + activations; default: the engine "
                                        "profile's; not a sweep parameter", sweep=False)
     spec_overlap: bool | None = _f(None, "bool?", "host work of a speculative step hidden behind the GPU (SGLang's "
-                                   "SpecV2 worker, SGLANG_ENABLE_SPEC_V2, topk 1; vLLM async scheduling): on or "
-                                   "off; default: the engine profile's (SGLang off, vLLM and TensorRT-LLM on)")
+                                   "SpecV2 worker, its default from v0.5.11; vLLM async scheduling): on or off "
+                                   "(off: SGLang's V1 worker); default: the engine profile's (on for all three)")
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 

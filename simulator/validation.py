@@ -174,14 +174,16 @@ def row_acceptance(r: dict[str, str]) -> Acceptance | None:
 
 
 def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
-    """The profile with the row's scheduler facts (e.g. vLLM before async scheduling became the default, or the
-    requests a launch flag lets the engine run while speculating): facts of the measured run, like tp or precision,
-    not fitted knobs."""
-    ov = (r.get("overlap_scheduler") or "").strip().lower()
+    """The profile with the row's scheduler facts (e.g. vLLM before async scheduling became the default, an engine
+    build dated before its default overlapped speculative steps, or the requests a launch flag lets the engine run
+    while speculating): facts of the measured run, like tp or precision, not fitted knobs."""
+    ov, date = (r.get("overlap_scheduler") or "").strip().lower(), _text(r, "engine_date", "")
     if ov not in ("", "true", "false"):
         raise ScenarioError(f"row {r['row_id']}: overlap_scheduler = {ov!r}; expected true or false")
     if ov:
         eng = replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
+    elif date and eng.overlap_with_spec_from and date < eng.overlap_with_spec_from:
+        eng = replace(eng, overlap_with_spec=False)
     cap = _int(r, "spec_max_running")
     if cap is not None:
         if cap < 1:

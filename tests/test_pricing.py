@@ -194,10 +194,10 @@ def test_spec_overlap_hides_host_work_only_and_none_is_the_profile(B, k, eng):
 
 def test_spec_overlap_option_prices_and_the_two_must_agree():
     # The hazard option overlap_scheduler says the same thing: alone it sets spec_overlap (so an API caller who
-    # passed it for the hazard check gets the SpecV2 price the advice's SGLANG_ENABLE_SPEC_V2 line asks for).
-    s = Scenario(options={"overlap_scheduler": True}, batch=(1,))
-    assert s.spec_overlap is None and s.spec_overlap_asked is True and s.resolve().eng.overlap_with_spec
-    assert s.replace(options=()).resolve().eng.overlap_with_spec is False        # nothing sticks once it is gone
+    # passed it for the hazard check gets the price of the worker it names: false, SGLang's V1 worker).
+    s = Scenario(options={"overlap_scheduler": False}, batch=(1,))
+    assert s.spec_overlap is None and s.spec_overlap_asked is False and not s.resolve().eng.overlap_with_spec
+    assert s.replace(options=()).resolve().eng.overlap_with_spec is True   # SGLang's default since v0.5.11 (SpecV2)
     with pytest.raises(ScenarioError, match="spec_overlap = false but options overlap_scheduler = true"):
         Scenario(spec_overlap=False, options={"overlap_scheduler": True})
     with pytest.raises(ScenarioError, match="spec_overlap = 'yes'; expected true, false or none"):

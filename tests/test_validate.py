@@ -196,7 +196,7 @@ def _synthetic_rows():
         for metric in ("base_step_s", "spec_step_s", "speedup"):
             rows.append(dict(row_id=f"{metric}-{b}", source="synthetic", hardware="h100-sxm", engine="sglang",
                              model="llama-3.1-8b", method="eagle3", batch=str(b), context="1024", k="3", tau="2.8",
-                             tau_k="3", metric=metric, measured="1"))
+                             tau_k="3", metric=metric, measured="1", engine_date="2025-10"))   # SGLang's V1 worker
     return rows
 
 
@@ -256,8 +256,8 @@ def test_calibration_does_not_split_host_work_the_overlap_scheduler_hides():
     # SGLang overlaps host work with plain steps but not with speculative ones: its host step is seen only in sum
     # with the speculative bookkeeping, so the shipped calibration does not fit it (found bug: a fit put 3 ms there,
     # capping every plain SGLang step at 3 ms). A user's `calibrate`, asked for it by name, still fits it.
-    eng = load_engine("sglang")
-    assert eng.overlap and not eng.overlap_with_spec
+    eng = load_engine("sglang")     # overlapped since 2026-05 (SpecV2); the rows, of 2025-10, ran the V1 worker
+    assert eng.overlap and eng.overlap_with_spec and "2025-10" < eng.overlap_with_spec_from
     truth = replace(eng, spec_bookkeeping_s=2e-3)
     rows = _synthetic_rows()
     for i, r in enumerate(rows):
@@ -744,3 +744,26 @@ def test_calibrate_shipped_refuses_experiments_that_would_write(argv, message, m
     with pytest.raises(SystemExit) as e:
         tool.main()
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_row_of_an_sglang_build_before_specv2_became_the_default_is_priced_without_it(tmp_path):
+    """SpecV2 (the overlapped speculative worker) is SGLang's default from v0.5.11 (PR #21062, 2026-05): the profile
+    overlaps speculative steps ([host] overlap_with_spec_from = "2026-05"), and a row of an older build is priced
+    with the V1 worker unless it says overlap_scheduler = true. Every SGLang row shipped is older, so none moved."""
+    from simulator.engine import read_profile
+
+    eng = load_engine("sglang")
+    assert eng.overlap_with_spec and eng.overlap_with_spec_from == "2026-05"
+    spec = next(r for r in _synthetic_rows() if r["metric"] == "spec_step_s" and r["batch"] == "1")
+    v1, v2 = (predict_row(dict(spec, engine_date=d), eng) for d in ("2026-04", "2026-05"))
+    assert v2 < v1                                                       # host work hides behind the GPU
+    assert predict_row(dict(spec, engine_date=""), eng) == pytest.approx(v2, rel=1e-12)    # undated: the default
+    assert predict_row(dict(spec, overlap_scheduler="true"), eng) == pytest.approx(v2, rel=1e-12)
+    assert predict_row(dict(spec, engine_date="2026-05", overlap_scheduler="false"), eng) == pytest.approx(v1)
+    text = (Path(__file__).resolve().parents[1] / "engine_profiles" / "sglang.toml").read_text(encoding="utf-8")
+    for bad in ('"2026-5"', '"May 2026"', "202605"):
+        p = tmp_path / "sglang.toml"
+        p.write_text(text.replace('overlap_with_spec_from = { value = "2026-05"',
+                                  f"overlap_with_spec_from = {{ value = {bad}"))
+        with pytest.raises(SpecError, match=r"\[host\] overlap_with_spec_from: value = .*expected a month"):
+            read_profile(p)

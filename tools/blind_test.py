@@ -31,9 +31,13 @@ VLLM_PEAGLE = "https://blog.vllm.ai/2026/03/13/p-eagle.html"
 SPECBUNDLE = "https://github.com/sgl-project/SpecForge/blob/main/docs/spec_bundle/public/raw_data/data.json"
 SDBENCH = "https://specdecode-bench.github.io"
 SB_BASE_8B = 189.98120707576373          # Llama-3.1-8B-Instruct, mtbench, bs 1: 'Wihtout EAGLE3' output_throughput
-SB = dict(hardware="h200-sxm", engine="sglang", precision="bf16", context=1024)
+# Both SGLang sources ran builds before SpecV2 became the default (v0.5.11, PR #21062): SpecForge pinned sglang 0.5.6
+# when the data was added (2025-12-23) and its bench_eagle3.py sets no SGLANG_ENABLE_SPEC_V2; SpecDecode-Bench ran
+# v0.5.9. Their speculative steps are priced with the V1 worker (spec_overlap False), as the profile's
+# overlap_with_spec_from prices validation rows of such builds.
+SB = dict(hardware="h200-sxm", engine="sglang", precision="bf16", context=1024, spec_overlap=False)
 SB_ASSUMED = ("H200 from the dashboard's chart title; throughput over wall time, prefill included; MT-Bench context "
-              "1024 (not published); SGLang's speculative overlap off (SpecV2 is opt-in)")
+              "1024 (not published); SGLang's V1 worker, no speculative overlap (sglang 0.5.6 pinned, SpecV2 opt-in)")
 # SpecBundle EAGLE-3 rows (chains: topk 1, steps + 1 draft tokens): name, locator, EAGLE-3 and plain output_throughput
 # (tokens/s), model, TP, k, batch, accept_length, what the mapping assumed beyond SB_ASSUMED.
 SB_SPEC = (
@@ -125,13 +129,13 @@ ROWS = (
     Row("Qwen3-8B EAGLE-3 chain, 1x H100, SGLang v0.5.9, batch 1, k = 3", SDBENCH, "Tree vs. Chain Verification: "
         "'1.65x -> 1.85x for EAGLE on Qwen3-8B/GSM8K going from chain k=3 to tree k=21'; accepted length 2.25 -> 2.92",
         "speedup", 1.65, dict(hardware="h100-sxm", model="qwen3-8b", engine="sglang", precision="bf16", tp=1,
-                              method="eagle3", k=3, context=256), tau=2.25,
+                              method="eagle3", k=3, context=256, spec_overlap=False), tau=2.25,
         assumed="'EAGLE' on Qwen3-8B read as an EAGLE-3 drafter (EAGLE-1 gives 1.21); BF16; context 256 (GSM8K); "
                 "the accepted lengths taken as batch 1's"),
     Row("Qwen3-8B EAGLE-3 tree of 21 drafts, 1x H100, SGLang v0.5.9, batch 1", SDBENCH, "as above: tree k=21 (depth "
         "3, branching factor 4), 1.85x at accepted length 2.92", "speedup", 1.85,
         dict(hardware="h100-sxm", model="qwen3-8b", engine="sglang", precision="bf16", tp=1, method="eagle3", k=3,
-             tree_tokens=22, tree_branching=4, context=256), tau=2.92,
+             tree_tokens=22, tree_branching=4, context=256, spec_overlap=False), tau=2.92,
         assumed="as above; 21 drafts and the root verified (22 tokens, widths 4, 16, 1)"),
     Row("Llama-3.1-8B EAGLE, 1x H100, vLLM v0.10.1, batch 128, k = 3", SDBENCH, "End-to-End Performance: 'By batch "
         "size 128, this drops to 1.21x for Llama-3.1-8B on GSM8K'", "speedup", 1.21,
