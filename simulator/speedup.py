@@ -145,6 +145,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "draft_precision": dep.dp.weights, "kv_precision": dep.p.kv,
             "checkpoint": checkpoint_note(dep.target, dep.p),
             "context": int(s.context), "k": s.k, "k_max": int(dep.kmax), "tree_tokens": s.tree,
+            "tree_fixed": s.fixed_tree,
             "tree_branching": s.tree_branching, "acceptance": acc.source, "acceptance_alpha": acc.alpha,
             "acceptance_kind": acc.kind, "acceptance_model": acc.model,
             "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window), "overlap": dep.overlap,

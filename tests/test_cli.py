@@ -662,3 +662,14 @@ def test_a_copy_of_a_bundled_file_is_reported_as_an_uncalibrated_file(tmp_path, 
         assert json.loads(out)["scenario"][f"{kind}_file"] == want
     rc, out, _ = run(capsys, "curve", "--batch", "1")
     assert rc == 0 and "[file" not in out and "uncalibrated" not in out
+
+
+def test_curve_says_a_tree_size_under_k_auto_is_a_ceiling(capsys):
+    """Review: --k auto --tree-tokens 100000 was accepted silently and priced a 16-token tree; the budget is a
+    ceiling (chains and power-of-two trees up to it), and the header now says so. Medusa's default tree is not one."""
+    rc, out, _ = run(capsys, "curve", "--k", "auto", "--tree-tokens", "100000", "--batch", "1")
+    assert rc == 0 and "k auto (chains and trees of up to 100000 tokens tried)" in out.splitlines()[0]
+    rc, out, _ = run(capsys, "curve", "--method", "medusa", "--engine", "vllm", "--batch", "1")
+    assert rc == 0 and "tokens tried" not in out.splitlines()[0]
+    rc, out, _ = run(capsys, "curve", "--k", "3", "--tree-tokens", "16", "--batch", "1")
+    assert rc == 0 and "tokens tried" not in out.splitlines()[0]

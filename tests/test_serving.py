@@ -761,6 +761,9 @@ def test_serve_sweep_is_serve_per_configuration():
                 Workload(isl=4096, osl=256, concurrency=(1, 4, 16)))
     np.testing.assert_allclose(one["e2e_speedup"].to_numpy(float), ref.e2e_speedup, rtol=1e-12)
     np.testing.assert_allclose(one["spec_ttft_s"].to_numpy(float), ref.spec.ttft_s, rtol=1e-12)
+    # the verify shape priced, as serve's verify_tok column (review: the sweep's table had k but not the tree)
+    assert one["spec_verify_tokens"].tolist() == ref.spec.verify_tokens.tolist()
+    assert set(one["base_verify_tokens"]) == {1}
 
 
 def test_serve_sweep_draws_lengths_with_a_length_ratio():

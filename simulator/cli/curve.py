@@ -150,7 +150,9 @@ def _print_table(r: Any, d: dict[str, Any], hz: list[Any], held: list[str]) -> N
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
     print(f"{sc['model']} on {sc['n_gpus']}x {hw} ({fmt.layout(sc)}), {sc['method']} [{sc['drafter']}], "
           f"engine {eng}, {fmt.formats(sc)}, context {sc['context']}, acceptance "
-          f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}")
+          f"{sc['acceptance']} (alpha {sc['acceptance_alpha']:.3f}), k {sc['k']}"
+          + (f" (chains and trees of up to {sc['tree_tokens']} tokens tried)"
+             if sc["k"] == "auto" and sc["tree_tokens"] and not sc["tree_fixed"] else ""))
     band = any("heldout" in p for p in d["points"])         # no bands file: no column
     print(fmt.table(HEADERS + ["heldout_80%"] * band, [r + [_band_cell(p)] * band for r, p in zip(_rows(d),
                                                                                                  d["points"])]))

@@ -34,8 +34,8 @@ AccFn = Callable[[dict[str, Any]], Acceptance]     # a configuration's acceptanc
 WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "chunk", "prefix_hit", "pd")
 _POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
 _NOT_SERVING = ("batch", "context", "k_max")
-PHASE_FIELDS = ("in_flight", "running", "decode_batch", "k", "ttft_s", "tpot_s", "e2e_s", "tokens_per_s_per_gpu",
-                "tokens_per_s_per_user")
+PHASE_FIELDS = ("in_flight", "running", "decode_batch", "k", "verify_tokens", "ttft_s", "tpot_s", "e2e_s",
+                "tokens_per_s_per_gpu", "tokens_per_s_per_user")
 MAX_CONFIGS = 4096
 MAX_POINTS = 1024                             # concurrencies or rates per configuration (each a steady state)
 
