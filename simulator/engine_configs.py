@@ -298,15 +298,18 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     m = _sglang_most(p)
     lay, notes = _sglang_layout(p, m)
     args += lay
-    prefix = ("SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 else "") + \
+    prefix = ("SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 and T == k + 1 else "") + \
         ("SGLANG_ENABLE_PP_SPEC=1 " if p.pp > 1 else "")
     notes = [_fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged", *notes]
     if p.sglang_spec_v2:
-        notes.append("SGLANG_ENABLE_SPEC_V2=True (the overlapped SpecV2 worker priced here) matters for v0.5.4-v0.5.10 "
-                     "at topk 1; it is the default from v0.5.11 (PR #21062) and the variable is gone with the V1 "
-                     "worker (PR #27964)")
+        notes.append("priced with the overlapped SpecV2 worker: SGLang's default from v0.5.11 (PR #21062), for a "
+                     "chain opt-in through SGLANG_ENABLE_SPEC_V2=True from v0.5.4 (written above for a chain; the "
+                     "variable is gone with the V1 worker, PR #27964); a tree runs it only after v0.5.14")
+    else:
+        notes.append("priced with the V1 worker (no speculative overlap): SGLang builds before v0.5.11, or "
+                     "SGLANG_ENABLE_SPEC_V2=0 through v0.5.14; later builds run only the overlapped worker")
     if p.interior_off:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")

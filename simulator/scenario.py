@@ -230,7 +230,8 @@ class Scenario:
                                        "profile's; not a sweep parameter", sweep=False)
     spec_overlap: bool | None = _f(None, "bool?", "host work of a speculative step hidden behind the GPU (SGLang's "
                                    "SpecV2 worker, its default from v0.5.11; vLLM async scheduling): on or off "
-                                   "(off: SGLang's V1 worker); default: the engine profile's (on for all three)")
+                                   "(off: SGLang's V1 worker); default: the engine profile's (on for SGLang, vLLM, "
+                                   "TensorRT-LLM; HF off)")
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 
