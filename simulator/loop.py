@@ -70,7 +70,7 @@ class Curve:
         k = 3 reported with 2.8173 tokens per step, above k = 3's 2.79)."""
         x = np.log(np.clip(B, self.grid[0], self.grid[-1]))
         lg = np.log(self.grid)
-        i = np.minimum(np.searchsorted(self.grid, B), self.grid.size - 1)
+        i = self._above(B)
         step, tau = np.interp(x, lg, self.step), np.interp(x, lg, self.tau)
         same = self.tau[np.maximum(i - 1, 0)] == self.tau[i]
         if not same.all():
@@ -82,9 +82,13 @@ class Curve:
     def verify_tokens(self, B: np.ndarray) -> np.ndarray:
         """Tokens verified per sequence (k + 1 for a chain, the tree's size for a tree; 1 plain) of the verify shape
         `at` reports at batch B: the nearest grid point's at or above B, as its k."""
-        i = np.minimum(np.searchsorted(self.grid, B), self.grid.size - 1)
         T = np.ones(self.grid.size, dtype=int) if self.v is None else np.array([v.T for v in self.v])
-        return T[i]
+        return T[self._above(B)]
+
+    def _above(self, B: np.ndarray) -> np.ndarray:
+        """Index of the nearest grid point at or above each B (the last point past the grid): whose k, bound and
+        verify shape a load at B reports."""
+        return np.minimum(np.searchsorted(self.grid, B), self.grid.size - 1)
 
 
 def curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> Curve:

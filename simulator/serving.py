@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from .acceptance import extrapolation_note
-from .admission import feasibility, fit_limit, fixed_shape, held, running_cap, speculates
+from .admission import admission_width, feasibility, fit_limit, fixed_shape, held, running_cap, speculates
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch
@@ -242,16 +242,15 @@ def _spec_phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, gpu
     (`_serve_rate`) still admits by the narrowest shape."""
     ph = _phase(dep, w, pf, C, True, gpus)
     ok, msgs = feasibility(dep, w, held(ph.running, ph.prefill_queue, ph.decode_batch), True)
-    shapes = candidates(dep)
-    narrow = min(v.T for v in shapes)
-    wide = [fixed_shape(dep, v) for v in shapes if v.T > narrow] if dep.scenario.auto else []
-    R = np.minimum(C, running_cap(dep, True))
-    bind = R > min((fit_limit(d, w, True) for d in wide), default=np.inf)
+    narrow = admission_width(dep, True)
+    wide = [fixed_shape(dep, v) for v in candidates(dep) if v.T > narrow] if dep.scenario.auto else []
+    lims = [fit_limit(d, w, True) for d in wide]           # each priced once, here and by its _phase below
+    bind = np.minimum(C, running_cap(dep, True)) > min(lims, default=np.inf)
     if not bind.any():
         return ph, ok, msgs
     msgs = list(msgs)
-    for d in wide:
-        alt = _phase(d, w, pf, C, True, gpus)
+    for d, lim in zip(wide, lims):
+        alt = _phase(d, w, pf, C, True, gpus, lim)
         fits, why = feasibility(d, w, held(alt.running, alt.prefill_queue, alt.decode_batch), True)
         take = bind & fits & (~ok | (alt.e2e_s < ph.e2e_s * (1.0 - TIE)))
         ph = Phase(*(_pick(take, getattr(alt, f.name), getattr(ph, f.name)) for f in fields(Phase)))
