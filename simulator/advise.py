@@ -28,17 +28,8 @@ from typing import Any
 import numpy as np
 
 from .acceptance import verify_shape
-from .engine_configs import (
-    EMIT_ENGINES,
-    ConfigPlan,
-    EngineConfig,
-    KRange,
-    engine_configs,
-    num_or_none,
-    ranges_text,
-    repo_of,
-    vllm_table_pays,
-)
+from .config_plan import EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, num_or_none, ranges_text, repo_of
+from .engine_configs import engine_configs, vllm_table_pays
 from .errors import ScenarioError
 from .hazards import Hazard, check, load_hazards, resolve_options
 from .heldout import load_bands, range_text

@@ -4,27 +4,21 @@ schedule over batch ranges (the schedule itself comes from `advise`). Text only:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
+from .config_plan import (
+    ENGINE_METHOD,
+    NEEDS_DRAFT_PATH,
+    ConfigPlan,
+    EngineConfig,
+    KRange,
+    fixed_caveat,
+    fixed_note,
+    no_spec,
+    ranges_text,
+)
 
-from .registry import list_models, model_record
-
-EMIT_ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "hf")
-
-# specroof method -> the engine's own name (vLLM --speculative-config "method", SGLang --speculative-algorithm,
-# TensorRT-LLM speculative_config.decoding_type, HF generate() keyword). engines.md §1.1, §2.1, §3.1, §4.
-ENGINE_METHOD: dict[str, dict[str, str]] = {
-    "vllm": {"eagle3": "eagle3", "eagle": "eagle", "mtp": "mtp", "ngram": "ngram", "draft": "draft_model",
-             "dflash": "dflash", "suffix": "suffix", "medusa": "medusa"},
-    "sglang": {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN", "ngram": "NGRAM", "draft": "STANDALONE",
-               "dflash": "DFLASH"},
-    "trtllm": {"eagle3": "Eagle3", "eagle": "Eagle", "mtp": "MTP", "ngram": "NGram", "draft": "DraftTarget",
-               "dflash": "DFlash", "suffix": "SA"},
-    "hf": {"draft": "assistant_model", "ngram": "prompt_lookup_num_tokens"},
-}
 # Why an engine has no config for a method (shown instead of a config).
 ENGINE_MISSING: dict[tuple[str, str], str] = {
     ("sglang", "suffix"): "SGLang has no suffix decoding in its stable releases (PR #13553 was closed); NGRAM is "
@@ -32,11 +26,14 @@ ENGINE_MISSING: dict[tuple[str, str], str] = {
     ("sglang", "medusa"): "SGLang has no Medusa drafter",
     ("trtllm", "medusa"): "TensorRT-LLM runs Medusa only in the legacy TensorRT engine flow (trtllm-build with a "
                           "static medusa_choices tree, greedy only), not through speculative_config",
+    ("trtllm", "eagle"): "TensorRT-LLM's PyTorch backend (trtllm-serve) runs decoding_type Eagle as Eagle3 and warns "
+                         "that 'EAGLE (v1/v2) draft checkpoints are incompatible with Eagle3' (TorchLlmArgs."
+                         "validate_speculative_config): an EAGLE-1 head runs only in the legacy TensorRT engine flow; "
+                         "price an EAGLE-3 head (--method eagle3) for trtllm-serve",
     ("hf", "*"): "HF assisted generation takes a separate draft model (assistant_model) or prompt lookup "
                  "(prompt_lookup_num_tokens) only",
     ("*", "self-sparse"): "no engine ships MagicDec-style self-speculation with a sparse draft KV window",
 }
-_NEEDS_DRAFT_PATH = {"draft", "eagle", "eagle3", "medusa", "dflash"}
 # What vLLM's per-batch K table (num_speculative_tokens_per_batch_size, dynamic SD) costs by itself: it downgrades
 # FULL_AND_PIECEWISE CUDA graphs to PIECEWISE on Model Runner V1, measured at -14 % single-stream (vLLM #49548; TPOT
 # +6.6 % at concurrency 2 and +21.6 % at 189 with K = 0 everywhere), and "the PIECEWISE fallback costs more than DSD
@@ -45,64 +42,21 @@ _NEEDS_DRAFT_PATH = {"draft", "eagle", "eagle3", "medusa", "dflash"}
 DSD_GRAPH_COST = 0.14
 
 
+# Methods vLLM's per-batch K table is written for: those its dynamic SD is tested with (docs/features/
+# speculative_decoding/dynamic_speculative_decoding.md: "Tested with Eagle, Eagle-3, and DFlash. Other SD methods may
+# or may not work"), and MTP and draft_model, whose proposers share that proposer's base (SpecDecodeBaseProposer,
+# v1/spec_decode/draft_model.py): a note says they are untested. The CPU n-gram and suffix proposers and Medusa heads
+# get one k (found by review, 2026-12-05).
+VLLM_DSD_METHODS = ("eagle", "eagle3", "dflash", "mtp", "draft")
+VLLM_DSD_TESTED = ("eagle", "eagle3", "dflash")
+
+
 def vllm_table_pays(schedule: Iterable[KRange], fixed_ratio: float) -> bool:
     """Whether a per-batch K table is worth vLLM's PIECEWISE graphs: more than one k, and either a range with
     speculation off (k = 0) or a batch where the one k falls more than DSD_GRAPH_COST below the per-batch best (found
     by review: advise wrote an eight-range table whose best gain was 7.5 %, beside its own warning of the -14 %)."""
     ks = {r.k for r in schedule}
     return len(ks) > 1 and (0 in ks or fixed_ratio < 1.0 - DSD_GRAPH_COST)
-
-
-@dataclass(frozen=True, slots=True)
-class KRange:
-    """Batches start..end (inclusive) run draft depth k (0: speculation off) verifying tree_tokens per sequence
-    (0 when off; k + 1 for a chain). speedup_min / speedup_max: the predicted speedup of the best k over the
-    evaluated batches in the range (below 1 in an off range: what speculation would have cost)."""
-
-    start: int
-    end: int
-    k: int
-    tree_tokens: int
-    speedup_min: float
-    speedup_max: float
-    fits: str = "yes"       # "yes" (with speculation), "without speculation" or "no" (not even without)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "k": self.k, "tree_tokens": self.tree_tokens,
-                "speedup_min": num_or_none(self.speedup_min), "speedup_max": num_or_none(self.speedup_max),
-                "fits": self.fits}
-
-
-@dataclass(frozen=True, slots=True)
-class EngineConfig:
-    """What to paste into one engine. supported False: `notes` say why there is no config; text "" with
-    supported True: speculation is predicted not to pay, run without it."""
-
-    engine: str
-    supported: bool
-    kind: str          # "shell" | "yaml" | "python" | ""
-    text: str
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"engine": self.engine, "supported": self.supported, "kind": self.kind, "text": self.text,
-                "notes": list(self.notes)}
-
-
-def num_or_none(x: float) -> float | None:
-    x = float(x)
-    return x if np.isfinite(x) else None
-
-
-def repo_of(name: str | None) -> str:
-    """The HF repo of a bundled model id, else a placeholder to fill in."""
-    if not name:
-        return ""
-    if name in list_models():
-        repo = model_record(name).hf_repo
-        if repo:
-            return repo
-    return f"<path to {name}>"
 
 
 def _missing(engine: str, method: str) -> str | None:
@@ -116,112 +70,45 @@ def _missing(engine: str, method: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class ConfigPlan:
-    """What the config writers need, all read from the advice arrays."""
-
-    method: str
-    target: str
-    draft: str
-    tp: int
-    ep: int
-    lo: int
-    hi: int
-    schedule: tuple[KRange, ...]
-    off_above: int | None
-    pays: bool
-    fixed_k: int
-    fixed_T: int
-    fixed_ratio: float
-    topk: int
-    options: Mapping[str, Any]
-    interior_off: tuple[int, ...] = ()
-    fixed_topk: int = 1
-    sglang_spec_v2: bool = False       # SGLang priced with SpecV2 (Scenario.spec_overlap): SGLANG_ENABLE_SPEC_V2
-    cap: int = 0                       # the most sequences the configs admit: hi, or less where hi does not fit
-    cap_base: int = 0                  # the most that fit without speculation (no drafter), up to hi
-    off_fits: bool = False             # off above off_above because speculation stops fitting, not paying
-    fixed_fits_to: int = 0             # the largest batch the fixed k's verify fits in memory at (0: not known)
-    no_spec_reason: str = ""           # why no config is written (default: speculation loses at every batch)
-    dp: int = 1                        # data-parallel ranks of tp GPUs (DP attention for an MoE, else replicas)
-    pp: int = 1                        # pipeline stages
-    memory_fraction: float | None = None   # the share of GPU memory priced (the profile's or Scenario's)
-    moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
-    graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
-
-    @property
-    def most(self) -> int:
-        """The batch the configs admit at most: the range's top, or the largest batch that fits below it."""
-        return self.cap or self.hi
-
-    def cap_note(self, flag: str, v: int | None = None) -> str:
-        """Why `flag` is `v` (default: most): the range's top, or the largest batch that fits in memory, or a DP
-        rank's (pipeline micro-batch's) share of it."""
-        v = self.most if v is None else v
-        share = f" (a share of {self.most} over {self.dp} DP ranks x {self.pp} stages)" if v != self.most else ""
-        if self.most < self.hi:
-            return (f"{flag} {v}{share}: the largest batch that fits in memory with the drafter loaded (the range "
-                    f"asks for up to {self.hi})")
-        return f"{flag} {v}{share} keeps the batch inside the range the prediction covers"
-
-    def per_rank(self, n: int, micro: bool = False) -> int:
-        """Sequences the busiest of the dp ranks holds of n, ceil(n / dp); `micro`: one of its pp micro-batches,
-        ceil(n / (dp pp)) (= ceil(ceil(n / dp) / pp) for whole n)."""
-        return -(-n // (self.dp * (self.pp if micro else 1)))
-
-    def rank_schedule(self, upto: int) -> list[tuple[int, int, int]]:
-        """The k schedule up to instance batch `upto` as (start, end, k) ranges of one DP rank's batch (what an
-        engine that schedules per rank looks k up by): rank batch b takes the k priced at instance batch dp x b."""
-        k_at = lambda n: next((r.k for r in self.schedule if r.start <= n <= r.end), 0)  # noqa: E731
-        out: list[list[int]] = []
-        for b in range(1, self.per_rank(upto) + 1):
-            k = k_at(min(b * self.dp, upto))
-            if out and out[-1][2] == k:
-                out[-1][1] = b
-            else:
-                out.append([b, b, k])
-        return [(s, e, k) for s, e, k in out]
-
-    def graph_bs(self, n: int) -> int:
-        """The CUDA-graph cap to write: the scenario's, else one rank's micro-batch of n."""
-        return self.graph_cap or self.per_rank(n, micro=True)
-
-    @property
-    def on_ranges(self) -> list[KRange]:
-        return [r for r in self.schedule if r.k > 0]
-
-    @property
-    def kmax(self) -> int:
-        return max((r.k for r in self.schedule), default=0)
-
-    @property
-    def tree(self) -> bool:
-        return any(r.tree_tokens > r.k + 1 for r in self.on_ranges) or self.fixed_T > self.fixed_k + 1
-
-
-def _no_spec(engine: str, p: ConfigPlan) -> EngineConfig:
-    why = p.no_spec_reason or f"speculation is predicted not to pay at any batch in {p.lo}..{p.hi}: serve without it"
-    return EngineConfig(engine, True, "", "", (why,))
-
-
 def _vllm_k(cfg: dict[str, Any], p: ConfigPlan) -> list[str]:
     """Write the depth into vLLM's speculative config: a per-batch table where it pays (vllm_table_pays), else one k;
     returns the notes that say which and why."""
     notes = []
     table = [list(r) for r in p.rank_schedule(p.most)]      # per DP engine
-    if vllm_table_pays(p.schedule, p.fixed_ratio):
+    pays = vllm_table_pays(p.schedule, p.fixed_ratio)
+    if pays and (p.dp > 1 or p.method not in VLLM_DSD_METHODS):
+        cfg["num_speculative_tokens"] = p.fixed_k
+        why = ("vLLM drops a per-batch table under data parallelism (VllmConfig._maybe_disable_dynamic_sd_for_data_"
+               "parallel: ranks choosing different K would diverge) and runs num_speculative_tokens" if p.dp > 1 else
+               f"vLLM's dynamic speculative decoding is tested with EAGLE, EAGLE-3 and DFlash (its docs), and the "
+               f"{ENGINE_METHOD['vllm'][p.method]} proposer does not share their base")
+        notes.append(f"one k: {why}; num_speculative_tokens = {p.fixed_k} stays within {p.fixed_ratio:.0%} of the "
+                     f"per-batch best{fixed_caveat(p)} and never switches speculation off: the per-batch table "
+                     f"would be {json.dumps(table)}")
+        return notes
+    if pays:
         cfg["num_speculative_tokens"] = p.kmax
         cfg["num_speculative_tokens_per_batch_size"] = table
         notes.append("num_speculative_tokens_per_batch_size is vLLM's dynamic speculative decoding (PR #32374): "
                      "[start_bs, end_bs, K] inclusive, K = 0 switches speculation off; num_speculative_tokens is "
                      "the startup maximum")
+        if p.method not in VLLM_DSD_TESTED:
+            notes.append(f"vLLM's docs list dynamic speculative decoding as tested with EAGLE, EAGLE-3 and DFlash; "
+                         f"{ENGINE_METHOD['vllm'][p.method]} runs the same proposer base, untested there: check the "
+                         "table switches K at your batches")
+        if any(k == 0 for _, _, k in table):
+            notes.append("vLLM issue #49548 (open): with K = 0 in the table, aggregate throughput collapsed under "
+                         "concurrency near the threshold (MTP, Model Runner V1): K is looked up by every scheduled "
+                         "request, prefills included, so it flips as requests join, and the KV lookahead of the "
+                         "largest K stays reserved at K = 0; check it under your load, or serve throughput traffic "
+                         "from a server without speculation")
         notes.append(f"without the table, num_speculative_tokens = {p.fixed_k} alone stays within "
-                     f"{p.fixed_ratio:.0%} of the per-batch best where speculation is on{_fixed_caveat(p)} (but never "
+                     f"{p.fixed_ratio:.0%} of the per-batch best where speculation is on{fixed_caveat(p)} (but never "
                      "switches off)")
     elif len({r.k for r in p.schedule}) > 1:
         cfg["num_speculative_tokens"] = p.fixed_k
         notes.append(f"one k: num_speculative_tokens = {p.fixed_k} stays within {p.fixed_ratio:.0%} of the "
-                     f"per-batch best{_fixed_caveat(p)}, and a per-batch table (num_speculative_tokens_per_batch_size "
+                     f"per-batch best{fixed_caveat(p)}, and a per-batch table (num_speculative_tokens_per_batch_size "
                      f"= {json.dumps(table)}) would gain less than the {DSD_GRAPH_COST:.0%} it costs by itself "
                      "(PIECEWISE CUDA graphs on Model Runner V1: vLLM #49548, #48494)")
     else:
@@ -231,15 +118,15 @@ def _vllm_k(cfg: dict[str, Any], p: ConfigPlan) -> list[str]:
 
 def _vllm(p: ConfigPlan) -> EngineConfig:
     if not p.pays:
-        return _no_spec("vllm", p)
+        return no_spec("vllm", p)
     cfg: dict[str, Any] = {"method": ENGINE_METHOD["vllm"][p.method]}
-    if p.method in _NEEDS_DRAFT_PATH:
+    if p.method in NEEDS_DRAFT_PATH:
         cfg["model"] = p.draft
     notes = _vllm_k(cfg, p)
     if p.tree:
         notes.append("the prediction verifies a tree; vLLM takes a tree through speculative_token_tree, which this "
                      "config does not write: the table above is the chain depth")
-    if p.tp > 1 and p.method in _NEEDS_DRAFT_PATH:
+    if p.tp > 1 and p.method in NEEDS_DRAFT_PATH:
         notes.append("draft_tensor_parallel_size defaults to the target's TP (1 is also allowed for small drafters)")
     if p.pp > 1:
         notes.append("speculation with pipeline stages depends on the vLLM version: issue #57755 (0.28-0.29) reports "
@@ -261,36 +148,17 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
 
 
-def _fixed_fits_all(p: ConfigPlan) -> bool:
-    """Whether the one k fits in memory at every batch where speculation is on."""
-    on_hi = p.off_above if p.off_above is not None else p.hi
-    return p.fixed_fits_to == 0 or p.fixed_fits_to >= on_hi
-
-
-def _fixed_caveat(p: ConfigPlan) -> str:
-    """How the one k's worst case treats the batches it does not fit at ('' when it fits at all of them)."""
-    return "" if _fixed_fits_all(p) else " (a batch it does not fit at counted as served without speculation)"
-
-
-def _fixed_note(p: ConfigPlan, engine: str) -> str:
-    on_hi = p.off_above if p.off_above is not None else p.hi
-    fits = (f"fits at every batch where speculation is on ({p.lo}..{on_hi})" if _fixed_fits_all(p) else
-            f"fits at the batches where speculation is on up to {p.fixed_fits_to} (of {p.lo}..{on_hi}; above it "
-            f"its verify does not fit in memory and {engine} holds fewer sequences)")
-    return (f"{engine} takes one k for every batch: k = {p.fixed_k} {fits} and stays closest to the per-batch best "
-            f"there (worst case {p.fixed_ratio:.0%} of the best speedup){_fixed_caveat(p)}")
-
-
 def _sglang(p: ConfigPlan) -> EngineConfig:
     if not p.pays:
-        return _no_spec("sglang", p)
+        return no_spec("sglang", p)
     alg = ENGINE_METHOD["sglang"][p.method]
     k, T = p.fixed_k, p.fixed_T
     args = [f"python -m sglang.launch_server --model-path {p.target}", f"--speculative-algorithm {alg}"]
-    if p.method in _NEEDS_DRAFT_PATH:
+    if p.method in NEEDS_DRAFT_PATH:
         args.append(f"--speculative-draft-model-path {p.draft}")
     if p.method in ("ngram", "dflash"):
         args.append(f"--speculative-num-draft-tokens {k + 1}")
+        args += ["--speculative-ngram-max-bfs-breadth 1"] * (p.method == "ngram")
     else:
         topk = p.fixed_topk if T > k + 1 else 1
         args += [f"--speculative-num-steps {k}", f"--speculative-eagle-topk {topk}",
@@ -298,12 +166,16 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     m = _sglang_most(p)
     lay, notes = _sglang_layout(p, m)
     args += lay
-    prefix = ("SGLANG_ENABLE_SPEC_V2=True " if p.sglang_spec_v2 and T == k + 1 else "") + \
-        ("SGLANG_ENABLE_PP_SPEC=1 " if p.pp > 1 else "")
-    notes = [_fixed_note(p, "SGLang"),
+    v2 = p.sglang_spec_v2 and T == k + 1 and p.pp == 1
+    prefix = ("SGLANG_ENABLE_SPEC_V2=True " if v2 else "") + ("SGLANG_ENABLE_PP_SPEC=1 " if p.pp > 1 else "")
+    notes = [fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged", *notes]
-    if p.sglang_spec_v2:
+    if p.pp > 1:
+        notes.append("pipeline stages need --disable-overlap-schedule with speculation (SGLang's PP checks): the "
+                     "speculative steps run without overlap" + (", which this prediction did not price: rerun with "
+                     "--no-spec-overlap to price it" if p.sglang_spec_v2 else ", as priced"))
+    elif p.sglang_spec_v2:
         notes.append("priced with the overlapped SpecV2 worker: SGLang's default from v0.5.11 (PR #21062), for a "
                      "chain opt-in through SGLANG_ENABLE_SPEC_V2=True from v0.5.4 (written above for a chain; the "
                      "variable is gone with the V1 worker, PR #27964); a tree runs it only after v0.5.14")
@@ -317,7 +189,9 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     if p.method == "dflash":
         notes.append("--speculative-num-draft-tokens is DFLASH's verify block size (draft block + 1)")
     if p.method == "ngram":
-        notes.append("NGRAM's --speculative-num-draft-tokens is the verified tokens per request (k + 1 for a chain)")
+        notes.append("NGRAM's --speculative-num-draft-tokens is the verified tokens per request (k + 1 for a chain); "
+                     "--speculative-ngram-max-bfs-breadth 1 keeps it a chain (the default breadth, 10, drafts a "
+                     "tree of that many tokens, shallower than the chain priced)")
     return EngineConfig("sglang", True, "shell", prefix + " \\\n  ".join(args), tuple(notes))
 
 
@@ -329,7 +203,7 @@ def _sglang_layout(p: ConfigPlan, m: int) -> tuple[list[str], list[str]]:
     dpa = p.dp > 1 and p.moe
     args = [f"--tp {p.tp * p.dp}", f"--dp {p.dp}", "--enable-dp-attention"] if dpa else \
         ([f"--tp {p.tp}"] if p.tp > 1 else []) + ([f"--dp {p.dp}"] if p.dp > 1 else [])
-    args += [f"--pp-size {p.pp}"] * (p.pp > 1) + [f"--ep-size {p.ep}"] * (p.ep > 1)
+    args += [f"--pp-size {p.pp}", "--disable-overlap-schedule"] * (p.pp > 1) + [f"--ep-size {p.ep}"] * (p.ep > 1)
     g, run = p.graph_bs(m), p.per_rank(m) * (p.dp if dpa else 1)
     args += [f"--cuda-graph-max-bs {g}", f"--max-running-requests {run}"]
     if p.memory_fraction is not None:
@@ -367,6 +241,29 @@ def _sglang_off_note(p: ConfigPlan) -> list[str]:
             f"the load stays above {p.off_above}"]
 
 
+# TensorRT-LLM methods whose one-model path resolves a draft length per step (SpeculativeDecodingMode.
+# support_dynamic_draft_len: EAGLE-3 one-model, MTP-Eagle one-model, the default for DeepSeek's single MTP layer,
+# DFlash, SA); the two-model drafters (NGram, DraftTarget, Eagle) run max_draft_len at every batch.
+TRT_DYNAMIC = ("eagle3", "mtp", "dflash", "suffix")
+
+
+def trtllm_schedule_ok(p: ConfigPlan) -> bool:
+    """Whether TensorRT-LLM accepts the k schedule as a draft_len_schedule: a method with a dynamic draft length,
+    and the smallest batch key carrying the largest k (DecodingBaseConfig.validate_draft_len_schedule_and_sort raises
+    'draft_len_schedule[b] must equal max_draft_len because it is the smallest batch-size key'; found by review: a
+    schedule {5: 3, 128: 7} under max_draft_len 7 was written)."""
+    if p.method not in TRT_DYNAMIC or not p.on_ranges:
+        return False
+    rs = p.rank_schedule(max(r.end for r in p.on_ranges))
+    return rs[0][2] == max(k for _, _, k in rs)
+
+
+def _trtllm_depth(p: ConfigPlan) -> int:
+    """max_draft_len: the schedule's largest k where the schedule is written, else the one k."""
+    multi = len({r.k for r in p.schedule if r.end <= max((x.end for x in p.on_ranges), default=0)}) > 1
+    return p.kmax if (trtllm_schedule_ok(p) or not multi) else p.fixed_k
+
+
 def _trtllm_head(p: ConfigPlan) -> list[str]:
     """spec.yaml up to the speculative_config's drafter: batch limits, parallelism, decoding type and depth."""
     # max_batch_size is one attention-DP rank's micro-batch: the pyexecutor admits pp_size x max_batch_size per rank
@@ -383,12 +280,12 @@ def _trtllm_head(p: ConfigPlan) -> list[str]:
     lines += ["cuda_graph_config:", f"  max_batch_size: {p.graph_bs(p.most)}", "speculative_config:",
               f"  decoding_type: {ENGINE_METHOD['trtllm'][p.method]}"]
     if p.method == "mtp":
-        lines.append(f"  num_nextn_predict_layers: {p.kmax}")
+        lines.append(f"  num_nextn_predict_layers: {_trtllm_depth(p)}")
         if p.options.get("relaxed_acceptance"):
             lines.append("  use_relaxed_acceptance_for_thinking: true")
     else:
-        lines.append(f"  max_draft_len: {p.kmax}")
-    if p.method in _NEEDS_DRAFT_PATH:
+        lines.append(f"  max_draft_len: {_trtllm_depth(p)}")
+    if p.method in NEEDS_DRAFT_PATH:
         lines.append(f"  speculative_model_dir: {p.draft}")
     return lines
 
@@ -400,6 +297,9 @@ def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
     notes = []
     last_on = max(r.end for r in p.on_ranges)
     upto = [r for r in p.schedule if r.end <= last_on]
+    if len({r.k for r in upto}) > 1 and not trtllm_schedule_ok(p):
+        notes.append(_trtllm_one_k_note(p))
+        upto = []
     if len({r.k for r in upto}) > 1:      # keyed by one rank's active requests (should_use_spec_decode)
         lines.append("  draft_len_schedule:")
         lines += [f"    {e}: {k}" for _, e, k in p.rank_schedule(last_on)]
@@ -420,9 +320,21 @@ def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
     return lines, notes
 
 
+def _trtllm_one_k_note(p: ConfigPlan) -> str:
+    """Why the per-batch k schedule is not written for TensorRT-LLM, and what the one k costs."""
+    why = (f"TensorRT-LLM's {ENGINE_METHOD['trtllm'][p.method]} drafter has no per-step draft length (only the "
+           "one-model EAGLE-3, MTP-Eagle, DFlash and SA paths: support_dynamic_draft_len)"
+           if p.method not in TRT_DYNAMIC else
+           "TensorRT-LLM requires the smallest batch key of draft_len_schedule to carry max_draft_len, the largest "
+           "k (llm_args.py validate_draft_len_schedule_and_sort), and the best k here grows with the batch")
+    return (f"{why}: one k, max_draft_len {p.fixed_k}, which stays within {p.fixed_ratio:.0%} of the per-batch best"
+            f"{fixed_caveat(p)}" + (f"; speculation is also predicted to lose at batch(es) "
+                                     f"{ranges_text(p.interior_off)}, where it stays on" if p.interior_off else ""))
+
+
 def _trtllm(p: ConfigPlan) -> EngineConfig:
     if not p.pays:
-        return _no_spec("trtllm", p)
+        return no_spec("trtllm", p)
     sched, notes = _trtllm_schedule(p)
     lines = _trtllm_head(p) + sched
     if p.tree:
@@ -434,9 +346,6 @@ def _trtllm(p: ConfigPlan) -> EngineConfig:
     if p.memory_fraction is not None:
         notes.append(f"kv_cache_config.free_gpu_memory_fraction is a share of the memory left after the weights, not "
                      f"of the GPU: {p.memory_fraction:g} is not written")
-    if p.method == "eagle":
-        notes.append("decoding_type Eagle in the PyTorch backend expects an EAGLE-3-style checkpoint in recent "
-                     "releases; EAGLE-1 heads run in the legacy engine flow")
     return EngineConfig("trtllm", True, "yaml", "\n".join(lines), tuple(notes))
 
 
@@ -460,13 +369,28 @@ def _hf(p: ConfigPlan) -> EngineConfig:
 _WRITERS = {"vllm": _vllm, "sglang": _sglang, "trtllm": _trtllm, "hf": _hf}
 
 
+def _sglang_layout_missing(p: ConfigPlan) -> str | None:
+    """Why SGLang refuses this method on this layout (its speculative and pipeline argument checks), or None."""
+    alg = ENGINE_METHOD["sglang"].get(p.method, "")
+    if p.method == "dflash" and (p.pp > 1 or (p.dp > 1 and p.moe)):
+        return ("SGLang's DFLASH supports neither DP attention nor pipeline stages (speculative_hook.py _handle_dflash:"
+                " 'does not support dp attention', 'only supports pp_size == 1')")
+    if p.pp > 1 and (p.method not in ("eagle", "mtp") or p.tree or (p.dp > 1 and p.moe)):
+        return (f"SGLang runs speculation with pipeline stages (SGLANG_ENABLE_PP_SPEC=1, PR #30775) only for a "
+                f"single-layer EAGLE or NEXTN chain (topk 1) without DP attention (validation_hook.py pipeline "
+                f"checks); {alg}{' as a tree' if p.tree else ''}"
+                f"{' with DP attention' if p.dp > 1 and p.moe else ''} is refused")
+    if p.dp > 1 and p.moe and p.method in ("ngram", "draft"):
+        return (f"SGLang refuses {alg} speculation with --enable-dp-attention (its speculative argument checks)")
+    return None
+
+
 def _layout_missing(engine: str, p: ConfigPlan) -> str | None:
     """Why an engine cannot run the layout priced ('' / None when it can)."""
+    if engine == "sglang":
+        return _sglang_layout_missing(p)
     if p.dp == 1:
         return None
-    if engine == "sglang" and p.moe and p.method in ("ngram", "draft"):
-        return (f"SGLang refuses {ENGINE_METHOD['sglang'][p.method]} speculation with --enable-dp-attention "
-                "(its speculative argument checks)")
     if engine == "trtllm" and (p.tp > 1 or not p.moe):
         return ("TensorRT-LLM's attention DP runs one attention rank per GPU (enable_attention_dp: attention DP size "
                 f"= tensor_parallel_size): {p.dp} {'groups of ' + str(p.tp) + ' GPUs' if p.tp > 1 else 'replicas'} "
@@ -482,15 +406,3 @@ def engine_configs(p: ConfigPlan, engines: Iterable[str]) -> tuple[EngineConfig,
     return tuple(out)
 
 
-def ranges_text(xs: Iterable[int]) -> str:
-    """'3-5, 9' from [3, 4, 5, 9]."""
-    xs = sorted(xs)
-    parts: list[str] = []
-    i = 0
-    while i < len(xs):
-        j = i
-        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
-            j += 1
-        parts.append(f"{xs[i]}" if i == j else f"{xs[i]}-{xs[j]}")
-        i = j + 1
-    return ", ".join(parts)

@@ -16,7 +16,7 @@ import numpy as np
 from .acceptance import Acceptance, extrapolation_note
 from .admission import running_cap
 from .checkpoint import checkpoint_note
-from .engine_configs import ranges_text
+from .config_plan import ranges_text
 from .errors import ScenarioError
 from .pricing import (
     base_step,

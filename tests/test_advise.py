@@ -12,7 +12,7 @@ import pytest
 from simulator import Acceptance, Scenario, predict, speedup_curve
 from simulator.acceptance import default_tree_branching
 from simulator.advise import EMIT_ENGINES, MAX_POINTS, Advice, advise, advise_batches
-from simulator.engine_configs import ranges_text as _ranges
+from simulator.config_plan import ranges_text as _ranges
 from simulator.errors import ScenarioError, SpecError
 
 from .helpers import run
@@ -137,9 +137,11 @@ def test_moe_small_batch_is_switched_off_below_the_crossover():
     r = a.result
     assert a.pays and r.speedup[0] < 1 and a.scheduled_k[0] == 0 and 1 in a.interior_off
     assert a.schedule[0].k == 0 and any("below the crossover too" in x for x in a.assumptions)
-    text = a.config("trtllm").text
-    assert f"    {a.schedule[0].end}: 0" in text and "draft_len_schedule:" in text
-    assert any("PR #16888" in n for n in a.config("trtllm").notes)
+    # TensorRT-LLM refuses a draft_len_schedule whose smallest key is not max_draft_len (review, 2026-12-05: this
+    # test had pinned the refused {9: 0, ...}), so a schedule that starts off is written as the one k, and says so
+    text, notes = a.config("trtllm").text, a.config("trtllm").notes
+    assert "draft_len_schedule:" not in text and f"max_draft_len: {a.fixed_k}" in text
+    assert any("smallest batch key" in n and "also predicted to lose at batch(es) 1-" in n for n in notes)
     assert any("also predicted to lose at batch(es) 1-" in n for n in a.config("sglang").notes)
 
 
@@ -175,7 +177,8 @@ def test_vllm_config(eagle_vllm):
 
 
 def test_vllm_table_pays_only_past_its_graph_cost():
-    from simulator.engine_configs import DSD_GRAPH_COST, KRange, vllm_table_pays
+    from simulator.config_plan import KRange
+    from simulator.engine_configs import DSD_GRAPH_COST, vllm_table_pays
 
     two = (KRange(1, 8, 4, 5, 2.0, 2.2), KRange(9, 64, 3, 4, 1.5, 1.9))
     off = (KRange(1, 8, 3, 4, 2.0, 2.2), KRange(9, 64, 0, 0, 0.8, 0.9))
@@ -224,14 +227,14 @@ def test_trtllm_config(eagle_vllm, draft_off):
     assert c.kind == "yaml" and "decoding_type: Eagle3" in c.text and "draft_len_schedule:" in c.text
     keys = re.findall(r"^    (\d+): (\d+)$", c.text, flags=re.M)
     assert [(int(a), int(b)) for a, b in keys] == [(r.end, r.k) for r in eagle_vllm.schedule]
+    assert f"max_draft_len: {max(r.k for r in eagle_vllm.schedule)}" in c.text      # the smallest key's k
     d = draft_off.config("trtllm")
     assert "decoding_type: DraftTarget" in d.text
     assert "speculative_model_dir: meta-llama/Llama-3.2-1B-Instruct" in d.text
-    keys = [int(a) for a, _ in re.findall(r"^    (\d+): (\d+)$", d.text, flags=re.M)]
-    if len({r.k for r in draft_off.schedule if r.k}) > 1:
-        assert keys[-1] == draft_off.off_above
-    else:
-        assert f"max_concurrency: {draft_off.off_above}" in d.text
+    # a two-model drafter has no per-step draft length in TensorRT-LLM (support_dynamic_draft_len): one k, and
+    # speculation off above the crossover by max_concurrency
+    assert "draft_len_schedule" not in d.text and f"max_concurrency: {draft_off.off_above}" in d.text
+    assert f"max_draft_len: {draft_off.fixed_k}" in d.text
 
 
 def test_trtllm_max_concurrency_with_one_k():
@@ -631,11 +634,23 @@ def test_layouts_an_engine_cannot_run_get_no_config_and_limits_follow_the_engine
 def test_pipeline_stages_are_written_for_each_engine():
     a = advise(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle3",
                engine="vllm", batch_range=(1, 32), emit=("sglang", "vllm", "trtllm"))
-    assert "--pp-size 2" in a.config("sglang").text and "--pipeline-parallel-size 2" in a.config("vllm").text
+    assert "--pipeline-parallel-size 2" in a.config("vllm").text
     assert "pipeline_parallel_size: 2" in a.config("trtllm").text.splitlines()
     assert any("#57755" in n for n in a.config("vllm").notes)
-    assert a.config("sglang").text.startswith("SGLANG_ENABLE_PP_SPEC=1 ")
-    assert any("#30775" in n for n in a.config("sglang").notes)
+    # SGLang's PP checks take only a single-layer EAGLE / NEXTN chain, without DP attention (review, 2026-12-05)
+    assert not a.config("sglang").supported and "EAGLE3 is refused" in a.config("sglang").notes[0]
+    e = advise(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle",
+               engine="sglang", batch_range=(1, 32), emit=("sglang",)).config("sglang")
+    assert e.text.startswith("SGLANG_ENABLE_PP_SPEC=1 ") and "SPEC_V2" not in e.text
+    assert "--pp-size 2" in e.text and "--disable-overlap-schedule" in e.text
+    assert any("#30775" in n for n in e.notes) and any("--no-spec-overlap" in n for n in e.notes)
+    m = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, pp=2, method="mtp",
+               engine="sglang", batch_range=(1, 64), emit=("sglang",)).config("sglang")
+    assert not m.supported and "with DP attention is refused" in m.notes[0]
+    df = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, method="dflash",
+                engine="sglang", batch_range=(1, 64), acceptance=Acceptance.from_rate(0.7),
+                emit=("sglang",)).config("sglang")
+    assert not df.supported and "DFLASH" in df.notes[0]
 
 
 def _argmax_ranges(a) -> int:
@@ -689,3 +704,68 @@ def test_the_table_keeps_every_batch_within_the_tolerance_in_fewer_ranges(kw):
     d = a.to_dict()
     assert all(p["scheduled_speedup"] is None or p["scheduled_speedup"] >= p["speedup"] * (1 - K_TOLERANCE) - 1e-12
                for p in d["points"])
+
+
+def _trt_schedule(text: str) -> tuple[int, list[int]]:
+    """max_draft_len (or MTP's layers) and the draft_len_schedule values of a spec.yaml."""
+    depth = int(re.search(r"(?:max_draft_len|num_nextn_predict_layers): (\d+)", text).group(1))
+    return depth, [int(k) for k in re.findall(r"^    \d+: (\d+)$", text, flags=re.M)]
+
+
+@pytest.mark.parametrize("kw", [
+    dict(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", acceptance=Acceptance.from_rate(0.7)),
+    dict(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", acceptance=Acceptance.from_rate(0.5)),
+    dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3"),
+    dict(hardware="b200", model="deepseek-r1", tp=8, precision="fp8", method="mtp"),
+    dict(hardware="h100-sxm", model="llama-4-scout", tp=4, method="eagle3"),
+])
+def test_trtllm_schedules_pass_its_validator(kw):
+    """Review (2026-12-05): TensorRT-LLM's validate_draft_len_schedule_and_sort refuses a schedule whose smallest key
+    is not max_draft_len, or with a value above it; advise had written {5: 3, 128: 7} under max_draft_len 7."""
+    a = advise(engine="trtllm", batch_range=(1, 128), emit=("trtllm",), **kw)
+    c = a.config("trtllm")
+    if not c.text:
+        return
+    depth, values = _trt_schedule(c.text)
+    assert not values or (values[0] == depth and max(values) <= depth)
+    if not values and len({r.k for r in a.schedule if r.k}) > 1:
+        assert depth == a.fixed_k and any("smallest batch key" in n for n in c.notes)
+
+
+def test_vllm_table_only_where_vllm_runs_it():
+    """Review (2026-12-05): vLLM drops the per-batch table under data parallelism and runs num_speculative_tokens
+    (VllmConfig._maybe_disable_dynamic_sd_for_data_parallel), so the one k is written, not the table's largest k;
+    the CPU n-gram proposer gets one k too; a table that switches K to 0 names issue #49548."""
+    dp = advise(hardware="h200-sxm", model="llama-3.1-70b", tp=2, dp=2, method="eagle3", engine="vllm",
+                batch_range=(1, 256), emit=("vllm",))
+    cfg = vllm_json(dp.config("vllm").text)
+    assert "num_speculative_tokens_per_batch_size" not in cfg and cfg["num_speculative_tokens"] == dp.fixed_k
+    assert any("data parallelism" in n for n in dp.config("vllm").notes)
+    ng = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="vllm", context=128,
+                acceptance=Acceptance.from_rate(0.7), batch_range=(1, 256), emit=("vllm",))
+    assert "num_speculative_tokens_per_batch_size" not in vllm_json(ng.config("vllm").text)
+
+
+def test_vllm_off_table_warns_of_49548(draft_off):
+    cfg = vllm_json(draft_off.config("vllm").text)
+    assert cfg["num_speculative_tokens_per_batch_size"][-1][2] == 0
+    notes = draft_off.config("vllm").notes
+    assert any("#49548" in n and "prefills included" in n for n in notes)
+    assert any("untested there" in n for n in notes)                     # draft_model: not in vLLM's tested list
+
+
+def test_sglang_ngram_is_written_as_the_chain_priced():
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="sglang",
+               acceptance=Acceptance.from_rate(0.6), batch_range=(1, 64), emit=("sglang",))
+    assert "--speculative-ngram-max-bfs-breadth 1" in a.config("sglang").text
+
+
+def test_trtllm_ngram_runs_without_the_overlap_scheduler():
+    """TensorRT-LLM's support_overlap_scheduler excludes NGram: its host work per step is priced exposed."""
+    from simulator.errors import ScenarioError
+    kw = dict(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="trtllm",
+              acceptance=Acceptance.from_rate(0.6), batch=(1,), k=3)
+    with pytest.raises(ScenarioError, match="runs ngram without its overlap scheduler"):
+        predict(Scenario(spec_overlap=True, **kw))
+    eng = Scenario(**kw).resolve().eng
+    assert not eng.overlaps("ngram") and eng.overlaps("eagle3")

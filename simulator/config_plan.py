@@ -1,0 +1,202 @@
+"""What the engine configuration writers read: the advice as a plan (the k schedule over batch ranges, the one k, the
+layout and limits), the result type, the engines' names for each method and the notes shared by every writer. Text
+only: no pricing here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .registry import list_models, model_record
+
+EMIT_ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "hf")
+
+# specroof method -> the engine's own name (vLLM --speculative-config "method", SGLang --speculative-algorithm,
+# TensorRT-LLM speculative_config.decoding_type, HF generate() keyword). engines.md §1.1, §2.1, §3.1, §4.
+ENGINE_METHOD: dict[str, dict[str, str]] = {
+    "vllm": {"eagle3": "eagle3", "eagle": "eagle", "mtp": "mtp", "ngram": "ngram", "draft": "draft_model",
+             "dflash": "dflash", "suffix": "suffix", "medusa": "medusa"},
+    "sglang": {"eagle3": "EAGLE3", "eagle": "EAGLE", "mtp": "NEXTN", "ngram": "NGRAM", "draft": "STANDALONE",
+               "dflash": "DFLASH"},
+    "trtllm": {"eagle3": "Eagle3", "eagle": "Eagle", "mtp": "MTP", "ngram": "NGram", "draft": "DraftTarget",
+               "dflash": "DFlash", "suffix": "SA"},
+    "hf": {"draft": "assistant_model", "ngram": "prompt_lookup_num_tokens"},
+}
+NEEDS_DRAFT_PATH = frozenset({"draft", "eagle", "eagle3", "medusa", "dflash"})
+
+
+@dataclass(frozen=True, slots=True)
+class KRange:
+    """Batches start..end (inclusive) run draft depth k (0: speculation off) verifying tree_tokens per sequence
+    (0 when off; k + 1 for a chain). speedup_min / speedup_max: the predicted speedup of the best k over the
+    evaluated batches in the range (below 1 in an off range: what speculation would have cost)."""
+
+    start: int
+    end: int
+    k: int
+    tree_tokens: int
+    speedup_min: float
+    speedup_max: float
+    fits: str = "yes"       # "yes" (with speculation), "without speculation" or "no" (not even without)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "k": self.k, "tree_tokens": self.tree_tokens,
+                "speedup_min": num_or_none(self.speedup_min), "speedup_max": num_or_none(self.speedup_max),
+                "fits": self.fits}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """What to paste into one engine. supported False: `notes` say why there is no config; text "" with
+    supported True: speculation is predicted not to pay, run without it."""
+
+    engine: str
+    supported: bool
+    kind: str          # "shell" | "yaml" | "python" | ""
+    text: str
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"engine": self.engine, "supported": self.supported, "kind": self.kind, "text": self.text,
+                "notes": list(self.notes)}
+
+
+def num_or_none(x: float) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def repo_of(name: str | None) -> str:
+    """The HF repo of a bundled model id, else a placeholder to fill in."""
+    if not name:
+        return ""
+    if name in list_models():
+        repo = model_record(name).hf_repo
+        if repo:
+            return repo
+    return f"<path to {name}>"
+
+
+@dataclass(frozen=True)
+class ConfigPlan:
+    """What the config writers need, all read from the advice arrays."""
+
+    method: str
+    target: str
+    draft: str
+    tp: int
+    ep: int
+    lo: int
+    hi: int
+    schedule: tuple[KRange, ...]
+    off_above: int | None
+    pays: bool
+    fixed_k: int
+    fixed_T: int
+    fixed_ratio: float
+    topk: int
+    options: Mapping[str, Any]
+    interior_off: tuple[int, ...] = ()
+    fixed_topk: int = 1
+    sglang_spec_v2: bool = False       # SGLang priced with SpecV2 (Scenario.spec_overlap): SGLANG_ENABLE_SPEC_V2
+    cap: int = 0                       # the most sequences the configs admit: hi, or less where hi does not fit
+    cap_base: int = 0                  # the most that fit without speculation (no drafter), up to hi
+    off_fits: bool = False             # off above off_above because speculation stops fitting, not paying
+    fixed_fits_to: int = 0             # the largest batch the fixed k's verify fits in memory at (0: not known)
+    no_spec_reason: str = ""           # why no config is written (default: speculation loses at every batch)
+    dp: int = 1                        # data-parallel ranks of tp GPUs (DP attention for an MoE, else replicas)
+    pp: int = 1                        # pipeline stages
+    memory_fraction: float | None = None   # the share of GPU memory priced (the profile's or Scenario's)
+    moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
+    graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
+
+    @property
+    def most(self) -> int:
+        """The batch the configs admit at most: the range's top, or the largest batch that fits below it."""
+        return self.cap or self.hi
+
+    def cap_note(self, flag: str, v: int | None = None) -> str:
+        """Why `flag` is `v` (default: most): the range's top, or the largest batch that fits in memory, or a DP
+        rank's (pipeline micro-batch's) share of it."""
+        v = self.most if v is None else v
+        share = f" (a share of {self.most} over {self.dp} DP ranks x {self.pp} stages)" if v != self.most else ""
+        if self.most < self.hi:
+            return (f"{flag} {v}{share}: the largest batch that fits in memory with the drafter loaded (the range "
+                    f"asks for up to {self.hi})")
+        return f"{flag} {v}{share} keeps the batch inside the range the prediction covers"
+
+    def per_rank(self, n: int, micro: bool = False) -> int:
+        """Sequences the busiest of the dp ranks holds of n, ceil(n / dp); `micro`: one of its pp micro-batches,
+        ceil(n / (dp pp)) (= ceil(ceil(n / dp) / pp) for whole n)."""
+        return -(-n // (self.dp * (self.pp if micro else 1)))
+
+    def rank_schedule(self, upto: int) -> list[tuple[int, int, int]]:
+        """The k schedule up to instance batch `upto` as (start, end, k) ranges of one DP rank's batch (what an
+        engine that schedules per rank looks k up by): rank batch b takes the k priced at instance batch dp x b."""
+        k_at = lambda n: next((r.k for r in self.schedule if r.start <= n <= r.end), 0)  # noqa: E731
+        out: list[list[int]] = []
+        for b in range(1, self.per_rank(upto) + 1):
+            k = k_at(min(b * self.dp, upto))
+            if out and out[-1][2] == k:
+                out[-1][1] = b
+            else:
+                out.append([b, b, k])
+        return [(s, e, k) for s, e, k in out]
+
+    def graph_bs(self, n: int) -> int:
+        """The CUDA-graph cap to write: the scenario's, else one rank's micro-batch of n."""
+        return self.graph_cap or self.per_rank(n, micro=True)
+
+    @property
+    def on_ranges(self) -> list[KRange]:
+        return [r for r in self.schedule if r.k > 0]
+
+    @property
+    def kmax(self) -> int:
+        return max((r.k for r in self.schedule), default=0)
+
+    @property
+    def tree(self) -> bool:
+        return any(r.tree_tokens > r.k + 1 for r in self.on_ranges) or self.fixed_T > self.fixed_k + 1
+
+
+def no_spec(engine: str, p: ConfigPlan) -> EngineConfig:
+    why = p.no_spec_reason or f"speculation is predicted not to pay at any batch in {p.lo}..{p.hi}: serve without it"
+    return EngineConfig(engine, True, "", "", (why,))
+
+
+def fixed_fits_all(p: ConfigPlan) -> bool:
+    """Whether the one k fits in memory at every batch where speculation is on."""
+    on_hi = p.off_above if p.off_above is not None else p.hi
+    return p.fixed_fits_to == 0 or p.fixed_fits_to >= on_hi
+
+
+def fixed_caveat(p: ConfigPlan) -> str:
+    """How the one k's worst case treats the batches it does not fit at ('' when it fits at all of them)."""
+    return "" if fixed_fits_all(p) else " (a batch it does not fit at counted as served without speculation)"
+
+
+def fixed_note(p: ConfigPlan, engine: str) -> str:
+    on_hi = p.off_above if p.off_above is not None else p.hi
+    fits = (f"fits at every batch where speculation is on ({p.lo}..{on_hi})" if fixed_fits_all(p) else
+            f"fits at the batches where speculation is on up to {p.fixed_fits_to} (of {p.lo}..{on_hi}; above it "
+            f"its verify does not fit in memory and {engine} holds fewer sequences)")
+    return (f"{engine} takes one k for every batch: k = {p.fixed_k} {fits} and stays closest to the per-batch best "
+            f"there (worst case {p.fixed_ratio:.0%} of the best speedup){fixed_caveat(p)}")
+
+
+def ranges_text(xs: Iterable[int]) -> str:
+    """'3-5, 9' from [3, 4, 5, 9]."""
+    xs = sorted(xs)
+    parts: list[str] = []
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        parts.append(f"{xs[i]}" if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ", ".join(parts)
