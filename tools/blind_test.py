@@ -4,7 +4,8 @@ reading are in validation/BLIND_TEST.md.
 
 Each row states what the source published and what the mapping assumed. Found on 2026-12-03 by three searches of
 engine blogs, vendor blogs and papers for measurements not already in validation/sources/*.csv or
-validation/not_mapped.csv. Rows the search found but no profile or bundled model can express (gpt-fast in MagicDec,
+validation/not_mapped.csv, and on 2026-12-05 by a fourth (round 4: every row it found that a bundled model and
+profile can express). Rows the search found but no profile or bundled model can express (gpt-fast in MagicDec,
 Kimi-K2.6, A100-40GB, figure-only results) are listed in BLIND_TEST.md, not here.
 """
 
@@ -36,6 +37,16 @@ SB_BASE_8B = 189.98120707576373          # Llama-3.1-8B-Instruct, mtbench, bs 1:
 # v0.5.9. Their speculative steps are priced with the V1 worker (spec_overlap False), as the profile's
 # overlap_with_spec_from prices validation rows of such builds.
 SB = dict(hardware="h200-sxm", engine="sglang", precision="bf16", context=1024, spec_overlap=False)
+# Round 4 (2026-12-05), a research helper's search for measurements absent from the repository; every SGLang build
+# here predates SpecV2 as the default (2026-05), so the speculative steps are priced with the V1 worker. None of the
+# three states an acceptance length: the method's default stands in (the held-out bands are then the wider ones).
+TENGYUNW = "https://github.com/SafeAILab/EAGLE/issues/228"
+EAGLE_173 = "https://github.com/SafeAILab/EAGLE/pull/173"
+TW_MINIMAX = "https://huggingface.co/blog/lujangusface/tw-eagle3-minimax"
+TW = dict(hardware="h200-sxm", engine="sglang", model="minimax-m2.5", precision="fp8", tp=4, context=1024,
+          spec_overlap=False)
+TW_ASSUMED = ("one TP4 server of the 8x H200 node, FP8 (the checkpoint's format; its non-expert formats not stated), "
+              "a fork of SGLang of April 2026 (tails-mpt/sglang) priced as SGLang's V1 worker; context 1024")
 SB_ASSUMED = ("H200 from the dashboard's chart title; throughput over wall time, prefill included; MT-Bench context "
               "1024 (not published); SGLang's V1 worker, no speculative overlap (sglang 0.5.6 pinned, SpecV2 opt-in)")
 # SpecBundle EAGLE-3 rows (chains: topk 1, steps + 1 draft tokens): name, locator, EAGLE-3 and plain output_throughput
@@ -126,6 +137,42 @@ ROWS = (
         dict(SB, model="llama-3.1-8b", tp=1), assumed="TP1; " + SB_ASSUMED),
     *(_sb(name, loc, spec / base, dict(model=model, tp=tp, method="eagle3", k=k, batch=[b]), tau, assumed)
       for name, loc, spec, base, model, tp, k, b, tau, assumed in SB_SPEC),
+    Row("Qwen3-8B BF16, 1x H200, SGLang, plain decode, batch 1", TENGYUNW, "comment by jiahe7ay, 2025-07-02: "
+        "'Qwen3-8B with Eagle3 achieves a performance boost from 186 tokens/second to 365' (model card: 187)",
+        "step_s", 1 / 187.0, dict(SB, model="qwen3-8b", tp=1),
+        assumed="TP1 and BF16 from the model card's launch command; the card's 187 tokens/s; context 1024"),
+    Row("Qwen3-8B EAGLE-3 tree of 32, 1x H200, SGLang, batch 1", TENGYUNW, "as above: 187 -> 365 tokens/s with "
+        "--speculative-num-steps 6 --speculative-eagle-topk 10 --speculative-num-draft-tokens 32 (model card)",
+        "speedup", 365 / 187, dict(SB, model="qwen3-8b", tp=1, method="eagle3", k=6, tree_tokens=32,
+                                   tree_branching=10),
+        assumed="acceptance not published (EAGLE-3 default: 3.87 tokens per step on this tree); SGLang of mid-2025 "
+                "with the card's patched qwen3.py; dataset not stated; context 1024"),
+    Row("Qwen3-30B-A3B BF16, 1x H200, SGLang, plain decode, batch 1", TENGYUNW, "as above: 'Qwen3-30B-A3B with "
+        "Eagle3 improves from 147 tokens/second to 231'", "step_s", 1 / 147.0,
+        dict(SB, model="qwen3-30b-a3b", tp=1),
+        assumed="TP1 and BF16 as for the Qwen3-8B card (the 30B-A3B launch is not published; its speculative flags "
+                "neither, so its 1.57x is not scored); context 1024"),
+    Row("Llama-2-7B FP16, 1x H100, SGLang, plain decode, batch 1", EAGLE_173, "description by zhyncs, 2025-01-02: "
+        "'Normal decoding speed (SGLang): 156 token/s'", "step_s", 1 / 156.0,
+        dict(hardware="h100-sxm", engine="sglang", model="llama-2-7b", precision="fp16", tp=1, context=1024),
+        assumed="H100 SXM (form factor not stated); the PR's one FastAPI prompt; SGLang of January 2025; context "
+                "1024"),
+    Row("Llama-2-7B EAGLE-2 tree of 64, 1x H100, SGLang, batch 1", EAGLE_173, "as above: 'Eagle decoding speed "
+        "(SGLang): 297 token/s' with --speculative-num-steps 5 --speculative-eagle-topk 8 "
+        "--speculative-num-draft-tokens 64", "speedup", 297 / 156,
+        dict(hardware="h100-sxm", engine="sglang", model="llama-2-7b", precision="fp16", tp=1, context=1024,
+             method="eagle", k=5, tree_tokens=64, tree_branching=8, spec_overlap=False),
+        assumed="acceptance not published (EAGLE default: 3.38 tokens per step on this tree); the torch.compile "
+                "run (316 tokens/s) not scored; as above"),
+    Row("MiniMax-M2.5 FP8, 4x H200, SGLang fork, plain decode, batch 1", TW_MINIMAX, "Results, 'B=1' table, "
+        "MT-Bench: baseline 109.9 tokens/s (109.3-110.0 over seven datasets)", "step_s", 1 / 109.9, TW,
+        assumed=TW_ASSUMED),
+    Row("MiniMax-M2.5 FP8 EAGLE-3 tree of 8, 4x H200, SGLang fork, batch 1", TW_MINIMAX, "as above, MT-Bench: "
+        "195.6 tokens/s, 1.78x (1.55-2.11x over seven datasets), steps 3, topk 4, 8 draft tokens", "speedup",
+        195.6 / 109.9, dict(TW, method="eagle3", k=3, tree_tokens=8, tree_branching=4),
+        assumed="acceptance not published (EAGLE-3 default: 3.16 tokens per step on this tree); the Thoughtworks "
+                "draft head (about 464 MB) priced as a one-layer EAGLE-3 head of the target's width; MT-Bench "
+                "taken as the one row of seven; " + TW_ASSUMED),
     Row("Qwen3-8B EAGLE-3 chain, 1x H100, SGLang v0.5.9, batch 1, k = 3", SDBENCH, "Tree vs. Chain Verification: "
         "'1.65x -> 1.85x for EAGLE on Qwen3-8B/GSM8K going from chain k=3 to tree k=21'; accepted length 2.25 -> 2.92",
         "speedup", 1.65, dict(hardware="h100-sxm", model="qwen3-8b", engine="sglang", precision="bf16", tp=1,
