@@ -17,7 +17,7 @@ from .fitted import engine_values
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
     "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "overlap_with_spec_from",
-             "no_overlap_methods"},
+             "no_overlap_methods", "overlap_with_spec_under_pp"},
     "spec": {"bookkeeping_s", "bookkeeping_on_host", "host_bookkeeping_s", "draft_step_overhead_s", "ngram_host_s",
              "ngram_host_per_seq_s", "max_running_requests", "methods"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
@@ -45,6 +45,8 @@ class EngineProfile:
                                     steps: a measurement of an older build is priced without (validation's rows;
                                     '' when the default did not change)
     no_overlap_methods : tuple[str]  methods for which the engine turns that overlap off (CPU proposers)
+    overlap_with_spec_under_pp : bool  whether speculative steps keep that overlap with pipeline stages (SGLang's PP
+                                    speculation requires --disable-overlap-schedule: false)
     methods : tuple[str]            the speculative methods the engine runs ([spec] methods); () when the profile
                                     lists none: every method is priced. A scenario pairing it with another is refused
     host_per_seq_s : float          host work per running sequence per step (batch building, input prep, outputs)
@@ -87,6 +89,7 @@ class EngineProfile:
     overlap: bool = True
     overlap_with_spec: bool = True
     no_overlap_methods: tuple[str, ...] = ()
+    overlap_with_spec_under_pp: bool = True
     methods: tuple[str, ...] = ()
     host_per_seq_s: float = 0.0
     spec_bookkeeping_s: float = 0.0
@@ -170,10 +173,10 @@ class EngineProfile:
 
 # Fields that price host work around the passes, not the passes themselves.
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
-                         "overlap_with_spec", "no_overlap_methods", "methods", "spec_bookkeeping_s",
-                         "bookkeeping_on_host", "spec_host_bookkeeping_s", "draft_step_overhead_s",
-                         "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "valid_from",
-                         "overlap_with_spec_from",
+                         "overlap_with_spec", "no_overlap_methods", "overlap_with_spec_under_pp", "methods",
+                         "spec_bookkeeping_s", "bookkeeping_on_host", "spec_host_bookkeeping_s",
+                         "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
+                         "valid_from", "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
                          "path"})
 
@@ -185,6 +188,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "overlap_scheduler"): ("overlap", bool, None, None),
     ("host", "overlap_with_spec"): ("overlap_with_spec", bool, None, None),
     ("host", "per_seq_s"): ("host_per_seq_s", float, 0.0, 1e-3),
+    ("host", "overlap_with_spec_under_pp"): ("overlap_with_spec_under_pp", bool, None, None),
     ("spec", "bookkeeping_s"): ("spec_bookkeeping_s", float, 0.0, 0.1),
     ("spec", "bookkeeping_on_host"): ("bookkeeping_on_host", bool, None, None),
     ("spec", "host_bookkeeping_s"): ("spec_host_bookkeeping_s", float, 0.0, 0.1),

@@ -173,8 +173,7 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
              "PR #22246) is unmerged", *notes]
     if p.pp > 1:
         notes.append("pipeline stages need --disable-overlap-schedule with speculation (SGLang's PP checks): the "
-                     "speculative steps run without overlap" + (", which this prediction did not price: rerun with "
-                     "--no-spec-overlap to price it" if p.sglang_spec_v2 else ", as priced"))
+                     "speculative steps run without overlap, as priced (host.overlap_with_spec_under_pp)")
     elif p.sglang_spec_v2:
         notes.append("priced with the overlapped SpecV2 worker: SGLang's default from v0.5.11 (PR #21062), for a "
                      "chain opt-in through SGLANG_ENABLE_SPEC_V2=True from v0.5.4 (written above for a chain; the "

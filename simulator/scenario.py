@@ -399,6 +399,18 @@ def spec_overlapped(eng: EngineProfile, on: bool | None, method: str | None = No
     return replace(eng, overlap_with_spec=on)
 
 
+def pp_overlapped(eng: EngineProfile, par: Parallelism, on: bool | None, method: str | None) -> EngineProfile:
+    """The profile under pipeline stages: an engine whose speculative steps lose their overlap there
+    (host.overlap_with_spec_under_pp false) prices them without it, and refuses spec_overlap = true."""
+    if par.pp == 1 or method is None or eng.overlap_with_spec_under_pp or not eng.overlap_with_spec:
+        return eng
+    if on:
+        raise ScenarioError(f"spec_overlap = true with pp = {par.pp}: engine {eng.name} runs speculation with "
+                            "pipeline stages only without its overlap scheduler (host.overlap_with_spec_under_pp = "
+                            "false); use --no-spec-overlap or leave it unset")
+    return replace(eng, overlap_with_spec=False)
+
+
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
     resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
@@ -406,6 +418,7 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
     check_engine_method(eng, dep.scenario.method)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
+    eng = pp_overlapped(eng, dep.par, dep.scenario.spec_overlap_asked, dep.scenario.method)
     s = replace(dep.scenario, engine=eng)
     share = (e.verify_kv_reread(dep.hw.architecture, dep.target.is_mla) for e in (eng, dep.eng))
     vops = dep.vops if len(set(share)) == 1 else _verify_ops(eng, dep.hw, dep.target, dep.p, dep.par)
@@ -482,6 +495,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     par.check(target)                     # the target's layout first: its error names the target, not the drafter
     check_stages(par, hw)
+    eng = pp_overlapped(eng, par, s.spec_overlap_asked, s.method)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
@@ -496,5 +510,5 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
 
 
 __all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names",
-           "check_stages", "check_value", "engine_hardware", "make_precision", "resolve_overlap", "scenario_fields",
-           "spec_overlapped"]
+           "check_stages", "check_value", "engine_hardware", "make_precision", "pp_overlapped", "resolve_overlap",
+           "scenario_fields", "spec_overlapped"]

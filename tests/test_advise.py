@@ -643,7 +643,8 @@ def test_pipeline_stages_are_written_for_each_engine():
                engine="sglang", batch_range=(1, 32), emit=("sglang",)).config("sglang")
     assert e.text.startswith("SGLANG_ENABLE_PP_SPEC=1 ") and "SPEC_V2" not in e.text
     assert "--pp-size 2" in e.text and "--disable-overlap-schedule" in e.text
-    assert any("#30775" in n for n in e.notes) and any("--no-spec-overlap" in n for n in e.notes)
+    assert any("#30775" in n for n in e.notes) and any("as priced (host.overlap_with_spec_under_pp)" in n
+                                                       for n in e.notes)
     m = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, pp=2, method="mtp",
                engine="sglang", batch_range=(1, 64), emit=("sglang",)).config("sglang")
     assert not m.supported and "with DP attention is refused" in m.notes[0]
@@ -769,3 +770,18 @@ def test_trtllm_ngram_runs_without_the_overlap_scheduler():
         predict(Scenario(spec_overlap=True, **kw))
     eng = Scenario(**kw).resolve().eng
     assert not eng.overlaps("ngram") and eng.overlaps("eagle3")
+
+
+def test_sglang_prices_speculation_under_pipeline_stages_without_overlap():
+    """SGLang's PP speculation runs only with --disable-overlap-schedule (host.overlap_with_spec_under_pp false): the
+    speculative step is priced as the V1 worker's, equal to asking --no-spec-overlap, and spec_overlap = true is
+    refused with pp > 1; pp = 1 keeps the overlap."""
+    from simulator.errors import ScenarioError
+    kw = dict(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, method="eagle", engine="sglang",
+              batch=(1, 16), k=3)
+    pp = predict(Scenario(pp=2, **kw))
+    assert np.allclose(pp.speedup, predict(Scenario(pp=2, spec_overlap=False, **kw)).speedup)
+    assert Scenario(pp=2, **kw).resolve().eng.overlap_with_spec is False
+    assert Scenario(pp=1, **kw).resolve().eng.overlap_with_spec is True
+    with pytest.raises(ScenarioError, match="pipeline stages only without its overlap scheduler"):
+        Scenario(pp=2, spec_overlap=True, **kw).resolve()
