@@ -309,3 +309,31 @@ def check_engine_method(eng: EngineProfile, method: str | None) -> None:
     raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} does "
                         f"not run {method}; its profile ([spec] methods) lists {', '.join(eng.methods)}: pick one of "
                         "those, or another engine")
+
+
+def spec_overlapped(eng: EngineProfile, on: bool | None, method: str | None = None) -> EngineProfile:
+    """The profile with speculative steps overlapping host work or not (`on`; None keeps the profile's). An engine
+    without an overlap scheduler, or one that runs `method` without it (host.no_overlap_methods), is refused."""
+    if on and not eng.overlap:
+        raise ScenarioError(f"spec_overlap = true: engine {eng.name} has no overlap scheduler (its profile: "
+                            "host.overlap_scheduler = false), so its speculative steps cannot hide host work; use "
+                            "--no-spec-overlap or leave it unset")
+    if on and method in eng.no_overlap_methods:
+        raise ScenarioError(f"spec_overlap = true: engine {eng.name} runs {method} without its overlap scheduler "
+                            f"(host.no_overlap_methods = {list(eng.no_overlap_methods)}); use --no-spec-overlap or "
+                            "leave it unset")
+    if on is None or on == eng.overlap_with_spec:
+        return eng
+    return replace(eng, overlap_with_spec=on)
+
+
+def pp_overlapped(eng: EngineProfile, pp: int, on: bool | None, method: str | None) -> EngineProfile:
+    """The profile under pipeline stages: an engine whose speculative steps lose their overlap there
+    (host.overlap_with_spec_under_pp false) prices them without it, and refuses spec_overlap = true."""
+    if pp == 1 or method is None or eng.overlap_with_spec_under_pp or not eng.overlap_with_spec:
+        return eng
+    if on:
+        raise ScenarioError(f"spec_overlap = true with pp = {pp}: engine {eng.name} runs speculation with "
+                            "pipeline stages only without its overlap scheduler (host.overlap_with_spec_under_pp = "
+                            "false); use --no-spec-overlap or leave it unset")
+    return replace(eng, overlap_with_spec=False)

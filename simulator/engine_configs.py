@@ -291,31 +291,32 @@ def _trtllm_head(p: ConfigPlan) -> list[str]:
 
 def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
     """The k schedule's spec.yaml lines and notes: a draft_len_schedule when k changes with the batch up to the last
-    on-range, else max_concurrency when speculation switches off above a batch."""
-    lines: list[str] = []
-    notes = []
+    on-range (and TensorRT-LLM takes it), else max_concurrency when speculation switches off above a batch."""
     last_on = max(r.end for r in p.on_ranges)
     upto = [r for r in p.schedule if r.end <= last_on]
-    if len({r.k for r in upto}) > 1 and not trtllm_schedule_ok(p):
-        notes.append(_trtllm_one_k_note(p))
-        upto = []
-    if len({r.k for r in upto}) > 1:      # keyed by one rank's active requests (should_use_spec_decode)
-        lines.append("  draft_len_schedule:")
-        lines += [f"    {e}: {k}" for _, e, k in p.rank_schedule(last_on)]
-        notes.append("draft_len_schedule {batch: k}: k applies up to that batch; batches above the last key run "
-                     "k = 0 (PR #10860)")
-        if any(r.k == 0 for r in upto):
-            notes.append("the 0 entries switch speculation off below the crossover; if your TensorRT-LLM version "
-                         "floors schedule values at 1 (PR #16888), those batches run k = 1")
-        if p.off_above is None:
-            top = "" if p.most == p.hi else " that fits"
-            share = " (one DP rank's share)" if p.dp > 1 else ""
-            notes.append(f"the last key is {p.per_rank(p.most)}, the top of the range{top}{share}: "
-                         "larger batches would run without speculation, max_batch_size keeps them out")
-    elif p.off_above is not None:
-        lines.append(f"  max_concurrency: {p.per_rank(p.off_above)}")
-        notes.append(f"max_concurrency {p.per_rank(p.off_above)}: speculation off above {p.per_rank(p.off_above)} "
-                     "active requests (PR #6676)")
+    if len({r.k for r in upto}) > 1 and trtllm_schedule_ok(p):
+        return _trtllm_table(p, last_on, upto)
+    notes = [_trtllm_one_k_note(p)] if len({r.k for r in upto}) > 1 else []
+    if p.off_above is None:
+        return [], notes
+    n = p.per_rank(p.off_above)
+    return [f"  max_concurrency: {n}"], notes + [f"max_concurrency {n}: speculation off above {n} active requests "
+                                                 "(PR #6676)"]
+
+
+def _trtllm_table(p: ConfigPlan, last_on: int, upto: list[KRange]) -> tuple[list[str], list[str]]:
+    """The draft_len_schedule lines (keyed by one rank's active requests: should_use_spec_decode) and their notes."""
+    lines = ["  draft_len_schedule:", *(f"    {e}: {k}" for _, e, k in p.rank_schedule(last_on))]
+    notes = ["draft_len_schedule {batch: k}: k applies up to that batch; batches above the last key run k = 0 "
+             "(PR #10860)"]
+    if any(r.k == 0 for r in upto):
+        notes.append("the 0 entries switch speculation off where it is predicted to lose; if your TensorRT-LLM "
+                     "version floors schedule values at 1 (PR #16888), those batches run k = 1")
+    if p.off_above is None:
+        top = "" if p.most == p.hi else " that fits"
+        share = " (one DP rank's share)" if p.dp > 1 else ""
+        notes.append(f"the last key is {p.per_rank(p.most)}, the top of the range{top}{share}: "
+                     "larger batches would run without speculation, max_batch_size keeps them out")
     return lines, notes
 
 
@@ -370,18 +371,24 @@ _WRITERS = {"vllm": _vllm, "sglang": _sglang, "trtllm": _trtllm, "hf": _hf}
 
 def _sglang_layout_missing(p: ConfigPlan) -> str | None:
     """Why SGLang refuses this method on this layout (its speculative and pipeline argument checks), or None."""
-    alg = ENGINE_METHOD["sglang"].get(p.method, "")
-    if p.method == "dflash" and (p.pp > 1 or (p.dp > 1 and p.moe)):
+    alg, dpa = ENGINE_METHOD["sglang"].get(p.method, ""), p.dp > 1 and p.moe
+    if p.method == "dflash" and (p.pp > 1 or dpa):
         return ("SGLang's DFLASH supports neither DP attention nor pipeline stages (speculative_hook.py _handle_dflash:"
                 " 'does not support dp attention', 'only supports pp_size == 1')")
-    if p.pp > 1 and (p.method not in ("eagle", "mtp") or p.tree or (p.dp > 1 and p.moe)):
-        return (f"SGLang runs speculation with pipeline stages (SGLANG_ENABLE_PP_SPEC=1, PR #30775) only for a "
-                f"single-layer EAGLE or NEXTN chain (topk 1) without DP attention (validation_hook.py pipeline "
-                f"checks); {alg}{' as a tree' if p.tree else ''}"
-                f"{' with DP attention' if p.dp > 1 and p.moe else ''} is refused")
-    if p.dp > 1 and p.moe and p.method in ("ngram", "draft"):
-        return (f"SGLang refuses {alg} speculation with --enable-dp-attention (its speculative argument checks)")
+    if p.pp > 1:
+        return _sglang_pp_missing(p, alg, dpa)
+    if dpa and p.method in ("ngram", "draft"):
+        return f"SGLang refuses {alg} speculation with --enable-dp-attention (its speculative argument checks)"
     return None
+
+
+def _sglang_pp_missing(p: ConfigPlan, alg: str, dpa: bool) -> str | None:
+    """Why SGLang refuses speculation with pipeline stages here, or None: only a single-layer EAGLE / NEXTN chain."""
+    if p.method in ("eagle", "mtp") and not p.tree and not dpa:
+        return None
+    return (f"SGLang runs speculation with pipeline stages (SGLANG_ENABLE_PP_SPEC=1, PR #30775) only for a "
+            f"single-layer EAGLE or NEXTN chain (topk 1) without DP attention (validation_hook.py pipeline checks); "
+            f"{alg}{' as a tree' if p.tree else ''}{' with DP attention' if dpa else ''} is refused")
 
 
 def _layout_missing(engine: str, p: ConfigPlan) -> str | None:

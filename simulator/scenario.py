@@ -25,7 +25,7 @@ from .drafters import (
     default_acceptance,
     make_drafter,
 )
-from .engine import EngineProfile, check_engine_method, load_engine
+from .engine import EngineProfile, check_engine_method, load_engine, pp_overlapped, spec_overlapped
 from .errors import ScenarioError
 from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
@@ -383,34 +383,6 @@ class Deployment:
         return self.par.n_gpus
 
 
-def spec_overlapped(eng: EngineProfile, on: bool | None, method: str | None = None) -> EngineProfile:
-    """The profile with speculative steps overlapping host work or not (`on`; None keeps the profile's). An engine
-    without an overlap scheduler, or one that runs `method` without it (host.no_overlap_methods), is refused."""
-    if on and not eng.overlap:
-        raise ScenarioError(f"spec_overlap = true: engine {eng.name} has no overlap scheduler (its profile: "
-                            "host.overlap_scheduler = false), so its speculative steps cannot hide host work; use "
-                            "--no-spec-overlap or leave it unset")
-    if on and method in eng.no_overlap_methods:
-        raise ScenarioError(f"spec_overlap = true: engine {eng.name} runs {method} without its overlap scheduler "
-                            f"(host.no_overlap_methods = {list(eng.no_overlap_methods)}); use --no-spec-overlap or "
-                            "leave it unset")
-    if on is None or on == eng.overlap_with_spec:
-        return eng
-    return replace(eng, overlap_with_spec=on)
-
-
-def pp_overlapped(eng: EngineProfile, par: Parallelism, on: bool | None, method: str | None) -> EngineProfile:
-    """The profile under pipeline stages: an engine whose speculative steps lose their overlap there
-    (host.overlap_with_spec_under_pp false) prices them without it, and refuses spec_overlap = true."""
-    if par.pp == 1 or method is None or eng.overlap_with_spec_under_pp or not eng.overlap_with_spec:
-        return eng
-    if on:
-        raise ScenarioError(f"spec_overlap = true with pp = {par.pp}: engine {eng.name} runs speculation with "
-                            "pipeline stages only without its overlap scheduler (host.overlap_with_spec_under_pp = "
-                            "false); use --no-spec-overlap or leave it unset")
-    return replace(eng, overlap_with_spec=False)
-
-
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
     resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
@@ -418,7 +390,7 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
     check_engine_method(eng, dep.scenario.method)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
-    eng = pp_overlapped(eng, dep.par, dep.scenario.spec_overlap_asked, dep.scenario.method)
+    eng = pp_overlapped(eng, dep.par.pp, dep.scenario.spec_overlap_asked, dep.scenario.method)
     s = replace(dep.scenario, engine=eng)
     share = (e.verify_kv_reread(dep.hw.architecture, dep.target.is_mla) for e in (eng, dep.eng))
     vops = dep.vops if len(set(share)) == 1 else _verify_ops(eng, dep.hw, dep.target, dep.p, dep.par)
@@ -495,7 +467,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     par.check(target)                     # the target's layout first: its error names the target, not the drafter
     check_stages(par, hw)
-    eng = pp_overlapped(eng, par, s.spec_overlap_asked, s.method)
+    eng = pp_overlapped(eng, par.pp, s.spec_overlap_asked, s.method)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
@@ -510,5 +482,4 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
 
 
 __all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names",
-           "check_stages", "check_value", "engine_hardware", "make_precision", "pp_overlapped", "resolve_overlap",
-           "scenario_fields", "spec_overlapped"]
+           "check_stages", "check_value", "engine_hardware", "make_precision", "resolve_overlap", "scenario_fields"]
