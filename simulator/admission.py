@@ -20,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from .acceptance import Verify
+from .drafters import TREE_METHODS
 from .pricing import MemoryUse, candidates, memory
 from .scenario import Deployment
 from .traffic import Workload
@@ -36,7 +37,11 @@ def speculates(dep: Deployment) -> bool:
 def fixed_shape(dep: Deployment, v: Verify) -> Deployment:
     """The deployment that runs verify shape v alone: its depth with its tree size and branching given (a chain as a
     tree of k + 1 tokens, branching 1), so neither k = "auto" nor Medusa's default tree reselects it (found by
-    review: rebuilt with no tree size, a Medusa chain became Medusa's default 64-token tree)."""
+    review: rebuilt with no tree size, a Medusa chain became Medusa's default 64-token tree). A method that only
+    verifies chains (n-gram, suffix, DFlash, self-sparse) takes its depth alone: a tree size is refused there (found by
+    review: serve, frontier and serving sweeps failed at k = "auto" for those methods)."""
+    if dep.scenario.method not in TREE_METHODS:
+        return replace(dep, scenario=dep.scenario.replace(k=v.k, tree_tokens=None, tree_branching=None))
     return replace(dep, scenario=dep.scenario.replace(k=v.k, tree_tokens=v.T, tree_branching=v.w))
 
 

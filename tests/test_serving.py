@@ -13,6 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import poisson
 
+from simulator.acceptance import Acceptance
 from simulator.admission import admission_width, fit_limit, fixed_shape, memory_held, running_cap, running_limit
 from simulator.cli import main
 from simulator.engine import load_engine
@@ -1271,3 +1272,19 @@ def test_auto_compares_fixed_shapes_only_where_admission_binds_and_keeps_each_sh
     w = Workload(isl=8192, osl=256, concurrency=(1, 64, 1024))
     both, alone = serve(s, w), serve(s, replace(w, concurrency=(64,)))
     assert both.spec.running[1] == 64 and both.spec.verify_tokens[1] == alone.spec.verify_tokens[0] == 8
+
+
+@pytest.mark.parametrize("method, engine, kw", [
+    ("ngram", "vllm", {}), ("ngram", "sglang", {}), ("suffix", "vllm", {}), ("dflash", "vllm", {}),
+    ("self-sparse", "ideal", {"draft_kv_window": 256}),
+])
+def test_chain_only_methods_serve_at_k_auto(method, engine, kw):
+    """Found by review (2026-12-05): admission.fixed_shape rebuilt each verify shape with its tree size, which a
+    chain-only method refuses, so serve, frontier and serving sweeps failed at k = "auto" for them."""
+    s = Scenario(model="llama-3.1-8b", method=method, engine=engine, k="auto", acceptance=Acceptance.from_rate(0.5),
+                 **kw)
+    r = serve(s, Workload(isl=1024, osl=256, concurrency=(1, 8)))
+    assert bool(np.all(r.feasible)) and bool(np.all(r.spec.tpot_s > 0)) and bool(np.all(np.isfinite(r.tpot_speedup)))
+    dep = s.resolve()
+    v = candidates(dep)[0]
+    assert fixed_shape(dep, v).scenario.tree_tokens is None and fixed_shape(dep, v).scenario.k == v.k
