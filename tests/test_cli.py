@@ -499,8 +499,8 @@ def test_help_states_each_default_once(capsys, cmd):
             assert "(default" in entry, entry
 
 
-def _pts(*fs, k=3):
-    return [{"batch": b, "feasible": f, "k": k if f else None} for b, f in fs]
+def _pts(*fs, k=3, speedup=1.5):
+    return [{"batch": b, "feasible": f, "k": k if f else None, "speedup": speedup if f else None} for b, f in fs]
 
 
 @pytest.mark.parametrize("cb, pts, needle", [
@@ -513,6 +513,10 @@ def _pts(*fs, k=3):
     (2, _pts((1, True), (2, True), k=0), "k = 0 is plain decoding (speculation off)"),
     (2, _pts((2, True), (4, False), (8, True)), "batch 4 is infeasible with speculation (below) and it does not "
                                                 "pay at the next feasible one, 8"),
+    # review (2026-12-05): "pays at every evaluated batch up to 64" beside 0.95x at batches 2-8
+    (4, [*_pts((1, True), (2, True), speedup=0.95), *_pts((4, True))],
+     "pays at batch 4, the last one evaluated (larger batches were not evaluated); below it, speculation loses at "
+     "batch 1, 2 (speedup < 1)"),
 ])
 def test_crossover_text_never_concludes_from_infeasible_points(cb, pts, needle):
     from simulator.cli.curve import crossover_text

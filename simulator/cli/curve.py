@@ -82,16 +82,31 @@ def crossover_text(d: dict[str, Any]) -> str:
     if cb is None:
         return "crossover: speculation does not pay at any feasible evaluated batch" + \
             (" (the infeasible ones are listed below)" if len(fit) < len(pts) else "")
+    lose = _losses_below(cb, fit)
+    return _crossover_after(cb, pts, every=not lose) + lose
+
+
+def _losses_below(cb: int, fit: list[dict[str, Any]]) -> str:
+    """The feasible batches at or below the crossover where speculation loses ('' when none): the crossover is the
+    largest batch that pays, not the end of one paying range (found by review: 'pays at every evaluated batch up to
+    64' beside 0.95x at batches 2-8)."""
+    lose = [int(p["batch"]) for p in fit if p["batch"] <= cb and p["k"] and p["speedup"] < 1.0]
+    return f"; below it, speculation loses at batch {', '.join(map(str, lose))} (speedup < 1)" if lose else ""
+
+
+def _crossover_after(cb: int, pts: list[dict[str, Any]], every: bool) -> str:
+    """What the batches above the crossover say; `every`: each feasible batch up to it pays."""
+    upto = "at every evaluated batch up to" if every else "at batch"
     after = [p for p in pts if p["batch"] > cb]
     if not after:
-        return f"crossover: speculation pays at every evaluated batch up to {cb}, the last one evaluated " \
-               "(larger batches were not evaluated)"
+        return f"crossover: speculation pays {upto} {cb}, the last one evaluated (larger batches were not " \
+               "evaluated)"
     if after[0]["feasible"]:
         return f"crossover: speculation pays up to batch {cb} and not at the next evaluated batch"
     nxt = next((p["batch"] for p in after if p["feasible"]), None)
     if nxt is None:
-        return f"crossover: speculation pays at every feasible evaluated batch, up to {cb}; the larger ones are " \
-               "infeasible with speculation (below)"
+        return f"crossover: speculation pays {'at every feasible evaluated batch, up to' if every else 'at batch'} " \
+               f"{cb}; the larger ones are infeasible with speculation (below)"
     return f"crossover: speculation pays up to batch {cb}; batch {after[0]['batch']} is infeasible with " \
            f"speculation (below) and it does not pay at the next feasible one, {nxt}"
 
