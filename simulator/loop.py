@@ -30,12 +30,13 @@ def decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple[np.nda
     return _decode(dep, B, L, spec)[:4]
 
 
-def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool) -> tuple:
-    """`decode` and the verify shape it takes at each batch (None plain)."""
+def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool, most: float = np.inf) -> tuple:
+    """`decode` and the verify shape it takes at each batch (None plain); `most` bounds the tokens per step
+    (pricing.best_spec_step)."""
     base, st = base_step(dep, B, L)
     if not spec:
         return base, np.ones_like(base), np.zeros(B.size, dtype=int), st.bound, None
-    best = best_spec_step(dep, dep.acceptance, B, L, base)
+    best = best_spec_step(dep, dep.acceptance, B, L, base, most)
     return best.step.step_s, best.tokens, np.array([v.k for v in best.v]), best.step.bound, tuple(best.v)
 
 
@@ -91,8 +92,11 @@ class Curve:
         return np.minimum(np.searchsorted(self.grid, B), self.grid.size - 1)
 
 
-def curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool) -> Curve:
-    return Curve(grid, *_decode(dep, grid, L, spec))
+def curve(dep: Deployment, grid: np.ndarray, L: float, spec: bool, most: float = np.inf) -> Curve:
+    """The decode step on the batch grid at context L; with speculation, tokens per step at most `most` (the decode
+    tokens a request has left: a short output cannot take more per step than it has, found by review: an output of
+    2 tokens was priced at 2.05x the plain TPOT)."""
+    return Curve(grid, *_decode(dep, grid, L, spec, most))
 
 
 def curve_with(dep: Deployment, c: Curve, L: float) -> Curve:

@@ -302,12 +302,15 @@ class BestStep:
                              self.mem.capacity_bytes, np.where(mask, other.mem.draft_bytes, self.mem.draft_bytes))
 
 
-def best_spec_step(dep: Deployment, acc: Acceptance, B: np.ndarray, L: float, base: np.ndarray) -> BestStep:
-    """Price every candidate verify shape at batches B and context L, and keep the best per point (`better`)."""
+def best_spec_step(dep: Deployment, acc: Acceptance, B: np.ndarray, L: float, base: np.ndarray,
+                   most: float = np.inf) -> BestStep:
+    """Price every candidate verify shape at batches B and context L, and keep the best per point (`better`). `most`:
+    the tokens a request has left to decode, which bound its tokens per step (a step cannot emit more than remain;
+    serving passes the mean output less the first token)."""
     best: BestStep | None = None
     for v in candidates(dep):
         st = spec_step(dep, v, B, L)
-        tok = acc.tokens(v)
+        tok = min(acc.tokens(v), most)
         mem = memory(dep, B, v.T, L, drafter=v.k > 0)     # k = 0 is plain decoding: no drafter loaded
         fits = mem.fits & (context_message(dep, L, v.T) == "")   # and its own position limit
         rec = BestStep([v] * B.size, tok * base / st.step_s, np.full(B.size, tok), st, mem, fits)

@@ -268,7 +268,7 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     """Solve the steady state for one mode (see the module docstring) with R requests running (the rest of the C wait
     for a slot) for its decode batch B (`loop.Loop.batch`), with the step priced once on the batch grid g."""
     i, o = w.samples
-    mid = curve(dep, g, w.mean_context, spec)
+    mid = curve(dep, g, w.mean_context, spec, most=max(float(o.mean()) - 1.0, 1.0))
     first, last = (curve_with(dep, mid, L) for L in (i.mean(), (i + o).mean()))
     osl = float(o.mean())
     # a mean prompt's tokens x their marginal cost in a mixed step, or what it adds to a prefill pass of its own where

@@ -1288,3 +1288,15 @@ def test_chain_only_methods_serve_at_k_auto(method, engine, kw):
     dep = s.resolve()
     v = candidates(dep)[0]
     assert fixed_shape(dep, v).scenario.tree_tokens is None and fixed_shape(dep, v).scenario.k == v.k
+
+
+@given(osl=st.integers(2, 12))
+@settings(max_examples=12)
+@example(osl=2)      # review (2026-12-05): an output of 2 tokens was priced at 2.05x the plain TPOT
+def test_tokens_per_step_never_exceed_the_tokens_left(osl):
+    """A step cannot emit more tokens than a request has left to decode (osl - 1 after the first): the speculative
+    tokens per step are at most that, so with one token left speculation cannot beat plain decoding."""
+    r = serve(Scenario(), Workload(isl=256, osl=osl, concurrency=(1, 16)))
+    assert bool(np.all(r.spec.tokens_per_step <= osl - 1 + 1e-12))
+    if osl == 2:
+        assert bool(np.all(r.tpot_speedup <= 1.0 + 1e-12))
