@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .admission import running_limit
+from .admission import running_limit, speculates
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError, SpecroofError
 from .model import ModelShape
@@ -175,7 +175,7 @@ def _points(s: Scenario, lay: Layout, w: Workload) -> tuple[list[Point], str]:
     concurrency's reason)."""
     sc = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep)
     dep = sc.resolve()
-    caps = {"on": running_limit(dep, w, True), "off": running_limit(dep, w, False)}
+    caps = {"on": running_limit(dep, w, speculates(dep)), "off": running_limit(dep, w, False)}   # k = 0 is off
     extra = {int(c) for c in caps.values() if lay.dp <= c <= lay.dp * PER_RANK_BATCH[-1]}
     conc = tuple(sorted({lay.dp * b for b in PER_RANK_BATCH} | extra))
     res = serve(sc, replace(w, concurrency=conc, rate=()), dep=dep)

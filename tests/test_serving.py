@@ -1300,3 +1300,12 @@ def test_tokens_per_step_never_exceed_the_tokens_left(osl):
     assert bool(np.all(r.spec.tokens_per_step <= osl - 1 + 1e-12))
     if osl == 2:
         assert bool(np.all(r.tpot_speedup <= 1.0 + 1e-12))
+
+
+def test_frontier_k0_is_plain_decoding_in_both_modes():
+    """Found by review (2026-12-05): frontier --k 0 capped the "on" mode at SGLang's 48 speculating requests although
+    k = 0 is plain decoding; both modes now run the same concurrencies and throughput."""
+    fr = frontier(Scenario(k=0), Workload(isl=1024, osl=1024), gpus=(1,), targets=(20.0, 50.0))
+    assert [p.concurrency for p in fr.on] == [p.concurrency for p in fr.off]
+    for t in fr.targets:
+        assert t.on is not None and t.off is not None and t.ratio == pytest.approx(1.0)
