@@ -25,7 +25,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "memory": {"gpu_memory_fraction"},
     "collectives": {"allreduce_latency_s"},
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"},
-    "scope": {"valid_from"},
+    "scope": {"valid_from", "vendors"},
     "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention"},
     "attention": {"mla_verify_kv_reread_blackwell"},
 }
@@ -49,6 +49,8 @@ class EngineProfile:
                                     speculation requires --disable-overlap-schedule: false)
     methods : tuple[str]            the speculative methods the engine runs ([spec] methods); () when the profile
                                     lists none: every method is priced. A scenario pairing it with another is refused
+    vendors : tuple[str]            the GPU vendors the engine runs on ([scope] vendors); () when the profile lists
+                                    none: any. A scenario on another vendor's device is refused
     host_per_seq_s : float          host work per running sequence per step (batch building, input prep, outputs)
     spec_bookkeeping_s : float      per speculative step (rejection sampling, tree build, draft-extend prep)
     bookkeeping_on_host : bool      that bookkeeping is host (CPU) work, so it hides behind the GPU with the rest of
@@ -91,6 +93,7 @@ class EngineProfile:
     no_overlap_methods: tuple[str, ...] = ()
     overlap_with_spec_under_pp: bool = True
     methods: tuple[str, ...] = ()
+    vendors: tuple[str, ...] = ()
     host_per_seq_s: float = 0.0
     spec_bookkeeping_s: float = 0.0
     bookkeeping_on_host: bool = False
@@ -235,15 +238,20 @@ def read_profile(path: Path) -> EngineProfile:
     kw["priors"] = tuple(priors)
     kw["no_overlap_methods"] = _methods_list(doc, path, "host", "no_overlap_methods")
     kw["methods"] = _methods_list(doc, path, "spec", "methods")
+    kw["vendors"] = _methods_list(doc, path, "scope", "vendors", VENDORS)
     kw["valid_from"] = _month(doc, path, "scope", "valid_from")
     kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
 
 
-def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str) -> tuple[str, ...]:
-    """A list of methods, { value = ["ngram", ...], source = ... }: [host] no_overlap_methods (methods that lose the
-    overlap) or [spec] methods (the methods the engine runs)."""
+VENDORS = ("nvidia", "amd")
+
+
+def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,
+                  allowed: tuple[str, ...] = METHODS) -> tuple[str, ...]:
+    """A list of names from `allowed`, { value = ["ngram", ...], source = ... }: [host] no_overlap_methods (methods
+    that lose the overlap), [spec] methods (the methods the engine runs) or [scope] vendors (VENDORS)."""
     entry = doc.get(sec, {}).get(key)
     if entry is None:
         return ()
@@ -251,9 +259,9 @@ def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str) -> tuple[
     if not isinstance(entry, dict) or not isinstance(entry.get("source"), str) or "value" not in entry:
         raise SpecError(f"{where}: expected {{ value = [\"ngram\", ...], source = \"https://...\" }}")
     v = entry["value"]
-    if not isinstance(v, list) or any(m not in METHODS for m in v) or (key == "methods" and not v):
-        raise SpecError(f"{where}: value = {v!r}; expected a list of methods from {', '.join(METHODS)}"
-                        + (" (at least one)" if key == "methods" else ""))
+    if not isinstance(v, list) or any(m not in allowed for m in v) or (key != "no_overlap_methods" and not v):
+        raise SpecError(f"{where}: value = {v!r}; expected a list of names from {', '.join(allowed)}"
+                        + (" (at least one)" if key != "no_overlap_methods" else ""))
     return tuple(v)
 
 
@@ -337,3 +345,10 @@ def pp_overlapped(eng: EngineProfile, pp: int, on: bool | None, method: str | No
                             "pipeline stages only without its overlap scheduler (host.overlap_with_spec_under_pp = "
                             "false); use --no-spec-overlap or leave it unset")
     return replace(eng, overlap_with_spec=False)
+
+
+def check_engine_vendor(eng: EngineProfile, vendor: str, device: str) -> None:
+    """Refuse a device of a vendor the engine does not run on ([scope] vendors), naming both."""
+    if eng.vendors and vendor not in eng.vendors:
+        raise ScenarioError(f"engine {eng.name} runs on {' or '.join(eng.vendors)} GPUs only ([scope] vendors); "
+                            f"hardware {device} is {vendor}: choose another engine or device")

@@ -25,7 +25,7 @@ from .drafters import (
     default_acceptance,
     make_drafter,
 )
-from .engine import EngineProfile, check_engine_method, load_engine, pp_overlapped, spec_overlapped
+from .engine import EngineProfile, check_engine_method, check_engine_vendor, load_engine, pp_overlapped, spec_overlapped
 from .errors import ScenarioError
 from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
@@ -449,6 +449,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     if s.memory_fraction is not None:
         eng = replace(eng, gpu_memory_fraction=float(s.memory_fraction))
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
+    check_engine_vendor(eng, hw.vendor, hw.name)
     target = _load("model", s.model, loaded)
     if target.kind != "target":
         raise ScenarioError(f"model {target.name} is of kind {target.kind} (a drafter), not a model that can be "

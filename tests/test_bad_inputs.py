@@ -97,6 +97,9 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--overlap", "2"], "overlap"), (cmd + ["--cuda-graph-max-batch", "0"], "cuda"),
             (cmd + ["--engine", "hf", "--model", "vicuna-7b", "--method", "draft", "--draft", "llama-68m",
                     "--spec-overlap"], "no overlap scheduler"),
+            # review (2026-12-05): TensorRT-LLM on an AMD device priced a 2.6x speedup
+            (cmd + ["--engine", "trtllm", "--hardware", "mi300x"],
+             "engine trtllm runs on nvidia GPUs only ([scope] vendors); hardware mi300x is amd"),
         ]
     for cmd in (step, curve):
         out += [(cmd + ["--batch", "0"], "batch"), (cmd + ["--batch", "1.5"], "batch"),
@@ -310,6 +313,13 @@ def test_engine_method_pairs_every_raise_path(tmp_path):
         with pytest.raises(SpecroofError, match=f"{p}: \\[spec\\] methods") as e:
             load_engine(str(p))
         assert needle in str(e.value)
+    src = (REPO / "engine_profiles" / "trtllm.toml").read_text()
+    line = next(ln for ln in src.splitlines() if ln.startswith("vendors = "))
+    p = tmp_path / "trt_bad.toml"
+    p.write_text(src.replace(line, 'vendors = { value = ["intel"], source = "https://x" }'))
+    with pytest.raises(SpecroofError, match=r"\[scope\] vendors: value = \['intel'\]; expected a list of names from "
+                                            "nvidia, amd"):
+        load_engine(str(p))
 
 
 def test_a_sweep_rejects_the_cells_an_engine_cannot_run():
