@@ -223,7 +223,9 @@ class Rates:
     bandwidth per direction (bytes/s) of each collective (0 elsewhere); kernel_s : per-kernel cost of a graph-replayed
     kernel, s (0: off); quant_s : the measured cost of an activation-quantisation kernel, s (0: off); tile : GEMM
     tile height in tokens (0: off); one_shot : all-reduce picks one-shot or two-shot;
-    gemm_eta : share of a GEMM's smaller time its larger one hides (the device's gemm_overlap; 1: roofline max).
+    gemm_eta : share of a GEMM's smaller time its larger one hides (the device's gemm_overlap; 1: roofline max);
+    quant_on : (n_ops,) 1 where the op's GEMM computes in its weight format and so quantises its activations first,
+    0 where the device runs that format weight-only (W4A16 / W8A16: no activation quantisation; None: every op).
     """
 
     peak: np.ndarray
@@ -235,6 +237,12 @@ class Rates:
     tile: float = 0.0
     one_shot: bool = False
     gemm_eta: float = 1.0
+    quant_on: np.ndarray | None = None
+
+    def quant(self, ops: OpSet) -> np.ndarray:
+        """Activation-quantisation kernels per op repetition on this device (ops.quant where quant_on)."""
+        q = np.asarray(ops.quant, dtype=np.float64)
+        return q if self.quant_on is None else q * self.quant_on
 
 
 def hierarchical_bandwidth(kind: int, n: float, g: float, bw_in: float, bw_out: float) -> float:
@@ -282,17 +290,18 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
     `gemm_fraction` override the hardware's measured fractions, `allreduce_latency_s` its all-reduce latency (an
     engine's own implementation). `mechanisms=False` prices the bare roofline (no per-kernel cost, no tile rounding,
     ring all-reduce, GEMMs at the roofline max)."""
-    peak = np.empty(len(ops))
+    peak, act = np.empty(len(ops)), np.empty(len(ops))
     for i, dt in enumerate(ops.dtype):
         ct = hw.compute_format(dt)     # weight-only formats (MXFP4 on Hopper) compute in bf16
         frac = gemm_fraction if gemm_fraction is not None else hw.gemm_fraction(ct)
         peak[i] = hw.peak_flops_per_s(ct) * frac
+        act[i] = float(ct == dt)       # and quantise no activations (found by review: NVFP4 on H100 paid 128 kernels)
     lat, bw_op = _collective_rates(hw, ops, allreduce_latency_s)
     return Rates(peak=peak, bw=hw.hbm_bandwidth_bytes_per_s * (hbm_fraction or hw.hbm_fraction), lat=lat,
                  bw_op=bw_op, kernel_s=hw.kernel_floor_s if mechanisms else 0.0,
                  quant_s=hw.quant_kernel_s if mechanisms else 0.0,
                  tile=float(hw.gemm_tile_m) if mechanisms else 0.0, one_shot=mechanisms,
-                 gemm_eta=hw.gemm_overlap if mechanisms else 1.0)
+                 gemm_eta=hw.gemm_overlap if mechanisms else 1.0, quant_on=act)
 
 
 def _points(r: Rates, B, q, L, launch_s, graphed):
@@ -357,7 +366,7 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
     kernel(Bf, qf, Lf, lf, ff, qq, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
            c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), _side(ops),
            c(ops.micro, dtype=np.float64), float(ops.dp), float(ops.pp), c(r.peak), c(ops.repeat, dtype=np.float64),
-           c(ops.kernels, dtype=np.float64), c(ops.quant, dtype=np.float64), c(ops.family, dtype=np.float64),
+           c(ops.kernels, dtype=np.float64), c(r.quant(ops)), c(ops.family, dtype=np.float64),
            c(ops.coll, dtype=np.float64),
            c(ops.group, dtype=np.float64), c(eta), c(real), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64),
            float(r.bw), float(r.tile), bool(r.one_shot), tot, fam, bnd)
@@ -379,6 +388,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     """The same formula in plain numpy, vectorised over points, looping over ops; the tests' oracle."""
     (Bf, qf, Lf, lf, ff, qq), shape = _points(r, B, q, L, launch_s, graphed)
     eta, real_op = op_overlap(ops, r, overlap)
+    quant = r.quant(ops)
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
@@ -393,13 +403,13 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
             if real_op[i]:
                 real[:, F_TPAD] = f[:, F_T]              # tc*: the real tokens' math
             tr = (real @ ops.cf[i]) / r.peak[i]
-            t = np.maximum(tc, tm) + (1.0 - eta[i]) * np.minimum(tr, tm) + ops.kernels[i] * ff + ops.quant[i] * qq
+            t = np.maximum(tc, tm) + (1.0 - eta[i]) * np.minimum(tr, tm) + ops.kernels[i] * ff + quant[i] * qq
             cls = (tc > tm).astype(int)
         rep = ops.repeat[i] * (head_runs(Bf, ops.dp, ops.pp) if ops.micro[i] else 1.0)
         t = t * rep
         fam[:, ops.family[i]] += t
         bnd[np.arange(n), cls] += t
-        lo = rep * (ops.kernels[i] + ops.quant[i]) * lf
+        lo = rep * (ops.kernels[i] + quant[i]) * lf
         fam[:, _FAM_OVER] += lo
         tot += t + lo
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
