@@ -86,6 +86,9 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--acceptance-length", "4", "--acceptance-k", "3"], "tau"),
             (cmd + ["--acceptance-length", "2.5"], "acceptance-k"),
             (cmd + ["--acceptance-k", "3"], "--acceptance-k applies only"),
+            (cmd + ["--acceptance-rate", "0.8", "--acceptance-k", "3"], "--acceptance-k applies only"),
+            (cmd + ["--expert-precision", "fp4"], "expert_precision (--expert-precision) = fp4 but model llama-3.1-8b "
+                                                  "has no experts"),
             (cmd + ["--acceptance-rates", "0.5,1.2"], "acceptance rate"),
             (cmd + ["--acceptance-rates", ","], "empty"),
             (cmd + ["--tree-tokens", "1"], "tree"), (cmd + ["--tree-branching", "0"], "tree"),

@@ -213,6 +213,8 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
 
 def acceptance_from(a: argparse.Namespace) -> Any:
     """The Acceptance the flags describe, or None for the method's published default."""
+    if a.acceptance_k is not None and a.acceptance_length is None:    # found by review: ignored beside a rate
+        raise ScenarioError("--acceptance-k applies only with --acceptance-length")
     if a.acceptance_rate is not None:
         return Acceptance.from_rate(a.acceptance_rate)
     if a.acceptance_rates is not None:
@@ -224,8 +226,6 @@ def acceptance_from(a: argparse.Namespace) -> Any:
                                 "(or a numeric --k)")
         return Acceptance.from_measurement(a.acceptance_length, k0, a.tree_tokens, a.tree_branching,
                                            default_decay(getattr(a, "method", None)))
-    if a.acceptance_k is not None:
-        raise ScenarioError("--acceptance-k applies only with --acceptance-length")
     return None
 
 
