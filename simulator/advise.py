@@ -193,7 +193,9 @@ def _at_depth(s: Scenario, r: SpeedupResult, on: np.ndarray, kk: int, TT: int,
     """The prediction at depth kk with TT verify tokens over the on-range batches, priced once per (kk, TT) for
     both _steady_k and _fixed_k (memo)."""
     if (kk, TT) not in memo:
-        memo[(kk, TT)] = predict(s.replace(tree_tokens=None if TT == kk + 1 else TT, k=kk,
+        chain = TT == kk + 1             # a chain has no branching (found by review: advise refused every tree)
+        memo[(kk, TT)] = predict(s.replace(tree_tokens=None if chain else TT, k=kk,
+                                           tree_branching=None if chain else verify_shape(kk, TT, s.tree_branching).w,
                                            batch=tuple(int(b) for b in r.batch[on])))
     return memo[(kk, TT)]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .acceptance import Acceptance, Verify, verify_shape
+from .acceptance import Acceptance, Verify, check_branching, verify_shape
 from .data import suggest
 from .drafters import (
     MEDUSA_TREE_TOKENS,
@@ -262,6 +262,7 @@ class Scenario:
         if self.method not in TREE_METHODS:
             raise ScenarioError(f"method {self.method} verifies a chain; tree_tokens applies to "
                                 f"{', '.join(sorted(TREE_METHODS))}")
+        check_branching(self.tree_tokens, self.tree_branching)
         if self.k != "auto" and 0 < self.k and self.tree_tokens < self.k + 1:
             raise ScenarioError(f"a tree of {self.tree_tokens} tokens is smaller than k + 1 = {self.k + 1}: it "
                                 f"cannot hold a chain of depth {self.k}")

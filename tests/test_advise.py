@@ -785,3 +785,16 @@ def test_sglang_prices_speculation_under_pipeline_stages_without_overlap():
     assert Scenario(pp=1, **kw).resolve().eng.overlap_with_spec is True
     with pytest.raises(ScenarioError, match="pipeline stages only without its overlap scheduler"):
         Scenario(pp=2, spec_overlap=True, **kw).resolve()
+
+
+def test_advise_takes_a_tree_budget_with_its_branching():
+    """Found by review (2026-12-05): advise priced each chain depth with the tree's branching kept, which a chain
+    refuses, so `advise --tree-tokens 16 --tree-branching 4` failed; a smaller tree takes at most its draft tokens
+    per depth (verify_shape), and a branching above the budget's own draft tokens is refused by name."""
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", tree_tokens=16,
+               tree_branching=4, batch_range=(1, 64), emit=("sglang",))
+    assert a.pays and any(r.tree_tokens > r.k + 1 for r in a.schedule) and any(r.tree_tokens == r.k + 1
+                                                                                for r in a.schedule)
+    with pytest.raises(ScenarioError, match="tree_branching = 1000 is more candidates per depth than the tree's 9"):
+        advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", tree_tokens=10,
+               tree_branching=1000, batch_range=(1, 64), emit=("sglang",))

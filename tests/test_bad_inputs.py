@@ -92,6 +92,8 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--acceptance-rates", "0.5,1.2"], "acceptance rate"),
             (cmd + ["--acceptance-rates", ","], "empty"),
             (cmd + ["--tree-tokens", "1"], "tree"), (cmd + ["--tree-branching", "0"], "tree"),
+            (cmd + ["--k", "3"] * (cmd != ["advise"]) + ["--tree-tokens", "10", "--tree-branching", "1000"],
+             "tree_branching = 1000 is more candidates per depth than the tree's 9 draft tokens"),
             (cmd + ["--method", "eagle", "--tree-branching", "4"], "tree_branching (--tree-branching) = 4 without"),
             (cmd + ["--engine", "hf", "--model", "vicuna-7b", "--method", "suffix", "--acceptance-rate", "0.6"],
              "engine hf does not run suffix; its profile ([spec] methods) lists draft, ngram, eagle, eagle3, medusa"),
