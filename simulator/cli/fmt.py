@@ -20,10 +20,12 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def csv_text(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """CSV of the table's cells; a cell the table shows as '-' (no value: infeasible, not applicable) is empty, so a
+    numeric column reads back as numbers with missing values (found by review: pandas read them as strings)."""
     buf = io.StringIO()
     wr = csv.writer(buf, lineterminator="\n")
     wr.writerow(headers)
-    wr.writerows(rows)
+    wr.writerows([["" if isinstance(c, str) and c == "-" else c for c in r] for r in rows])
     return buf.getvalue().rstrip("\n")
 
 
