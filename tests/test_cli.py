@@ -652,7 +652,7 @@ def test_a_copy_of_a_bundled_file_is_reported_as_an_uncalibrated_file(tmp_path, 
     load, field = (load_hardware, "kernel_floor_s") if kind == "hardware" else (load_engine, "spec_bookkeeping_s")
     assert load(str(p)).path == str(p) and load(name).path == ""
     assert getattr(load(str(p)), field) != getattr(load(name), field)                         # why it matters
-    note = f"{name} [file {p}, uncalibrated: the shipped calibration applies to bundled names only]"
+    note = f"{name} [file {p}, used as written: the shipped calibration applies to bundled names only]"
     for cmd in (["curve", "--batch", "1"], ["step", "--batch", "1"], ["advise", "--batch", "1..2"],
                 ["serve", "--concurrency", "1"]):
         rc, out, _ = run(capsys, *cmd, f"--{kind}", str(p))
@@ -666,7 +666,7 @@ def test_a_copy_of_a_bundled_file_is_reported_as_an_uncalibrated_file(tmp_path, 
         rc, out, _ = run(capsys, "curve", "--batch", "1", *args, "--format", "json")
         assert json.loads(out)["scenario"][f"{kind}_file"] == want
     rc, out, _ = run(capsys, "curve", "--batch", "1")
-    assert rc == 0 and "[file" not in out and "uncalibrated" not in out
+    assert rc == 0 and "[file" not in out and "used as written" not in out
 
 
 def test_curve_says_a_tree_size_under_k_auto_is_a_ceiling(capsys):

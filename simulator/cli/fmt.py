@@ -40,11 +40,12 @@ def layout(sc: dict[str, Any]) -> str:
 
 def named(sc: dict[str, Any], kind: str) -> str:
     """The device (kind 'hardware') or engine profile (kind 'engine') a scenario dict names; one read from a file
-    says so (it is used as written: the same name loaded as bundled gets the shipped calibration,
-    calibration/fit.toml, and prints other numbers)."""
+    says so (it is used as written, with any values `specroof calibrate` wrote into it: the same name loaded as
+    bundled gets the shipped calibration, calibration/fit.toml, and prints other numbers; found by review: a file
+    written by calibrate was called uncalibrated)."""
     f = sc.get(f"{kind}_file")
     return sc[kind] if not f else \
-        f"{sc[kind]} [file {f}, uncalibrated: the shipped calibration applies to bundled names only]"
+        f"{sc[kind]} [file {f}, used as written: the shipped calibration applies to bundled names only]"
 
 
 def file_note(sc: dict[str, Any]) -> None:
