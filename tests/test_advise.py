@@ -3,6 +3,8 @@ switch-off batch, one config per engine in its own format, hazards and assumptio
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 
@@ -433,8 +435,13 @@ def test_cli_json_and_csv(capsys):
     rc, out, err = run(capsys, "advise", "--engine", "hf", "--method", "draft", "--acceptance-rate", "0.7",
                        "--batch", "1,3", "--format", "csv")
     lines = out.splitlines()
-    assert rc == 0 and lines[0] == "batch,best_k,tree_tokens,speedup,scheduled_k,fixed_k_speedup,feasible"
+    assert rc == 0 and lines[0] == ("batch,best_k,tree_tokens,speedup,scheduled_k,scheduled_speedup,fixed_k_speedup,"
+                                    "feasible")
     assert len(lines) == 4 and "hf-assisted-batch-1-only" in err
+    rows = list(csv.DictReader(io.StringIO(out)))          # the JSON's scheduled speedups (review: CSV lacked them)
+    sched = [p["scheduled_speedup"] for p in adv_json(capsys, "--engine", "hf", "--method", "draft",
+                                                       "--acceptance-rate", "0.7", "--batch", "1,3")["points"]]
+    assert [r["scheduled_speedup"] for r in rows] == ["" if x is None else f"{x:.4f}" for x in sched]
 
 
 def test_cli_plot(capsys, tmp_path):
@@ -798,3 +805,9 @@ def test_advise_takes_a_tree_budget_with_its_branching():
     with pytest.raises(ScenarioError, match="tree_branching = 1000 is more candidates per depth than the tree's 9"):
         advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", tree_tokens=10,
                tree_branching=1000, batch_range=(1, 64), emit=("sglang",))
+
+
+def adv_json(capsys, *args: str) -> dict:
+    rc, out, _ = run(capsys, "advise", *args, "--format", "json")
+    assert rc == 0
+    return json.loads(out, parse_constant=no_nan)

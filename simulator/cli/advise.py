@@ -107,11 +107,12 @@ def run(a: argparse.Namespace) -> int:
         print(fmt.dumps(adv.to_dict()))
     elif a.format == "csv":
         d = adv.to_dict()
-        hdr = ["batch", "best_k", "tree_tokens", "speedup", "scheduled_k", "fixed_k_speedup", "feasible"]
+        hdr = ["batch", "best_k", "tree_tokens", "speedup", "scheduled_k", "scheduled_speedup", "fixed_k_speedup",
+               "feasible"]
+        f4 = lambda x: "" if x is None else f"{x:.4f}"  # noqa: E731
         rows = [[p["batch"], "" if p["best_k"] is None else p["best_k"], "" if p["tree_tokens"] is None
-                 else p["tree_tokens"], "" if p["speedup"] is None else f"{p['speedup']:.4f}", p["scheduled_k"],
-                 "" if p["fixed_k_speedup"] is None else f"{p['fixed_k_speedup']:.4f}",
-                 "yes" if p["feasible"] else "no"] for p in d["points"]]
+                 else p["tree_tokens"], f4(p["speedup"]), p["scheduled_k"], f4(p["scheduled_speedup"]),
+                 f4(p["fixed_k_speedup"]), "yes" if p["feasible"] else "no"] for p in d["points"]]
         print(fmt.csv_text(hdr, rows))
         fmt.file_note(d["scenario"])
         fmt.hazard_lines(list(adv.hazards))
