@@ -811,3 +811,11 @@ def adv_json(capsys, *args: str) -> dict:
     rc, out, _ = run(capsys, "advise", *args, "--format", "json")
     assert rc == 0
     return json.loads(out, parse_constant=no_nan)
+
+
+def test_cli_one_k_line_names_the_batches_it_loses_at(capsys):
+    """Found by review (2026-12-05): 'worst case 100% of the per-batch best' beside a loss at batches 1-16 where the
+    table switches speculation off and one k cannot."""
+    rc, out, _ = run(capsys, "advise", "--acceptance-rate", "0.35", "--k-max", "1", "--batch", "1..256")
+    line = next(ln for ln in out.splitlines() if ln.startswith("one k for engines"))
+    assert rc == 0 and "where speculation is on; speculation is predicted to lose at batch(es) 1-" in line

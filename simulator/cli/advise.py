@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..config_plan import ranges_text
 from ..files import check_output
 from . import fmt
 from .args import add_acceptance_args, add_format, add_option_args, add_scenario_args, int_arg, scenario_from
@@ -77,8 +78,11 @@ def _print(adv: Any, lo: int, hi: int) -> None:
         print(f"switch speculation off above batch: {adv.off_above}")
     if adv.pays:
         tree = f" (tree of {adv.fixed_tree_tokens})" if adv.fixed_tree_tokens > adv.fixed_k + 1 else ""
+        lose = adv.interior_off                 # found by review: the worst case hid the batches it loses at
         print(f"one k for engines without a per-batch table: {adv.fixed_k}{tree}, worst case "
-              f"{adv.fixed_worst_ratio:.0%} of the per-batch best")
+              f"{adv.fixed_worst_ratio:.0%} of the per-batch best where speculation is on" +
+              (f"; speculation is predicted to lose at batch(es) {ranges_text(lose)}, which the table switches off "
+               "and one k does not" if lose else ""))
     for c in adv.configs:
         print(f"\n{c.engine}:" + ("" if c.supported else " no configuration"))
         for ln in c.text.splitlines():
