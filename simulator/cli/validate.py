@@ -34,7 +34,8 @@ def add(sub: Any, name: str) -> None:
     c.add_argument("--out", required=True, help="where to write the fitted PROFILE.toml")
     c.add_argument("--params", default="host_step_s,host_per_seq_s,spec_bookkeeping_s,draft_step_overhead_s",
                    help="comma-separated parameters to fit (host_step_s, host_per_seq_s, spec_bookkeeping_s, "
-                        "draft_step_overhead_s, kernel_launch_s, hbm_fraction, gemm_fraction, overlap_efficiency)")
+                        "draft_step_overhead_s, kernel_launch_s, hbm_fraction, gemm_fraction, overlap_efficiency; "
+                        "kernel_floor_s, a device's per-kernel cost, fitted per architecture)")
     c.add_argument("--force", action="store_true",
                    help="write the profile even when a parameter is not determined by the data (at a bound, or "
                         "1-sigma above its value); such parameters keep the base profile's value either way")
@@ -93,7 +94,8 @@ def run_validate(a: argparse.Namespace) -> int:
         print(f"wrote {md} and {cs}", file=sys.stderr)
     skipped = [r for r in rep.rows if r["skipped"]]
     if skipped:
-        print(f"{len(skipped)} row(s) skipped (reasons in the table)", file=sys.stderr)
+        where = "each row's skipped field" if a.format == "json" else "the table"
+        print(f"{len(skipped)} row(s) skipped (reasons in {where})", file=sys.stderr)
     return 0
 
 
