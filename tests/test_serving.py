@@ -1309,3 +1309,13 @@ def test_frontier_k0_is_plain_decoding_in_both_modes():
     assert [p.concurrency for p in fr.on] == [p.concurrency for p in fr.off]
     for t in fr.targets:
         assert t.on is not None and t.off is not None and t.ratio == pytest.approx(1.0)
+
+
+@given(rate=st.floats(0.05, 3.0))
+@settings(max_examples=10)
+@example(rate=0.5)   # review (2026-12-05): in flight 0.8 beside 1.0 running
+def test_running_never_exceeds_in_flight_at_a_rate(rate):
+    r = serve(Scenario(), Workload(lengths=((1920, 480), (1024, 256)), rate=(rate,)))
+    for ph in (r.spec, r.base):
+        ok = np.isfinite(ph.in_flight)
+        assert bool(np.all(ph.running[ok] <= ph.in_flight[ok] + 1e-12))
