@@ -119,6 +119,8 @@ class SpeedupResult:
             for f in self._POINT_FIELDS:
                 v = getattr(self, f)[i]
                 pt[f] = (int(v) if f in ("k", "tree_tokens") else float(v)) if ok else None
+            if not ok and b <= self.max_batch_base and np.isfinite(self.base_step_s[i]):
+                pt["base_step_s"] = float(self.base_step_s[i])   # plain decoding still fits (found by review)
             pt["verify_bound"] = self.verify_bound[i] if ok else None
             pt["memory_bytes"] = float(self.memory_bytes[i])
             pt["feasible"] = ok

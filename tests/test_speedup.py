@@ -314,3 +314,11 @@ def test_a_curve_says_where_speculating_batches_exceed_the_engines_running_cap()
     assert "at most 32 requests at once (--max-running-requests 32)" in user and "batch 48, 56, 64 price" in user
     assert cap_notes(s.replace(batch=[1, 48])) == [] and cap_notes(s.replace(max_running_requests=64)) == []
     assert cap_notes(s.replace(engine="vllm")) == []                # no cap of its own while speculating
+
+
+def test_plain_step_reported_where_only_speculation_does_not_fit():
+    """Found by review (2026-12-05): at a batch where plain decoding fits and speculation does not, base_ms was '-'."""
+    r = speedup_curve(batch=[410, 10_000])
+    d = r.to_dict()["points"]
+    assert not r.feasible[0] and 410 <= r.max_batch_base and d[0]["base_step_s"] == pytest.approx(r.base_step_s[0])
+    assert d[0]["speedup"] is None and d[1]["base_step_s"] is None
