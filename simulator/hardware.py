@@ -45,7 +45,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "achievable": {"hbm_fraction", "gemm_bf16_fraction", "gemm_fp8_fraction", "gemm_fp4_fraction",
                    "link_fraction", "allreduce_latency_us", "alltoall_latency_us", "scaleout_latency_us",
                    "gemm_overlap"},
-    "kernels": {"graph_kernel_us", "quant_kernel_us", "gemm_tile_m"},
+    "kernels": {"graph_kernel_us", "quant_kernel_us", "gemm_tile_m", "weight_only_tile_m"},
 }
 
 
@@ -83,6 +83,8 @@ class Hardware:
                                       is used as written, without the shipped calibration (provenance, so equality
                                       ignores it; results report it as hardware_file)
     gemm_tile_m : int                 tensor-core GEMM tile height (tokens are rounded up to it), rows
+    weight_only_tile_m : int          the same for a weight-only GEMM, whose weights the device computes in the
+                                      activation format (W4A16: Marlin's 16-row mma.sync tiles); else gemm_tile_m
     assumptions : tuple[str, ...]     which figures fell back to defaults
     sources : tuple[str, ...]         every URL cited by the spec file
     """
@@ -115,6 +117,7 @@ class Hardware:
     kernel_floor_s: float = 3.3e-6
     quant_kernel_s: float = 1.5e-6
     gemm_tile_m: int = 64
+    weight_only_tile_m: int | None = None
     assumptions: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     architecture: str = ""
@@ -251,7 +254,9 @@ class _Reader:
             kernel_floor_prior_s=None if prior(self.doc, "kernels", "graph_kernel_us") is None else
             prior(self.doc, "kernels", "graph_kernel_us") * u.US,
             quant_kernel_s=self.default("kernels", "quant_kernel_us", 1.5, 0.1, 50.0, estimate=True) * u.US,
-            gemm_tile_m=self.default("kernels", "gemm_tile_m", 64, 1, 512, kind=int, estimate=True))
+            gemm_tile_m=self.default("kernels", "gemm_tile_m", 64, 1, 512, kind=int, estimate=True),
+            weight_only_tile_m=self.fig("kernels", "weight_only_tile_m", required=False, lo=1, hi=512, kind=int,
+                                        allow_estimate=True))
 
 
 def _from_toml(path: Path) -> Hardware:

@@ -148,7 +148,7 @@ def _op_time(i, f, cf, cb, peak, eta, real, bw, floor):
 
 
 def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, logq, moe_e, table, side, micro, dp,
-                    pp, peak, repeat, kernels, quant, fam, coll, group, eta, real, lat, bw_op, bw, tile, one_shot,
+                    pp, peak, repeat, kernels, quant, fam, coll, group, eta, real, lat, bw_op, bw, tiles, one_shot,
                     out_total, out_fam, out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
     n_ops = cf.shape[0]
@@ -160,7 +160,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, log
         for j in range(3):
             out_bound[p, j] = 0.0
         for i in range(n_ops):
-            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], table, i, side[i], dp, pp, tile, f)
+            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], table, i, side[i], dp, pp, tiles[i], f)
             if coll[i] > 0.0:
                 t = _coll_time(coll[i], group[i], _dot(cc, i, f), lat[i], bw_op[i], one_shot)
                 cls = 2
@@ -238,6 +238,11 @@ class Rates:
     one_shot: bool = False
     gemm_eta: float = 1.0
     quant_on: np.ndarray | None = None
+    tiles: np.ndarray | None = None
+
+    def tile_of(self, n_ops: int) -> np.ndarray:
+        """The GEMM tile height per op: `tiles` (a weight-only GEMM's own), else `tile` for every op."""
+        return np.full(n_ops, float(self.tile)) if self.tiles is None else np.asarray(self.tiles, dtype=np.float64)
 
     def quant(self, ops: OpSet) -> np.ndarray:
         """Activation-quantisation kernels per op repetition on this device (ops.quant where quant_on)."""
@@ -290,18 +295,20 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
     `gemm_fraction` override the hardware's measured fractions, `allreduce_latency_s` its all-reduce latency (an
     engine's own implementation). `mechanisms=False` prices the bare roofline (no per-kernel cost, no tile rounding,
     ring all-reduce, GEMMs at the roofline max)."""
-    peak, act = np.empty(len(ops)), np.empty(len(ops))
+    peak, act, tiles = np.empty(len(ops)), np.empty(len(ops)), np.empty(len(ops))
     for i, dt in enumerate(ops.dtype):
         ct = hw.compute_format(dt)     # weight-only formats (MXFP4 on Hopper) compute in bf16
         frac = gemm_fraction if gemm_fraction is not None else hw.gemm_fraction(ct)
         peak[i] = hw.peak_flops_per_s(ct) * frac
         act[i] = float(ct == dt)       # and quantise no activations (found by review: NVFP4 on H100 paid 128 kernels)
+        wo = hw.weight_only_tile_m if ct != dt and hw.weight_only_tile_m else hw.gemm_tile_m
+        tiles[i] = float(wo) if mechanisms else 0.0   # a weight-only GEMM on its own kernel's tile (Marlin: 16 rows)
     lat, bw_op = _collective_rates(hw, ops, allreduce_latency_s)
     return Rates(peak=peak, bw=hw.hbm_bandwidth_bytes_per_s * (hbm_fraction or hw.hbm_fraction), lat=lat,
                  bw_op=bw_op, kernel_s=hw.kernel_floor_s if mechanisms else 0.0,
                  quant_s=hw.quant_kernel_s if mechanisms else 0.0,
                  tile=float(hw.gemm_tile_m) if mechanisms else 0.0, one_shot=mechanisms,
-                 gemm_eta=hw.gemm_overlap if mechanisms else 1.0, quant_on=act)
+                 gemm_eta=hw.gemm_overlap if mechanisms else 1.0, quant_on=act, tiles=tiles)
 
 
 def _points(r: Rates, B, q, L, launch_s, graphed):
@@ -369,7 +376,7 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
            c(ops.kernels, dtype=np.float64), c(r.quant(ops)), c(ops.family, dtype=np.float64),
            c(ops.coll, dtype=np.float64),
            c(ops.group, dtype=np.float64), c(eta), c(real), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64),
-           float(r.bw), float(r.tile), bool(r.one_shot), tot, fam, bnd)
+           float(r.bw), c(r.tile_of(len(ops))), bool(r.one_shot), tot, fam, bnd)
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 
@@ -388,11 +395,11 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     """The same formula in plain numpy, vectorised over points, looping over ops; the tests' oracle."""
     (Bf, qf, Lf, lf, ff, qq), shape = _points(r, B, q, L, launch_s, graphed)
     eta, real_op = op_overlap(ops, r, overlap)
-    quant = r.quant(ops)
+    quant, tiles = r.quant(ops), r.tile_of(len(ops))
     n = Bf.shape[0]
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
-        f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], r.tile,
+        f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], tiles[i],
                      ops.pp, ops.dp)
         if ops.coll[i]:
             t = _coll_reference(int(ops.coll[i]), ops.group[i], f @ ops.cc[i], r.lat[i], r.bw_op[i], r.one_shot)

@@ -622,3 +622,21 @@ def test_activation_quantisation_only_where_the_gemm_computes_in_the_weight_form
     assert np.allclose(a.total_s, b.total_s, rtol=1e-12)
     off = step_times(ops, replace(r, quant_on=np.zeros(len(ops))), B, 1.0, L)
     assert np.all(off.total_s <= a.total_s) and (np.all(off.total_s < a.total_s) == quantises)
+
+
+def test_weight_only_gemms_take_their_own_tile():
+    """A100 has no FP4 or FP8 tensor cores: those weights run weight-only (W4A16, W8A16) on Marlin-type kernels with
+    16-row tiles (hardware weight_only_tile_m), memory-bound up to 16 tokens (found by review, 2026-12-05: FP4 at batch
+    1 was priced compute-bound on 64 padded rows). bf16 GEMMs keep gemm_tile_m; a device without the figure uses
+    gemm_tile_m for both."""
+    from simulator.model import load_model
+    from simulator.workload import forward_pass
+    a100 = load_hardware("a100-sxm-80gb")
+    assert a100.weight_only_tile_m == 16 and load_hardware("h100-sxm").weight_only_tile_m is None
+    for p, tile in (("fp4", 16.0), ("bf16", float(a100.gemm_tile_m))):
+        ops = forward_pass(load_model("llama-3.1-8b"), make_precision(p))
+        r = rates(a100, ops)
+        gemm = np.array([d == p for d in ops.dtype])
+        assert np.all(r.tile_of(len(ops))[gemm] == tile)
+    st = simulate_step("a100-sxm-80gb", "llama-3.1-8b", [1, 16], precision="fp4")
+    assert list(st.bound) == ["memory", "memory"]
