@@ -29,6 +29,7 @@ import numpy as np
 
 from .acceptance import verify_shape
 from .config_plan import EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, num_or_none, ranges_text, repo_of
+from .drafters import TREE_METHODS
 from .engine_configs import engine_configs, vllm_table_pays
 from .errors import ScenarioError
 from .hazards import Hazard, check, load_hazards, resolve_options
@@ -193,9 +194,12 @@ def _at_depth(s: Scenario, r: SpeedupResult, on: np.ndarray, kk: int, TT: int,
     """The prediction at depth kk with TT verify tokens over the on-range batches, priced once per (kk, TT) for
     both _steady_k and _fixed_k (memo)."""
     if (kk, TT) not in memo:
-        chain = TT == kk + 1             # a chain has no branching (found by review: advise refused every tree)
-        memo[(kk, TT)] = predict(s.replace(tree_tokens=None if chain else TT, k=kk,
-                                           tree_branching=None if chain else verify_shape(kk, TT, s.tree_branching).w,
+        # the shape alone, as admission.fixed_shape gives it: a chain of a tree method as a tree of k + 1 tokens,
+        # branching 1 (with no tree size Medusa takes its default 64-token tree; found by review), a chain-only
+        # method's depth alone, a tree with its branching (a kept branching on a chain was refused; found by review)
+        chain, w = TT == kk + 1, verify_shape(kk, TT, s.tree_branching).w
+        tree = None if chain and s.method not in TREE_METHODS else TT
+        memo[(kk, TT)] = predict(s.replace(tree_tokens=tree, k=kk, tree_branching=None if tree is None else w,
                                            batch=tuple(int(b) for b in r.batch[on])))
     return memo[(kk, TT)]
 
@@ -276,7 +280,7 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
     pays = bool(on.any())
     dynamic = vllm_table_pays(schedule, ratio)
     topk = max([_width(int(kk), int(TT), s.tree_branching) for kk, TT in zip(sk[on], sT[on])], default=1)
-    auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
+    auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context, "topk": topk,
                  "dynamic_k": dynamic, "batch_off": pays and not on.all(),
                  "overlap_scheduler": bool(sc["spec_overlap"]), "moe": bool(sc["moe"])}

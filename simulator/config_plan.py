@@ -136,7 +136,10 @@ class ConfigPlan:
     def rank_schedule(self, upto: int) -> list[tuple[int, int, int]]:
         """The k schedule up to instance batch `upto` as (start, end, k) ranges of one DP rank's batch (what an
         engine that schedules per rank looks k up by): rank batch b takes the k priced at instance batch dp x b."""
-        k_at = lambda n: next((r.k for r in self.schedule if r.start <= n <= r.end), 0)  # noqa: E731
+        # batches below the range (not evaluated) take its first range's k, not k = 0: a table starting at batch 1
+        # switched speculation off where it pays most (found by review: --batch 8..512 wrote [1, 7, 0])
+        first = self.schedule[0].k if self.schedule else 0
+        k_at = lambda n: first if n < self.lo else next((r.k for r in self.schedule if r.start <= n <= r.end), 0)  # noqa: E731
         out: list[list[int]] = []
         for b in range(1, self.per_rank(upto) + 1):
             k = k_at(min(b * self.dp, upto))
@@ -145,6 +148,26 @@ class ConfigPlan:
             else:
                 out.append([b, b, k])
         return [(s, e, k) for s, e, k in out]
+
+    def below_note(self) -> list[str]:
+        """What a per-batch table says of the batches below the range, which were not evaluated ([] from batch 1)."""
+        if self.lo <= 1 or not self.schedule:
+            return []
+        return [f"batches 1-{self.lo - 1}, below the range, were not evaluated: the table gives them the first "
+                f"range's k ({self.schedule[0].k})"]
+
+    def off_note(self, flag: str) -> list[str]:
+        """For an engine written with one k (no switch by batch): where speculation is predicted to lose, and the
+        limit that keeps a latency-bound server below the crossover ([] when it pays everywhere)."""
+        out = []
+        if self.interior_off:
+            out.append(f"speculation is also predicted to lose at batch(es) {ranges_text(self.interior_off)}, where "
+                       "one k keeps it on")
+        if self.off_above is not None and not self.off_fits:
+            out.append(f"speculation is predicted to lose above batch {self.off_above} and one k cannot switch it "
+                       f"off: cap {flag} {self.per_rank(self.off_above)} for latency-bound serving, or serve without "
+                       f"speculation when the load stays above {self.off_above}")
+        return out
 
     def graph_bs(self, n: int) -> int:
         """The CUDA-graph cap to write: the scenario's, else one rank's micro-batch of n."""

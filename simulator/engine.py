@@ -13,6 +13,7 @@ from .data import data_dir, figure, prior, read_spec, suggest
 from .drafters import METHODS
 from .errors import ScenarioError, SpecError
 from .fitted import engine_values
+from .hardware import VENDORS
 
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
@@ -243,9 +244,6 @@ def read_profile(path: Path) -> EngineProfile:
     kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
-
-
-VENDORS = ("nvidia", "amd")
 
 
 def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,

@@ -85,13 +85,14 @@ def _vllm_k(cfg: dict[str, Any], p: ConfigPlan) -> list[str]:
         notes.append(f"one k: {why}; num_speculative_tokens = {p.fixed_k} stays within {p.fixed_ratio:.0%} of the "
                      f"per-batch best{fixed_caveat(p)} and never switches speculation off: the per-batch table "
                      f"would be {json.dumps(table)}")
-        return notes
+        return notes + p.off_note("--max-num-seqs")      # found by review: the table's switch-off went unsaid
     if pays:
         cfg["num_speculative_tokens"] = p.kmax
         cfg["num_speculative_tokens_per_batch_size"] = table
         notes.append("num_speculative_tokens_per_batch_size is vLLM's dynamic speculative decoding (PR #32374): "
                      "[start_bs, end_bs, K] inclusive, K = 0 switches speculation off; num_speculative_tokens is "
                      "the startup maximum")
+        notes += p.below_note()
         if p.method not in VLLM_DSD_TESTED:
             notes.append(f"vLLM's docs list dynamic speculative decoding as tested with EAGLE, EAGLE-3 and DFlash; "
                          f"{ENGINE_METHOD['vllm'][p.method]} runs the same proposer base, untested there: check the "
@@ -258,9 +259,12 @@ def trtllm_schedule_ok(p: ConfigPlan) -> bool:
 
 
 def _trtllm_depth(p: ConfigPlan) -> int:
-    """max_draft_len: the schedule's largest k where the schedule is written, else the one k."""
-    multi = len({r.k for r in p.schedule if r.end <= max((x.end for x in p.on_ranges), default=0)}) > 1
-    return p.kmax if (trtllm_schedule_ok(p) or not multi) else p.fixed_k
+    """max_draft_len: the written schedule's largest k (its smallest key's: one rank's batches, found by review: under
+    attention DP the instance's largest k need not reach a rank's table), else the one k."""
+    last_on = max((x.end for x in p.on_ranges), default=0)
+    if trtllm_schedule_ok(p):
+        return max(k for _, _, k in p.rank_schedule(last_on))
+    return p.kmax if len({r.k for r in p.schedule if r.end <= last_on}) <= 1 else p.fixed_k
 
 
 def _trtllm_head(p: ConfigPlan) -> list[str]:
@@ -308,7 +312,7 @@ def _trtllm_table(p: ConfigPlan, last_on: int, upto: list[KRange]) -> tuple[list
     """The draft_len_schedule lines (keyed by one rank's active requests: should_use_spec_decode) and their notes."""
     lines = ["  draft_len_schedule:", *(f"    {e}: {k}" for _, e, k in p.rank_schedule(last_on))]
     notes = ["draft_len_schedule {batch: k}: k applies up to that batch; batches above the last key run k = 0 "
-             "(PR #10860)"]
+             "(PR #10860)", *p.below_note()]
     if any(r.k == 0 for r in upto):
         notes.append("the 0 entries switch speculation off where it is predicted to lose; if your TensorRT-LLM "
                      "version floors schedule values at 1 (PR #16888), those batches run k = 1")
@@ -326,7 +330,9 @@ def _trtllm_one_k_note(p: ConfigPlan) -> str:
            "one-model EAGLE-3, MTP-Eagle, DFlash and SA paths: support_dynamic_draft_len)"
            if p.method not in TRT_DYNAMIC else
            "TensorRT-LLM requires the smallest batch key of draft_len_schedule to carry max_draft_len, the largest "
-           "k (llm_args.py validate_draft_len_schedule_and_sort), and the best k here grows with the batch")
+           "k (llm_args.py validate_draft_len_schedule_and_sort), and here " +
+           ("speculation is predicted to lose at the smallest batches" if p.schedule[0].k == 0 else
+            "the best k grows with the batch"))
     return (f"{why}: one k, max_draft_len {p.fixed_k}, which stays within {p.fixed_ratio:.0%} of the per-batch best"
             f"{fixed_caveat(p)}" + (f"; speculation is also predicted to lose at batch(es) "
                                      f"{ranges_text(p.interior_off)}, where it stays on" if p.interior_off else ""))
@@ -384,11 +390,11 @@ def _sglang_layout_missing(p: ConfigPlan) -> str | None:
 
 def _sglang_pp_missing(p: ConfigPlan, alg: str, dpa: bool) -> str | None:
     """Why SGLang refuses speculation with pipeline stages here, or None: only a single-layer EAGLE / NEXTN chain."""
-    if p.method in ("eagle", "mtp") and not p.tree and not dpa:
+    if p.method in ("eagle", "mtp") and p.fixed_T == p.fixed_k + 1 and not dpa:    # SGLang runs the one k: its shape
         return None
     return (f"SGLang runs speculation with pipeline stages (SGLANG_ENABLE_PP_SPEC=1, PR #30775) only for a "
             f"single-layer EAGLE or NEXTN chain (topk 1) without DP attention (validation_hook.py pipeline checks); "
-            f"{alg}{' as a tree' if p.tree else ''}{' with DP attention' if dpa else ''} is refused")
+            f"{alg}{' as a tree' if p.fixed_T > p.fixed_k + 1 else ''}{' with DP attention' if dpa else ''} is refused")
 
 
 def _layout_missing(engine: str, p: ConfigPlan) -> str | None:

@@ -33,6 +33,7 @@ DEFAULT_ALLREDUCE_LATENCY_S = 6e-6
 # +- 0.15, is the better uncertainty). Derived from kernel timings, not from the validation rows.
 DEFAULT_GEMM_OVERLAP = 0.60
 
+VENDORS = ("nvidia", "amd")        # hardware vendor, as engine profiles name it ([scope] vendors)
 _FIG = frozenset({"vendor_quoted_sparse"})
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "vendor": None, "architecture": None, "aliases": None,
@@ -264,13 +265,15 @@ def _from_toml(path: Path) -> Hardware:
     aliases = doc.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise SpecError(f"{path}: aliases = {aliases!r}, expected a list of strings")
+    if doc.get("vendor") not in VENDORS:      # engines name the vendors they run on (found by review: "NVIDIA")
+        raise SpecError(f"{path}: vendor = {doc.get('vendor')!r}, expected one of {', '.join(VENDORS)}")
     r = _Reader(path, doc, name)
     peaks = r.peaks()
     l2 = r.fig("memory", "l2_cache_mb", required=False, lo=1.0, hi=1024.0)
     scaleout = r.fig("interconnect", "scaleout_gb_s_per_direction", required=False, lo=1.0, hi=1000.0)
     eff = r.efficiencies(peaks["fp4"] is not None)
     return Hardware(
-        name=name, display_name=str(doc.get("display_name", name)), vendor=str(doc.get("vendor", "")),
+        name=name, display_name=str(doc.get("display_name", name)), vendor=str(doc["vendor"]),
         architecture=str(doc.get("architecture", "")),
         **{f"peak_{k}_flops_per_s": peaks[k] for k in u.PEAK_KEYS},
         hbm_capacity_bytes=r.fig("memory", "hbm_capacity_gib", lo=8.0, hi=2000.0) * u.GiB,

@@ -43,6 +43,7 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
     "accept_threshold": (float, None, "SGLang --speculative-accept-threshold-single (1.0 = lossless)"),
     "topk": (int, None, "draft tree branching (1 = chain)"),
     "dp": (int, None, "data-parallel ranks"),
+    "pp": (int, None, "pipeline stages"),
     "tp": (int, None, "tensor-parallel GPUs"),
     "ep": (int, None, "expert-parallel GPUs"),
     "max_batch": (int, None, "largest batch (concurrent sequences) the deployment sees"),

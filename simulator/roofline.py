@@ -225,7 +225,9 @@ class Rates:
     tile height in tokens (0: off); one_shot : all-reduce picks one-shot or two-shot;
     gemm_eta : share of a GEMM's smaller time its larger one hides (the device's gemm_overlap; 1: roofline max);
     quant_on : (n_ops,) 1 where the op's GEMM computes in its weight format and so quantises its activations first,
-    0 where the device runs that format weight-only (W4A16 / W8A16: no activation quantisation; None: every op).
+    0 where the device runs that format weight-only (W4A16 / W8A16: no quantisation kernel; None: every op); the
+    op's bytes keep the quantised copy of x (workload.matmul), under 1 % of a step there (found by review);
+    tiles : (n_ops,) GEMM tile height per op (a weight-only GEMM's own, Hardware.weight_only_tile_m; None: `tile`).
     """
 
     peak: np.ndarray

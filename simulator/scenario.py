@@ -269,7 +269,10 @@ class Scenario:
 
     def _check_branching_alone(self) -> None:
         """tree_branching without tree_tokens shapes only Medusa's default tree; on a chain it would be ignored."""
-        if self.tree_branching is None or self.fixed_tree:
+        if self.tree_branching is None:
+            return
+        if self.fixed_tree:          # Medusa's default tree: its branching is bounded like a given tree's (review)
+            check_branching(MEDUSA_TREE_TOKENS, self.tree_branching)
             return
         what = f"method {self.method} verifies a chain of k + 1 tokens" if self.method else "speculation is off"
         raise ScenarioError(f"tree_branching (--tree-branching) = {self.tree_branching} without tree_tokens: {what}, "

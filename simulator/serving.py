@@ -325,7 +325,8 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     C = np.exp(np.interp(lam, X, np.log(g)))   # interpolated where X is smooth
     ph = _phase(dep, w, free, C, spec, gpus, c_fit)
     inf = lam * ph.e2e_s     # time-average requests in flight; at a rate below X(1) under one: so are the running
-    ph = replace(ph, in_flight=inf, running=np.minimum(ph.running, inf), tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
+    ph = replace(ph, in_flight=inf, running=np.minimum(ph.running, inf), decode_batch=np.minimum(ph.decode_batch, inf),
+                 tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
     top = min(float(X[-1]), pf.capacity_rps)
     return ph, (lam <= top) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0, pf.capacity_rps < float(X[-1])
 

@@ -94,6 +94,8 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--tree-tokens", "1"], "tree"), (cmd + ["--tree-branching", "0"], "tree"),
             (cmd + ["--k", "3"] * (cmd != ["advise"]) + ["--tree-tokens", "10", "--tree-branching", "1000"],
              "tree_branching = 1000 is more candidates per depth than the tree's 9 draft tokens"),
+            (cmd + ["--method", "medusa", "--engine", "vllm", "--model", "vicuna-7b", "--tree-branching", "1000"],
+             "tree_branching = 1000 is more candidates per depth than the tree's 63 draft tokens"),
             (cmd + ["--method", "eagle", "--tree-branching", "4"], "tree_branching (--tree-branching) = 4 without"),
             (cmd + ["--engine", "hf", "--model", "vicuna-7b", "--method", "suffix", "--acceptance-rate", "0.6"],
              "engine hf does not run suffix; its profile ([spec] methods) lists draft, ngram, eagle, eagle3, medusa"),

@@ -384,6 +384,9 @@ BAD_SPECS = [
     (_set(("name",), 5), r"name = 5, expected a non-empty string"),
     (_set(("aliases",), "h100"), r"aliases = 'h100', expected a list of strings"),
     (_set(("aliases",), ["h100", 3]), r"aliases = \['h100', 3\], expected a list of strings"),
+    # review (2026-12-05): "NVIDIA" or no vendor passed, and an engine's vendor check then named a blank vendor
+    (_set(("vendor",), "NVIDIA"), r"vendor = 'NVIDIA', expected one of nvidia, amd"),
+    (_del(("vendor",)), r"vendor = None, expected one of nvidia, amd"),
     (_set(("colour",), "green"), r"unknown key 'colour'; expected one of \["),
     (_set(("memory", "hbm_speed_tb_s"), {"value": 1.0, "source": "https://x.org"}),
      r"\[memory\] unknown key\(s\) \['hbm_speed_tb_s'\]; expected some of \["),

@@ -68,6 +68,12 @@ def test_bundled_list_is_well_formed():
     ("sglang", "mtp", {"moe": True, "max_batch": 16}, "moe-speculation-under-load-overpredicted", "InferenceX-app"),
     ("vllm", "eagle3", {"moe": True, "max_batch": 256}, "moe-speculation-under-load-overpredicted",
      "rocm.blogs.amd.com"),
+    # review (2026-12-05): layouts the engines refuse, which curve and serve priced without a word
+    ("sglang", "eagle3", {"pp": 2}, "sglang-pp-spec-eagle-chain-only", "sgl-project/sglang/pull/30775"),
+    ("sglang", "eagle", {"pp": 2, "topk": 4}, "sglang-pp-spec-tree-or-dp-attention", "validation_hook.py"),
+    ("sglang", "mtp", {"pp": 2, "dp": 8, "moe": True}, "sglang-pp-spec-no-dp-attention", "validation_hook.py"),
+    ("sglang", "dflash", {"dp": 8, "moe": True}, "sglang-dflash-no-dp-attention", "speculative_hook.py"),
+    ("trtllm", "eagle", {}, "trtllm-eagle1-head-on-pytorch-backend", "llm_args.py"),
 ])
 def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     hs = check(engine, method, opts)
@@ -88,6 +94,9 @@ def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     ("sglang", "mtp", {"moe": True, "max_batch": 15}, "moe-speculation-under-load-overpredicted"),   # low load
     ("sglang", "mtp", {"max_batch": 64}, "moe-speculation-under-load-overpredicted"),                # dense
     ("sglang", "mtp", {"moe": True}, "moe-speculation-under-load-overpredicted"),                    # load unknown
+    ("sglang", "eagle", {"pp": 2, "topk": 1}, "sglang-pp-spec-tree-or-dp-attention"),         # a chain runs
+    ("sglang", "eagle3", {"pp": 1}, "sglang-pp-spec-eagle-chain-only"),
+    ("sglang", "dflash", {"dp": 8}, "sglang-dflash-no-dp-attention"),                         # dense: replicas
 ])
 def test_conditions_must_all_hold(engine, method, opts, absent):
     assert absent not in ids(check(engine, method, opts))

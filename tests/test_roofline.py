@@ -632,7 +632,8 @@ def test_weight_only_gemms_take_their_own_tile():
     from simulator.model import load_model
     from simulator.workload import forward_pass
     a100 = load_hardware("a100-sxm-80gb")
-    assert a100.weight_only_tile_m == 16 and load_hardware("h100-sxm").weight_only_tile_m is None
+    assert a100.weight_only_tile_m == 16 and load_hardware("h100-sxm").weight_only_tile_m == 16
+    assert load_hardware("mi300x").weight_only_tile_m is None and load_hardware("b200").weight_only_tile_m is None
     for p, tile in (("fp4", 16.0), ("bf16", float(a100.gemm_tile_m))):
         ops = forward_pass(load_model("llama-3.1-8b"), make_precision(p))
         r = rates(a100, ops)

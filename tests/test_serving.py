@@ -1319,3 +1319,4 @@ def test_running_never_exceeds_in_flight_at_a_rate(rate):
     for ph in (r.spec, r.base):
         ok = np.isfinite(ph.in_flight)
         assert bool(np.all(ph.running[ok] <= ph.in_flight[ok] + 1e-12))
+        assert bool(np.all(ph.decode_batch[ok] <= ph.in_flight[ok] + 1e-12))

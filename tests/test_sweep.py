@@ -496,6 +496,9 @@ def test_to_dataset_needs_the_whole_grid():
     ('model = "llama-3.1-8b"\n[serve]\nconcurrency = [1.5, 4.0]\n', "t.csv",
      "serve.concurrency: 1.5; expected whole numbers"),
     ('model = "eagle3-llama3.1-8b"\n[serve]\nconcurrency = [1]\n', "t.csv", "every configuration is rejected"),
+    # review (2026-12-05): acceptance_k beside a rate was ignored in serving sweeps (batch sweeps refuse it)
+    ('model = "llama-3.1-8b"\nacceptance_rate = 0.7\nacceptance_k = 5\n[serve]\nconcurrency = [1]\n', "t.csv",
+     "acceptance_k: applies only with acceptance_length"),
     # review: rejected only at the cells' own k (past Medusa's 5 heads), which resolving the configuration passes
     ('model = "vicuna-7b"\nmethod = "medusa"\nengine = "vllm"\nk = [9, 10]\nbatch = [1]\n', "d",
      "k = 9 exceeds the 5 Medusa heads"),

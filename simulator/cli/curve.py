@@ -45,8 +45,8 @@ def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
     ok = r.feasible
     topk = max([verify_shape(int(k), int(T), a.tree_branching).w for k, T in zip(r.k[ok], r.tree_tokens[ok])
                 if T > k + 1], default=1)
-    opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "max_batch": int(np.max(r.batch[ok], initial=0)), "context": a.context,
-            "topk": topk,
+    opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "pp": a.pp, "max_batch": int(np.max(r.batch[ok], initial=0)),
+            "context": a.context, "topk": topk,
             "max_k": int(r.k[ok].max()) if ok.any() else 0,
             "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0,
             "overlap_scheduler": r.scenario["spec_overlap"], "moe": r.scenario["moe"], **options_from(a)}

@@ -159,7 +159,7 @@ def hazards_for(res: Any) -> list[Any]:
     if not sc["method"]:
         return []
     ph, ok = res.spec, res.feasible
-    opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "moe": sc["moe"],
+    opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "moe": sc["moe"],
             "max_batch": int(np.ceil(np.max(ph.decode_batch[ok], initial=1.0))),
             "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"])}
     return check(sc["engine"], sc["method"], opts)

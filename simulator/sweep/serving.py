@@ -88,7 +88,12 @@ def _scenario_values(doc: dict[str, Any]) -> tuple[dict[str, list[Any]], Accepta
 
 def _acceptance(doc: dict[str, Any]) -> AccFn | None:
     """The spec's acceptance as a function of a configuration: a rate as given, or a length read at its k on that
-    configuration's tree, with its method's per-position decay (as the CLI reads --acceptance-length)."""
+    configuration's tree, with its method's per-position decay (as the CLI reads --acceptance-length). A rate and a
+    length together, or acceptance_k without a length, are refused as a batch sweep refuses them (found by review)."""
+    if "acceptance_rate" in doc and "acceptance_length" in doc:
+        raise err("acceptance_length", "give acceptance_rate or acceptance_length, not both")
+    if "acceptance_k" in doc and "acceptance_length" not in doc:
+        raise err("acceptance_k", "applies only with acceptance_length")
     if "acceptance_rate" in doc:
         acc = Acceptance.from_rate(float(doc["acceptance_rate"]))
         return lambda kw: acc
