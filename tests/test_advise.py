@@ -819,3 +819,58 @@ def test_cli_one_k_line_names_the_batches_it_loses_at(capsys):
     rc, out, _ = run(capsys, "advise", "--acceptance-rate", "0.35", "--k-max", "1", "--batch", "1..256")
     line = next(ln for ln in out.splitlines() if ln.startswith("one k for engines"))
     assert rc == 0 and "where speculation is on; speculation is predicted to lose at batch(es) 1-" in line
+
+
+def test_advise_prices_a_medusa_chain_as_a_chain():
+    """Found by review (2026-12-05, pre-existing): advise priced each Medusa chain depth with no tree size, which is
+    Medusa's default 64-token tree, so the schedule printed 0.74x where the curve priced 2.67x."""
+    a = advise(hardware="h100-sxm", model="vicuna-7b", method="medusa", engine="vllm", tree_tokens=4,
+               acceptance=Acceptance.from_rate(0.8), batch_range=(100, 256), emit=("vllm",))
+    on = [r for r in a.schedule if r.k > 0]
+    assert on and all(r.speedup_min > 1.0 for r in on)
+    r = a.result
+    for rng in on:
+        i = [j for j, b in enumerate(r.batch) if rng.start <= b <= rng.end and r.feasible[j]]
+        assert rng.speedup_max <= max(r.speedup[i]) * (1 + 1e-9)
+
+
+def test_a_table_starting_above_batch_1_keeps_the_first_k_below_it():
+    """Found by review (2026-12-05): --batch 8..512 wrote [1, 7, 0] into vLLM's table, switching speculation off at the
+    batches never evaluated and where it pays most; TensorRT-LLM then fell back to one k for a schedule 5 -> 4 -> 3."""
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm", batch_range=(8, 512),
+               acceptance=Acceptance.from_rate(0.6), context=128, emit=("vllm", "trtllm"))
+    table = vllm_json(a.config("vllm").text)["num_speculative_tokens_per_batch_size"]
+    assert table[0][0] == 1 and table[0][2] == a.schedule[0].k > 0
+    assert any("batches 1-7, below the range, were not evaluated" in n for n in a.config("vllm").notes)
+    t = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="trtllm", batch_range=(4, 256),
+               emit=("trtllm",)).config("trtllm")
+    depth, values = _trt_schedule(t.text)
+    assert values and values[0] == depth == max(values)
+
+
+def test_trtllm_depth_is_the_rank_tables_largest_k():
+    """Found by review (2026-12-05): under attention DP the rank table starts at instance batch dp, so the instance's
+    largest k (at batches below dp) need not be in it; max_draft_len must be the table's own largest k."""
+    from simulator.config_plan import ConfigPlan, KRange
+    from simulator.engine_configs import engine_configs
+    sched = (KRange(1, 3, 5, 6, 2.0, 2.1), KRange(4, 64, 4, 5, 1.8, 2.0), KRange(65, 256, 3, 4, 1.2, 1.8))
+    p = ConfigPlan(method="eagle3", target="x", draft="d", tp=1, ep=8, lo=1, hi=256, schedule=sched, off_above=None,
+                   pays=True, fixed_k=4, fixed_T=5, fixed_ratio=0.9, topk=1, options={}, dp=4, moe=True)
+    depth, values = _trt_schedule(engine_configs(p, ("trtllm",))[0].text)
+    assert values and values[0] == depth == max(values)
+
+
+def test_vllm_one_k_says_where_speculation_loses():
+    """Found by review (2026-12-05): with one k (n-gram) the table's switch-off above the crossover went unsaid."""
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="ngram", engine="vllm", context=128,
+               acceptance=Acceptance.from_rate(0.6), batch_range=(1, 256), emit=("vllm",))
+    assert a.off_above is not None
+    assert any(f"cap --max-num-seqs {a.off_above} for latency-bound serving" in n for n in a.config("vllm").notes)
+
+
+def test_sglang_pipeline_check_reads_the_one_k_it_runs():
+    """Found by review (2026-12-05): a tree budget with a chain as the one k was refused as 'EAGLE as a tree'."""
+    a = advise(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle",
+               engine="sglang", tree_tokens=8, batch_range=(1, 256), emit=("sglang",))
+    c = a.config("sglang")
+    assert c.supported == (a.fixed_tree_tokens == a.fixed_k + 1)
