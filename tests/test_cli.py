@@ -338,6 +338,8 @@ ARG_ERRORS = [
     # an argument a command does not take points to that command's help (it pointed to `specroof --help`)
     (["curve", "--bogus", "1"], ["unrecognized arguments: --bogus 1 (see `specroof curve --help`)"]),
     (["step", "--tp", "2", "extra"], ["unrecognized arguments: extra (see `specroof step --help`)"]),
+    # review (2026-12-05): accepted and ignored (one pass has no speculative step to overlap)
+    (["step", "--spec-overlap"], ["unrecognized arguments: --spec-overlap (see `specroof step --help`)"]),
     (["frontier", "--gpus", "8", "--bogus"], ["unrecognized arguments: --bogus (see `specroof frontier --help`)"]),
     (["--bogus", "curve"], ["unrecognized arguments: --bogus (see `specroof --help`)"]),
     # serve and frontier take each request's context from --isl / --osl: --context changed no number, silently
