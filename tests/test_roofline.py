@@ -379,8 +379,8 @@ def test_tp_beyond_the_scaleup_domain_is_hierarchical():
     gb = hw("gb200-nvl72")
     np.testing.assert_allclose(rates(gb, nvl).bw_op[nvl.coll > 0], 900e9 * gb.link_fraction)
     with pytest.raises(ScenarioError, match=r"^a 16-GPU collective spans more than one 8-GPU scale-up domain of "
-                                            r"mi300x, whose scale-out bandwidth is not published$"):
-        rates(hw("mi300x"), ops)
+                                            r"mi325x, whose scale-out bandwidth is not published$"):
+        rates(hw("mi325x"), ops)
 
 
 def test_rates():
