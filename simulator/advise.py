@@ -271,17 +271,20 @@ def _width(k: int, T: int, branching: int | None) -> int:
 
 
 def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np.ndarray,
-                    schedule: tuple[KRange, ...], sc: dict[str, Any], ratio: float) -> tuple[int, dict[str, Any]]:
+                    schedule: tuple[KRange, ...], sc: dict[str, Any], ratio: float,
+                    one: tuple[int, int] | None = None) -> tuple[int, dict[str, Any]]:
     """The options for the hazard check: what the prediction decides (tp, ep, max_batch, max_k, verify_tokens,
     context, topk, dynamic_k, batch_off; from the result's scenario `sc`, overlap_scheduler: whether the priced
     speculative steps overlap host work, and moe: whether the target routes tokens to experts) with the scenario's
     own options over them; dynamic_k: the written vLLM config holds a per-batch K table (vllm_table_pays; the other
-    engines take one k). Returns (topk, options)."""
+    engines take one k); `one`: the (k, T) an engine that runs one k runs (SGLang), whose width is the topk checked
+    (found by review: a tree warning beside a chain config). Returns (topk of the schedule, options)."""
     pays = bool(on.any())
     dynamic = vllm_table_pays(schedule, ratio)
     topk = max([_width(int(kk), int(TT), s.tree_branching) for kk, TT in zip(sk[on], sT[on])], default=1)
     auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
-                 "verify_tokens": int(sT.max()) if pays else 0, "context": s.context, "topk": topk,
+                 "verify_tokens": int(sT.max()) if pays else 0, "context": s.context,
+                 "topk": topk if one is None or not one[0] else _width(one[0], one[1], s.tree_branching),
                  "dynamic_k": dynamic, "batch_off": pays and not on.all(),
                  "overlap_scheduler": bool(sc["spec_overlap"]), "moe": bool(sc["moe"])}
     return topk, resolve_options({**auto_opts, **dict(s.options)})
@@ -324,7 +327,8 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     if pays:
         ratio, fixed_k, fixed_T, fixed_s[on] = _fixed_k(s, r, on, sk, sT, memo)
         fixed_to = r.edge(fixed_k, fixed_T)                    # where the one k stops fitting in memory
-    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, r.scenario, ratio)
+    topk, opts = _hazard_options(s, hi, sk, sT, on, schedule, r.scenario, ratio,
+                                 (fixed_k, fixed_T) if eng_name == "sglang" else None)
     hz = tuple(check(eng_name, s.method, opts, hazards_all))
     sc = r.scenario
     # The SGLang line asks for SpecV2 only when SGLang itself was priced with it (the hazards checked are the priced

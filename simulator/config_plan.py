@@ -153,7 +153,8 @@ class ConfigPlan:
         """What a per-batch table says of the batches below the range, which were not evaluated ([] from batch 1)."""
         if self.lo <= 1 or not self.schedule:
             return []
-        return [f"batches 1-{self.lo - 1}, below the range, were not evaluated: the table gives them the first "
+        rank = f" (a rank's batches 1-{self.per_rank(self.lo - 1)} in the table)" if self.dp > 1 else ""
+        return [f"batches 1-{self.lo - 1}, below the range{rank}, were not evaluated: the table gives them the first "
                 f"range's k ({self.schedule[0].k})"]
 
     def off_note(self, flag: str) -> list[str]:

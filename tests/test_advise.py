@@ -874,3 +874,27 @@ def test_sglang_pipeline_check_reads_the_one_k_it_runs():
                engine="sglang", tree_tokens=8, batch_range=(1, 256), emit=("sglang",))
     c = a.config("sglang")
     assert c.supported == (a.fixed_tree_tokens == a.fixed_k + 1)
+
+
+def test_sglang_pipeline_stages_where_speculation_never_pays_is_not_refused():
+    """Found by review (2026-12-05): with nothing paying the one k is (0, 0), which the pipeline check read as a tree
+    and refused, hiding 'serve without it'."""
+    a = advise(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle",
+               engine="sglang", acceptance=Acceptance.from_rate(0.05), batch_range=(64, 256), emit=("sglang",))
+    c = a.config("sglang")
+    assert not a.pays and c.supported and "not to pay" in c.notes[0]
+
+
+def test_sglang_hazards_read_the_one_k_sglang_runs(capsys):
+    """Found by review (2026-12-05): a chain config for SGLang beside an [unsupported] 'refuses draft trees' warning
+    (the hazard read the schedule's widest shape); serve had no topk, so the tree warning never fired there."""
+    kw = dict(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle",
+              engine="sglang", tree_tokens=8, batch_range=(1, 256), emit=("sglang",))
+    a = advise(**kw)
+    assert a.fixed_tree_tokens == a.fixed_k + 1
+    assert "sglang-pp-spec-tree-or-dp-attention" not in [h.id for h in a.hazards]
+    rc, out, _ = run(capsys, "serve", "--model", "llama-3.1-405b", "--precision", "fp8", "--tp", "8", "--pp", "2",
+                     "--method", "eagle", "--tree-tokens", "8", "--engine", "sglang", "--format", "json")
+    d = json.loads(out)
+    assert rc == 0 and any(p["spec"]["verify_tokens"] > p["spec"]["k"] + 1 for p in d["points"] if p["spec"]["k"])
+    assert "sglang-pp-spec-tree-or-dp-attention" in [h["id"] for h in d["hazards"]]
