@@ -119,6 +119,11 @@ def verify_shape(k: int, tree_tokens: int | None = None, tree_branching: int | N
     return Verify(k, tree_tokens, default_tree_branching(tree_tokens, k))
 
 
+def tree_width(k: int, T: int, branching: int | None) -> int:
+    """Widest level (top-k per depth) of the verify shape of depth k with T tokens: 1 for a chain of k + 1."""
+    return verify_shape(k, T, branching).w if T > k + 1 else 1
+
+
 def check_branching(tree_tokens: int, tree_branching: int | None) -> None:
     """A tree's branching is at most its draft tokens, tree_tokens - 1 (found by review: 1000 candidates per depth
     on a tree of 9 draft tokens priced a 141 ms draft pass)."""

@@ -22,7 +22,7 @@ import numpy as np
 from .acceptance import Verify
 from .drafters import TREE_METHODS
 from .pricing import MemoryUse, candidates, memory
-from .scenario import Deployment
+from .scenario import Deployment, Scenario
 from .traffic import Workload
 
 # The most requests the search for the KV limit tries (2^30, a power of two: beyond any engine's request pool).
@@ -34,15 +34,20 @@ def speculates(dep: Deployment) -> bool:
     return dep.drafter is not None and dep.scenario.k != 0
 
 
+def shape_scenario(s: Scenario, v: Verify) -> Scenario:
+    """The scenario that runs verify shape v alone (fixed_shape's rule, for a Scenario)."""
+    if s.method not in TREE_METHODS:
+        return s.replace(k=v.k, tree_tokens=None, tree_branching=None)
+    return s.replace(k=v.k, tree_tokens=v.T, tree_branching=v.w)
+
+
 def fixed_shape(dep: Deployment, v: Verify) -> Deployment:
     """The deployment that runs verify shape v alone: its depth with its tree size and branching given (a chain as a
     tree of k + 1 tokens, branching 1), so neither k = "auto" nor Medusa's default tree reselects it (found by
     review: rebuilt with no tree size, a Medusa chain became Medusa's default 64-token tree). A method that only
     verifies chains (n-gram, suffix, DFlash, self-sparse) takes its depth alone: a tree size is refused there (found by
     review: serve, frontier and serving sweeps failed at k = "auto" for those methods)."""
-    if dep.scenario.method not in TREE_METHODS:
-        return replace(dep, scenario=dep.scenario.replace(k=v.k, tree_tokens=None, tree_branching=None))
-    return replace(dep, scenario=dep.scenario.replace(k=v.k, tree_tokens=v.T, tree_branching=v.w))
+    return replace(dep, scenario=shape_scenario(dep.scenario, v))
 
 
 def running_cap(dep: Deployment, spec: bool) -> float:
@@ -132,4 +137,4 @@ def held(R: np.ndarray, prefill_queue: np.ndarray, decode_batch: np.ndarray) -> 
 
 
 __all__ = ["MAX_REQUESTS", "admission_width", "feasibility", "fit_limit", "fixed_shape", "held", "memory_held",
-           "running_cap", "running_limit", "speculates"]
+           "running_cap", "running_limit", "shape_scenario", "speculates"]

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .acceptance import verify_shape
+from .acceptance import Verify, tree_width, verify_shape
+from .admission import shape_scenario
 from .config_plan import EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, num_or_none, ranges_text, repo_of
-from .drafters import TREE_METHODS
 from .engine_configs import engine_configs, vllm_table_pays
 from .errors import ScenarioError
 from .hazards import Hazard, check, load_hazards, resolve_options
@@ -194,13 +194,10 @@ def _at_depth(s: Scenario, r: SpeedupResult, on: np.ndarray, kk: int, TT: int,
     """The prediction at depth kk with TT verify tokens over the on-range batches, priced once per (kk, TT) for
     both _steady_k and _fixed_k (memo)."""
     if (kk, TT) not in memo:
-        # the shape alone, as admission.fixed_shape gives it: a chain of a tree method as a tree of k + 1 tokens,
-        # branching 1 (with no tree size Medusa takes its default 64-token tree; found by review), a chain-only
-        # method's depth alone, a tree with its branching (a kept branching on a chain was refused; found by review)
-        chain, w = TT == kk + 1, verify_shape(kk, TT, s.tree_branching).w
-        tree = None if chain and s.method not in TREE_METHODS else TT
-        memo[(kk, TT)] = predict(s.replace(tree_tokens=tree, k=kk, tree_branching=None if tree is None else w,
-                                           batch=tuple(int(b) for b in r.batch[on])))
+        # the shape alone (admission.shape_scenario; found by review: Medusa chains priced as its default 64-token
+        # tree, and a tree's branching kept on a chain, which a chain refuses)
+        v = Verify(kk, TT, 1) if TT == kk + 1 else verify_shape(kk, TT, s.tree_branching)
+        memo[(kk, TT)] = predict(shape_scenario(s, v).replace(batch=tuple(int(b) for b in r.batch[on])))
     return memo[(kk, TT)]
 
 
@@ -265,11 +262,6 @@ def _batch_bounds(scenario: Any, batch_range: Any) -> tuple[int, int]:
     return int(_check_int("smallest batch", batch_range[0])), int(_check_int("largest batch", batch_range[1]))
 
 
-def _width(k: int, T: int, branching: int | None) -> int:
-    """Widest level of the verify tree of depth k with T verify tokens (1 for a chain of k + 1)."""
-    return verify_shape(k, T, branching).w if T > k + 1 else 1
-
-
 def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np.ndarray,
                     schedule: tuple[KRange, ...], sc: dict[str, Any], ratio: float,
                     one: tuple[int, int] | None = None) -> tuple[int, dict[str, Any]]:
@@ -281,10 +273,10 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
     (found by review: a tree warning beside a chain config). Returns (topk of the schedule, options)."""
     pays = bool(on.any())
     dynamic = vllm_table_pays(schedule, ratio)
-    topk = max([_width(int(kk), int(TT), s.tree_branching) for kk, TT in zip(sk[on], sT[on])], default=1)
+    topk = max([tree_width(int(kk), int(TT), s.tree_branching) for kk, TT in zip(sk[on], sT[on])], default=1)
     auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context,
-                 "topk": topk if one is None or not one[0] else _width(one[0], one[1], s.tree_branching),
+                 "topk": topk if one is None or not one[0] else tree_width(one[0], one[1], s.tree_branching),
                  "dynamic_k": dynamic, "batch_off": pays and not on.all(),
                  "overlap_scheduler": bool(sc["spec_overlap"]), "moe": bool(sc["moe"])}
     return topk, resolve_options({**auto_opts, **dict(s.options)})
@@ -335,7 +327,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     # engine's: another engine's overlap, vLLM's async scheduling, says nothing of SGLang's).
     plan = ConfigPlan(s.method, repo_of(sc["model"]), repo_of(sc["draft_model"]), s.tp, s.ep, lo, hi, schedule,
                       off_above, pays, fixed_k, fixed_T, ratio, topk, opts, interior,
-                      _width(fixed_k, fixed_T, s.tree_branching),
+                      tree_width(fixed_k, fixed_T, s.tree_branching),
                       sglang_spec_v2=eng_name == "sglang" and bool(sc["spec_overlap"]),
                       cap=_cap(r, lo, hi), cap_base=min(hi, r.max_batch_base), off_fits=off_fits,
                       fixed_fits_to=fixed_to,

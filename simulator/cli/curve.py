@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..acceptance import verify_shape
+from ..acceptance import tree_width
 from ..files import check_output
 from ..hazards import check
 from . import fmt
@@ -43,8 +43,8 @@ def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
     whether the target is a mixture of experts), over the feasible points, as serve's (found by review: a curve whose
     every batch was infeasible warned that its speedups at 16 to 96 requests measure below the prediction)."""
     ok = r.feasible
-    topk = max([verify_shape(int(k), int(T), a.tree_branching).w for k, T in zip(r.k[ok], r.tree_tokens[ok])
-                if T > k + 1], default=1)
+    topk = max([tree_width(int(k), int(T), a.tree_branching) for k, T in zip(r.k[ok], r.tree_tokens[ok])],
+               default=1)
     opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "pp": a.pp, "max_batch": int(np.max(r.batch[ok], initial=0)),
             "context": a.context, "topk": topk,
             "max_k": int(r.k[ok].max()) if ok.any() else 0,

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..acceptance import verify_shape
+from ..acceptance import tree_width
 from ..errors import ScenarioError
 from ..hazards import check
 from . import fmt
@@ -163,8 +163,8 @@ def hazards_for(res: Any) -> list[Any]:
     opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "moe": sc["moe"],
             "max_batch": int(np.ceil(np.max(ph.decode_batch[ok], initial=1.0))),
             "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"]),
-            "topk": max([verify_shape(int(k), int(T), sc["tree_branching"]).w for k, T in
-                         zip(ph.k[ok], ph.verify_tokens[ok]) if k and T > k + 1], default=1)}   # review: trees
+            "topk": max([tree_width(int(k), int(T), sc["tree_branching"]) for k, T in
+                         zip(ph.k[ok], ph.verify_tokens[ok]) if k], default=1)}   # review: trees
     return check(sc["engine"], sc["method"], opts)
 
 
