@@ -27,15 +27,13 @@ NV_MEDUSA = ("https://developer.nvidia.com/blog/low-latency-inference-chapter-1-
 NV_MAVERICK = "https://developer.nvidia.com/blog/blackwell-breaks-the-1000-tps-user-barrier-with-metas-llama-4-maverick/"
 TRT_5146 = "https://github.com/NVIDIA/TensorRT-LLM/pull/5146"
 VLLM_PEAGLE = "https://blog.vllm.ai/2026/03/13/p-eagle.html"
-# Round 2 (2026-12-03): SGLang's SpecBundle dashboard data (SpecForge #382; H200 per the dashboard's chart title; TP not
-# recorded) and "Speculative Decoding: Performance or Illusion?" (arXiv 2601.11580, its site's text).
-SPECBUNDLE = "https://github.com/sgl-project/SpecForge/blob/main/docs/spec_bundle/public/raw_data/data.json"
+# Round 2 (2026-12-03): SGLang's SpecBundle dashboard data (SpecForge #382) and "Speculative Decoding: Performance
+# or Illusion?" (arXiv 2601.11580, its site's text). SpecBundle's eight rows left this table on 2026-12-05, when the
+# whole dashboard (round 5, BLIND_TEST.md) went into validation/rows.csv as source specbundle-dashboard.
 SDBENCH = "https://specdecode-bench.github.io"
-SB_BASE_8B = 189.98120707576373          # Llama-3.1-8B-Instruct, mtbench, bs 1: 'Wihtout EAGLE3' output_throughput
-# Both SGLang sources ran builds before SpecV2 became the default (v0.5.11, PR #21062): SpecForge pinned sglang 0.5.6
-# when the data was added (2025-12-23) and its bench_eagle3.py sets no SGLANG_ENABLE_SPEC_V2; SpecDecode-Bench ran
-# v0.5.9. Their speculative steps are priced with the V1 worker (spec_overlap False), as the profile's
-# overlap_with_spec_from prices validation rows of such builds.
+# SpecDecode-Bench ran SGLang v0.5.9, before SpecV2 became the default (v0.5.11, PR #21062): its speculative steps are
+# priced with the V1 worker (spec_overlap False), as the profile's overlap_with_spec_from prices validation rows of
+# such builds.
 SB = dict(hardware="h200-sxm", engine="sglang", precision="bf16", context=1024, spec_overlap=False)
 # Round 4 (2026-12-05), a research helper's search for measurements absent from the repository; every SGLang build
 # here predates SpecV2 as the default (2026-05), so the speculative steps are priced with the V1 worker. None of the
@@ -47,32 +45,6 @@ TW = dict(hardware="h200-sxm", engine="sglang", model="minimax-m2.5", precision=
           spec_overlap=False)
 TW_ASSUMED = ("one TP4 server of the 8x H200 node, FP8 (the checkpoint's format; its non-expert formats not stated), "
               "a fork of SGLang of April 2026 (tails-mpt/sglang) priced as SGLang's V1 worker; context 1024")
-SB_ASSUMED = ("H200 from the dashboard's chart title; throughput over wall time, prefill included; MT-Bench context "
-              "1024 (not published); SGLang's V1 worker, no speculative overlap (sglang 0.5.6 pinned, SpecV2 opt-in)")
-# SpecBundle EAGLE-3 rows (chains: topk 1, steps + 1 draft tokens): name, locator, EAGLE-3 and plain output_throughput
-# (tokens/s), model, TP, k, batch, accept_length, what the mapping assumed beyond SB_ASSUMED.
-SB_SPEC = (
-    ("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 3", "mtbench / bs 1 / steps 3, topk 1, 4 draft tokens: "
-     "SpecForge draft 404.25 tokens/s, accept_length 2.898", 404.24667749722187, SB_BASE_8B, "llama-3.1-8b", 1, 3, 1,
-     2.8981, "TP1"),
-    ("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 5", "mtbench / bs 1 / steps 5, topk 1: 446.64 tokens/s, "
-     "accept_length 3.516", 446.6366476858434, SB_BASE_8B, "llama-3.1-8b", 1, 5, 1, 3.5164, "TP1"),
-    ("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, k = 7", "mtbench / bs 1 / steps 7, topk 1: 450.03 tokens/s, "
-     "accept_length 3.856", 450.03198538047087, SB_BASE_8B, "llama-3.1-8b", 1, 7, 1, 3.8558, "TP1"),
-    ("Llama-3.1-8B EAGLE-3, 1x H200, SGLang, batch 1, HumanEval, k = 3", "humaneval / bs 1 / steps 3, topk 1: 465.18 "
-     "against 190.91 tokens/s, accept_length 3.340", 465.1765542307934, 190.91017930680567, "llama-3.1-8b", 1, 3, 1,
-     3.3398, "TP1"),
-    ("Llama-3.3-70B EAGLE-3, 4x H200, SGLang, batch 8, k = 3", "Llama-3.3-70B-Instruct / mtbench / bs 8 / steps 3, "
-     "topk 1: 1238.47 against 540.46 tokens/s, accept_length 2.961", 1238.4736758319698, 540.4640557255416,
-     "llama-3.3-70b", 4, 3, 8, 2.9607, "TP4 from the draft's model card launch command (--tp 4)"),
-    ("Qwen3-30B-A3B EAGLE-3, 4x H200, SGLang, batch 8, k = 3", "Qwen3-30B-A3B-Instruct-2507 / mtbench / bs 8 / steps "
-     "3, topk 1: 2048.69 against 1341.35 tokens/s, accept_length 2.496", 2048.689292397081, 1341.3462205459145,
-     "qwen3-30b-a3b", 4, 3, 8, 2.4958, "TP not published: TP4 read off the plain rate (the prediction is 1.18-1.25 "
-     "over TP1-8); Instruct-2507 has the bundled shapes"),
-    ("Qwen3-235B-A22B EAGLE-3, 8x H200, SGLang, batch 8, k = 3", "Qwen3-235B-A22B-Instruct-2507 / mtbench / bs 8 / "
-     "steps 3, topk 1: 814.54 against 529.90 tokens/s, accept_length 2.345", 814.539845630713, 529.8952857212083,
-     "qwen3-235b-a22b", 8, 3, 8, 2.3454, "TP not published: TP8 read off the plain rate; EP 1"),
-)
 
 
 @dataclass(frozen=True)
@@ -87,12 +59,6 @@ class Row:
     scenario: dict = field(default_factory=dict)
     tau: float | None = None      # published acceptance length at scenario['k'] (None: the method's default)
     assumed: str = ""
-
-
-def _sb(name: str, locator: str, measured: float, scenario: dict, tau: float, assumed: str) -> Row:
-    """One SpecBundle speedup row (SB_SPEC)."""
-    return Row(name, SPECBUNDLE, locator, "speedup", measured, dict(SB, **scenario), tau=tau,
-               assumed=f"{assumed}; {SB_ASSUMED}")
 
 
 ROWS = (
@@ -132,11 +98,6 @@ ROWS = (
         dict(hardware="b200", model="gpt-oss-20b", engine="vllm", precision="bf16", expert_precision="mxfp4",
              kv_precision="fp8", method="eagle3", k=3, context=1536), tau=2.24,
         assumed="context 1536 (512-token prompts assumed, half of the 2048 output)"),
-    Row("Llama-3.1-8B BF16, 1x H200, SGLang, plain decode, batch 1", SPECBUNDLE, "Llama-3.1-8B-Instruct / mtbench / "
-        "batch_size 1: 'Wihtout EAGLE3' output_throughput 189.98", "step_s", 1 / SB_BASE_8B,
-        dict(SB, model="llama-3.1-8b", tp=1), assumed="TP1; " + SB_ASSUMED),
-    *(_sb(name, loc, spec / base, dict(model=model, tp=tp, method="eagle3", k=k, batch=[b]), tau, assumed)
-      for name, loc, spec, base, model, tp, k, b, tau, assumed in SB_SPEC),
     Row("Qwen3-8B BF16, 1x H200, SGLang, plain decode, batch 1", TENGYUNW, "comment by jiahe7ay, 2025-07-02: "
         "'Qwen3-8B with Eagle3 achieves a performance boost from 186 tokens/second to 365' (model card: 187)",
         "step_s", 1 / 187.0, dict(SB, model="qwen3-8b", tp=1),

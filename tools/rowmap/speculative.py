@@ -112,6 +112,43 @@ def s_qwen3_moe_user(r: Row, out: Row) -> None:
                   "(speedup.waves)")
 
 
+# SpecBundle dashboard (SpecForge PR #382): the HF target of each model key, the bundled model priced for it, and why
+# the rest are not mapped. Qwen3-Coder-30B-A3B has Qwen3-30B-A3B's layer shapes (48 layers, hidden 2048, 32 / 4
+# heads of 128, 128 experts top-8 of width 768, vocab 151936; its config.json as copied in derivative repositories,
+# e.g. RTP-LLM/Qwen3-Coder-30B-A3B-Instruct-RTPurbo); only its rope and context length differ.
+SPECBUNDLE_MODELS = {
+    "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b", "meta-llama/Llama-3.3-70B-Instruct": "llama-3.3-70b",
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": "qwen3-30b-a3b", "Qwen/Qwen3-Coder-30B-A3B-Instruct": "qwen3-30b-a3b",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507": "qwen3-235b-a22b", "moonshotai/Kimi-K2-Instruct": "kimi-k2",
+}
+SPECBUNDLE_SKIPS = {
+    "meta-llama/Llama-4-Scout-17B-16E-Instruct": "the plain baseline is not comparable: 25 of its 70 speculative runs "
+    "measure a speedup above their own acceptance length (up to 3.35x at 3.24), which no speculative step can give "
+    "(it costs at least a plain step), so every row sharing that baseline is left out",
+    "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8": "model not bundled (Qwen3-Next: hybrid linear attention)",
+    "inclusionAI/Ling-flash-2.0": "model not bundled (Ling-flash-2.0); its precision not stated",
+    "Qwen/Qwen3-Coder-480B-A35B-Instruct": "model not bundled (Qwen3-Coder-480B); TP not stated",
+}
+
+
+def s_specbundle(r: Row, out: Row) -> None:
+    if r["model"] in SPECBUNDLE_SKIPS:
+        raise Skip(SPECBUNDLE_SKIPS[r["model"]])
+    out["model"] = SPECBUNDLE_MODELS[r["model"]]
+    out["source"] = "SpecBundle dashboard (SGLang EAGLE3, H200)"
+    out["precision"] = out["precision"].split(" (")[0]
+    b = int(out["batch"])
+    if out["metric"] != "speedup" and b > 1:
+        raise Skip("total throughput of a benchmark's prompts with a shrinking tail: not a per-user rate at the "
+                   "nominal batch (only batch 1 is; the speedup rows at the same batch are mapped)")
+    out["context"] = "1300" if r["dataset"] == "mtbench" else "1024"
+    note(out, "context 1300 for MT-Bench as in the same harness's user reports (two turns of ~1,090-token answers; "
+              "estimate), 1024 for the other benchmarks (prompt and answer lengths not published: estimate); "
+              f"{r['model']} priced as the bundled {out['model']}")
+    if out["method"]:
+        sglang_tree(out)
+
+
 def s_20780(r: Row, out: Row) -> None:
     if not out["method"]:
         raise Skip("duplicate: the vanilla TPOT 7.07 ms is S038 (base_step_s)")
@@ -205,6 +242,7 @@ SPEC = {
     "vllm-pr16937-eagle3": ("vllm-pr-16937", "vLLM PR #16937 (EAGLE on H100, bs 1)", s_16937),
     "sglang-pr4716-llama33-70b-eagle3": ("sglang-pr-4716", "SGLang PR #4716 (Llama-3.3-70B EAGLE3, H100 TP8, bs 1)",
                                          s_4716),
+    "specbundle-dashboard": ("specbundle-dashboard", "", s_specbundle),
     "trtllm-blog7-ngram": ("trtllm-tech-blog-7", "TRT-LLM tech blog 7 (n-gram, Llama-4-Scout, 8x B200)", s_ngram7),
     **{k: (sid, "", d_skip(why)) for k, (sid, why) in SPEC_SKIPS.items()},
 }
