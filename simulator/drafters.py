@@ -273,6 +273,16 @@ def _weight_bytes(method: str, target: ModelShape, shape: ModelShape, p: Precisi
     return weight_bytes_per_rank(shape, p, par)
 
 
+def check_draft_precision(method: str | None, draft_precision: str | None) -> None:
+    """A drafter weight format only where the drafter has weights of its own: not with speculation off, a host-side
+    lookup (ngram, suffix) or the target drafting itself (self-sparse), where it would be ignored or, for self-sparse,
+    priced as the target's own weights in another format (found by review)."""
+    if draft_precision is not None and (method is None or method in GPU_FREE or method == "self-sparse"):
+        what = "speculation is off" if method is None else f"method {method} drafts without weights of its own"
+        raise ScenarioError(f"draft_precision (--draft-precision) = {draft_precision} but {what}: leave it out (the "
+                            "weight format of a draft model, head or MTP module)")
+
+
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
                  precision: Precision | None = None, par: Parallelism | None = None,
                  draft_kv_window: int | None = None, scaleup_domain: int = 1 << 30) -> Drafter:

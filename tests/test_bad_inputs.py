@@ -107,6 +107,12 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             # review (2026-12-05): TensorRT-LLM on an AMD device priced a 2.6x speedup
             (cmd + ["--engine", "trtllm", "--hardware", "mi300x"],
              "engine trtllm runs on nvidia GPUs only ([scope] vendors); hardware mi300x is amd"),
+            # review (2026-12-05): accepted and ignored for a host-side lookup, priced as the target's own weights
+            # in another format for self-sparse
+            (cmd + ["--method", "ngram", "--draft-precision", "fp8"],
+             "draft_precision (--draft-precision) = fp8 but method ngram drafts without weights of its own"),
+            (cmd + ["--method", "self-sparse", "--engine", "ideal", "--draft-precision", "fp8"],
+             "but method self-sparse drafts without weights of its own"),
         ]
     for cmd in (step, curve):
         out += [(cmd + ["--batch", "0"], "batch"), (cmd + ["--batch", "1.5"], "batch"),
