@@ -94,3 +94,40 @@ def test_amd_eagle3_blog_maps_minimax_as_its_inferencex_run_and_leaves_kimi_out(
     rows = [r for r in load_rows() if r["source_id"] == "vllm-rocm-eagle3-mi355x"]
     assert len(rows) == 15 and {r["model"] for r in rows} == {"minimax-m2.5"}
     assert sorted({r["metric"] for r in rows}) == ["throughput_ratio", "tokens_per_s_per_gpu"]
+
+
+def test_ids_stay_with_their_rows_when_a_source_is_added(br):
+    # Found by review (2026-12-05): a new source id that sorts before others renumbered their rows (S092-S119 had
+    # become S389-S416, stale in examples/ and SOURCES.md). A row keeps the id the committed rows.csv gave it; a new
+    # row takes the next number of its prefix, after the first 44 for S.
+    rows = [{"row_id": "S000", "published_row": f"sources/speculative.csv:{i}"} for i in (1, 2, 3)] + \
+        [{"row_id": "D000", "published_row": "sources/decode.csv:7"}]
+    br.keep_ids(rows, {"sources/speculative.csv:2": "S050", "sources/decode.csv:7": "D003"}, floor=44)
+    assert [r["row_id"] for r in rows] == ["S051", "S050", "S052", "D003"]
+    fresh = [{"row_id": "S000", "published_row": "x"}, {"row_id": "V000", "published_row": "y"}]
+    br.keep_ids(fresh, {}, floor=44)
+    assert [r["row_id"] for r in fresh] == ["S045", "V001"]
+    shipped = {r["row_id"]: r["source_id"] for r in load_rows()}
+    assert shipped["S107"] == "vllm-rocm-eagle3-mi355x" and shipped["S120"] == "specbundle-dashboard"
+
+
+def test_specbundle_rows_carry_the_papers_layout_and_leave_out_what_cannot_be_compared():
+    from tools.rowmap.common import Skip
+    from tools.rowmap.speculative import s_specbundle
+
+    rows = [r for r in load_rows() if r["source_id"] == "specbundle-dashboard"]
+    assert len(rows) == 297 and sum(r["metric"] == "speedup" for r in rows) == 290
+    tp = {(r["locator"].split(" / ")[0], r["model"], r["tp"]) for r in rows}
+    assert tp == {("Llama-3.1-8B-Instruct", "llama-3.1-8b", "1"), ("Llama-3.3-70B-Instruct", "llama-3.3-70b", "4"),
+                  ("Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b", "4"), ("Kimi-K2-Instruct", "kimi-k2", "8"),
+                  ("Qwen3-Coder-30B-A3B-Instruct", "qwen3-30b-a3b", "4"),
+                  ("Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b", "8")}
+    assert {r["draft"] for r in rows if "lmsys/sglang-EAGLE3-LLaMA3.1" in r["locator"]} == {"sglang-eagle3-llama3.1-8b"}
+    chain = next(r for r in rows if "steps 3, topk 1, num_draft_tokens 4" in r["locator"])
+    tree = next(r for r in rows if "steps 7, topk 4, num_draft_tokens 8" in r["locator"])
+    assert (chain["k"], chain["tree_tokens"], chain["tau_k"]) == ("3", "", "3")
+    assert (tree["k"], tree["tree_tokens"], tree["tree_branching"]) == ("7", "8", "4")
+    assert {r["engine_date"] for r in rows} == {"2025-12"} and {r["precision"] for r in rows} == {"bf16", "fp8"}
+    scout = {"model": "meta-llama/Llama-4-Scout-17B-16E-Instruct", "metric": "speedup"}
+    with pytest.raises(Skip, match="25 of its 70 speculative runs measure a speedup above their own acceptance"):
+        s_specbundle(scout, {})

@@ -295,9 +295,9 @@ def test_crossval_prices_a_sources_unfitted_rows_without_its_source_too(tmp_path
             and r["hardware"] == "mi355x"]
     cv = crossval(_write(tmp_path / "r.csv", rows), params=("kernel_floor_s",))
     assert set(cv.folds) == {"vllm-rocm-eagle3-mi355x", "inferencex"}
-    ratio = next(r for r in cv.report.rows if r["row_id"] == "S404")       # MiniMax at 64, acceptance unknown
+    ratio = next(r for r in cv.report.rows if r["row_id"] == "S107")       # MiniMax at 64, acceptance unknown
     assert ratio["scope"] == "acceptance unknown"
-    p = prepare_row(next(r for r in rows if r["row_id"] == "S404"))
+    p = prepare_row(next(r for r in rows if r["row_id"] == "S107"))
     held, full = cv.folds["vllm-rocm-eagle3-mi355x"], cv.full
     assert held.floors.get("cdna4") != full.floors.get("cdna4")        # the source moves MI355X's kernel cost
     floor = held.floors.get("cdna4", p.dep.hw.uncalibrated().kernel_floor_s)

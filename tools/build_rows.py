@@ -14,7 +14,10 @@ Inputs (all shipped in validation/):
   reason.
 
 Row ids: S001-S044 the first 44 rows; then S045... the rows of speculative.csv, D001... those of decode.csv, V001...
-those of serving.csv, each in (source_id, staged row) order. The first 44 rows stay at the top of the file (tests and
+those of serving.csv. An id stays with its row: a row already in the committed rows.csv (the same published_row)
+keeps its id, and a new row takes the next free number of its prefix, in (source_id, staged row) order, so adding a
+source renumbers nothing (`keep_ids`; a build with no rows.csv numbers every row in that order). Rows are written in
+(source_id, staged row) order within each file's block. The first 44 rows stay at the top of the file (tests and
 examples read its first rows).
 
 Mapping rules (README "Mapping rules" explains them; every decision a source does not state is written into the row's
@@ -82,14 +85,40 @@ def staged(name: str, table: dict, prefix: str, dropped: list[Row]) -> list[Row]
     return mapped
 
 
+def keep_ids(rows: list[Row], previous: dict[str, str], floor: int = 0) -> None:
+    """Give each staged row the id `previous` (published_row -> row_id, from the committed rows.csv) gave it, and each
+    new one the next number of its prefix after both the largest id kept and `floor` (the first rows' S001-S044)."""
+    top = Counter()
+    for o in rows:
+        old = previous.get(o["published_row"], "")
+        if old[:1] == o["row_id"][:1]:
+            top[old[0]] = max(top[old[0]], int(old[1:]), floor if old[0] == "S" else 0)
+    for o in rows:
+        old = previous.get(o["published_row"], "")
+        if old[:1] == o["row_id"][:1]:
+            o["row_id"] = old
+            continue
+        k = o["row_id"][0]
+        top[k] = max(top[k], floor if k == "S" else 0) + 1
+        o["row_id"] = f"{k}{top[k]:03d}"
+
+
+def previous_ids(path: Path) -> dict[str, str]:
+    """published_row -> row_id of the staged rows in the committed rows.csv (none when there is no file)."""
+    if not path.exists():
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return {r["published_row"]: r["row_id"] for r in csv.DictReader(f) if r["published_row"].startswith("sources/")}
+
+
 def build() -> tuple[list[Row], list[Row]]:
     """Every mapped row (in rows.csv order) and every staged row that is not mapped (with the reason)."""
     dropped: list[Row] = []
     first = first_rows()
     spec = staged("speculative.csv", SPEC, "S", dropped)
-    for n, o in enumerate(spec, start=len(first) + 1):
-        o["row_id"] = f"S{n:03d}"
-    rows = first + spec + staged("decode.csv", DECODE, "D", dropped) + staged("serving.csv", SERVING, "V", dropped)
+    decode, serving = staged("decode.csv", DECODE, "D", dropped), staged("serving.csv", SERVING, "V", dropped)
+    keep_ids(spec + decode + serving, previous_ids(VAL / "rows.csv"), floor=len(first))
+    rows = first + spec + decode + serving
     assert len({r["row_id"] for r in rows}) == len(rows)
     for r in rows:
         r["engine_date"] = engine_date(r)
