@@ -169,7 +169,8 @@ class MemoryUse:
         draft = f" + draft {at(self.draft_bytes) / GB:.2f}" if np.any(np.asarray(self.draft_bytes)) else ""
         return (f"does not fit: needs {at(self.total_bytes) / GB:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
                 f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + activations {at(self.activation_bytes) / GB:.1f}), "
-                f"{hw_name} x {fraction:g} gives {self.capacity_bytes / GB:.1f} GB")
+                f"{hw_name} x {fraction:g} gives {self.capacity_bytes / GB:.1f} GB (that share of its memory: the "
+                "engine profile's, or your deployment's with memory_fraction, --memory-fraction)")
 
 
 def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False) -> MemoryUse:
