@@ -20,7 +20,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "overlap_with_spec_from",
              "no_overlap_methods", "overlap_with_spec_under_pp"},
     "spec": {"bookkeeping_s", "bookkeeping_on_host", "host_bookkeeping_s", "draft_step_overhead_s", "ngram_host_s",
-             "ngram_host_per_seq_s", "max_running_requests", "methods"},
+             "ngram_host_per_seq_s", "max_running_requests", "methods", "chain_methods"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction"},
@@ -50,6 +50,8 @@ class EngineProfile:
                                     speculation requires --disable-overlap-schedule: false)
     methods : tuple[str]            the speculative methods the engine runs ([spec] methods); () when the profile
                                     lists none: every method is priced. A scenario pairing it with another is refused
+    chain_methods : tuple[str]      methods the engine drafts only as a chain ([spec] chain_methods: vLLM's Medusa
+                                    proposer takes each head's argmax); a tree for one of them is refused
     vendors : tuple[str]            the GPU vendors the engine runs on ([scope] vendors); () when the profile lists
                                     none: any. A scenario on another vendor's device is refused
     host_per_seq_s : float          host work per running sequence per step (batch building, input prep, outputs)
@@ -94,6 +96,7 @@ class EngineProfile:
     no_overlap_methods: tuple[str, ...] = ()
     overlap_with_spec_under_pp: bool = True
     methods: tuple[str, ...] = ()
+    chain_methods: tuple[str, ...] = ()
     vendors: tuple[str, ...] = ()
     host_per_seq_s: float = 0.0
     spec_bookkeeping_s: float = 0.0
@@ -178,6 +181,7 @@ class EngineProfile:
 # Fields that price host work around the passes, not the passes themselves.
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
                          "overlap_with_spec", "no_overlap_methods", "overlap_with_spec_under_pp", "methods",
+                         "chain_methods",
                          "spec_bookkeeping_s", "bookkeeping_on_host", "spec_host_bookkeeping_s",
                          "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
                          "valid_from", "overlap_with_spec_from",
@@ -239,6 +243,7 @@ def read_profile(path: Path) -> EngineProfile:
     kw["priors"] = tuple(priors)
     kw["no_overlap_methods"] = _methods_list(doc, path, "host", "no_overlap_methods")
     kw["methods"] = _methods_list(doc, path, "spec", "methods")
+    kw["chain_methods"] = _methods_list(doc, path, "spec", "chain_methods")
     kw["vendors"] = _methods_list(doc, path, "scope", "vendors", VENDORS)
     kw["valid_from"] = _month(doc, path, "scope", "valid_from")
     kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
@@ -307,9 +312,15 @@ def load_engine(name_or_path: str | Path) -> EngineProfile:
     return replace(prof, **fit, priors=tuple((k, getattr(prof, k)) for k in fit))
 
 
-def check_engine_method(eng: EngineProfile, method: str | None) -> None:
+def check_engine_method(eng: EngineProfile, method: str | None, tree: int | None = None, k: int | str = 0) -> None:
     """A speculative method the engine's profile does not list ([spec] methods) is refused: it would be priced with
-    host costs of an engine that cannot run it (no method, or a profile without the list, always passes)."""
+    host costs of an engine that cannot run it (no method, or a profile without the list, always passes); so is a
+    tree of `tree` tokens at depth k for a method the engine drafts only as a chain ([spec] chain_methods)."""
+    if method in eng.chain_methods and tree is not None and (k == "auto" or tree != k + 1):
+        raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} "
+                            f"drafts {method} as a chain, one token per head ([spec] chain_methods), so the "
+                            f"{tree}-token tree cannot run there; pass a depth and a chain, --k N --tree-tokens N+1 "
+                            "(tree_tokens = k + 1), or another engine")
     if method is None or not eng.methods or method in eng.methods:
         return
     raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} does "

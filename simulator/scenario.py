@@ -393,7 +393,7 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
     if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
-    check_engine_method(eng, dep.scenario.method)
+    check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     eng = pp_overlapped(eng, dep.par.pp, dep.scenario.spec_overlap_asked, dep.scenario.method)
     s = replace(dep.scenario, engine=eng)
@@ -468,7 +468,7 @@ def _check_target(s: Scenario, target: ModelShape) -> None:
 
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
     eng = _load("engine", s.engine, loaded)
-    check_engine_method(eng, s.method)
+    check_engine_method(eng, s.method, s.tree, s.k)
     eng = spec_overlapped(eng, s.spec_overlap_asked, s.method)
     if s.max_running_requests is not None:
         eng = replace(eng, spec_max_running=float(s.max_running_requests))

@@ -16,9 +16,10 @@ CONTEXT = st.integers(min_value=0, max_value=131072)
 
 
 def engine_for(method: str | None, default: str = "sglang") -> str:
-    """An engine whose profile runs `method` ([spec] methods): SGLang has no Medusa or suffix decoding, and only the
+    """An engine whose profile runs `method` ([spec] methods): SGLang has no Medusa or suffix decoding, vLLM drafts
+    Medusa only as a chain (the hf profile, Spec-Bench's research implementations, runs its tree), and only the
     idealised profile prices sparse-KV self-speculation, which no engine ships."""
-    return {"medusa": "vllm", "suffix": "vllm", "self-sparse": "ideal"}.get(method, default)
+    return {"medusa": "hf", "suffix": "vllm", "self-sparse": "ideal"}.get(method, default)
 
 
 @st.composite

@@ -293,7 +293,9 @@ def test_hf_no_pay_at_batch_1():
 ])
 def test_engines_without_the_method_say_so(engine, method, kw, needle):
     kw = {"model": "llama-3.1-8b", **kw}
-    priced = "ideal" if method == "self-sparse" else "vllm"   # no engine's profile runs self-sparse: the bound
+    # no engine's profile runs self-sparse (the bound prices it); vLLM drafts Medusa only as a chain (the hf profile
+    # runs its tree)
+    priced = {"self-sparse": "ideal", "medusa": "hf"}.get(method, "vllm")
     a = advise(hardware="h100-sxm", method=method, engine=priced, batch_range=(1, 2), emit=[engine], **kw)
     c = a.config(engine)
     assert not c.supported and c.text == "" and needle in c.notes[0]
@@ -825,7 +827,8 @@ def test_cli_one_k_line_names_the_batches_it_loses_at(capsys):
 def test_advise_prices_a_medusa_chain_as_a_chain():
     """Found by review (2026-12-05, pre-existing): advise priced each Medusa chain depth with no tree size, which is
     Medusa's default 64-token tree, so the schedule printed 0.74x where the curve priced 2.67x."""
-    a = advise(hardware="h100-sxm", model="vicuna-7b", method="medusa", engine="vllm", tree_tokens=4,
+    # priced on HF's profile: vLLM drafts Medusa only as a chain, so a 4-token tree at depths 1-2 is refused there
+    a = advise(hardware="h100-sxm", model="vicuna-7b", method="medusa", engine="hf", tree_tokens=4,
                acceptance=Acceptance.from_rate(0.8), batch_range=(100, 256), emit=("vllm",))
     on = [r for r in a.schedule if r.k > 0]
     assert on and all(r.speedup_min > 1.0 for r in on)

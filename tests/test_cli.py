@@ -676,7 +676,7 @@ def test_curve_says_a_tree_size_under_k_auto_is_a_ceiling(capsys):
     ceiling (chains and power-of-two trees up to it), and the header now says so. Medusa's default tree is not one."""
     rc, out, _ = run(capsys, "curve", "--k", "auto", "--tree-tokens", "100000", "--batch", "1")
     assert rc == 0 and "k auto (chains and trees of up to 100000 tokens tried)" in out.splitlines()[0]
-    rc, out, _ = run(capsys, "curve", "--method", "medusa", "--engine", "vllm", "--batch", "1")
+    rc, out, _ = run(capsys, "curve", "--method", "medusa", "--engine", "hf", "--model", "vicuna-7b", "--batch", "1")
     assert rc == 0 and "tokens tried" not in out.splitlines()[0]
     rc, out, _ = run(capsys, "curve", "--k", "3", "--tree-tokens", "16", "--batch", "1")
     assert rc == 0 and "tokens tried" not in out.splitlines()[0]

@@ -1262,7 +1262,7 @@ def test_auto_compares_fixed_shapes_only_where_admission_binds_and_keeps_each_sh
     """Second review of _spec_phase: (1) a chain rebuilt with no tree size became Medusa's default 64-token tree, so
     Medusa with a 16-token budget reported 64 verify tokens at one request; (2) comparing fixed shapes at points where
     every shape fits all the running requests swapped a tree for a chain on grid noise (TPOT 39.9 -> 41.3 ms)."""
-    med = Scenario(hardware="h100-sxm", method="medusa", engine="vllm", k="auto", tree_tokens=16)
+    med = Scenario(hardware="h100-sxm", method="medusa", engine="hf", k="auto", tree_tokens=16)
     r = serve(med, Workload(isl=4096, osl=1024, concurrency=(1, 2, 4, 8, 16, 400)))
     assert np.all(r.spec.verify_tokens[r.feasible] <= 16) and r.spec.verify_tokens[0] == 16
     dep = med.resolve()

@@ -500,7 +500,7 @@ def test_to_dataset_needs_the_whole_grid():
     ('model = "llama-3.1-8b"\nacceptance_rate = 0.7\nacceptance_k = 5\n[serve]\nconcurrency = [1]\n', "t.csv",
      "acceptance_k: applies only with acceptance_length"),
     # review: rejected only at the cells' own k (past Medusa's 5 heads), which resolving the configuration passes
-    ('model = "vicuna-7b"\nmethod = "medusa"\nengine = "vllm"\nk = [9, 10]\nbatch = [1]\n', "d",
+    ('model = "vicuna-7b"\nmethod = "medusa"\nengine = "hf"\nk = [9, 10]\nbatch = [1]\n', "d",
      "k = 9 exceeds the 5 Medusa heads"),
 ])
 def test_wholly_rejected_spec_is_refused_naming_the_file(tmp_path, capsys, text, out, needle):
