@@ -317,3 +317,13 @@ def test_range_text_speaks_per_batch_band_and_advise_carries_it(capsys):
     assert rc == 0
     lines = range_text(load_bands(), False, False, range(1, 65))          # advise evaluates every batch here
     assert lines and all(line in out for line in lines)
+
+
+def test_an_assumed_acceptance_band_stays_within_k_plus_one_tokens_per_step(capsys):
+    # Found by review (2026-12-05): with the acceptance assumed the band had no cap, and DeepSeek-R1 MTP at k = 1 on
+    # B200 printed an upper end of 2.30-2.38x, where no accepted path gives more than k + 1 = 2 tokens per step.
+    args = [a for a in MTP if a not in ("--acceptance-length", "2.3")]
+    rc, out, _ = run(capsys, "curve", *[("1" if a == "2" else a) for a in args], "--batch", "1,2,4", "--format", "json")
+    pts = [p for p in json.loads(out)["points"] if p.get("heldout")]
+    assert rc == 0 and pts and all(p["k"] == 1 and p["heldout"]["speedup_hi"] <= 2.0 for p in pts)
+    assert any(p["heldout"]["speedup_hi"] == pytest.approx(2.0) for p in pts)

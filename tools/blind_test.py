@@ -180,8 +180,10 @@ def inside_band(r: Row, predicted: float, bands: tuple) -> bool | None:
     b = band_for(bands, load_model(r.scenario["model"]).is_moe, r.scenario.get("batch", [1])[0], r.tau is not None)
     if b is None:
         return None
-    lo, hi = b.speedup_range(predicted, r.tau if r.tau is not None else math.inf)   # as curve caps it (acceptance
-    return bool(lo <= r.measured <= hi)                                             # given: tokens per step)
+    k = r.scenario.get("k")                      # as curve caps it: tokens per step where the acceptance is given,
+    cap = r.tau if r.tau is not None else (k + 1.0 if isinstance(k, int) else math.inf)     # else k + 1
+    lo, hi = b.speedup_range(predicted, cap)
+    return bool(lo <= r.measured <= hi)
 
 
 def _coverage(inside: list[bool | None]) -> str:
