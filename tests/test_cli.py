@@ -680,3 +680,18 @@ def test_curve_says_a_tree_size_under_k_auto_is_a_ceiling(capsys):
     assert rc == 0 and "tokens tried" not in out.splitlines()[0]
     rc, out, _ = run(capsys, "curve", "--k", "3", "--tree-tokens", "16", "--batch", "1")
     assert rc == 0 and "tokens tried" not in out.splitlines()[0]
+
+
+def test_json_output_is_strict_even_for_an_undetermined_parameter(tmp_path, capsys):
+    """Found by review (2026-12-05): calibrate --format json wrote "stderr": Infinity for a parameter at a bound, which
+    strict JSON parsers refuse; every JSON the CLI prints now writes such a number null, the status saying why."""
+    rows = Path(__file__).resolve().parents[1] / "examples" / "vllm_h100_rows.csv"
+    rc, so, _ = run(capsys, "calibrate", str(rows), "--engine", "vllm", "--out", str(tmp_path / "o.toml"), "--force",
+                    "--format", "json")
+
+    def refuse(name):
+        raise AssertionError(f"JSON contains {name}")
+
+    got = json.loads(so, parse_constant=refuse)
+    bound = [p for p in got["params"] if p["status"] != "fitted"]
+    assert rc == 0 and bound and all(p["stderr"] is None for p in bound if p["name"] == "host_per_seq_s")

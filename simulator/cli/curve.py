@@ -134,9 +134,11 @@ def heldout(s: Any, d: dict[str, Any]) -> list[str]:
         return []
     for p in d["points"]:
         b = band_for(bands, moe, p["batch"], given) if p["feasible"] and p["k"] else None
+        if b is None:
+            p["heldout"] = None
+            continue
         cap = p["tokens_per_step"] if given else p["k"] + 1.0      # no path accepts more than k + 1 tokens
-        p["heldout"] = None if b is None else {**b.to_dict(), **dict(zip(("speedup_lo", "speedup_hi"),
-                                                                         b.speedup_range(p["speedup"], cap)))}
+        p["heldout"] = {**b.to_dict(), **dict(zip(("speedup_lo", "speedup_hi"), b.speedup_range(p["speedup"], cap)))}
     return range_text(bands, moe, given, [p["batch"] for p in d["points"] if p["feasible"] and p["k"]])
 
 
