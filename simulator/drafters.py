@@ -31,6 +31,7 @@ EAGLE3_DRAFT_VOCAB = 32000
 # 13 candidates at its widest depth.
 MEDUSA_HEADS = 5
 MEDUSA_TREE_TOKENS = 64
+MAX_DEPTH = 64            # the deepest draft priced (k, k_max): check_drafting
 MEDUSA_TREE_BRANCHING = 13
 # DFlash drafter depth when no drafter config is given: an estimate (a "lightweight" few-layer block-diffusion
 # drafter conditioned on target features; z-lab/dflash README, arXiv 2602.06036). Pass --draft to override.
@@ -273,10 +274,17 @@ def _weight_bytes(method: str, target: ModelShape, shape: ModelShape, p: Precisi
     return weight_bytes_per_rank(shape, p, par)
 
 
-def check_draft_precision(method: str | None, draft_precision: str | None) -> None:
+def check_drafting(method: str | None, draft_precision: str | None, k: int | str = 0, k_max: int = 1) -> None:
     """A drafter weight format only where the drafter has weights of its own: not with speculation off, a host-side
     lookup (ngram, suffix) or the target drafting itself (self-sparse), where it would be ignored or, for self-sparse,
-    priced as the target's own weights in another format (found by review)."""
+    priced as the target's own weights in another format (found by review). And a draft depth (k, k_max) of at most
+    MAX_DEPTH, checked before any pricing (found by review: k_max 30000 took 107 s, the time growing as its square)."""
+    deepest = max(k_max, k if isinstance(k, int) else 0)
+    if deepest > MAX_DEPTH:
+        raise ScenarioError(f"{'k (--k)' if deepest == k else 'k_max (--k-max)'} = {deepest}; expected at most "
+                            f"{MAX_DEPTH} draft "
+                            "tokens per step (DFlash drafts blocks of 16, EAGLE chains and trees run under 10 deep, "
+                            "and the acceptance of deeper positions is extrapolated far past any published table)")
     if draft_precision is not None and (method is None or method in GPU_FREE or method == "self-sparse"):
         what = "speculation is off" if method is None else f"method {method} drafts without weights of its own"
         raise ScenarioError(f"draft_precision (--draft-precision) = {draft_precision} but {what}: leave it out (the "

@@ -22,7 +22,7 @@ from .drafters import (
     PUBLISHED_ACCEPTANCE,
     TREE_METHODS,
     Drafter,
-    check_draft_precision,
+    check_drafting,
     default_acceptance,
     make_drafter,
 )
@@ -483,7 +483,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     check_stages(par, hw)
     eng = pp_overlapped(eng, par.pp, s.spec_overlap_asked, s.method)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
-    check_draft_precision(s.method, s.draft_precision)
+    check_drafting(s.method, s.draft_precision, s.k, s.k_max)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \

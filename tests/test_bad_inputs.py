@@ -113,6 +113,8 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
              "draft_precision (--draft-precision) = fp8 but method ngram drafts without weights of its own"),
             (cmd + ["--method", "self-sparse", "--engine", "ideal", "--draft-precision", "fp8"],
              "but method self-sparse drafts without weights of its own"),
+            # review (2026-12-05): k_max 30000 took 107 s before any output, the time growing as its square
+            (cmd + ["--k-max", "100000"], "k_max (--k-max) = 100000; expected at most 64 draft tokens per step"),
         ]
     for cmd in (step, curve):
         out += [(cmd + ["--batch", "0"], "batch"), (cmd + ["--batch", "1.5"], "batch"),
