@@ -424,9 +424,12 @@ def test_cli_table_with_warnings_and_all_engines(capsys):
                      "--batch", "1,512", "--max-points", "12", "--emit", "all", "--prefix-caching", "--dp", "2",
                      "--context", "128")
     assert rc == 0
-    for needle in ("vllm:", "sglang:", "trtllm:", "hf:", "switch speculation off above batch: ", "warnings:",
-                   "vllm-dsd-off-with-dp", "https://github.com/vllm-project/vllm/pull/32374"):
+    # Under DP 2 vLLM drops a per-batch table, so the config holds one k and says why in a note; the hazard about
+    # that table (vllm-dsd-off-with-dp) no longer fires for a table advise did not write (review, 2026-12-05).
+    for needle in ("vllm:", "sglang:", "trtllm:", "hf:", "switch speculation off above batch: ",
+                   "one k: vLLM drops a per-batch table under data parallelism"):
         assert needle in out, needle
+    assert "vllm-dsd-off-with-dp" not in out
     assert re.search(r"^\s*\d+-512\s+0\s+-\s+\d\.\d\d if on$", out, flags=re.M)   # the off range
 
 
@@ -902,3 +905,13 @@ def test_sglang_hazards_read_the_one_k_sglang_runs(capsys):
     d = json.loads(out)
     assert rc == 0 and any(p["spec"]["verify_tokens"] > p["spec"]["k"] + 1 for p in d["points"] if p["spec"]["k"])
     assert "sglang-pp-spec-tree-or-dp-attention" in [h["id"] for h in d["hazards"]]
+
+
+def test_hazards_see_the_table_only_where_the_vllm_config_holds_one():
+    """Found by review (2026-12-05): under DP 2 advise wrote one k (vLLM drops a per-batch table there) yet set
+    dynamic_k and warned vllm-dsd-piecewise-graphs and vllm-dsd-off-with-dp about a table it had not written."""
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm", dp=2, batch_range=(1, 1024),
+               emit=("vllm",))
+    assert "num_speculative_tokens_per_batch_size" not in a.config("vllm").text
+    assert a.options["dynamic_k"] is False
+    assert not {"vllm-dsd-piecewise-graphs", "vllm-dsd-off-with-dp"} & {h.id for h in a.hazards}
