@@ -57,4 +57,11 @@ def model_record(model_id: str) -> ModelRecord:
     return reg[model_id]
 
 
-__all__ = ["ModelRecord", "list_models", "model_record"]
+def record_for_repo(repo: str) -> ModelRecord | None:
+    """The bundled model whose Hugging Face repository is `repo` (case-insensitive; `advise` writes these ids into
+    engine commands), or None."""
+    key = repo.strip().lower()
+    return next((r for r in _registry().values() if r.hf_repo and r.hf_repo.lower() == key), None)
+
+
+__all__ = ["ModelRecord", "list_models", "model_record", "record_for_repo"]

@@ -87,6 +87,16 @@ def test_hardware_nan_in_an_integer_field_is_named(tmp_path):
         load_hardware(str(p))
 
 
+def test_an_engine_profiles_request_cap_is_a_whole_number(tmp_path):
+    # Found by review (2026-12-05): [spec] max_running_requests = 4.5 served "running 4.5" requests.
+    from simulator.engine import load_engine
+    src = (ROOT / "engine_profiles" / "sglang.toml").read_text()
+    p = tmp_path / "e.toml"
+    p.write_text(src.replace("max_running_requests = { value = 48,", "max_running_requests = { value = 4.5,"))
+    with pytest.raises(SpecError, match=r"\[spec\] max_running_requests: value = 4.5, expected an integer"):
+        load_engine(str(p))
+
+
 @pytest.mark.parametrize("key, value, needle", [
     ("architectures", True, "architectures = True; expected a list of strings"),
     ("architectures", [1], "architectures = [1]; expected a list of strings"),

@@ -482,3 +482,16 @@ def test_the_checkpoints_declared_format_is_read_and_named_where_bf16_is_priced(
     assert rc == 0 and "weights bf16; the published checkpoint's experts are mxfp4 (--expert-precision mxfp4)" in out
     rc, out, _ = run(capsys, "curve", "--model", "gpt-oss-120b", "--batch", "1", "--expert-precision", "mxfp4")
     assert rc == 0 and "published checkpoint" not in out
+
+
+def test_a_bundled_models_hugging_face_repository_loads_it_and_a_near_miss_is_named():
+    # Found by review (2026-12-05): advise writes `vllm serve meta-llama/Llama-3.1-8B-Instruct`, but that id as
+    # --model answered only "file not found".
+    from simulator.errors import ModelConfigError
+    from simulator.model import load_model_and_record
+
+    shape, rec = load_model_and_record("meta-llama/Llama-3.1-8B-Instruct")
+    assert rec is not None and rec.id == "llama-3.1-8b" and shape == load_model("llama-3.1-8b")
+    with pytest.raises(ModelConfigError, match=r"no bundled model has that Hugging Face repository; did you mean "
+                                               r"meta-llama/Llama-3.1-8B-Instruct"):
+        load_model("meta-llama/Llama-3.1-8B-Instrct")
