@@ -68,19 +68,30 @@ def _rates(v: Any) -> tuple[float, ...]:
 def read_lengths(path: str) -> tuple[tuple[int, int], ...]:
     """(isl, osl) samples from a CSV file with an `isl` and an `osl` column (one request per row; other columns
     ignored), e.g. the prompt and output token counts of a trace or a benchmark dataset."""
-    rows = list(csv.DictReader(io.StringIO(read_text(path, "lengths CSV", ScenarioError))))
-    if not rows or not {"isl", "osl"} <= set(rows[0]):
-        raise ScenarioError(f"{path}: expected a CSV with a header naming the columns isl and osl and one row per "
-                            "request")
+    text = read_text(path, "lengths CSV", ScenarioError).removeprefix("\ufeff")    # a spreadsheet's byte-order mark
+    reader = csv.reader(io.StringIO(text))
+    head = [c.strip() for c in next(reader, [])]
+    if not {"isl", "osl"} <= set(head) or len(set(head)) < len(head):
+        raise ScenarioError(f"{path}: header {','.join(head)!r}; expected a CSV whose header names the columns isl "
+                            "and osl once each, and one row per request")
     out = []
-    for n, r in enumerate(rows, start=2):
+    for r in reader:
+        if not r:
+            continue
+        n = reader.line_num
+        if len(r) != len(head):
+            raise ScenarioError(f"{path}: line {n}: {len(r)} fields under a header of {len(head)}; expected one value "
+                                "per column")
+        row = dict(zip(head, r))
         try:
-            out.append((int(r["isl"]), int(r["osl"])))
-        except (TypeError, ValueError):
-            raise ScenarioError(f"{path}: line {n}: isl = {r['isl']!r}, osl = {r['osl']!r}; expected integers "
+            out.append((int(row["isl"]), int(row["osl"])))
+        except ValueError:
+            raise ScenarioError(f"{path}: line {n}: isl = {row['isl']!r}, osl = {row['osl']!r}; expected integers "
                                 ">= 1") from None
         if min(out[-1]) < 1:
-            raise ScenarioError(f"{path}: line {n}: isl = {r['isl']}, osl = {r['osl']}; expected integers >= 1")
+            raise ScenarioError(f"{path}: line {n}: isl = {row['isl']}, osl = {row['osl']}; expected integers >= 1")
+    if not out:
+        raise ScenarioError(f"{path}: no rows under the header; expected one row per request")
     return tuple(out)
 
 
