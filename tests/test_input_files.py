@@ -79,22 +79,21 @@ def test_calibrate_refuses_rows_it_cannot_price(tmp_path, capsys):
     assert not (tmp_path / "o.toml").exists() and "cannot be priced" in capsys.readouterr().err
 
 
-def test_hardware_nan_in_an_integer_field_is_named(tmp_path):
-    src = (ROOT / "hardware_specs" / "h100-sxm.toml").read_text()
-    p = tmp_path / "hw.toml"
-    p.write_text(src.replace('gemm_tile_m = { value = 64,', 'gemm_tile_m = { value = nan,'))
-    with pytest.raises(SpecError, match=r"\[kernels\] gemm_tile_m: value = nan, expected an integer"):
-        load_hardware(str(p))
-
-
-def test_an_engine_profiles_request_cap_is_a_whole_number(tmp_path):
-    # Found by review (2026-12-05): [spec] max_running_requests = 4.5 served "running 4.5" requests.
+@pytest.mark.parametrize("spec, old, new, needle", [
+    ("hardware_specs/h100-sxm.toml", "gemm_tile_m = { value = 64,", "gemm_tile_m = { value = nan,",
+     r"\[kernels\] gemm_tile_m: value = nan, expected an integer"),
+    # found by review (2026-12-05): [spec] max_running_requests = 4.5 served "running 4.5" requests
+    ("engine_profiles/sglang.toml", "max_running_requests = { value = 48,", "max_running_requests = { value = 4.5,",
+     r"\[spec\] max_running_requests: value = 4.5, expected an integer"),
+])
+def test_a_non_integer_in_an_integer_field_is_named(tmp_path, spec, old, new, needle):
     from simulator.engine import load_engine
-    src = (ROOT / "engine_profiles" / "sglang.toml").read_text()
-    p = tmp_path / "e.toml"
-    p.write_text(src.replace("max_running_requests = { value = 48,", "max_running_requests = { value = 4.5,"))
-    with pytest.raises(SpecError, match=r"\[spec\] max_running_requests: value = 4.5, expected an integer"):
-        load_engine(str(p))
+    src = (ROOT / spec).read_text()
+    assert old in src
+    p = tmp_path / "spec.toml"
+    p.write_text(src.replace(old, new))
+    with pytest.raises(SpecError, match=needle):
+        (load_hardware if spec.startswith("hardware") else load_engine)(str(p))
 
 
 @pytest.mark.parametrize("key, value, needle", [
