@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .data import data_dir, read_text, suggest
+from .data import data_dir, read_text
 from .errors import ModelConfigError
-from .registry import ModelRecord, list_models, model_record, record_for_repo
+from .registry import ModelRecord, model_record, record_for_repo
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,16 +447,13 @@ def read_config(path: Path) -> dict[str, Any]:
 def load_model_and_record(name_or_path: str | Path) -> tuple[ModelShape, ModelRecord | None]:
     """Load a model and, for a bundled id, its registry record (one read of the registry)."""
     s = str(name_or_path)
-    rec = record_for_repo(s) if "/" in s and not s.endswith(".json") and not Path(s).exists() else None
-    if rec is None and (s.endswith(".json") or "/" in s or "\\" in s):    # a HF repo id of a bundled model loads it
+    if "/" in s and not s.endswith(".json") and not Path(s).exists():
+        rec = record_for_repo(s)           # a bundled model's Hugging Face repository, or an error naming the nearest
+    elif s.endswith(".json") or "/" in s or "\\" in s:
         p = Path(s)
-        if not p.exists() and not s.endswith(".json"):
-            repos = [r for r in (model_record(m).hf_repo for m in list_models()) if r]
-            raise ModelConfigError(f"model {s!r}: no such file, and no bundled model has that Hugging Face repository"
-                                   f"{suggest(s, repos)}; pass a bundled id or repository (`specroof models` lists "
-                                   "them) or a path to a config.json")
         return shape_from_config(read_config(p), name=p.stem, source=str(p)), None
-    rec = rec or model_record(s)
+    else:
+        rec = model_record(s)
     p = data_dir("models") / rec.file
     return shape_from_config(read_config(p), name=rec.id, source=str(p), kind=rec.kind), rec
 

@@ -57,11 +57,16 @@ def model_record(model_id: str) -> ModelRecord:
     return reg[model_id]
 
 
-def record_for_repo(repo: str) -> ModelRecord | None:
+def record_for_repo(repo: str) -> ModelRecord:
     """The bundled model whose Hugging Face repository is `repo` (case-insensitive; `advise` writes these ids into
-    engine commands), or None."""
-    key = repo.strip().lower()
-    return next((r for r in _registry().values() if r.hf_repo and r.hf_repo.lower() == key), None)
+    engine commands); none is one error naming the nearest repositories (one read of the registry)."""
+    reg = _registry()
+    hit = next((r for r in reg.values() if r.hf_repo and r.hf_repo.lower() == repo.strip().lower()), None)
+    if hit is None:
+        raise ModelConfigError(f"model {repo!r}: no such file, and no bundled model has that Hugging Face repository"
+                               f"{suggest(repo, [r.hf_repo for r in reg.values() if r.hf_repo])}; pass a bundled id "
+                               "or repository (`specroof models` lists them) or a path to a config.json")
+    return hit
 
 
 __all__ = ["ModelRecord", "list_models", "model_record", "record_for_repo"]
