@@ -30,7 +30,7 @@ import numpy as np
 from .acceptance import Verify, tree_width, verify_shape
 from .admission import shape_scenario
 from .config_plan import EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, num_or_none, ranges_text, repo_of
-from .engine_configs import VLLM_DSD_METHODS, engine_configs, vllm_table_pays
+from .engine_configs import engine_configs, vllm_writes_table
 from .errors import ScenarioError
 from .hazards import Hazard, check, load_hazards, resolve_options
 from .heldout import load_bands, range_text
@@ -268,13 +268,12 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
     """The options for the hazard check: what the prediction decides (tp, ep, max_batch, max_k, verify_tokens,
     context, topk, dynamic_k, batch_off; from the result's scenario `sc`, overlap_scheduler: whether the priced
     speculative steps overlap host work, and moe: whether the target routes tokens to experts) with the scenario's
-    own options over them; dynamic_k: the written vLLM config holds a per-batch K table (vllm_table_pays; the other
+    own options over them; dynamic_k: the written vLLM config holds a per-batch K table (vllm_writes_table; the other
     engines take one k); `one`: the (k, T) an engine that runs one k runs (SGLang), whose width is the topk checked
     (found by review: a tree warning beside a chain config). Returns (topk of the schedule, options)."""
     pays = bool(on.any())
-    # the table is written only where vLLM keeps it: one DP rank and a drafter of its dynamic-SD base (engine_configs;
-    # found by review: DP 2 and Medusa had warned of a table the config did not hold)
-    dynamic = vllm_table_pays(schedule, ratio) and s.dp == 1 and s.method in VLLM_DSD_METHODS
+    # found by review: DP 2 and Medusa had warned of a table the written config did not hold
+    dynamic = vllm_writes_table(schedule, ratio, s.dp, s.method)
     topk = max([tree_width(int(kk), int(TT), s.tree_branching) for kk, TT in zip(sk[on], sT[on])], default=1)
     auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context,

@@ -59,6 +59,12 @@ def vllm_table_pays(schedule: Iterable[KRange], fixed_ratio: float) -> bool:
     return len(ks) > 1 and (0 in ks or fixed_ratio < 1.0 - DSD_GRAPH_COST)
 
 
+def vllm_writes_table(schedule: Iterable[KRange], fixed_ratio: float, dp: int, method: str) -> bool:
+    """Whether the vLLM config holds a per-batch K table: where it pays (vllm_table_pays) and vLLM keeps it, one DP
+    rank (VllmConfig._maybe_disable_dynamic_sd_for_data_parallel) and a drafter of its dynamic-SD base."""
+    return vllm_table_pays(schedule, fixed_ratio) and dp == 1 and method in VLLM_DSD_METHODS
+
+
 def _missing(engine: str, method: str) -> str | None:
     for key in ((engine, method), (engine, "*"), ("*", method)):
         if key in ENGINE_MISSING:
@@ -76,7 +82,7 @@ def _vllm_k(cfg: dict[str, Any], p: ConfigPlan) -> list[str]:
     notes = []
     table = [list(r) for r in p.rank_schedule(p.most)]      # per DP engine
     pays = vllm_table_pays(p.schedule, p.fixed_ratio)
-    if pays and (p.dp > 1 or p.method not in VLLM_DSD_METHODS):
+    if pays and not vllm_writes_table(p.schedule, p.fixed_ratio, p.dp, p.method):
         cfg["num_speculative_tokens"] = p.fixed_k
         why = ("vLLM drops a per-batch table under data parallelism (VllmConfig._maybe_disable_dynamic_sd_for_data_"
                "parallel: ranks choosing different K would diverge) and runs num_speculative_tokens" if p.dp > 1 else

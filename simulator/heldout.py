@@ -95,6 +95,14 @@ class Band:
                 "measured_over_predicted_hi": self.hi, "tau": self.tau, "sigma": self.sigma}
 
 
+def speedup_ceiling(tokens_per_step: float | None, k: Any) -> float:
+    """The most a speculative run can speed up (Band.speedup_range's ceiling): the tokens per step of a given
+    acceptance, else the k + 1 tokens any accepted path of depth k is within (inf where k is not a depth)."""
+    if tokens_per_step is not None:
+        return float(tokens_per_step)
+    return k + 1.0 if isinstance(k, int) and not isinstance(k, bool) else math.inf
+
+
 def batch_band(batch: float) -> str:
     """The batch band of a batch (or concurrency) >= 1 (ValueError otherwise)."""
     if not (math.isfinite(batch) and batch >= 1):
@@ -270,4 +278,5 @@ def load_bands(path: str | Path | None = None) -> tuple[Band, ...]:
 
 
 __all__ = ["ACCEPTANCE", "ANY", "BANDS_FILE", "BATCHES", "Band", "LEVEL", "MIN_ROWS", "MIN_SOURCES", "TARGETS",
-           "band_for", "batch_band", "build_bands", "interval", "load_bands", "range_text", "to_toml"]
+           "band_for", "batch_band", "build_bands", "interval", "load_bands", "range_text", "speedup_ceiling",
+           "to_toml"]

@@ -11,7 +11,6 @@ Kimi-K2.6, A100-40GB, figure-only results) are listed in BLIND_TEST.md, not here
 
 from __future__ import annotations
 
-import math
 import statistics
 import sys
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from simulator import Acceptance, band_for, load_bands, load_model, simulate_step, speedup_curve
 from simulator.drafters import default_decay
+from simulator.heldout import speedup_ceiling
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -180,9 +180,7 @@ def inside_band(r: Row, predicted: float, bands: tuple) -> bool | None:
     b = band_for(bands, load_model(r.scenario["model"]).is_moe, r.scenario.get("batch", [1])[0], r.tau is not None)
     if b is None:
         return None
-    k = r.scenario.get("k")                      # as curve caps it: tokens per step where the acceptance is given,
-    cap = r.tau if r.tau is not None else (k + 1.0 if isinstance(k, int) else math.inf)     # else k + 1
-    lo, hi = b.speedup_range(predicted, cap)
+    lo, hi = b.speedup_range(predicted, speedup_ceiling(r.tau, r.scenario.get("k")))      # as curve caps it
     return bool(lo <= r.measured <= hi)
 
 

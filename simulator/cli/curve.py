@@ -128,7 +128,7 @@ def heldout(s: Any, d: dict[str, Any]) -> list[str]:
     """Put in each point the held-out band of its regime (simulator/heldout.py): how far published speedups like it
     measured from their predictions under leave-one-source-out; None where no band holds it or the point does not
     speculate. Without a bands file the points get no such key. Returns the lines that say so (heldout.range_text)."""
-    from ..heldout import band_for, load_bands, range_text  # lazy: one file read, only for curve
+    from ..heldout import band_for, load_bands, range_text, speedup_ceiling  # lazy: one file read, only for curve
     bands, moe, given = load_bands(), bool(d["scenario"]["moe"]), s.acceptance is not None
     if not bands:          # no bands file (a data folder without one): say nothing rather than "unchecked"
         return []
@@ -137,7 +137,7 @@ def heldout(s: Any, d: dict[str, Any]) -> list[str]:
         if b is None:
             p["heldout"] = None
             continue
-        cap = p["tokens_per_step"] if given else p["k"] + 1.0      # no path accepts more than k + 1 tokens
+        cap = speedup_ceiling(p["tokens_per_step"] if given else None, p["k"])
         p["heldout"] = {**b.to_dict(), **dict(zip(("speedup_lo", "speedup_hi"), b.speedup_range(p["speedup"], cap)))}
     return range_text(bands, moe, given, [p["batch"] for p in d["points"] if p["feasible"] and p["k"]])
 
