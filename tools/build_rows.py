@@ -88,19 +88,16 @@ def staged(name: str, table: dict, prefix: str, dropped: list[Row]) -> list[Row]
 def keep_ids(rows: list[Row], previous: dict[str, str], floor: int = 0) -> None:
     """Give each staged row the id `previous` (published_row -> row_id, from the committed rows.csv) gave it, and each
     new one the next number of its prefix after both the largest id kept and `floor` (the first rows' S001-S044)."""
-    top = Counter()
-    for o in rows:
-        old = previous.get(o["published_row"], "")
-        if old[:1] == o["row_id"][:1]:
-            top[old[0]] = max(top[old[0]], int(old[1:]), floor if old[0] == "S" else 0)
-    for o in rows:
-        old = previous.get(o["published_row"], "")
-        if old[:1] == o["row_id"][:1]:
-            o["row_id"] = old
-            continue
-        k = o["row_id"][0]
-        top[k] = max(top[k], floor if k == "S" else 0) + 1
-        o["row_id"] = f"{k}{top[k]:03d}"
+    kept = [previous.get(o["published_row"], "") for o in rows]
+    kept = [k if k[:1] == o["row_id"][:1] else "" for k, o in zip(kept, rows)]     # an id of the same file only
+    top = Counter({"S": floor})
+    for k in filter(None, kept):
+        top[k[0]] = max(top[k[0]], int(k[1:]))
+    for o, k in zip(rows, kept):
+        if not k:
+            top[o["row_id"][0]] += 1
+            k = f"{o['row_id'][0]}{top[o['row_id'][0]]:03d}"
+        o["row_id"] = k
 
 
 def previous_ids(path: Path) -> dict[str, str]:
