@@ -186,7 +186,7 @@ def prefill_wait(pf: PromptSide, n: np.ndarray, tokens_s: float, step: np.ndarra
     n = np.asarray(n, dtype=np.float64)
     if decodes and not pf.alone_s:
         return step * np.maximum(pf.n_chunks, n * pf.fill) + n * tokens_s
-    return max(pf.solo_s - tokens_s, 0.0) * np.maximum(1.0, n / pf.packed) + n * tokens_s
+    return max(pf.solo_s - tokens_s, 0.0) * np.maximum(1.0, n / pf.per_pass) + n * tokens_s
 
 
 def expected_passes(f: np.ndarray, k: float) -> np.ndarray:
