@@ -28,10 +28,10 @@ class PromptSide:
     engine mixes or not (alone_s where it does not): where no request decodes there is no decode step for a prompt to
     ride on, and every pass is a prefill pass of its own (0 under disaggregation). pass_prompt_s: what one more
     prompt adds to such a pass of its own, the chord (t_k - t_1) / (k - 1) from one prompt's pass t_1 to a full
-    pass t_k of k = packed prompts, unrounded (a mean prompt's tokens x their marginal cost in a mixed step where a pass
-    takes one prompt, whose passes each cost t_1 whatever it is; 0 under disaggregation). fill: a mean prompt's tokens
-    over one mixed step's prompt budget (a chunk on each attention-DP rank), unrounded: the steps waiting prompts'
-    chunks fill together."""
+    pass t_k of k = dp chunk / prompt prompts, unrounded (a mean prompt's tokens x their marginal cost in a mixed step
+    where a pass takes one prompt, whose passes each cost t_1 whatever it is; 0 under disaggregation). fill: a mean
+    prompt's tokens over one mixed step's prompt budget (a chunk on each attention-DP rank), unrounded: the steps
+    waiting prompts' chunks fill together."""
 
     per_token_s: float
     chunk_tokens: float
@@ -43,7 +43,6 @@ class PromptSide:
     alone_s: float = 0.0
     per_pass: float = 1.0
     solo_s: float = 0.0
-    packed: float = 1.0
     pass_prompt_s: float = 0.0
     fill: float = 1.0
 
@@ -147,7 +146,7 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
         alone = {c: _alone(dep, float(c[0]), float(c[1]), w.chunk, True) for c in set(classes)}
         per_pass = dep.par.dp * max(1.0, np.floor(w.chunk / float(p.mean())))
         packed = float(dep.par.dp * max(1.0, w.chunk / float(p.mean())))
-        pf = replace(pf, solo_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass), packed=packed,
+        pf = replace(pf, solo_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass),
                      fill=float(p.mean()) / (w.chunk * dep.par.dp),
                      pass_prompt_s=_pass_prompt(dep, float(p.mean()), float(cached.mean()), w.chunk, packed,
                                                 float(p.mean()) * per_tok))
