@@ -91,7 +91,7 @@ def memory_held(dep: Deployment, w: Workload, C: np.ndarray, drafter: bool) -> M
 def feasibility(dep: Deployment, w: Workload, held: np.ndarray, drafter: bool) -> tuple[np.ndarray, list[str]]:
     """Whether the requests each point holds fit in memory, with or without the drafter loaded, and why not."""
     mem = memory_held(dep, w, held, drafter)
-    return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(held.size)]
+    return mem.fits.copy(), [mem.message(i, dep.hw.name, dep.eng) for i in range(held.size)]
 
 
 def fit_limit(dep: Deployment, w: Workload, drafter: bool) -> float:

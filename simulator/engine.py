@@ -67,6 +67,10 @@ class EngineProfile:
     graphs_target, graphs_draft, graphs_verify : bool   CUDA graphs captured for that pass
     target_max_batch, draft_max_batch, verify_max_batch : float   largest captured batch; eager above
     gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations
+    memory_rule : str               where that share comes from: the engine's own start-up rule, priced per deployment
+                                    ('sglang': `sglang_memory_fraction`, from [memory] gpu_memory_fraction =
+                                    { value = "sglang" }), the profile's fixed value (''), or a deployment's own
+                                    memory_fraction ('asked'; `with_memory`)
     allreduce_latency_s : float or None   engine's all-reduce latency (custom all-reduce), None: the hardware's
     hbm_fraction, gemm_fraction : float or None   calibrated overrides of the hardware's achievable fractions
     overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden, one for every op
@@ -114,6 +118,7 @@ class EngineProfile:
     draft_max_batch: float = 1e9
     verify_max_batch: float = 1e9
     gpu_memory_fraction: float = 1.0
+    memory_rule: str = ""
     allreduce_latency_s: float | None = None
     hbm_fraction: float | None = None
     gemm_fraction: float | None = None
@@ -184,7 +189,7 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "chain_methods",
                          "spec_bookkeeping_s", "bookkeeping_on_host", "spec_host_bookkeeping_s",
                          "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
-                         "valid_from", "overlap_with_spec_from",
+                         "memory_rule", "valid_from", "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
                          "path"})
 
@@ -231,6 +236,10 @@ def read_profile(path: Path) -> EngineProfile:
     kw: dict[str, Any] = {"name": name, "display_name": str(doc.get("display_name", name))}
     sources, priors = [], []
     for (sec, key), (fld, kind, lo, hi) in _MAP.items():
+        if (sec, key) == ("memory", "gpu_memory_fraction") and _rule(doc, path):
+            kw["memory_rule"] = "sglang"
+            sources.append(doc[sec][key]["source"])
+            continue
         v = figure(doc, sec, key, path, required=(sec, key) in REQUIRED, kind=kind, lo=lo, hi=hi,
                    allow_estimate=True)   # "estimate" or "calibrated" (written by specroof calibrate) allowed
         if v is not None:
@@ -249,6 +258,76 @@ def read_profile(path: Path) -> EngineProfile:
     kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
+
+
+def _rule(doc: dict[str, Any], path: Path) -> bool:
+    """Whether [memory] gpu_memory_fraction names a start-up rule ({ value = "sglang", source = ... }) in place of a
+    number; a string that names none is refused."""
+    fig = doc.get("memory", {}).get("gpu_memory_fraction")
+    v = fig.get("value") if isinstance(fig, dict) else None
+    if not isinstance(v, str):
+        return False
+    if v != "sglang" or not isinstance(fig.get("source"), str):
+        raise SpecError(f"{path}: [memory] gpu_memory_fraction: value = {v!r}; expected a number in [0.1, 1.0] or "
+                        "\"sglang\" (SGLang's start-up rule), with a source")
+    return True
+
+
+def sglang_memory_fraction(hbm_gib: float, tp_size: int, pp: int, dp_attention: int, method: str | None,
+                           graph_bs: int | None = None) -> float:
+    """SGLang's mem_fraction_static when the server is started without it (server_args.py
+    _handle_gpu_memory_settings, PR #10975, read): (gpu - reserved) / gpu in MiB, rounded to 3 places, reserved =
+    512 + 1.5 max(chunked_prefill_size, 2048) + 2 cuda_graph_max_bs + 1024 tp_size pp / 8, plus cuda_graph_max_bs x
+    dp x 3 (x 4.5 above 300) under DP attention, at least 10 GiB on a GPU over 60 GiB, then 6 GiB for a STANDALONE
+    draft model or 2 GiB for any other drafter but NGRAM. The chunk and the graph batch are the defaults of the GPU's
+    memory bucket (`_sglang_buckets`) unless --cuda-graph-max-bs (`graph_bs`) is given. tp_size counts every GPU of a
+    stage (under DP attention SGLang's --tp is tp x dp). At most 0 where the reserve exceeds the GPU."""
+    gpu = hbm_gib * 1024.0
+    chunk, bs = _sglang_buckets(gpu, tp_size)
+    bs = graph_bs or bs
+    reserved = 512.0 + 1.5 * max(chunk, 2048) + 2.0 * bs + 1024.0 * tp_size * pp / 8.0
+    if dp_attention > 1:
+        reserved += bs * dp_attention * (4.5 if bs > 300 else 3.0)
+    if gpu > 60 * 1024:
+        reserved = max(reserved, 10 * 1024.0)
+    reserved += 0.0 if method in (None, "ngram") else 6 * 1024.0 if method == "draft" else 2 * 1024.0
+    return max(round((gpu - reserved) / gpu, 3), 0.0)
+
+
+def _sglang_buckets(gpu_mib: float, tp_size: int) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) SGLang defaults to by GPU memory (MiB) and TP size, outside NPUs
+    (the same function of server_args.py): T4-class, A10/4090-class, A100-40G/L40, H100/A100-80G, H200/H20, then
+    B200/MI300 and larger."""
+    small = tp_size < 4
+    for top, chunk, bs in ((20, 2048, 8), (35, 2048, 24 if small else 80),
+                           (60, 4096, 32 if small else 160), (90, 8192, 256 if small else 512),
+                           (160, 8192, 256 if small else 512)):
+        if gpu_mib < top * 1024:
+            return chunk, bs
+    return 16384, 512
+
+
+def with_memory(eng: EngineProfile, hbm_bytes: float, par: Any, moe: bool, method: str | None, asked: float | None,
+                graph_bs: int | None) -> EngineProfile:
+    """The profile with the memory share a deployment runs with: its own (`asked`, --memory-fraction), else the
+    engine's start-up rule for its device and layout `par` (tp, dp, pp; dp of an MoE is SGLang's DP attention, whose
+    --tp counts the dp ranks too) (memory_rule), else the profile's fixed share."""
+    if asked is not None:
+        return replace(eng, gpu_memory_fraction=float(asked), memory_rule="asked")
+    if eng.memory_rule != "sglang":
+        return eng
+    dpa = par.dp if moe else 1
+    return replace(eng, gpu_memory_fraction=sglang_memory_fraction(hbm_bytes / 2**30, par.tp * dpa, par.pp, dpa,
+                                                                   method, graph_bs))
+
+
+def memory_origin(eng: EngineProfile) -> str:
+    """Where the profile's memory share comes from, in words a 'does not fit' message ends with."""
+    if eng.memory_rule == "asked":
+        return "your deployment's memory_fraction, --memory-fraction"
+    head = "SGLang's start-up rule for this device, layout and drafter" if eng.memory_rule == "sglang" else \
+        "the engine profile's"
+    return f"{head}; set your server's own with memory_fraction, --memory-fraction"
 
 
 def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,

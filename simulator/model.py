@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .data import data_dir, read_text
-from .errors import ModelConfigError
+from .errors import ModelConfigError, ScenarioError
 from .registry import ModelRecord, model_record, record_for_repo
 
 
@@ -462,3 +462,23 @@ def load_model(name_or_path: str | Path) -> ModelShape:
     """Load a bundled model by id, or any supported HF config.json by path."""
     return load_model_and_record(name_or_path)[0]
 
+
+def check_servable(target: ModelShape, model: Any, expert_precision: str | None, moe: bool | None) -> None:
+    """The target can be served as a scenario asks (`model` as it named it, its expert_precision and its hazard
+    option moe): a target's kind and layers, and expert options only for MoE."""
+    if target.kind != "target":
+        raise ScenarioError(f"model {target.name} is of kind {target.kind} (a drafter), not a model that can be "
+                            "served: pass it as draft with its target as model")
+    if isinstance(model, str) and model.endswith(".json") and target.n_layers < 2:
+        # A one-layer config is a draft head's (EAGLE-1 heads ship as a plain LlamaForCausalLM with
+        # num_hidden_layers 1, e.g. yuhuili/EAGLE-LLaMA3-Instruct-8B); no served LLM has a single layer.
+        raise ScenarioError(f"model {model}: num_hidden_layers = {target.n_layers}, a draft head's shape (EAGLE "
+                            "heads have one layer), not a model that can be served: pass it as --draft with its "
+                            "target as --model (a target has at least 2 layers)")
+    if expert_precision is not None and not target.is_moe:      # found by review: ignored, yet in the header
+        raise ScenarioError(f"expert_precision (--expert-precision) = {expert_precision} but model {target.name} has "
+                            "no experts: leave it out, or use precision (--precision) for its weights")
+    if moe is not None and moe != target.is_moe:
+        raise ScenarioError(f"options moe = {str(moe).lower()} but model {target.name} "
+                            f"{'routes tokens to experts' if target.is_moe else 'has no experts'}: the hazard "
+                            "option moe is read from the model; leave it out")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from .acceptance import ALPHA_MAX, Acceptance, Verify, depth_capacity, tree_holds, verify_shape
-from .engine import EngineProfile
+from .engine import EngineProfile, memory_origin
 from .errors import ScenarioError
 from .experts import rank_batch
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
@@ -161,16 +161,17 @@ class MemoryUse:
     def fits(self) -> np.ndarray:
         return np.atleast_1d(self.total_bytes <= self.capacity_bytes)
 
-    def message(self, i: int, hw_name: str, fraction: float) -> str:
-        """Why point i does not fit ('' when it does): the one 'does not fit' text."""
+    def message(self, i: int, hw_name: str, eng: EngineProfile) -> str:
+        """Why point i does not fit ('' when it does): the one 'does not fit' text, naming the engine's share of the
+        memory and where it comes from (engine.memory_origin)."""
         if self.fits.flat[i]:
             return ""
         at = lambda x: float(np.broadcast_to(x, self.fits.shape).flat[i])  # noqa: E731
         draft = f" + draft {at(self.draft_bytes) / GB:.2f}" if np.any(np.asarray(self.draft_bytes)) else ""
         return (f"does not fit: needs {at(self.total_bytes) / GB:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
                 f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + activations {at(self.activation_bytes) / GB:.1f}), "
-                f"{hw_name} x {fraction:g} gives {self.capacity_bytes / GB:.1f} GB (that share of its memory: the "
-                "engine profile's, or your deployment's with memory_fraction, --memory-fraction)")
+                f"{hw_name} x {eng.gpu_memory_fraction:g} gives {self.capacity_bytes / GB:.1f} GB (that share of its "
+                f"memory: {memory_origin(eng)})")
 
 
 def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False) -> MemoryUse:

@@ -26,11 +26,19 @@ from .drafters import (
     default_acceptance,
     make_drafter,
 )
-from .engine import EngineProfile, check_engine_method, check_engine_vendor, load_engine, pp_overlapped, spec_overlapped
+from .engine import (
+    EngineProfile,
+    check_engine_method,
+    check_engine_vendor,
+    load_engine,
+    pp_overlapped,
+    spec_overlapped,
+    with_memory,
+)
 from .errors import ScenarioError
 from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
-from .model import ModelShape, load_model
+from .model import ModelShape, check_servable, load_model
 from .units import DTYPE_BYTES
 from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, forward_pass, make_precision
 
@@ -445,42 +453,21 @@ def check_stages(par: Parallelism, hw: Hardware) -> None:
                         f"{'= 1' if most == 1 else f'from 1 to {most}'} at tp x dp = {par.stage_gpus}")
 
 
-def _check_target(s: Scenario, target: ModelShape) -> None:
-    """The target can be served as the scenario asks: a target's kind and layers, and expert options only for MoE."""
-    if target.kind != "target":
-        raise ScenarioError(f"model {target.name} is of kind {target.kind} (a drafter), not a model that can be "
-                            "served: pass it as draft with its target as model")
-    if isinstance(s.model, str) and s.model.endswith(".json") and target.n_layers < 2:
-        # A one-layer config is a draft head's (EAGLE-1 heads ship as a plain LlamaForCausalLM with
-        # num_hidden_layers 1, e.g. yuhuili/EAGLE-LLaMA3-Instruct-8B); no served LLM has a single layer.
-        raise ScenarioError(f"model {s.model}: num_hidden_layers = {target.n_layers}, a draft head's shape (EAGLE "
-                            "heads have one layer), not a model that can be served: pass it as --draft with its "
-                            "target as --model (a target has at least 2 layers)")
-    if s.expert_precision is not None and not target.is_moe:      # found by review: ignored, yet in the header
-        raise ScenarioError(f"expert_precision (--expert-precision) = {s.expert_precision} but model {target.name} has "
-                            "no experts: leave it out, or use precision (--precision) for its weights")
-    moe = dict(s.options).get("moe")
-    if moe is not None and moe != target.is_moe:
-        raise ScenarioError(f"options moe = {str(moe).lower()} but model {target.name} "
-                            f"{'routes tokens to experts' if target.is_moe else 'has no experts'}: the hazard "
-                            "option moe is read from the model; leave it out")
-
-
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
     eng = _load("engine", s.engine, loaded)
     check_engine_method(eng, s.method, s.tree, s.k)
     eng = spec_overlapped(eng, s.spec_overlap_asked, s.method)
     if s.max_running_requests is not None:
         eng = replace(eng, spec_max_running=float(s.max_running_requests))
-    if s.memory_fraction is not None:
-        eng = replace(eng, gpu_memory_fraction=float(s.memory_fraction))
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
     check_engine_vendor(eng, hw.vendor, hw.name)
     target = _load("model", s.model, loaded)
-    _check_target(s, target)
+    check_servable(target, s.model, s.expert_precision, dict(s.options).get("moe"))
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     par.check(target)                     # the target's layout first: its error names the target, not the drafter
     check_stages(par, hw)
+    eng = with_memory(eng, hw.hbm_capacity_bytes, par, target.is_moe, s.method, s.memory_fraction,
+                      s.cuda_graph_max_batch)
     eng = pp_overlapped(eng, par.pp, s.spec_overlap_asked, s.method)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     check_drafting(s.method, s.draft_precision, s.k, s.k_max)

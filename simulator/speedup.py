@@ -172,7 +172,7 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     best = best_spec_step(dep, acc, B, L, base)
     ok = best.ok
     base_ok = memory(dep, B, 1, L).fits & (context_message(dep, s.context, 1) == "")   # plain decoding: 1 new token
-    msgs = [context_message(dep, s.context, v.T) or best.mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction)
+    msgs = [context_message(dep, s.context, v.T) or best.mem.message(i, dep.hw.name, dep.eng)
             for i, v in enumerate(best.v)]    # a point past the position limit says so first
     be = np.array([break_even_alpha(acc, v, sp / b) if v.k else np.nan    # k = 0: speculation off, no break-even
                    for v, sp, b in zip(best.v, best.step.step_s, base)])

@@ -69,7 +69,7 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
     fits = []
     for drafter in (speculates(dep), False):     # a speculating batch holds its verify tokens (admission_width)
         mem = memory(dep, B, admission_width(dep, drafter), float(isl + osl), drafter=drafter)
-        fits += [mem.fits & (not pos), tuple(pos or mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction)
+        fits += [mem.fits & (not pos), tuple(pos or mem.message(i, dep.hw.name, dep.eng)
                                              for i in range(B.size))]
     return BatchRun(B.astype(int), ttft, e2e[0], e2e[-1], k, *fits)
 

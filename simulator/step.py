@@ -81,7 +81,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     fam["overhead"] = fam["overhead"] + (total - st.total_s)
     mem = memory(dep, B, q, L, logits)
     ok = mem.fits.copy()
-    msgs = [mem.message(i, dep.hw.name, dep.eng.gpu_memory_fraction) for i in range(B.size)]
+    msgs = [mem.message(i, dep.hw.name, dep.eng) for i in range(B.size)]
     pos = context_message(dep, s.context, q, "new tokens")
     if pos:
         ok[:] = False

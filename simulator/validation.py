@@ -8,9 +8,6 @@ summaries and leave-one-source-out cross-validation.
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -20,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from .acceptance import Acceptance
-from .data import data_dir, read_text
 from .drafters import default_decay
-from .engine import MONTH_RE, EngineProfile, load_engine
-from .errors import ScenarioError, SpecError, SpecroofError
+from .engine import EngineProfile, load_engine
+from .errors import ScenarioError, SpecroofError
 from .hardware import load_hardware
 from .model import load_model
 from .report import ValidationReport
+from .rows import SERVING_METRICS, load_rows
 from .scenario import Deployment, Scenario, with_engine
 from .serving import Workload, serve
 from .shape import curve_key, curve_load
@@ -34,117 +31,6 @@ from .speedup import predict, run_speedup
 from .static import static_batch
 from .step import simulate_step
 from .traffic import length_ratio
-
-REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric", "measured")
-OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp", "dp", "ep", "engine_version",
-            "precision", "expert_precision", "attention_precision", "kv_precision", "draft", "batch", "concurrency",
-            "isl", "osl", "length_ratio", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k",
-            "overlap_scheduler", "spec_max_running", "num_prompts", "engine_date", "notes")
-# Step-level metrics (a decode step at a batch): predicted by `predict`. A row with a concurrency instead of a batch
-# is priced at batch = concurrency and context = isl + osl / 2 (the mean context over a request's decode).
-STEP_METRICS = ("speedup", "base_step_s", "spec_step_s", "tpot_s", "itl_s", "tokens_per_s_per_user",
-                "tokens_per_s_per_gpu")
-# Serving-level metrics (prefill, TTFT, end to end): predicted by `serve`.
-SERVING_METRICS = ("ttft_s", "e2e_s", "e2e_speedup", "throughput_ratio")
-METRICS = STEP_METRICS + SERVING_METRICS
-
-
-def default_rows_path() -> Path:
-    """The shipped rows: validation/rows.csv (bundled in the wheel as simulator/_data/validation)."""
-    return data_dir("validation") / "rows.csv"
-
-
-def load_rows(path: str | Path | None = None) -> list[dict[str, str]]:
-    """Read a rows CSV; errors name the file, row and column."""
-    p = Path(path) if path else default_rows_path()
-    try:
-        rd = csv.DictReader(io.StringIO(read_text(p, "rows CSV").removeprefix("\ufeff"), newline=""))   # BOM
-        cols = rd.fieldnames or []
-        missing = [c for c in REQUIRED if c not in cols]
-        if missing:
-            raise SpecError(f"{p}: missing column(s) {missing}; required: {', '.join(REQUIRED)}")
-        twice = sorted({c for c in cols if cols.count(c) > 1})
-        if twice:       # csv.DictReader keeps the last copy of a repeated name (found by review: batch read as 64)
-            raise SpecError(f"{p}: column(s) {twice} appear more than once in the header; give each once")
-        unknown = [c for c in cols if c not in REQUIRED + OPTIONAL]
-        if unknown:
-            raise SpecError(f"{p}: unknown column(s) {unknown}; allowed: {', '.join(REQUIRED + OPTIONAL)}")
-        rows = list(rd)
-    except csv.Error as e:
-        raise SpecError(f"{p}: malformed CSV: {e}") from None
-    if not rows:
-        raise SpecError(f"{p}: no data rows (a header alone)")
-    seen: dict[str, int] = {}
-    for i, r in enumerate(rows, start=2):
-        _check_row_shape(p, i, r, len(cols), seen)
-        _check_measurement(p, i, r)
-        _check_row_numbers(p, i, r)
-    return rows
-
-
-def _check_measurement(p: Path, i: int, r: dict[str, str]) -> None:
-    """A known metric and a positive, finite measured value."""
-    if r["metric"] not in METRICS:
-        raise SpecError(f"{p}: line {i} ({r['row_id']}): metric = {r['metric']!r}; expected one of "
-                        f"{', '.join(METRICS)}")
-    try:
-        v = float(r["measured"])
-    except ValueError:
-        raise SpecError(f"{p}: line {i} ({r['row_id']}): measured = {r['measured']!r}; expected a number") from None
-    if not math.isfinite(v) or v <= 0:
-        raise SpecError(f"{p}: line {i} ({r['row_id']}): measured = {r['measured']!r}; expected a positive number")
-
-
-INT_COLUMNS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
-               "tree_branching", "tau_k", "spec_max_running", "num_prompts")
-"""Whole-number columns: each >= 1 where given, but context and k (>= 0)."""
-
-
-def _check_row_shape(p: Path, i: int, r: dict[str, Any], n_cols: int, seen: dict[str, int]) -> None:
-    """One field per column, and a row_id given once (csv.DictReader puts extra fields under None, and None in the
-    columns a short row lacks)."""
-    if None in r or any(v is None for v in r.values()):
-        n = n_cols + len(r.get(None) or []) - sum(v is None for v in r.values())
-        raise SpecError(f"{p}: line {i}: {n} fields; the header has {n_cols}")
-    rid = (r["row_id"] or "").strip()
-    if not rid:
-        raise SpecError(f"{p}: line {i}: row_id is empty")
-    if rid in seen:
-        raise SpecError(f"{p}: line {i}: row_id {rid!r} repeats line {seen[rid]}")
-    seen[rid] = i
-
-
-def _check_row_numbers(p: Path, i: int, r: dict[str, str]) -> None:
-    """The whole-number columns and tau, where given: malformed values are input errors, not rows to skip."""
-    for c in INT_COLUMNS:
-        v = (r.get(c) or "").strip()
-        if not v:
-            continue
-        try:
-            f = float(v)
-        except ValueError:
-            f = float("nan")
-        lo = 0 if c in ("context", "k") else 1
-        if not (math.isfinite(f) and f.is_integer() and f >= lo):
-            raise SpecError(f"{p}: line {i} ({r['row_id']}): {c} = {v!r}; expected a whole number >= {lo}")
-    _check_date(p, i, r)
-    tau = (r.get("tau") or "").strip()
-    if tau:
-        try:
-            t = float(tau)
-        except ValueError:
-            t = float("nan")
-        if not (math.isfinite(t) and t >= 1.0):
-            raise SpecError(f"{p}: line {i} ({r['row_id']}): tau = {tau!r}; expected a number >= 1 (tokens per "
-                            "step, the bonus token included)")
-
-
-def _check_date(p: Path, i: int, r: dict[str, str]) -> None:
-    """engine_date, where given, as YYYY-MM: row_scope compares it as text with a profile's valid_from (found by
-    review: '2025-1' and 'Jan 2025' read as newer than 2025-06)."""
-    date = (r.get("engine_date") or "").strip()
-    if date and not MONTH_RE.fullmatch(date):
-        raise SpecError(f"{p}: line {i} ({r['row_id']}): engine_date = {date!r}; expected YYYY-MM (e.g. 2025-06)")
 
 
 def _int(r: dict[str, str], key: str, default: int | None = None) -> int | None:
@@ -246,7 +132,8 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"), batch=(batch,),
                     context=ctx, tp=tp, dp=dp, ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
                     kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"),
-                    attention_precision=_text(r, "attention_precision"))
+                    attention_precision=_text(r, "attention_precision"),
+                    memory_fraction=float(_text(r, "memory_fraction", "nan")) if _text(r, "memory_fraction") else None)
 
 
 def _plain(s: Scenario, dep: Deployment, metric: str) -> float:

@@ -612,7 +612,9 @@ def test_dp_attention_configs_name_the_layout_and_per_rank_limits():
     one = advise(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=8, method="mtp", engine="sglang",
                  batch_range=(1, 64), emit=("sglang",))
     assert "--tp 8" in one.config("sglang").text and "--dp" not in one.config("sglang").text
-    assert "--mem-fraction-static 0.85" in one.config("sglang").text        # the share priced: SGLang's profile
+    # the share priced, SGLang's start-up rule for 8x H200 with MTP (written: the --cuda-graph-max-bs written would
+    # change what SGLang's rule reserves)
+    assert "--mem-fraction-static 0.883" in one.config("sglang").text
 
 
 def test_layouts_an_engine_cannot_run_get_no_config_and_limits_follow_the_engine():

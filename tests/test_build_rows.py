@@ -52,12 +52,36 @@ def test_no_facts_on_other_runs(br, kw, disagg):
     assert out == before
 
 
+@pytest.mark.parametrize("kw,disagg,share", [
+    ({}, False, "0.82"),                                                  # dsr1_fp8_h200(_mtp).sh
+    ({"method": ""}, False, "0.82"),                                      # the plain script of the pair
+    ({"hardware": "b200", "tp": "4", "method": ""}, False, "0.95"),       # dsr1_fp8_b200.sh at TP4
+    ({"hardware": "b200", "expert_precision": "fp4"}, False, "0.85"),
+    ({"hardware": "mi355x", "expert_precision": "mxfp4"}, False, "0.8"),
+    ({}, True, ""),                                                       # disaggregated: the recipe's, not these
+    ({"hardware": "h100-sxm"}, False, ""),                                # no such script
+    ({"engine": "trtllm"}, False, ""),
+])
+def test_single_node_sglang_rows_carry_their_scripts_memory_share(br, kw, disagg, share):
+    out = dict(_out(**kw), memory_fraction="", tp=kw.get("tp", "8"))
+    br.ix_sglang_memory(out, disagg=disagg)
+    assert out["memory_fraction"] == share and (("--mem-fraction-static " + share) in out["notes"]) == bool(share)
+
+
+def test_srt_slurm_decode_rows_carry_the_decode_instances_memory_share(br):
+    out = dict(_out(), memory_fraction="")
+    recipe = "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"
+    br.srt_slurm_decode(out, [f"MTP k source: NVIDIA/srt-slurm HEAD {recipe}"])
+    assert (out["spec_max_running"], out["memory_fraction"]) == ("64", "0.85")
+    assert "mem-fraction-static 0.85" in out["notes"]
+
+
 def test_inferencex_rows_carry_the_kv_format_of_their_runs_launch_flags():
     # sources/inferencex_kv.csv: every entry lands on a row, with its evidence in the notes; Hopper SGLang runs kept
     # the KV cache in bf16 (no --kv-cache-dtype in their scripts and recipes), the others stored it in fp8.
     import csv
 
-    from simulator.validation import default_rows_path
+    from simulator.rows import default_rows_path
     with open(default_rows_path().parent / "sources" / "inferencex_kv.csv", encoding="utf-8") as f:
         table = {(r["source_id"], r["locator"]): r for r in csv.DictReader(f)}
     rows = load_rows()

@@ -195,7 +195,7 @@ def test_step_infeasible_point(capsys):
     for p in loads(out)["points"]:
         assert p["feasible"] is False
         assert p["step_s"] is None and p["bound"] is None and p["breakdown_s"] is None
-        assert "does not fit" in p["message"] and "h100-sxm x 0.85 gives" in p["message"]
+        assert "does not fit" in p["message"] and "h100-sxm x 0.836 gives" in p["message"]   # SGLang's rule, no drafter
         assert p["memory_bytes"] > 80 * 2**30
 
 
@@ -207,7 +207,7 @@ def test_step_infeasible_table_and_csv(capsys):
     row = next(csv.DictReader(io.StringIO(out)))
     # an infeasible row's numbers are empty, so pandas reads the columns as numbers (review, 2026-12-05)
     assert row["step_ms"] == "" and row["bound"] == "" and row["feasible"] == "no"
-    assert row["reason"].startswith("does not fit: needs") and "h100-sxm x 0.85 gives" in row["reason"]
+    assert row["reason"].startswith("does not fit: needs") and "h100-sxm x 0.836 gives" in row["reason"]
 
 
 def test_csv_says_why_a_point_is_infeasible(capsys):

@@ -470,7 +470,7 @@ def test_step_result_to_dict_feasible_and_infeasible():
         assert sum(p["breakdown_s"].values()) == pytest.approx(p["step_s"], rel=1e-12)
     bad = simulate_step("h100-sxm", "llama-3.1-405b", [1]).to_dict()["points"][0]
     assert bad["feasible"] is False and bad["step_s"] is None and bad["breakdown_s"] is None and bad["bound"] is None
-    assert bad["message"].startswith("does not fit: needs ") and "h100-sxm x 0.85 gives" in bad["message"]
+    assert bad["message"].startswith("does not fit: needs ") and "h100-sxm x 0.836 gives" in bad["message"]
 
 
 def test_context_beyond_max_position_is_infeasible():

@@ -20,12 +20,10 @@ from simulator.cross_validation import crossval, fit_headline
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
 from simulator.fitted import describe
+from simulator.rows import METRICS, REQUIRED, default_rows_path
 from simulator.traffic import uniform_lengths
 from simulator.validation import (
-    METRICS,
-    REQUIRED,
     SCOPES,
-    default_rows_path,
     instance_mix,
     load_rows,
     predict_prepared,
@@ -451,6 +449,28 @@ def test_row_spec_max_running_is_the_runs_launch_flag():
     for bad in ("0", "2.5"):
         with pytest.raises(ScenarioError, match="spec_max_running"):
             predict_row(dict(r, spec_max_running=bad), eng)
+
+
+def test_row_memory_fraction_is_the_measured_servers_share(tmp_path):
+    # V605: DeepSeek-R1 FP8 MTP decode over 16 H100s under DP attention (srt-slurm h100-fp8-1p1d-max-dep-mtp.yaml,
+    # decode mem-fraction-static 0.85). SGLang's start-up rule would reserve 4.5 MiB per graph slot per DP rank
+    # there (0.331 of each GPU: the 59.9 GB of weights per GPU do not fit); the recipe's own share is priced.
+    rows = {r["row_id"]: r for r in load_rows()}
+    r = rows["V605"]
+    assert r["memory_fraction"] == "0.85" and "mem-fraction-static 0.85" in r["notes"]
+    assert predict_row(r) > 0
+    with pytest.raises(ScenarioError, match=r"h100-sxm x 0.331 gives .*SGLang's start-up rule"):
+        predict_row(dict(r, memory_fraction=""))
+    head = list(r)
+    for bad in ("1.5", "0", "x", "nan"):
+        p = tmp_path / "rows.csv"
+        with p.open("w", newline="") as f:
+            w = csv.DictWriter(f, head)
+            w.writeheader()
+            w.writerow(dict(r, memory_fraction=bad))
+        with pytest.raises(SpecError, match=rf"{re.escape(str(p))}: line 2 \(V605\): memory_fraction = "
+                                            rf"'{bad}'; expected a share of the GPU's memory in \(0, 1\]"):
+            load_rows(p)
 
 
 def test_deepseek_r1_tpot_at_batch_1_on_8_h200_is_within_25_percent_of_inferencex():

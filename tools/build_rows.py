@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))   # tools/rowmap, the r
 from rowmap.common import COLS, SRC, VAL, Row, Skip, base_row, check, engine_date, kv_format  # noqa: E402
 from rowmap.decode import DECODE  # noqa: E402
 from rowmap.first import first_rows  # noqa: E402
-from rowmap.serving import SERVING, ix_sglang_mtp  # noqa: E402,F401  (tests read ix_sglang_mtp from here)
+from rowmap.serving import SERVING, ix_sglang_memory, ix_sglang_mtp, srt_slurm_decode  # noqa: E402,F401  (tests read them here)
 from rowmap.speculative import SPEC  # noqa: E402
 
 

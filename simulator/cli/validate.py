@@ -69,7 +69,7 @@ def _some_priced(rows: list[dict[str, Any]], file: str | None) -> None:
 
 def run_validate(a: argparse.Namespace) -> int:
     if a.report:
-        from ..validation import default_rows_path  # lazy: keeps --help free of numba
+        from ..rows import default_rows_path  # lazy: keeps --help free of numba
         src = (a.file or default_rows_path(),)
         check_output(f"{a.report}.md", "--report", src)      # before the work, not after it
         check_output(f"{a.report}.csv", "--report", src)

@@ -13,15 +13,15 @@ from simulator.engine import list_engines
 from simulator.hardware import list_hardware
 from simulator.model import load_model_and_record
 from simulator.registry import list_models
-from simulator.validation import METRICS, STEP_METRICS
+from simulator.rows import METRICS, STEP_METRICS
 
 VAL = Path(__file__).resolve().parents[2] / "validation"   # the shipped data folder (tools/rowmap/ -> root)
 SRC = VAL / "sources"
 COLS = ["row_id", "source_id", "source", "source_url", "locator", "published_row", "hardware", "n_gpus", "tp", "dp",
         "ep", "engine", "engine_version", "model", "precision", "expert_precision", "attention_precision",
         "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "length_ratio", "context", "k",
-        "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "num_prompts",
-        "engine_date", "metric", "measured", "notes"]
+        "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "memory_fraction",
+        "num_prompts", "engine_date", "metric", "measured", "notes"]
 INT_COLS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
             "tree_branching", "tau_k", "num_prompts")
 METHODS = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash")

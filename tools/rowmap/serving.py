@@ -36,22 +36,23 @@ IX_SGLANG_MTP = {
 
 # Decode instances of the NVIDIA/srt-slurm recipes a disaggregated InferenceX SGLang MTP row's 'MTP k source' note
 # names (the recipes at srt-slurm HEAD c88ef731, 2026-08-21, where the rows' k was read): recipe -> (decode
-# --max-running-requests, SGLANG_ENABLE_SPEC_V2 in the decode environment). SGLang caps a whole instance at the flag:
+# --max-running-requests, SGLANG_ENABLE_SPEC_V2 in the decode environment, the decode instance's mem-fraction-static
+# under backend.sglang_config.decode). SGLang caps a whole instance at the flag:
 # with DP attention each of the dp schedulers runs max_running_requests // dp_size (model_runner.py), so the
 # instance runs the flag's value, as `spec_max_running` prices one decode instance.
 SRT_SLURM_DECODE = {
-    "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, False),
-    "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml": (128, True),
-    "recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, True),
-    "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml": (64, True),
-    "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, True),
-    "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml": (128, True),
-    "recipes/h200/1k1k/bs256-1p6d-dep-mtp.yaml": (128, True),
-    "recipes/h200/1k1k/low-latency-1p9d-mtp.yaml": (64, True),
-    "recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml": (192, True),
-    "recipes/h200/8k1k/bs16-1p3d-mtp.yaml": (32, True),
-    "recipes/h200/8k1k/bs4-1p7d-mtp.yaml": (2, True),
-    "recipes/h200/8k1k/bs8-1p6d-mtp.yaml": (16, True),
+    "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, False, "0.85"),
+    "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml": (128, True, "0.9"),
+    "recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, True, "0.85"),
+    "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml": (64, True, "0.9"),
+    "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml": (64, True, "0.85"),
+    "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml": (128, True, "0.9"),
+    "recipes/h200/1k1k/bs256-1p6d-dep-mtp.yaml": (128, True, "0.75"),
+    "recipes/h200/1k1k/low-latency-1p9d-mtp.yaml": (64, True, "0.75"),
+    "recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml": (192, True, "0.85"),
+    "recipes/h200/8k1k/bs16-1p3d-mtp.yaml": (32, True, "0.82"),
+    "recipes/h200/8k1k/bs4-1p7d-mtp.yaml": (2, True, "0.75"),
+    "recipes/h200/8k1k/bs8-1p6d-mtp.yaml": (16, True, "0.82"),
 }
 _SRT_SLURM = re.compile(r"NVIDIA/srt-slurm HEAD (recipes/\S+\.yaml)")
 
@@ -62,11 +63,12 @@ def srt_slurm_decode(out: Row, ksrc: list[str]) -> None:
     m = _SRT_SLURM.search(" ".join(ksrc))
     if m is None or m.group(1) not in SRT_SLURM_DECODE:
         return
-    cap, v2 = SRT_SLURM_DECODE[m.group(1)]
-    out["spec_max_running"] = str(cap)
+    cap, v2, mem = SRT_SLURM_DECODE[m.group(1)]
+    out["spec_max_running"], out["memory_fraction"] = str(cap), mem
     if v2:
         out["overlap_scheduler"] = "true"
-    note(out, f"decode instance of {m.group(1)} at srt-slurm HEAD: --max-running-requests {cap}; "
+    note(out, f"decode instance of {m.group(1)} at srt-slurm HEAD: --max-running-requests {cap}, "
+              f"mem-fraction-static {mem}; "
               + ("SGLANG_ENABLE_SPEC_V2=1 in decode_environment (SpecV2 overlap: overlap_scheduler true)" if v2
                  else "no SGLANG_ENABLE_SPEC_V2 (V1 worker)"))
 
@@ -115,6 +117,31 @@ def ix_mori_dep16(r: Row, out: Row) -> None:
     note(out, why)
 
 
+# --mem-fraction-static of InferenceX's single-node SGLang DeepSeek-R1 scripts (SemiAnalysisAI/InferenceX HEAD
+# 843c6254, 2026-08-22, benchmarks/single_node/fixed_seq_len/; the versions the runs used are not checked):
+# (hardware, fp4 experts, tp) -> (value, script and line). The plain and MTP script of a pair set the same value.
+IX_SGLANG_MEMORY = {
+    ("h200-sxm", False, 8): ("0.82", "dsr1_fp8_h200.sh L40/L49, dsr1_fp8_h200_mtp.sh L69"),
+    ("b200", False, 8): ("0.82", "dsr1_fp8_b200.sh L40 (TP8), dsr1_fp8_b200_mtp.sh L45"),
+    ("b200", False, 4): ("0.95", "dsr1_fp8_b200.sh L54 (TP4)"),
+    ("b200", True, 8): ("0.85", "dsr1_fp4_b200.sh L77, dsr1_fp4_b200_mtp.sh L86"),
+    ("b200", True, 4): ("0.85", "dsr1_fp4_b200.sh L77, dsr1_fp4_b200_mtp.sh L86"),
+    ("mi355x", False, 8): ("0.8", "dsr1_fp8_mi355x.sh L45, dsr1_fp8_mi355x_mtp.sh L55"),
+    ("mi355x", True, 8): ("0.8", "dsr1_fp4_mi355x.sh L45, dsr1_fp4_mi355x_mtp.sh L51"),
+}
+
+
+def ix_sglang_memory(out: Row, disagg: bool) -> None:
+    """A single-node InferenceX SGLang DeepSeek-R1 row's --mem-fraction-static from its script (IX_SGLANG_MEMORY)."""
+    if disagg or (out["engine"], out["model"]) != ("sglang", "deepseek-r1"):
+        return
+    key = (out["hardware"], out["expert_precision"] in ("fp4", "mxfp4"), int(out["tp"] or 1))
+    if key in IX_SGLANG_MEMORY:
+        out["memory_fraction"], where = IX_SGLANG_MEMORY[key]
+        note(out, f"--mem-fraction-static {out['memory_fraction']} (InferenceX HEAD 843c6254 {where}): "
+                  "memory_fraction")
+
+
 def ix_sglang_mtp(out: Row, disagg: bool) -> None:
     """A single-node InferenceX SGLang DeepSeek-R1 MTP run's scheduler facts from its script (IX_SGLANG_MTP): every
     row of the run, its speedup included (whose notes do not name the script). The scripts were added on the dates
@@ -160,6 +187,7 @@ def v_fixture(r: Row, out: Row) -> None:
         note(out, "median interactivity (tok/s/user)")
     ksrc = [s for s in r["notes"].split("; ") if s.startswith("MTP k source") and not (out["k"] and "not determ" in s)]
     ix_sglang_mtp(out, disagg)
+    ix_sglang_memory(out, disagg)
     if disagg and out["engine"] == "sglang" and out["method"] == "mtp":
         srt_slurm_decode(out, ksrc)
     pair = re.search(r"matched pair pair\d+ \(.*\)$", r["notes"])
@@ -219,10 +247,14 @@ def v_large_ep(r: Row, out: Row) -> None:
     if r["measured"] in LARGE_EP_SKIPS:
         raise Skip(LARGE_EP_SKIPS[r["measured"]])
     assert r["measured"] == "22282" and r["metric"] == "tokens_per_s_per_node", r
-    out.update(metric="tokens_per_s_per_gpu", measured=repr(22282 / 8), batch=str(256 * 72), context="2000")
+    out.update(metric="tokens_per_s_per_gpu", measured=repr(22282 / 8), batch=str(256 * 72), context="2000",
+               memory_fraction="0.835")
     note(out, "decode-only test on 9 nodes: 22,282 tok/s per node / 8 GPUs (derived); DP attention DP72 (attention "
               "TP1), dense FFN DP, experts EP72 (DeepEP, EPLB, TBO); 256 sequences per device x 72 = batch 18432 "
-              "(derived); context = KV length 2000")
+              "(derived); context = KV length 2000; decode --mem-fraction-static 0.835 in the reproduction "
+              "commands of sglang issue #6017 as copied in ai-dynamo/dynamo examples/sglang/utils/wideep/"
+              "run_sgl_servers.sh @bb5ca1e3 and NVIDIA/srt-slurm recipes/h100/blog-post.yaml (earlier versions of "
+              "the issue: 0.846, 0.81)")
 
 
 def v_bestperf(r: Row, out: Row) -> None:

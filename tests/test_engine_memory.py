@@ -1,0 +1,135 @@
+"""SGLang's start-up memory rule (engine.sglang_memory_fraction): the share of each GPU a server started without
+--mem-fraction-static gives weights and KV cache, priced per device, layout and drafter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from simulator.engine import load_engine, sglang_memory_fraction
+from simulator.errors import SpecError
+from simulator.scenario import Scenario
+from simulator.speedup import predict
+from simulator.step import simulate_step
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _reference(gpu_mib, tp, pp, dp, dp_attention, algo, graph_bs=None):
+    """server_args.py _handle_gpu_memory_settings (PR #10975), transcribed branch by branch (CUDA, not NPU)."""
+    if gpu_mib < 20 * 1024:
+        chunk, bs = 2048, 8
+    elif gpu_mib < 35 * 1024:
+        chunk, bs = 2048, (24 if tp < 4 else 80)
+    elif gpu_mib < 60 * 1024:
+        chunk, bs = 4096, (32 if tp < 4 else 160)
+    elif gpu_mib < 90 * 1024:
+        chunk, bs = 8192, (256 if tp < 4 else 512)
+    elif gpu_mib < 160 * 1024:
+        chunk, bs = 8192, (256 if tp < 4 else 512)
+    else:
+        chunk, bs = 16384, 512
+    bs = graph_bs or bs
+    reserved_mem = 512
+    reserved_mem += max(chunk, 2048) * 1.5
+    reserved_mem += bs * 2
+    reserved_mem += tp * pp / 8 * 1024
+    if dp_attention:
+        reserved_mem += bs * dp * 3
+        if bs > 300:
+            reserved_mem += bs * dp * 1.5
+    if gpu_mib > 60 * 1024:
+        reserved_mem = max(reserved_mem, 10 * 1024)
+    if algo is not None:
+        if algo == "STANDALONE":
+            reserved_mem += 6 * 1024
+        elif algo != "NGRAM":
+            reserved_mem += 2 * 1024
+    return round((gpu_mib - reserved_mem) / gpu_mib, 3)
+
+
+ALGO = {None: None, "ngram": "NGRAM", "draft": "STANDALONE", "eagle": "EAGLE", "eagle3": "EAGLE3", "mtp": "NEXTN"}
+
+
+@settings(max_examples=200)
+@example(gib=141.0, tp=8, pp=1, dp=1, method="mtp", graph=None)           # DeepSeek / Kimi-K2 on 8x H200
+@example(gib=80.0, tp=1, pp=1, dp=1, method="eagle3", graph=None)         # H100, one GPU: 0.811
+@example(gib=80.0, tp=1, pp=1, dp=16, method="mtp", graph=None)           # DP attention over 16 H100s
+@example(gib=192.0, tp=8, pp=1, dp=1, method="draft", graph=None)         # MI300X, a draft model
+@example(gib=16.0, tp=1, pp=1, dp=1, method=None, graph=None)             # a T4-class GPU: no 10 GiB floor
+@given(gib=st.sampled_from([16.0, 24.0, 40.0, 48.0, 80.0, 94.0, 141.0, 180.0, 192.0, 288.0]),
+       tp=st.sampled_from([1, 2, 4, 8, 16]), pp=st.sampled_from([1, 2, 4]), dp=st.sampled_from([1, 2, 4, 8, 16]),
+       method=st.sampled_from(sorted(ALGO, key=str)), graph=st.sampled_from([None, 8, 64, 256, 512]))
+def test_the_rule_is_sglangs_own(gib, tp, pp, dp, method, graph):
+    got = sglang_memory_fraction(gib, tp * dp, pp, dp, method, graph)
+    want = _reference(gib * 1024, tp * dp, pp, dp, dp > 1, ALGO[method], graph)
+    assert got == max(want, 0.0)
+    assert 0.0 <= got < 1.0
+
+
+@given(gib=st.sampled_from([40.0, 80.0, 141.0, 192.0]), tp=st.sampled_from([1, 2, 4, 8]),
+       method=st.sampled_from(sorted(ALGO, key=str)), graph=st.sampled_from([8, 64, 256, 512]))
+def test_the_share_falls_with_every_reserve(gib, tp, method, graph):
+    f = lambda **kw: sglang_memory_fraction(**{**dict(hbm_gib=gib, tp_size=tp, pp=1, dp_attention=1,  # noqa: E731
+                                                    method=method, graph_bs=graph), **kw})
+    base = f()
+    assert f(pp=2) <= base and f(graph_bs=2 * graph) <= base and f(dp_attention=4, tp_size=4 * tp) <= base
+    assert f(method="draft") <= f(method="eagle3") <= f(method=None) == f(method="ngram")
+
+
+def test_a_deployment_runs_the_rules_share_unless_it_sets_its_own():
+    # SpecBundle's Kimi-K2 on 8x H200 under SGLang EAGLE-3 (SpecForge paper, arXiv 2603.18567 section 6.1): at the
+    # representative 0.85 it was priced as not fitting (130.5-130.7 GB of FP8 weights per GPU against 128.7 GB);
+    # SGLang's own rule there gives 0.883 (16.5 GiB reserved of 141 GiB), and the deployment ran.
+    sc = dict(hardware="h200-sxm", model="kimi-k2", tp=8, precision="fp8", method="eagle3", engine="sglang", k=3,
+              batch=(1, 8), context=2048)
+    dep = Scenario(**sc).resolve()
+    assert dep.eng.gpu_memory_fraction == 0.883
+    r = predict(Scenario(**sc))
+    assert r.feasible.all() and r.to_dict()["scenario"]["memory_fraction"] == 0.883
+    no = predict(Scenario(**sc, memory_fraction=0.85))
+    assert not no.feasible.any() and "x 0.85 gives" in no.message[0]
+    # The message says where the share comes from: the rule, the deployment's own, or a profile's fixed value
+    assert no.message[0].endswith("(that share of its memory: your deployment's memory_fraction, --memory-fraction)")
+    big = predict(Scenario(**{**sc, "tp": 4}))
+    assert big.message[0].endswith("x 0.887 gives 134.3 GB (that share of its memory: SGLang's start-up rule for "
+                                   "this device, layout and drafter; set your server's own with memory_fraction, "
+                                   "--memory-fraction)")
+    vl = predict(Scenario(**{**sc, "tp": 4, "engine": "vllm"}))
+    assert vl.message[0].endswith("x 0.92 gives 139.3 GB (that share of its memory: the engine profile's; set your "
+                                  "server's own with memory_fraction, --memory-fraction)")
+    # A plain step is a server without a drafter: no drafter's 2 GiB reserved (`step` drops the method)
+    assert simulate_step(scenario=Scenario(**sc)).scenario["memory_fraction"] == 0.897
+    # --cuda-graph-max-batch is what SGLang reserves graph memory for: 2 MiB a slot, 64 in place of 512
+    assert Scenario(**sc, cuda_graph_max_batch=64).resolve().eng.gpu_memory_fraction == 0.889
+    # Under DP attention SGLang's --tp counts every GPU and each rank's graphs are reserved for
+    dpa = dict(sc, model="deepseek-v3", method="mtp", tp=1, dp=8, ep=8)
+    assert Scenario(**dpa).resolve().eng.gpu_memory_fraction == 0.755
+    # A dense model's dp is replicas of tp GPUs each: no DP attention reserve, --tp its own
+    dense = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", dp=4).resolve()
+    assert dense.eng.gpu_memory_fraction == 0.811
+    # Engines without a rule keep their profile's fixed share
+    assert Scenario(**{**sc, "engine": "vllm"}).resolve().eng.gpu_memory_fraction == 0.92
+
+
+@pytest.mark.parametrize("value", ['"vllm"', '"auto"', '""'])
+def test_a_profile_naming_an_unknown_rule_is_refused(value, tmp_path):
+    src = (REPO / "engine_profiles" / "sglang.toml").read_text()
+    p = tmp_path / "mine.toml"
+    p.write_text(src.replace('gpu_memory_fraction = { value = "sglang"', f"gpu_memory_fraction = {{ value = {value}"))
+    with pytest.raises(SpecError, match=r"mine\.toml: \[memory\] gpu_memory_fraction: value = .*expected a number "
+                                        r"in \[0\.1, 1\.0\] or \"sglang\""):
+        load_engine(str(p))
+
+
+def test_a_profile_may_give_a_fixed_share_in_place_of_the_rule(tmp_path):
+    src = (REPO / "engine_profiles" / "sglang.toml").read_text()
+    p = tmp_path / "fixed.toml"
+    p.write_text(src.replace('gpu_memory_fraction = { value = "sglang"', "gpu_memory_fraction = { value = 0.8"))
+    eng = load_engine(str(p))
+    assert eng.memory_rule == "" and eng.gpu_memory_fraction == 0.8
+    dep = Scenario(hardware="h200-sxm", model="llama-3.1-8b", engine=str(p)).resolve()
+    assert dep.eng.gpu_memory_fraction == 0.8
