@@ -86,7 +86,7 @@ def figure(
             raise SpecError(f"{where} is missing")
         return None
     fig = table[key]
-    _check_fields(fig, where, extra_keys, allow_estimate)
+    check_fields(fig, where, extra_keys, allow_estimate)
     if fig.get("source") == "calibrated":
         _check_value(fig["prior"], f"{where}: prior", kind, lo, hi)
     return _check_value(fig["value"], where, kind, lo, hi)
@@ -99,7 +99,7 @@ def prior(doc: dict[str, Any], section: str, key: str) -> Any:
     return fig["prior"] if isinstance(fig, dict) and fig.get("source") == "calibrated" else None
 
 
-def _check_fields(fig: Any, where: str, extra_keys: frozenset[str], allow_estimate: bool) -> None:
+def check_fields(fig: Any, where: str, extra_keys: frozenset[str], allow_estimate: bool) -> None:
     """A figure is an inline table with a value, no unknown fields and a source (a URL, or an estimate when
     allowed); `where` names it in the error."""
     if not isinstance(fig, dict):

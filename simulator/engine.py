@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .data import data_dir, figure, prior, read_spec, suggest
+from .data import check_fields, data_dir, figure, prior, read_spec, suggest
 from .drafters import METHODS
 from .errors import ScenarioError, SpecError
 from .fitted import engine_values
@@ -67,10 +67,13 @@ class EngineProfile:
     graphs_target, graphs_draft, graphs_verify : bool   CUDA graphs captured for that pass
     target_max_batch, draft_max_batch, verify_max_batch : float   largest captured batch; eager above
     gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations
-    memory_rule : str               where that share comes from: the engine's own start-up rule, priced per deployment
-                                    ('sglang': `sglang_memory_fraction`, from [memory] gpu_memory_fraction =
-                                    { value = "sglang" }), the profile's fixed value (''), or a deployment's own
-                                    memory_fraction ('asked'; `with_memory`)
+    plain_memory_fraction : float or None   the share of the same deployment's server without speculation, where it
+                                    differs (SGLang's rule reserves no drafter memory: 2 GiB more); None: the same
+    memory_rule : str               where that share comes from: SGLang's rules ('sglang' as loaded, from [memory]
+                                    gpu_memory_fraction = { value = "sglang" }; once resolved 'sglang:rule' for its
+                                    start-up rule, `sglang_memory_fraction`, or 'sglang:asked' for a deployment's own
+                                    share, each '+aiter' where ROCm's aiter factor applies), the profile's fixed value
+                                    (''), or another engine's deployment share ('asked'); `with_memory`
     allreduce_latency_s : float or None   engine's all-reduce latency (custom all-reduce), None: the hardware's
     hbm_fraction, gemm_fraction : float or None   calibrated overrides of the hardware's achievable fractions
     overlap_efficiency : float or None   calibrated share of min(math, memory) time hidden, one for every op
@@ -118,6 +121,7 @@ class EngineProfile:
     draft_max_batch: float = 1e9
     verify_max_batch: float = 1e9
     gpu_memory_fraction: float = 1.0
+    plain_memory_fraction: float | None = None
     memory_rule: str = ""
     allreduce_latency_s: float | None = None
     hbm_fraction: float | None = None
@@ -177,6 +181,12 @@ class EngineProfile:
         """The fields a pass's GPU time depends on (all but host work, bookkeeping and names): a cache key."""
         return tuple(getattr(self, f.name) for f in fields(self) if f.name not in HOST_FIELDS)
 
+    def memory_share(self, drafter: bool) -> float:
+        """The share of each GPU's memory the server holds: with its drafter loaded, or plain (k = 0, speculation
+        off), whose server SGLang's rule gives more."""
+        return self.gpu_memory_fraction if drafter or self.plain_memory_fraction is None else \
+            self.plain_memory_fraction
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["sources"] = list(self.sources)
@@ -189,7 +199,7 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "chain_methods",
                          "spec_bookkeeping_s", "bookkeeping_on_host", "spec_host_bookkeeping_s",
                          "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
-                         "memory_rule", "valid_from", "overlap_with_spec_from",
+                         "plain_memory_fraction", "memory_rule", "valid_from", "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
                          "path"})
 
@@ -267,9 +277,11 @@ def _rule(doc: dict[str, Any], path: Path) -> bool:
     v = fig.get("value") if isinstance(fig, dict) else None
     if not isinstance(v, str):
         return False
-    if v != "sglang" or not isinstance(fig.get("source"), str):
-        raise SpecError(f"{path}: [memory] gpu_memory_fraction: value = {v!r}; expected a number in [0.1, 1.0] or "
-                        "\"sglang\" (SGLang's start-up rule), with a source")
+    where = f"{path}: [memory] gpu_memory_fraction"
+    if v != "sglang":
+        raise SpecError(f"{where}: value = {v!r}; expected a number in [0.1, 1.0] or \"sglang\" (SGLang's start-up "
+                        "rule)")
+    check_fields(fig, where, frozenset(), allow_estimate=False)       # a source URL, no unknown fields
     return True
 
 
@@ -307,27 +319,44 @@ def _sglang_buckets(gpu_mib: float, tp_size: int) -> tuple[int, int]:
     return 16384, 512
 
 
-def with_memory(eng: EngineProfile, hbm_bytes: float, par: Any, moe: bool, method: str | None, asked: float | None,
+# SGLang on ROCm scales whatever share it holds, given or computed, by 0.85 when the attention backend is aiter (its
+# HIP default; InferenceX's MI355X scripts pass it) and the model's context length exceeds 8192 (model_runner.py /
+# server_args.py: 'if attention_backend == "aiter": if context_len > 8192: mem_fraction_static *= 0.85', read;
+# sgl-project/sglang PR #36656 proposes deleting it).
+AITER_SHARE, AITER_CONTEXT = 0.85, 8192
+
+
+def with_memory(eng: EngineProfile, hw: Any, par: Any, target: Any, method: str | None, asked: float | None,
                 graph_bs: int | None) -> EngineProfile:
     """The profile with the memory share a deployment runs with: its own (`asked`, --memory-fraction), else the
-    engine's start-up rule for its device and layout `par` (tp, dp, pp; dp of an MoE is SGLang's DP attention, whose
-    --tp counts the dp ranks too) (memory_rule), else the profile's fixed share."""
-    if asked is not None:
-        return replace(eng, gpu_memory_fraction=float(asked), memory_rule="asked")
-    if eng.memory_rule != "sglang":
+    engine's start-up rule for its device `hw` and layout `par` (tp, dp, pp; dp of an MoE `target` is SGLang's DP
+    attention, whose --tp counts the dp ranks too), else the profile's fixed share; under SGLang's rules on an AMD
+    device, that share x AITER_SHARE for a target of more than AITER_CONTEXT positions. memory_rule records where it
+    came from (`memory_origin`)."""
+    sg = eng.memory_rule.startswith("sglang")
+    if asked is None and not sg:
         return eng
-    dpa = par.dp if moe else 1
-    return replace(eng, gpu_memory_fraction=sglang_memory_fraction(hbm_bytes / 2**30, par.tp * dpa, par.pp, dpa,
-                                                                   method, graph_bs))
+    dpa = par.dp if target.is_moe else 1
+    rule = lambda m: sglang_memory_fraction(hw.hbm_capacity_bytes / 2**30, par.tp * dpa, par.pp, dpa, m,  # noqa: E731
+                                            graph_bs)
+    f, plain, how = (float(asked), float(asked), "asked") if asked is not None else (rule(method), rule(None), "rule")
+    if sg and hw.vendor == "amd" and (target.max_position or 0) > AITER_CONTEXT:
+        f, plain, how = round(f * AITER_SHARE, 6), round(plain * AITER_SHARE, 6), how + "+aiter"
+    return replace(eng, gpu_memory_fraction=f, plain_memory_fraction=None if plain == f else plain,
+                   memory_rule=f"sglang:{how}" if sg else how)
 
 
 def memory_origin(eng: EngineProfile) -> str:
-    """Where the profile's memory share comes from, in words a 'does not fit' message ends with."""
-    if eng.memory_rule == "asked":
-        return "your deployment's memory_fraction, --memory-fraction"
-    head = "SGLang's start-up rule for this device, layout and drafter" if eng.memory_rule == "sglang" else \
+    """Where the profile's memory share comes from (memory_rule, as `with_memory` records it), in words a 'does not
+    fit' message ends with."""
+    rule = eng.memory_rule
+    aiter = (f" x {AITER_SHARE:g}, as SGLang scales any share on ROCm's aiter attention backend for a model of more "
+             f"than {AITER_CONTEXT} positions") if rule.endswith("+aiter") else ""
+    if "asked" in rule:
+        return f"your deployment's memory_fraction, --memory-fraction{aiter}"
+    head = "SGLang's start-up rule for this device, layout and drafter" if rule.startswith("sglang") else \
         "the engine profile's"
-    return f"{head}; set your server's own with memory_fraction, --memory-fraction"
+    return f"{head}{aiter}; set your server's own with memory_fraction, --memory-fraction"
 
 
 def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,

@@ -64,13 +64,14 @@ class Point:
     tpot_s: float
     ttft_s: float
     e2e_s: float
+    memory_fraction: float = 1.0     # the engine's share of each GPU at this layout (SGLang's rule varies with it)
 
     def to_dict(self) -> dict[str, Any]:
         return {"layout": self.layout.label(), "tp": self.layout.tp, "dp": self.layout.dp, "ep": self.layout.ep,
                 "gpus": self.layout.gpus, "mode": self.mode, "concurrency": self.concurrency, "k": self.k,
                 "tokens_per_s_per_user": self.tokens_per_s_per_user,
                 "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu, "tpot_s": self.tpot_s, "ttft_s": self.ttft_s,
-                "e2e_s": self.e2e_s}
+                "e2e_s": self.e2e_s, "memory_fraction": self.memory_fraction}
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def _points(s: Scenario, lay: Layout, w: Workload) -> tuple[list[Point], str]:
             if fits[i] and c <= caps[mode]:
                 out.append(Point(lay, mode, int(c), int(ph.k[i]), float(ph.tokens_per_s_per_user[i]),
                                  float(ph.tokens_per_s_per_gpu[i]), float(ph.tpot_s[i]), float(ph.ttft_s[i]),
-                                 float(ph.e2e_s[i])))
+                                 float(ph.e2e_s[i]), dep.eng.memory_share(mode == "on")))
     why = f"no concurrency fits in memory (at {int(res.concurrency[0])}: {res.base_message[0]})"
     return out, "" if out else why
 
@@ -286,7 +287,8 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
     scen = {"hardware": d.hw.name, "model": d.target.name, "method": s.method, "engine": d.eng.name,
             "precision": d.p.weights, "expert_precision": d.p.expert_dtype, "gpus": list(gpus), "k": s.k,
             "checkpoint": checkpoint_note(d.target, d.p),
-            "acceptance": d.acceptance.source, "overlap": d.overlap, "memory_fraction": d.eng.gpu_memory_fraction,
+            "acceptance": d.acceptance.source, "overlap": d.overlap,
+            "memory_fraction": s.memory_fraction,       # the deployment's own; None: each point's (its layout's)
             "max_running_requests": d.eng.running_cap, "hardware_file": d.hw.path or None,
             "engine_file": d.eng.path or None}
     notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",

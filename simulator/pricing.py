@@ -150,8 +150,10 @@ class MemoryUse:
     weights_bytes: float
     kv_bytes: np.ndarray
     activation_bytes: np.ndarray
-    capacity_bytes: float
+    capacity_bytes: np.ndarray | float
     draft_bytes: np.ndarray | float = 0.0
+    fraction: np.ndarray | float = 1.0   # the engine's share of the GPU's memory that gives capacity_bytes (per point
+    #                                      where shapes with and without a drafter are kept: best_spec_step)
 
     @property
     def total_bytes(self) -> np.ndarray:
@@ -170,7 +172,7 @@ class MemoryUse:
         draft = f" + draft {at(self.draft_bytes) / GB:.2f}" if np.any(np.asarray(self.draft_bytes)) else ""
         return (f"does not fit: needs {at(self.total_bytes) / GB:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
                 f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + activations {at(self.activation_bytes) / GB:.1f}), "
-                f"{hw_name} x {eng.gpu_memory_fraction:g} gives {self.capacity_bytes / GB:.1f} GB (that share of its "
+                f"{hw_name} x {at(self.fraction):g} gives {at(self.capacity_bytes) / GB:.1f} GB (that share of its "
                 f"memory: {memory_origin(eng)})")
 
 
@@ -180,9 +182,9 @@ def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False)
     dbytes = 0.0
     if drafter:
         dbytes = dep.drafter.weights_bytes + dep.drafter.kv_bytes(B, q, L)
+    f = dep.eng.memory_share(drafter)
     return MemoryUse(weight_bytes_per_rank(m, p, par), kv_bytes_per_rank(m, B, q, L, p, par),
-                     activation_bytes_per_rank(m, B, q, p, par, logits),
-                     dep.hw.hbm_capacity_bytes * dep.eng.gpu_memory_fraction, dbytes)
+                     activation_bytes_per_rank(m, B, q, p, par, logits), dep.hw.hbm_capacity_bytes * f, dbytes, f)
 
 
 def max_batch(dep: Deployment, q: float, L: float, drafter: bool) -> int:
@@ -299,9 +301,8 @@ class BestStep:
             setattr(self, name, np.where(mask, getattr(other, name), getattr(self, name)))
         self.step = SpecStep(*(np.where(mask, getattr(other.step, f.name), getattr(self.step, f.name))
                                for f in fields(SpecStep)))
-        self.mem = MemoryUse(self.mem.weights_bytes, np.where(mask, other.mem.kv_bytes, self.mem.kv_bytes),
-                             np.where(mask, other.mem.activation_bytes, self.mem.activation_bytes),
-                             self.mem.capacity_bytes, np.where(mask, other.mem.draft_bytes, self.mem.draft_bytes))
+        self.mem = MemoryUse(*(np.where(mask, getattr(other.mem, f.name), getattr(self.mem, f.name))
+                               if f.name != "weights_bytes" else self.mem.weights_bytes for f in fields(MemoryUse)))
 
 
 def best_spec_step(dep: Deployment, acc: Acceptance, B: np.ndarray, L: float, base: np.ndarray,

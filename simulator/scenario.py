@@ -404,7 +404,9 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     eng = pp_overlapped(eng, dep.par.pp, dep.scenario.spec_overlap_asked, dep.scenario.method)
-    s = replace(dep.scenario, engine=eng)
+    s = dep.scenario
+    eng = with_memory(eng, dep.hw, dep.par, dep.target, s.method, s.memory_fraction, s.cuda_graph_max_batch)
+    s = replace(s, engine=eng)
     share = (e.verify_kv_reread(dep.hw.architecture, dep.target.is_mla) for e in (eng, dep.eng))
     vops = dep.vops if len(set(share)) == 1 else _verify_ops(eng, dep.hw, dep.target, dep.p, dep.par)
     return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng), vops=vops)
@@ -466,8 +468,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     par.check(target)                     # the target's layout first: its error names the target, not the drafter
     check_stages(par, hw)
-    eng = with_memory(eng, hw.hbm_capacity_bytes, par, target.is_moe, s.method, s.memory_fraction,
-                      s.cuda_graph_max_batch)
+    eng = with_memory(eng, hw, par, target, s.method, s.memory_fraction, s.cuda_graph_max_batch)
     eng = pp_overlapped(eng, par.pp, s.spec_overlap_asked, s.method)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     check_drafting(s.method, s.draft_precision, s.k, s.k_max)

@@ -376,7 +376,8 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
             "engine_file": dep.eng.path or None,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
             "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe,
-            "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction}
+            "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction,
+            "memory_fraction_plain": dep.eng.memory_share(False)}
 
 
 def _kv_notes(dep: Deployment, modes: tuple[tuple[str, bool, Phase], ...]) -> tuple[str, ...]:

@@ -152,7 +152,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "acceptance_kind": acc.kind, "acceptance_model": acc.model,
             "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window), "overlap": dep.overlap,
             "dp": s.dp, "pp": s.pp, "cuda_graph_max_batch": s.cuda_graph_max_batch,
-            "memory_fraction": dep.eng.gpu_memory_fraction,
+            "memory_fraction": dep.eng.gpu_memory_fraction, "memory_fraction_plain": dep.eng.memory_share(False),
             "spec_overlap": dep.eng.overlaps(s.method),
             "moe": dep.target.is_moe, "hardware_file": dep.hw.path or None,
             "engine_file": dep.eng.path or None}

@@ -133,3 +133,65 @@ def test_a_profile_may_give_a_fixed_share_in_place_of_the_rule(tmp_path):
     assert eng.memory_rule == "" and eng.gpu_memory_fraction == 0.8
     dep = Scenario(hardware="h200-sxm", model="llama-3.1-8b", engine=str(p)).resolve()
     assert dep.eng.gpu_memory_fraction == 0.8
+
+
+def test_refitting_an_engine_keeps_each_deployments_share():
+    # Found by review: calibration and cross-validation swap a freshly loaded profile into each row's deployment
+    # (scenario.with_engine), which dropped SGLang's rule and the row's own share: SGLang rows were fitted at 100 % of
+    # each GPU (V633: TTFT 14.7 s in the fit against 22.1 s in validate).
+    from simulator.validation import load_rows, predict_prepared, prepare_row
+    rows = {r["row_id"]: r for r in load_rows()}
+    for rid in ("V633", "V730", "S120"):
+        p = prepare_row(rows[rid])
+        assert predict_prepared(p, load_engine("sglang")) == pytest.approx(predict_prepared(p), rel=1e-12), rid
+
+
+def test_sglang_on_rocm_scales_its_share_for_long_context_models():
+    # server_args.py: on the aiter attention backend (ROCm's default) with context_len > 8192 SGLang multiplies
+    # mem_fraction_static by 0.85, given or computed
+    sc = dict(hardware="mi300x", model="deepseek-r1", tp=8, precision="fp8", method="mtp", engine="sglang")
+    eng = Scenario(**sc).resolve().eng
+    assert eng.gpu_memory_fraction == pytest.approx(0.852 * 0.85) and eng.memory_rule == "sglang:rule+aiter"
+    asked = Scenario(**sc, memory_fraction=0.8).resolve().eng
+    assert asked.gpu_memory_fraction == pytest.approx(0.68) and asked.memory_rule == "sglang:asked+aiter"
+    r = predict(Scenario(**sc, memory_fraction=0.3, batch=(1,)))
+    assert not r.feasible[0] and r.message[0].endswith(
+        "x 0.255 gives 52.6 GB (that share of its memory: your deployment's memory_fraction, --memory-fraction x 0.85, "
+        "as SGLang scales any share on ROCm's aiter attention backend for a model of more than 8192 positions)")
+    # A model of at most 8192 positions, an NVIDIA device, or another engine: no factor
+    assert Scenario(hardware="mi300x", model="vicuna-7b", method="eagle", engine="sglang").resolve() \
+        .eng.memory_rule == "sglang:rule"
+    assert Scenario(**{**sc, "hardware": "h200-sxm"}).resolve().eng.gpu_memory_fraction == 0.883
+    assert Scenario(**{**sc, "engine": "vllm"}).resolve().eng.gpu_memory_fraction == 0.92
+
+
+def test_a_plain_server_holds_the_share_sglang_gives_it_without_a_drafter():
+    # SGLang's rule reserves 2 GiB for EAGLE drafts: a server without speculation holds more (0.836 against 0.811 on
+    # one H100), so the plain side of a comparison fits more sequences than the speculative one's share would allow
+    r = predict(Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", batch=(1,)))
+    sc = r.to_dict()["scenario"]
+    assert (sc["memory_fraction"], sc["memory_fraction_plain"]) == (0.811, 0.836)
+    plain = predict(Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", batch=(1,),
+                             memory_fraction=0.836))
+    assert r.max_batch_base == plain.max_batch_base > predict(Scenario(
+        hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", batch=(1,),
+        memory_fraction=0.811)).max_batch_base
+    # k = 0 is a plain server on both sides; a deployment's own share holds for both
+    k0 = predict(Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", k=0,
+                          batch=(1,)))
+    assert k0.max_batch_spec == k0.max_batch_base == r.max_batch_base
+    asked = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang",
+                     memory_fraction=0.8).resolve().eng
+    assert asked.memory_share(True) == asked.memory_share(False) == 0.8
+
+
+def test_frontier_points_carry_their_layouts_share():
+    from simulator.frontier import frontier
+    from simulator.traffic import Workload
+    r = frontier(Scenario(hardware="h200-sxm", model="deepseek-r1", method="mtp", precision="fp8", engine="sglang"),
+                 Workload(isl=1024, osl=1024), gpus=(8,)).to_dict()
+    assert r["scenario"]["memory_fraction"] is None
+    got = {(p["layout"], p["mode"]): p["memory_fraction"] for p in r["points"]} if isinstance(r["points"], list) \
+        else {(p["layout"], p["mode"]): p["memory_fraction"] for p in r["frontier_on"] + r["frontier_off"]}
+    assert got[("tp8 ep8", "on")] == 0.883 and got[("tp8 ep8", "off")] == 0.897
+    assert all(v == (0.755 if mode == "on" else 0.770) for (lay, mode), v in got.items() if lay == "tp1xdp8 ep8")
