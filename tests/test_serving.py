@@ -936,6 +936,8 @@ def test_prefill_apart_slows_decoding_and_its_ttft_waits_for_the_step_in_flight(
 @example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=4096, c=17,
          mixed=False)   # 4097 tokens: two prompts no longer share a pass; the steps' load counted it, the waiting
 #                         prompts' passes did not (TTFT at 34 fell 0.05 %: the slower decode left fewer waiting)
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=4097, c=48,
+         mixed=False)   # 4098 tokens, the same GEMM tile: TTFT at 96 falls 1.5e-5 (review), TTFT x TPOT rises
 @given(sc=SERVE_SCENARIOS, isl=st.integers(16, 20000), c=st.integers(1, 64), mixed=st.booleans())
 def test_prefill_is_monotone_in_the_load_and_the_prompt(sc, isl, c, mixed):
     dep = _mixing(dict(sc, k=3), mixed)
@@ -944,7 +946,14 @@ def test_prefill_is_monotone_in_the_load_and_the_prompt(sc, isl, c, mixed):
     for ph, longer in ((a.base, b.base), (a.spec, b.spec)):
         assert np.all(np.isfinite(ph.ttft_s)) and np.all(np.isfinite(ph.tpot_s))
         assert ph.ttft_s[1] >= ph.ttft_s[0] * (1 - 1e-9) and ph.tpot_s[1] >= ph.tpot_s[0] * (1 - 1e-9)
-        assert np.all(longer.ttft_s >= ph.ttft_s * (1 - 1e-9))
+        # One token more costs every request more time: the loop completes fewer requests a second (E2E). Its TTFT
+        # alone need not rise: within a GEMM tile a prompt's prefill pass p barely grows while every decode step
+        # reads one more token of KV, and the closed loop's slower decode leaves fewer prompts waiting (Little's law
+        # on the R slots: TTFT = p (1 + (R - 1)(1 - B / R)); solved with decode time D per request, TTFT = p + R p^2 /
+        # (p + D), whose elasticity to D lies in (-1, 0)). So TTFT falls by at most the decode's own slowdown: TTFT x
+        # TPOT does not fall. (Strict TTFT monotonicity was asserted until review found 4097 -> 4098 at 96 requests.)
+        assert np.all(longer.e2e_s >= ph.e2e_s * (1 - 1e-9))
+        assert np.all(longer.ttft_s * longer.tpot_s >= ph.ttft_s * ph.tpot_s * (1 - 1e-9))
         # A prompt one token over a chunk takes a second pass of the same tokens, not a second chunk's
         assert np.all(longer.ttft_s <= ph.ttft_s * 1.5)
 
