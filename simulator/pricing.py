@@ -218,15 +218,17 @@ def context_message(dep: Deployment, L: int, q: int, what: str = "tokens") -> st
     return ""
 
 
-def check_context(dep: Deployment) -> None:
-    """Refuse a context that leaves the target no position for even one new token: such a scenario cannot exist,
-    so it gets no rows and no capacity figure (a context with room for plain decoding but not for a deep verify
-    keeps its points, those verifies infeasible with the reason)."""
-    m, L = dep.target, dep.scenario.context
+def check_context(dep: Deployment, L: int | None = None, what: str = "context (--context)",
+                  more: str = "k + 1 fewer to verify k drafts") -> None:
+    """Refuse a context (the scenario's, or a prompt of L tokens) that leaves the target no position for even one new
+    token: such a scenario cannot exist, so it gets no rows and no capacity figure (a context with room for plain
+    decoding but not for a deep verify, or a prompt with room for some output but not all, keeps its points,
+    infeasible with the reason). curve, step, serve and batch apply the one rule."""
+    m, L = dep.target, dep.scenario.context if L is None else L
     if m.max_position and L + 1 > m.max_position:
-        raise ScenarioError(f"context (--context) = {L} leaves no position for a new token: {m.name}'s "
-                            f"max_position_embeddings is {m.max_position}, so the context must be at most "
-                            f"{m.max_position - 1} (and k + 1 fewer to verify k drafts)")
+        raise ScenarioError(f"{what} = {L} leaves no position for a new token: {m.name}'s "
+                            f"max_position_embeddings is {m.max_position}, so it must be at most "
+                            f"{m.max_position - 1} ({more})")
 
 
 # ---- verify shapes and the best-candidate rule -------------------------------------------------------------------

@@ -77,7 +77,7 @@ from .admission import admission_width, feasibility, fit_limit, fixed_shape, hel
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch
-from .pricing import candidates, context_message
+from .pricing import candidates, check_context, context_message
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
@@ -400,6 +400,8 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     in flight are solved (`_at_rate`); `concurrency` then holds the slots (max concurrency) both modes need, 0 where
     the rate is not sustained."""
     s, w, dep = _inputs(scenario, workload, dep, kw)
+    top = w.isl if w.length_ratio < 1.0 else int(w.samples[0].max())     # a draw's upper end, else the longest sample
+    check_context(dep, top, "the longest prompt (--isl, or --lengths)", "and the output fewer")
     pf = prompt_side(dep, w)
     gpus = dep.n_gpus + pf.gpus
     pos = context_message(dep, *w.longest(), "output tokens")

@@ -11,7 +11,7 @@ import numpy as np
 
 from .admission import admission_width, speculates
 from .loop import decode
-from .pricing import context_message, memory, price_pass
+from .pricing import check_context, context_message, memory, price_pass
 from .scenario import Deployment, Scenario, as_scenario
 from .traffic import pos_int
 
@@ -56,6 +56,7 @@ def static_batch(scenario: Scenario | None = None, batch: Any = None, isl: int =
     isl, osl = pos_int("isl", isl), pos_int("osl", osl)
     s = as_scenario(scenario, "static_batch").replace(**kw, **({} if batch is None else {"batch": batch}))
     dep = dep if dep is not None else s.resolve()
+    check_context(dep, isl, "isl (--isl)", "and the output fewer")
     B = np.asarray(s.batch, dtype=np.float64)
     ops = dep.lops
     ttft = price_pass(dep, ops, B, float(isl), 0.0, "target").total_s

@@ -9,7 +9,7 @@ import numpy as np
 
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
-from .pricing import context_message, host_rule, memory, price_pass
+from .pricing import check_context, context_message, host_rule, memory, price_pass
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
 from .workload import FAMILIES
@@ -72,6 +72,8 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     if logits not in ("all", "last"):
         raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
     dep = dep if dep is not None else s.resolve()
+    check_context(dep, s.context, more=f"--query-tokens {query_tokens} needs {query_tokens - 1} fewer; such a step "
+                  "is reported infeasible" if query_tokens > 1 else "a decode step adds one token")
     q, L = int(query_tokens), float(s.context)
     B = np.asarray(s.batch, dtype=np.float64)
     ops = dep.verify_ops if logits == "all" else dep.lops   # alike at q = 1

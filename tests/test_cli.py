@@ -641,6 +641,22 @@ def test_curve_refuses_a_context_past_the_models_positions_and_prints_no_capacit
     assert rc == 0 and "exceeds llama-3.1-8b's max_position_embeddings 131072" in out     # the edge keeps its rows
 
 
+@pytest.mark.parametrize("args, named", [
+    (("step", "--context", "200000"), "context (--context) = 200000"),
+    (("serve", "--isl", "200000", "--osl", "10"), "the longest prompt (--isl, or --lengths) = 200000"),
+])
+def test_step_and_serve_refuse_a_context_past_the_models_positions_as_curve_does(capsys, args, named):
+    # Found by review: step and serve reported rows 'infeasible' where curve refused the same scenario
+    rc, out, err = run(capsys, *args, "--model", "llama-3.1-8b")
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert named in err and "leaves no position for a new token" in err and "131071" in err
+    # with room for a token but not for all: rows, infeasible with the reason
+    edge = ("step", "--context", "131070", "--query-tokens", "4") if args[0] == "step" else \
+        ("serve", "--isl", "131000", "--osl", "500")
+    rc, out, _ = run(capsys, *edge, "--model", "llama-3.1-8b")
+    assert rc == 0 and "exceeds llama-3.1-8b's max_position_embeddings 131072" in out
+
+
 @pytest.mark.parametrize("kind, copied, name", [("hardware", "hardware_specs/h100-sxm.toml", "h100-sxm"),
                                                 ("engine", "engine_profiles/sglang.toml", "sglang")])
 def test_a_copy_of_a_bundled_file_is_reported_as_an_uncalibrated_file(tmp_path, capsys, kind, copied, name):

@@ -275,6 +275,8 @@ def test_simulate_step_non_decreasing_with_engines(sc, B, q, dq, L, dL, engine):
     h, mid, tp, ep, weights = sc
     vendors = load_engine(engine).vendors                 # TensorRT-LLM runs on NVIDIA devices only ([scope] vendors)
     assume(not vendors or load_hardware(h).vendor in vendors)
+    top = model(mid).max_position                         # a context past the positions is refused, not priced
+    assume(not top or L + dL + 1 <= top)
     Bs = sorted(set(B))
     kw = dict(tp=tp, ep=ep, precision=weights, engine=engine)
     base = simulate_step(h, mid, Bs, q, L, **kw).step_s
@@ -473,10 +475,16 @@ def test_step_result_to_dict_feasible_and_infeasible():
     assert bad["message"].startswith("does not fit: needs ") and "h100-sxm x 0.836 gives" in bad["message"]
 
 
-def test_context_beyond_max_position_is_infeasible():
-    res = simulate_step("h100-sxm", "llama-68m", [1], 1, 2048)
+def test_context_beyond_max_position_is_refused_and_a_step_past_it_infeasible():
+    # The one rule of curve, step, serve and batch (pricing.check_context): a context with no position left for a
+    # new token cannot exist and is refused; one with room for a token but not for q of them is an infeasible step
+    with pytest.raises(ScenarioError, match=r"context \(--context\) = 2048 leaves no position for a new token: "
+                                            r"llama-68m's max_position_embeddings is 2048, so it must be at most 2047"):
+        simulate_step("h100-sxm", "llama-68m", [1], 1, 2048)
+    res = simulate_step("h100-sxm", "llama-68m", [1], 4, 2046)
     assert not res.feasible[0]
-    assert "exceeds llama-68m's max_position_embeddings 2048" in res.message[0]
+    assert "2046 + 4 new tokens exceeds llama-68m's max_position_embeddings 2048" in res.message[0]
+    assert simulate_step("h100-sxm", "llama-68m", [1], 2, 2046).feasible[0]
 
 
 def test_engine_memory_fraction_and_host_overhead():
