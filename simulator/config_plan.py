@@ -110,6 +110,12 @@ class ConfigPlan:
     dp: int = 1                        # data-parallel ranks of tp GPUs (DP attention for an MoE, else replicas)
     pp: int = 1                        # pipeline stages
     memory_fraction: float | None = None   # the share of GPU memory priced (the profile's or Scenario's)
+    memory_origin: str = ""            # where that share came from (engine.memory_origin): said beside each flag
+
+    def memory_note(self, flag: str) -> str:
+        """Why `flag` carries the share priced: the limits written are sized to it, whatever the engine would choose."""
+        return (f"{flag} {self.memory_fraction:g} is the share priced ({self.memory_origin.split(';')[0]}): the limits "
+                "above are sized to it")
     moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
     graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
 

@@ -151,6 +151,7 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     args.append(f"--max-num-seqs {p.per_rank(p.most)}")
     if p.memory_fraction is not None:
         args.append(f"--gpu-memory-utilization {p.memory_fraction:g}")
+        notes.append(p.memory_note("--gpu-memory-utilization"))
     notes.append(p.cap_note("--max-num-seqs", p.per_rank(p.most)))   # each DP engine core schedules its own
     return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
 
@@ -214,7 +215,8 @@ def _sglang_layout(p: ConfigPlan, m: int) -> tuple[list[str], list[str]]:
     args += [f"--cuda-graph-max-bs {g}", f"--max-running-requests {run}"]
     if p.memory_fraction is not None:
         args.append(f"--mem-fraction-static {p.memory_fraction:g}")
-    notes = [f"--cuda-graph-max-bs {g}: " + ("your cap; batches above it are priced eager" if p.graph_cap else
+    notes = [p.memory_note("--mem-fraction-static")] * (p.memory_fraction is not None)
+    notes += [f"--cuda-graph-max-bs {g}: " + ("your cap; batches above it are priced eager" if p.graph_cap else
              f"keeps every batch {'of the range' if m == p.hi else 'that fits'} CUDA-graphed (above it decode runs "
              "eager, PR #33900)")]
     if p.pp > 1:

@@ -17,6 +17,7 @@ from .acceptance import Acceptance, extrapolation_note
 from .admission import running_cap
 from .checkpoint import checkpoint_note
 from .config_plan import ranges_text
+from .engine import memory_origin
 from .errors import ScenarioError
 from .pricing import (
     base_step,
@@ -153,6 +154,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window), "overlap": dep.overlap,
             "dp": s.dp, "pp": s.pp, "cuda_graph_max_batch": s.cuda_graph_max_batch,
             "memory_fraction": dep.eng.gpu_memory_fraction, "memory_fraction_plain": dep.eng.memory_share(False),
+            "memory_origin": f"{dep.eng.name}: {memory_origin(dep.eng)}",
             "spec_overlap": dep.eng.overlaps(s.method),
             "moe": dep.target.is_moe, "hardware_file": dep.hw.path or None,
             "engine_file": dep.eng.path or None}
