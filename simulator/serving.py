@@ -400,8 +400,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     in flight are solved (`_at_rate`); `concurrency` then holds the slots (max concurrency) both modes need, 0 where
     the rate is not sustained."""
     s, w, dep = _inputs(scenario, workload, dep, kw)
-    top = w.isl if w.length_ratio < 1.0 else int(w.samples[0].max())     # a draw's upper end, else the longest sample
-    check_context(dep, top, "the longest prompt (--isl, or --lengths)", "and the output fewer")
+    check_context(dep, w.longest_prompt, "the longest prompt (--isl, or --lengths)", "and the output fewer")
     pf = prompt_side(dep, w)
     gpus = dep.n_gpus + pf.gpus
     pos = context_message(dep, *w.longest(), "output tokens")

@@ -53,6 +53,12 @@ class StepResult:
         return {"scenario": self.scenario, "points": pts}
 
 
+def _room(q: int) -> str:
+    """What a context refused by check_context leaves out for a step of q new tokens per sequence."""
+    return f"--query-tokens {q} needs {q - 1} fewer; such a step is reported infeasible" if q > 1 else \
+        "a decode step adds one token"
+
+
 def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, query_tokens: int = 1,
                   context: int | None = None, *, logits: str = "all", scenario: Scenario | None = None,
                   dep: Deployment | None = None, **kw: Any) -> StepResult:
@@ -72,8 +78,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     if logits not in ("all", "last"):
         raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
     dep = dep if dep is not None else s.resolve()
-    check_context(dep, s.context, more=f"--query-tokens {query_tokens} needs {query_tokens - 1} fewer; such a step "
-                  "is reported infeasible" if query_tokens > 1 else "a decode step adds one token")
+    check_context(dep, s.context, more=_room(int(query_tokens)))
     q, L = int(query_tokens), float(s.context)
     B = np.asarray(s.batch, dtype=np.float64)
     ops = dep.verify_ops if logits == "all" else dep.lops   # alike at q = 1

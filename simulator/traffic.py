@@ -227,6 +227,11 @@ class Workload:
         i, o = self.samples
         return float((o * (i + o / 2.0)).sum() / o.sum())
 
+    @property
+    def longest_prompt(self) -> int:
+        """The longest prompt a client sends: a length_ratio draw's upper end, else the longest sample's."""
+        return self.isl if self.length_ratio < 1.0 else int(self.samples[0].max())
+
     def longest(self) -> tuple[int, int]:
         """The (isl, osl) sample with the longest total context (what must fit in the model's positions); under a
         length_ratio draw, (isl, osl), its upper ends."""

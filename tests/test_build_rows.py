@@ -155,3 +155,30 @@ def test_specbundle_rows_carry_the_papers_layout_and_leave_out_what_cannot_be_co
     scout = {"model": "meta-llama/Llama-4-Scout-17B-16E-Instruct", "metric": "speedup"}
     with pytest.raises(Skip, match="25 of its 70 speculative runs measure a speedup above their own acceptance"):
         s_specbundle(scout, {})
+
+
+def test_disaggregated_sglang_rows_take_their_recipes_decode_share_where_the_candidates_agree(br):
+    # The KV evidence of a disaggregated SGLang row names the srt-slurm recipes its configuration could have run;
+    # their decode instance's mem-fraction-static (sources/srt_slurm_shares.csv) is the row's where they agree.
+    srt_slurm_share = br.srt_slurm_share
+    kv = ("KV cache bf16: srt-slurm recipes/h200/8k1k/bs128-1p1d-dep.yaml@838acc8c,5063eb43: (none) || srt-slurm "
+          "recipes/h200/8k1k/bs128-agg-tp.yaml@961c9f82,5063eb43: (none)")
+    out = dict(engine="sglang", dp="8", memory_fraction="", notes="disaggregated: 8 prefill + 8 decode GPUs; " + kv)
+    srt_slurm_share(out)              # the aggregated recipe is not a disaggregated run's: the DEP8 recipe's 0.88
+    assert out["memory_fraction"] == "0.88" and "bs128-1p1d-dep.yaml@838acc8c" in out["notes"]
+    tp = ("srt-slurm recipes/h200/1k1k/bs256-1p6d-dep.yaml@838acc8c: x || srt-slurm "
+          "recipes/h200/1k1k/bs256-1p6d-tp.yaml@838acc8c: x")
+    for dp, want in (("8", "0.82"), ("1", "0.82")):
+        o = dict(engine="sglang", dp=dp, memory_fraction="", notes="disaggregated: 8 + 48; " + tp)
+        srt_slurm_share(o)
+        assert o["memory_fraction"] == want
+    # A row with its own share, another engine, a single-node run, or candidates that disagree: left as it is
+    mixed = ("srt-slurm recipes/h200/8k1k/bs128-1p1d-dep.yaml@838acc8c: x || srt-slurm "
+             "recipes/h200/1k1k/bs256-1p6d-dep.yaml@838acc8c: x")
+    for o in (dict(engine="sglang", dp="8", memory_fraction="0.7", notes="disaggregated: " + kv),
+              dict(engine="trtllm", dp="8", memory_fraction="", notes="disaggregated: " + kv),
+              dict(engine="sglang", dp="8", memory_fraction="", notes=kv),
+              dict(engine="sglang", dp="8", memory_fraction="", notes="disaggregated: " + mixed)):
+        before = dict(o)
+        srt_slurm_share(o)
+        assert o == before

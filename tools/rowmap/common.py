@@ -116,6 +116,35 @@ def kv_format(out: Row) -> None:
         note(out, f"KV cache {hit[0]}: {hit[1]}")
 
 
+@functools.cache
+def _srt_slurm_shares() -> dict[tuple[str, str], str]:
+    """(recipe, commit) -> the decode instance's mem-fraction-static, read from sources/srt_slurm_shares.csv (written
+    by tools/srt_slurm_shares.py from a snapshot of NVIDIA/srt-slurm)."""
+    with open(SRC / "srt_slurm_shares.csv", encoding="utf-8") as f:
+        return {(r["recipe"], r["commit"]): r["decode_mem_fraction_static"] for r in csv.DictReader(f)}
+
+
+_CITED = re.compile(r"srt-slurm (recipes/[A-Za-z0-9_./-]+\.yaml)@([0-9a-f]+)")
+
+
+def srt_slurm_share(out: Row) -> None:
+    """A disaggregated SGLang row without its server's memory share takes its decode instance's from the srt-slurm
+    recipes its KV evidence cites (kv_format), where they agree: recipes of another kind dropped (aggregated ones for a
+    disaggregated run; a DP-attention "dep" recipe for a decode instance without attention DP, and the reverse, where
+    the names say)."""
+    if out["engine"] != "sglang" or "disaggregated:" not in out["notes"] or out["memory_fraction"]:
+        return
+    cited = [(p, c) for p, c in _CITED.findall(out["notes"]) if "-agg" not in p and "/trtllm/" not in p]
+    dep = int(out["dp"] or 1) > 1
+    if any("dep" in p or "-tp" in p for p, _ in cited):
+        cited = [(p, c) for p, c in cited if ("dep" in p) == dep]
+    shares = {_srt_slurm_shares().get((p, c), "") for p, c in cited}
+    if len(shares) == 1 and "" not in shares:
+        out["memory_fraction"] = shares.pop()
+        note(out, f"decode mem-fraction-static {out['memory_fraction']} in "
+                  + ", ".join(f"{p}@{c}" for p, c in cited) + " (sources/srt_slurm_shares.csv): memory_fraction")
+
+
 def drafters() -> dict[str, str]:
     """HF repo -> bundled drafter id (heads and small draft models)."""
     out = {}
