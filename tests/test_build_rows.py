@@ -160,7 +160,7 @@ def test_specbundle_rows_carry_the_papers_layout_and_leave_out_what_cannot_be_co
 def test_disaggregated_sglang_rows_take_their_recipes_decode_share_where_the_candidates_agree(br):
     # The KV evidence of a disaggregated SGLang row names the srt-slurm recipes its configuration could have run;
     # their decode instance's mem-fraction-static (sources/srt_slurm_shares.csv) is the row's where they agree.
-    srt_slurm_share = br.srt_slurm_share
+    from rowmap.common import srt_slurm_share  # importable once the br fixture has loaded build_rows
     kv = ("KV cache bf16: srt-slurm recipes/h200/8k1k/bs128-1p1d-dep.yaml@838acc8c,5063eb43: (none) || srt-slurm "
           "recipes/h200/8k1k/bs128-agg-tp.yaml@961c9f82,5063eb43: (none)")
     out = dict(engine="sglang", dp="8", memory_fraction="", notes="disaggregated: 8 prefill + 8 decode GPUs; " + kv)

@@ -485,7 +485,8 @@ def test_length_distribution_uses_the_means_and_the_longest_request():
     for w in (Workload(lengths=((1000, 100), (200_000, 100)), concurrency=(1,)),
               Workload(isl=200_000, osl=100, concurrency=(1, 8))):    # review: "at most 2 fit" was said of this one
         with pytest.raises(ScenarioError, match=r"the longest prompt \(--isl, or --lengths\) = 200000 leaves no "
-                                                r"position for a new token: .* at most 131071 \(and the output fewer\)"):
+                                                r"position for a new token: .* at most 131071 "
+                                                r"\(and the output fewer\)"):
             serve(Scenario(), w)
 
 
@@ -1218,7 +1219,7 @@ def test_a_rate_only_speculation_sustains_reads_on_only(capsys):
     assert rc == 0 and "on only: rate 0.5 requests/s exceeds the capacity without speculation" in out
     d = serve(Scenario(max_running_requests=64), Workload(concurrency=(1,))).to_dict()
     assert d["scenario"]["max_running_requests"] == 64.0
-    long = serve(Scenario(), Workload(isl=131072, osl=16, concurrency=(1,)))          # past the positions: neither
+    long = serve(Scenario(), Workload(isl=131064, osl=16, concurrency=(1,)))   # output past the positions: neither
     assert not long.feasible[0] and not long.base_feasible[0] and long.feasible is not long.base_feasible
 
 

@@ -55,7 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # tools/rowmap, the rules
 
-from rowmap.common import COLS, SRC, VAL, Row, Skip, base_row, check, engine_date, kv_format, srt_slurm_share  # noqa: E402
+from rowmap.common import COLS, SRC, VAL, Row, Skip, base_row, check, engine_date, launch_facts  # noqa: E402
 from rowmap.decode import DECODE  # noqa: E402
 from rowmap.first import first_rows  # noqa: E402
 from rowmap.serving import SERVING, ix_sglang_memory, ix_sglang_mtp, srt_slurm_decode  # noqa: E402,F401  (tests read them)
@@ -72,8 +72,7 @@ def staged(name: str, table: dict, prefix: str, dropped: list[Row]) -> list[Row]
         out = base_row(r, sid, label or r["source"], where)
         try:
             rule(r, out)
-            kv_format(out)
-            srt_slurm_share(out)
+            launch_facts(out)
             check(out)
         except Skip as e:
             dropped.append(dict(published_row=where, staged_source_id=r["source_id"], source_id=sid,

@@ -145,6 +145,13 @@ def srt_slurm_share(out: Row) -> None:
                   + ", ".join(f"{p}@{c}" for p, c in cited) + " (sources/srt_slurm_shares.csv): memory_fraction")
 
 
+def launch_facts(out: Row) -> None:
+    """What the run's launch flags or recipe state beyond its rule: its KV-cache format (kv_format), then the memory
+    share of a disaggregated SGLang decode instance (srt_slurm_share, which reads the recipes kv_format cites)."""
+    kv_format(out)
+    srt_slurm_share(out)
+
+
 def drafters() -> dict[str, str]:
     """HF repo -> bundled drafter id (heads and small draft models)."""
     out = {}
