@@ -332,11 +332,27 @@ def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw["n_shared_experts"] = _get(cfg, "n_shared_experts", src, 0)
     kw["d_ff_shared"] = kw["d_ff_expert"]            # DeepseekV3MoE: shared MLP of n_shared * moe_intermediate_size
     first = _get(cfg, "first_k_dense_replace", src, 0)
-    freq = _get(cfg, "moe_layer_freq", src, 1)
+    freq = _get(cfg, "moe_layer_freq", src, 1, lo=1)
     # DeepseekV3DecoderLayer: MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.
-    kw["n_moe_layers"] = sum(1 for i in range(kw["n_layers"]) if i >= first and freq and i % freq == 0)
+    kw["n_moe_layers"] = sum(1 for i in range(kw["n_layers"]) if i >= first and i % freq == 0)
+    if not kw["n_moe_layers"]:          # found by review: a config whose routed experts no layer runs was accepted
+        raise ModelConfigError(f"{src}: first_k_dense_replace = {first} (moe_layer_freq {freq}) leaves no MoE layer "
+                               f"of num_hidden_layers = {kw['n_layers']}; expected first_k_dense_replace < it")
+    _check_groups(cfg, src, kw["n_experts"], kw["top_k"])
     kw["n_mtp_layers"] = _get(cfg, "num_nextn_predict_layers", src, 0)
     return ModelShape(**kw)
+
+
+def _check_groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> None:
+    """DeepSeek's group-limited routing (DeepseekV3TopkRouter): n_group equal groups of experts, topk_group chosen, the
+    top_k experts picked inside them; groups that do not split the experts or hold fewer than top_k cannot run."""
+    g, tg = _get(cfg, "n_group", src, 1, lo=1), _get(cfg, "topk_group", src, cfg.get("n_group") or 1, lo=1)
+    if n_experts % g:
+        raise ModelConfigError(f"{src}: n_group = {g} does not divide n_routed_experts = {n_experts}")
+    if tg > g or tg * (n_experts // g) < top_k:
+        raise ModelConfigError(f"{src}: topk_group = {tg} of n_group = {g} groups of {n_experts // g} experts cannot "
+                               f"hold num_experts_per_tok = {top_k}; expected topk_group <= n_group and topk_group x "
+                               "experts per group >= num_experts_per_tok")
 
 
 def _gpt_oss(cfg: dict[str, Any], src: str, name: str) -> ModelShape:

@@ -344,6 +344,7 @@ def test_dense_param_count_closed_form(c):
 LLAMA = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
          "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 100}
 MIXTRAL = {**LLAMA, "model_type": "mixtral", "num_local_experts": 4, "num_experts_per_tok": 2}
+DSV3_CFG = json.loads((Path(__file__).resolve().parents[1] / "models" / "deepseek-ai__DeepSeek-V3.json").read_text())
 
 
 def test_minimal_configs_load():
@@ -384,10 +385,24 @@ def test_minimal_configs_load():
     ({"model_type": "medusa", "hidden_size": 64, "vocab_size": 10}, r"missing key 'medusa_num_heads'"),
     ({**MIXTRAL, "model_type": "minimax_m2", "use_qk_norm": True, "qk_norm_type": "per_token"},
      r"qk_norm_type = 'per_token' must be 'per_layer' or 'per_head'"),
+    # found by review: contradictory DeepSeek routing fields were accepted
+    ({**DSV3_CFG, "first_k_dense_replace": 61}, r"first_k_dense_replace = 61 \(moe_layer_freq 1\) leaves no MoE layer "
+                                                r"of num_hidden_layers = 61; expected first_k_dense_replace < it"),
+    ({**DSV3_CFG, "moe_layer_freq": 0}, r"moe_layer_freq = 0, expected an integer >= 1"),
+    ({**DSV3_CFG, "n_group": 7}, r"n_group = 7 does not divide n_routed_experts = 256"),
+    ({**DSV3_CFG, "topk_group": 9}, r"topk_group = 9 of n_group = 8 groups of 32 experts cannot hold "
+                                    r"num_experts_per_tok = 8"),
+    ({**DSV3_CFG, "n_group": 64, "topk_group": 1}, r"topk_group = 1 of n_group = 64 groups of 4 experts cannot hold "
+                                                   r"num_experts_per_tok = 8"),
 ])
 def test_bad_config_raises(config, message):
     with pytest.raises(ModelConfigError, match=message):
         shape_from_config(config)
+
+
+def test_deepseek_routing_groups_as_shipped_are_accepted():
+    for cfg in (DSV3_CFG, {k: v for k, v in DSV3_CFG.items() if k not in ("n_group", "topk_group")}):
+        assert shape_from_config(cfg).n_moe_layers == 58
 
 
 def test_bad_config_message_names_the_file(tmp_path):
