@@ -30,6 +30,7 @@ import numpy as np
 from .acceptance import Verify, tree_width, verify_shape
 from .admission import shape_scenario
 from .config_plan import EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, num_or_none, ranges_text, repo_of
+from .engine import sglang_aiter
 from .engine_configs import engine_configs, vllm_writes_table
 from .errors import ScenarioError
 from .hazards import Hazard, check, load_hazards, resolve_options
@@ -283,6 +284,12 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
     return topk, resolve_options({**auto_opts, **dict(s.options)})
 
 
+def _aiter(s: Scenario) -> bool:
+    """Whether SGLang would scale the share its flag carries for this deployment (engine.sglang_aiter)."""
+    d = s.resolve()
+    return sglang_aiter(d.hw, d.par, d.target)
+
+
 def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (1, 256),
            hazard_files: Iterable[Any] = (), emit: Iterable[str] | str | None = None, max_points: int = MAX_POINTS,
            **kw: Any) -> Advice:
@@ -334,7 +341,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
                       fixed_fits_to=fixed_to,
                       no_spec_reason=_no_spec_reason(r, lo, hi), dp=s.dp, pp=s.pp,
                       memory_fraction=sc["memory_fraction"], memory_origin=sc["memory_origin"], moe=bool(sc["moe"]),
-                      graph_cap=s.cuda_graph_max_batch)
+                      graph_cap=s.cuda_graph_max_batch, sglang_aiter=_aiter(s))
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name) \
         + tuple(range_text(load_bands(), bool(sc["moe"]), s.acceptance is not None, B))
     return Advice(r, (lo, hi), sk, sT, schedule, pays, off_above, fixed_k, fixed_T, ratio, fixed_s, interior,

@@ -111,6 +111,7 @@ class ConfigPlan:
     pp: int = 1                        # pipeline stages
     memory_fraction: float | None = None   # the share of GPU memory priced (the profile's or Scenario's)
     memory_origin: str = ""            # where that share came from (engine.memory_origin): said beside each flag
+    sglang_aiter: bool = False         # SGLang scales the share it is given by engine.AITER_SHARE (ROCm aiter)
 
     def memory_note(self, flag: str) -> str:
         """Why `flag` carries the share priced: the limits written are sized to it, whatever the engine would choose."""

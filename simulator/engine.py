@@ -319,11 +319,22 @@ def _sglang_buckets(gpu_mib: float, tp_size: int) -> tuple[int, int]:
     return 16384, 512
 
 
-# SGLang on ROCm scales whatever share it holds, given or computed, by 0.85 when the attention backend is aiter (its
-# HIP default; InferenceX's MI355X scripts pass it) and the model's context length exceeds 8192 (model_runner.py /
-# server_args.py: 'if attention_backend == "aiter": if context_len > 8192: mem_fraction_static *= 0.85', read;
-# sgl-project/sglang PR #36656 proposes deleting it).
-AITER_SHARE, AITER_CONTEXT = 0.85, 8192
+# SGLang on ROCm scales whatever share it holds, given or computed, by 0.85 when the attention backend is aiter and the
+# model's context length exceeds 8192 (model_runner.py / server_args.py: 'if attention_backend == "aiter": if
+# context_len > 8192: mem_fraction_static *= 0.85', read; sgl-project/sglang PR #36656 proposes deleting it). aiter is
+# its HIP default for standard attention, and for MLA only at 16 or 128 KV heads per rank (get_num_kv_heads(tp_size),
+# "current aiter only support head number 16 or 128"; triton otherwise). InferenceX's MI355X scripts pass it.
+AITER_SHARE, AITER_CONTEXT, AITER_MLA_HEADS = 0.85, 8192, (16, 128)
+
+
+def sglang_aiter(hw: Any, par: Any, target: Any) -> bool:
+    """Whether SGLang runs the deployment on ROCm's aiter attention backend with a context over AITER_CONTEXT, where it
+    scales its memory share by AITER_SHARE: an AMD device, its default backend for the target (aiter, or for MLA at
+    AITER_MLA_HEADS KV heads per rank of --tp = tp x dp under DP attention), and more than 8192 positions."""
+    if hw.vendor != "amd" or (target.max_position or 0) <= AITER_CONTEXT:
+        return False
+    tp_size = par.tp * (par.dp if target.is_moe else 1)
+    return not target.is_mla or max(1, target.n_kv_heads // tp_size) in AITER_MLA_HEADS
 
 
 def with_memory(eng: EngineProfile, hw: Any, par: Any, target: Any, method: str | None, asked: float | None,
@@ -340,7 +351,7 @@ def with_memory(eng: EngineProfile, hw: Any, par: Any, target: Any, method: str 
     rule = lambda m: sglang_memory_fraction(hw.hbm_capacity_bytes / 2**30, par.tp * dpa, par.pp, dpa, m,  # noqa: E731
                                             graph_bs)
     f, plain, how = (float(asked), float(asked), "asked") if asked is not None else (rule(method), rule(None), "rule")
-    if sg and hw.vendor == "amd" and (target.max_position or 0) > AITER_CONTEXT:
+    if sg and sglang_aiter(hw, par, target):
         f, plain, how = round(f * AITER_SHARE, 6), round(plain * AITER_SHARE, 6), how + "+aiter"
     return replace(eng, gpu_memory_fraction=f, plain_memory_fraction=None if plain == f else plain,
                    memory_rule=f"sglang:{how}" if sg else how)

@@ -18,6 +18,7 @@ from .config_plan import (
     no_spec,
     ranges_text,
 )
+from .engine import AITER_CONTEXT, AITER_SHARE
 
 # Why an engine has no config for a method (shown instead of a config).
 ENGINE_MISSING: dict[tuple[str, str], str] = {
@@ -202,6 +203,18 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     return EngineConfig("sglang", True, "shell", prefix + " \\\n  ".join(args), tuple(notes))
 
 
+def _sglang_memory(p: ConfigPlan, args: list[str]) -> list[str]:
+    """SGLang's --mem-fraction-static (appended to args) and its note: the share priced, written before the factor
+    SGLang applies to what it is given on ROCm's aiter backend (engine.sglang_aiter)."""
+    if p.memory_fraction is None:
+        return []
+    flag = round(p.memory_fraction / AITER_SHARE, 4) if p.sglang_aiter else p.memory_fraction
+    args.append(f"--mem-fraction-static {flag:g}")
+    aiter = (f"; SGLang multiplies the {flag:g} written by {AITER_SHARE:g} on ROCm's aiter attention backend for a "
+             f"model of more than {AITER_CONTEXT} positions, to the {p.memory_fraction:g} priced")
+    return [p.memory_note("--mem-fraction-static") + (aiter if p.sglang_aiter else "")]
+
+
 def _sglang_layout(p: ConfigPlan, m: int) -> tuple[list[str], list[str]]:
     """SGLang's parallelism, batch limits and memory share for at most m sequences, with their notes. Under DP
     attention (an MoE) --tp counts every GPU, --max-running-requests is the instance's (each rank takes a 1/dp floor
@@ -213,9 +226,7 @@ def _sglang_layout(p: ConfigPlan, m: int) -> tuple[list[str], list[str]]:
     args += [f"--pp-size {p.pp}", "--disable-overlap-schedule"] * (p.pp > 1) + [f"--ep-size {p.ep}"] * (p.ep > 1)
     g, run = p.graph_bs(m), p.per_rank(m) * (p.dp if dpa else 1)
     args += [f"--cuda-graph-max-bs {g}", f"--max-running-requests {run}"]
-    if p.memory_fraction is not None:
-        args.append(f"--mem-fraction-static {p.memory_fraction:g}")
-    notes = [p.memory_note("--mem-fraction-static")] * (p.memory_fraction is not None)
+    notes = _sglang_memory(p, args)
     notes += [f"--cuda-graph-max-bs {g}: " + ("your cap; batches above it are priced eager" if p.graph_cap else
              f"keeps every batch {'of the range' if m == p.hi else 'that fits'} CUDA-graphed (above it decode runs "
              "eager, PR #33900)")]

@@ -186,7 +186,7 @@ def _points(s: Scenario, lay: Layout, w: Workload) -> tuple[list[Point], str]:
             if fits[i] and c <= caps[mode]:
                 out.append(Point(lay, mode, int(c), int(ph.k[i]), float(ph.tokens_per_s_per_user[i]),
                                  float(ph.tokens_per_s_per_gpu[i]), float(ph.tpot_s[i]), float(ph.ttft_s[i]),
-                                 float(ph.e2e_s[i]), dep.eng.memory_share(mode == "on")))
+                                 float(ph.e2e_s[i]), dep.eng.memory_share(mode == "on" and speculates(dep))))
     why = f"no concurrency fits in memory (at {int(res.concurrency[0])}: {res.base_message[0]})"
     return out, "" if out else why
 

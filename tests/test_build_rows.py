@@ -172,6 +172,11 @@ def test_disaggregated_sglang_rows_take_their_recipes_decode_share_where_the_can
         o = dict(engine="sglang", dp=dp, memory_fraction="", notes="disaggregated: 8 + 48; " + tp)
         srt_slurm_share(o)
         assert o["memory_fraction"] == want
+    # "max-tpt" is a recipe's throughput tier, not TP attention (found by review: the DEP rows of GB200 lost theirs)
+    gb = dict(engine="sglang", dp="32", memory_fraction="",
+              notes="disaggregated: 4 + 32; srt-slurm recipes/gb200-fp8/1k1k/max-tpt.yaml@686df21e: x")
+    srt_slurm_share(gb)
+    assert gb["memory_fraction"] == "0.82"
     # A row with its own share, another engine, a single-node run, or candidates that disagree: left as it is
     mixed = ("srt-slurm recipes/h200/8k1k/bs128-1p1d-dep.yaml@838acc8c: x || srt-slurm "
              "recipes/h200/1k1k/bs256-1p6d-dep.yaml@838acc8c: x")

@@ -158,6 +158,11 @@ def test_sglang_on_rocm_scales_its_share_for_long_context_models():
     assert not r.feasible[0] and r.message[0].endswith(
         "x 0.255 gives 52.6 GB (that share of its memory: your deployment's memory_fraction, --memory-fraction x 0.85, "
         "as SGLang scales any share on ROCm's aiter attention backend for a model of more than 8192 positions)")
+    # SGLang's HIP default for MLA is aiter only at 16 or 128 KV heads per rank (else triton, no factor): DeepSeek's
+    # 128 at tp 8 is 16 per rank; at tp 4, 32; Kimi-K2's 64 at tp 8, 8
+    for kw, rule in ((dict(tp=4), "sglang:rule"), (dict(model="kimi-k2", method="eagle3"), "sglang:rule"),
+                     (dict(tp=1, dp=8, ep=8), "sglang:rule+aiter"), (dict(tp=1), "sglang:rule+aiter")):
+        assert Scenario(**{**sc, **kw}).resolve().eng.memory_rule == rule, kw
     # A model of at most 8192 positions, an NVIDIA device, or another engine: no factor
     assert Scenario(hardware="mi300x", model="vicuna-7b", method="eagle", engine="sglang").resolve() \
         .eng.memory_rule == "sglang:rule"
@@ -183,6 +188,36 @@ def test_a_plain_server_holds_the_share_sglang_gives_it_without_a_drafter():
     asked = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang",
                      memory_fraction=0.8).resolve().eng
     assert asked.memory_share(True) == asked.memory_share(False) == 0.8
+
+
+def test_advise_writes_sglangs_flag_before_its_rocm_factor():
+    # SGLang multiplies the --mem-fraction-static it is given by 0.85 on aiter: the line carries the share before it,
+    # vLLM's --gpu-memory-utilization the share priced (found by review: 0.7242 was written, SGLang would run 0.616)
+    from simulator.advise import advise
+    a = advise(hardware="mi300x", model="deepseek-r1", tp=8, precision="fp8", method="mtp", engine="sglang",
+               batch_range=(1, 16), emit=("sglang", "vllm"))
+    assert "--mem-fraction-static 0.852" in a.config("sglang").text
+    assert any("SGLang multiplies the 0.852 written by 0.85" in n for n in a.config("sglang").notes)
+    assert "--gpu-memory-utilization 0.7242" in a.config("vllm").text
+    h = advise(hardware="h200-sxm", model="deepseek-r1", tp=8, precision="fp8", method="mtp", engine="sglang",
+               batch_range=(1, 16), emit=("sglang",))
+    assert "--mem-fraction-static 0.883" in h.config("sglang").text
+
+
+def test_k0_sweeps_and_frontiers_price_the_plain_share():
+    # Found by review: the sweep tested k = 0 cells against the drafter's share, and frontier reported it on k = 0's
+    # "on" points, where curve prices the plain server's (0.836 on one H100)
+    from simulator.frontier import frontier
+    from simulator.sweep import run_sweep
+    from simulator.traffic import Workload
+    base = dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", k=0, context=8192)
+    ds = run_sweep({**base, "acceptance_rate": 0.7, "batch": [48, 49, 50, 51]})
+    from simulator.acceptance import Acceptance
+    cv = predict(Scenario(**base, acceptance=Acceptance.from_rate(0.7), batch=(48, 49, 50, 51)))
+    assert ds["feasible"].values.ravel().tolist() == cv.feasible.tolist()
+    r = frontier(Scenario(**{k: v for k, v in base.items() if k != "context"}), Workload(isl=1024, osl=256),
+                 gpus=(1,)).to_dict()
+    assert {p["memory_fraction"] for p in r["frontier_on"] + r["frontier_off"]} == {0.836}
 
 
 def test_frontier_points_carry_their_layouts_share():

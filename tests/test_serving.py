@@ -946,8 +946,10 @@ def test_prefill_apart_slows_decoding_and_its_ttft_waits_for_the_step_in_flight(
 @given(sc=SERVE_SCENARIOS, isl=st.integers(16, 20000), c=st.integers(1, 64), mixed=st.booleans())
 def test_prefill_is_monotone_in_the_load_and_the_prompt(sc, isl, c, mixed):
     dep = _mixing(dict(sc, k=3), mixed)
-    a = serve(workload=Workload(isl=isl, osl=256, concurrency=(c, 2 * c)), dep=dep)
-    b = serve(workload=Workload(isl=isl + 1, osl=256, concurrency=(c, 2 * c)), dep=dep)
+    wa, wb = (Workload(isl=n, osl=256, concurrency=(c, 2 * c)) for n in (isl, isl + 1))
+    a, b = serve(workload=wa, dep=dep), serve(workload=wb, dep=dep)
+    pa, pb = prompt_side(dep, wa), prompt_side(dep, wb)
+    boundary = (pa.per_pass, pa.n_chunks) != (pb.per_pass, pb.n_chunks)   # one more pass or chunk per prompt
     for ph, longer in ((a.base, b.base), (a.spec, b.spec)):
         assert np.all(np.isfinite(ph.ttft_s)) and np.all(np.isfinite(ph.tpot_s))
         assert ph.ttft_s[1] >= ph.ttft_s[0] * (1 - 1e-9) and ph.tpot_s[1] >= ph.tpot_s[0] * (1 - 1e-9)
@@ -959,6 +961,10 @@ def test_prefill_is_monotone_in_the_load_and_the_prompt(sc, isl, c, mixed):
         # TPOT does not fall. (Strict TTFT monotonicity was asserted until review found 4097 -> 4098 at 96 requests.)
         assert np.all(longer.e2e_s >= ph.e2e_s * (1 - 1e-9))
         assert np.all(longer.ttft_s * longer.tpot_s >= ph.ttft_s * ph.tpot_s * (1 - 1e-9))
+        # Where the prompt crosses a pass or chunk boundary, its own prefill and the waiting prompts' jump: TTFT
+        # rises (the 4096 -> 4097 example: +7 %; dividing by the unrounded capacity had let it fall, review)
+        if boundary:
+            assert np.all(longer.ttft_s >= ph.ttft_s * (1 - 1e-9))
         # A prompt one token over a chunk takes a second pass of the same tokens, not a second chunk's
         assert np.all(longer.ttft_s <= ph.ttft_s * 1.5)
 

@@ -137,7 +137,8 @@ def _price_group(dep: Deployment, Ls: np.ndarray, U: list[Verify], B: np.ndarray
     m, m0 = (memory(dep, B[None, None, :], T[None, :, None], Ls[:, None, None], drafter=d) for d in (True, False))
     spec = np.array([v.k > 0 for v in U])[None, :, None]          # k = 0 is plain decoding: no drafter loaded
     total = np.where(spec, np.broadcast_to(m.total_bytes, shape), np.broadcast_to(m0.total_bytes, shape))
-    return _Group(dep, base, parts, total, total <= m.capacity_bytes, {float(L): j for j, L in enumerate(Ls)},
+    cap = np.where(spec, m.capacity_bytes, m0.capacity_bytes)    # a plain server's share (engine.memory_share)
+    return _Group(dep, base, parts, total, total <= cap, {float(L): j for j, L in enumerate(Ls)},
                   {v: j for j, v in enumerate(U)})
 
 
@@ -197,10 +198,10 @@ class _Shard:
             for i in members:
                 self.bad(i, e)
             return
-        m_code = self.msgs.code(f"does not fit: needs more than the "
-                                f"{dep.hw.hbm_capacity_bytes * dep.eng.gpu_memory_fraction / 1e9:.1f} GB per GPU "
-                                f"that {dep.hw.name} x {dep.eng.gpu_memory_fraction:g} gives (memory_bytes: what it "
-                                "needs)")
+        f, f0 = dep.eng.memory_share(True), dep.eng.memory_share(False)
+        plain = f" (x {f0:g}, {dep.hw.hbm_capacity_bytes * f0 / 1e9:.1f} GB, at k = 0)" if f0 != f else ""
+        m_code = self.msgs.code(f"does not fit: needs more than the {dep.hw.hbm_capacity_bytes * f / 1e9:.1f} GB per "
+                                f"GPU that {dep.hw.name} x {f:g} gives{plain} (memory_bytes: what it needs)")
         for i in live:
             self.group[i] = g
             self.mem_code[i] = m_code

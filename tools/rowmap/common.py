@@ -125,6 +125,7 @@ def _srt_slurm_shares() -> dict[tuple[str, str], str]:
 
 
 _CITED = re.compile(r"srt-slurm (recipes/[A-Za-z0-9_./-]+\.yaml)@([0-9a-f]+)")
+_TP = re.compile(r"-tp(?=[.-])")      # a TP-attention recipe ("bs256-1p6d-tp.yaml", "-tp-mtp"), not "max-tpt"
 
 
 def srt_slurm_share(out: Row) -> None:
@@ -136,7 +137,7 @@ def srt_slurm_share(out: Row) -> None:
         return
     cited = [(p, c) for p, c in _CITED.findall(out["notes"]) if "-agg" not in p and "/trtllm/" not in p]
     dep = int(out["dp"] or 1) > 1
-    if any("dep" in p or "-tp" in p for p, _ in cited):
+    if any("dep" in p or _TP.search(p) for p, _ in cited):      # the names say the layout: keep the row's
         cited = [(p, c) for p, c in cited if ("dep" in p) == dep]
     shares = {_srt_slurm_shares().get((p, c), "") for p, c in cited}
     if len(shares) == 1 and "" not in shares:
