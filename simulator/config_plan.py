@@ -112,13 +112,13 @@ class ConfigPlan:
     memory_fraction: float | None = None   # the share of GPU memory priced (the profile's or Scenario's)
     memory_origin: str = ""            # where that share came from (engine.memory_origin): said beside each flag
     sglang_aiter: bool = False         # SGLang scales the share it is given by engine.AITER_SHARE (ROCm aiter)
+    moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
+    graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
 
     def memory_note(self, flag: str) -> str:
         """Why `flag` carries the share priced: the limits written are sized to it, whatever the engine would choose."""
         return (f"{flag} {self.memory_fraction:g} is the share priced ({self.memory_origin.split(';')[0]}): the limits "
                 "above are sized to it")
-    moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
-    graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
 
     @property
     def most(self) -> int:

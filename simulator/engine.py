@@ -333,8 +333,13 @@ def sglang_aiter(hw: Any, par: Any, target: Any) -> bool:
     AITER_MLA_HEADS KV heads per rank of --tp = tp x dp under DP attention), and more than 8192 positions."""
     if hw.vendor != "amd" or (target.max_position or 0) <= AITER_CONTEXT:
         return False
-    tp_size = par.tp * (par.dp if target.is_moe else 1)
-    return not target.is_mla or max(1, target.n_kv_heads // tp_size) in AITER_MLA_HEADS
+    return not target.is_mla or max(1, target.n_kv_heads // (par.tp * _dp_attention(par, target))) in AITER_MLA_HEADS
+
+
+def _dp_attention(par: Any, target: Any) -> int:
+    """SGLang's DP-attention ranks: dp of an MoE (--enable-dp-attention, --tp counting tp x dp GPUs); a dense model's
+    dp runs replicas (1)."""
+    return par.dp if target.is_moe else 1
 
 
 def with_memory(eng: EngineProfile, hw: Any, par: Any, target: Any, method: str | None, asked: float | None,
@@ -347,7 +352,7 @@ def with_memory(eng: EngineProfile, hw: Any, par: Any, target: Any, method: str 
     sg = eng.memory_rule.startswith("sglang")
     if asked is None and not sg:
         return eng
-    dpa = par.dp if target.is_moe else 1
+    dpa = _dp_attention(par, target)
     rule = lambda m: sglang_memory_fraction(hw.hbm_capacity_bytes / 2**30, par.tp * dpa, par.pp, dpa, m,  # noqa: E731
                                             graph_bs)
     f, plain, how = (float(asked), float(asked), "asked") if asked is not None else (rule(method), rule(None), "rule")

@@ -78,6 +78,12 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
     return eng
 
 
+def _share(r: dict[str, str]) -> float | None:
+    """The row's memory_fraction (checked in (0, 1] by rows.load_rows), None where empty: the engine's own."""
+    v = _text(r, "memory_fraction")
+    return None if v is None else float(v)
+
+
 def _text(r: dict[str, str], key: str, default: str | None = None) -> str | None:
     return (r.get(key) or "").strip() or default
 
@@ -133,7 +139,7 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     context=ctx, tp=tp, dp=dp, ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
                     kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"),
                     attention_precision=_text(r, "attention_precision"),
-                    memory_fraction=float(_text(r, "memory_fraction", "nan")) if _text(r, "memory_fraction") else None)
+                    memory_fraction=_share(r))
 
 
 def _plain(s: Scenario, dep: Deployment, metric: str) -> float:
