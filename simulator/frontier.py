@@ -98,7 +98,8 @@ class Target:
 @dataclass(frozen=True)
 class FrontierResult:
     """Result of `frontier`: every feasible point, the Pareto frontiers (speculation on, off), the targets, the
-    layouts skipped and why, and the search it came from. `feasible`: at least one point of each mode exists."""
+    layouts skipped and why, and the search it came from. `feasible`: at least one point of each mode exists.
+    `rejected`: requests of the length distribution left out as too long for the model (`Workload.fitting`)."""
 
     scenario: dict[str, Any]
     workload: Workload
@@ -108,6 +109,7 @@ class FrontierResult:
     targets: tuple[Target, ...]
     skipped: tuple[tuple[str, str], ...]
     notes: tuple[str, ...] = field(default=())
+    rejected: int = 0
 
     @property
     def feasible(self) -> bool:
@@ -126,7 +128,8 @@ class FrontierResult:
         w = self.workload
         isl, osl = w.mean_lengths
         return {"scenario": self.scenario, "workload": {"isl": isl, "osl": osl, "length_ratio": w.length_ratio,
-                                                         "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd},
+                                                         "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
+                                                         "rejected": self.rejected},
                 "feasible": self.feasible, "message": self.message,
                 "frontier_on": [p.to_dict() for p in self.on], "frontier_off": [p.to_dict() for p in self.off],
                 "targets": [t.to_dict() for t in self.targets], "points": len(self.points),
@@ -281,6 +284,7 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
         raise ScenarioError(f"osl = {w.mean_lengths[1]:g}: the frontier ranks tokens/s per user, 1 / TPOT, and with "
                             "one output token per request there is no decode to time; expected osl >= 2")
     d = s.resolve()          # checks the scenario once, before the search
+    w, rejected = w.fitting(d.target.max_position)       # the requests a server rejects are not priced (serve's rule)
     pts, skipped = _search(s, w, searched_layouts(d.target, gpus, max_tp))
     on = pareto([p for p in pts if p.mode == "on"])
     off = pareto([p for p in pts if p.mode == "off"])
@@ -293,6 +297,9 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
             "engine_file": d.eng.path or None}
     notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",
              "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
+    if rejected:
+        notes += (f"{rejected} of the length distribution's requests need more than {d.target.name}'s "
+                  f"{d.target.max_position} positions: an engine rejects them, so the rest are priced",)
     if d.eng.running_cap is not None:
         who = "either mode" if s.max_running_requests is not None else "speculation"
         notes += (f"{d.eng.name} runs at most {d.eng.running_cap:g} requests at once with {who} (per DP rank where "
@@ -301,7 +308,7 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
                   f"per GPU as at {d.eng.running_cap:g}, TTFT longer by the wait); {d.eng.running_cap:g} itself is "
                   "searched",)
     return FrontierResult(scen, w, tuple(pts), on, off, tuple(Target(t, best_at(on, t), best_at(off, t))
-                                                               for t in tg), tuple(skipped), notes)
+                                                               for t in tg), tuple(skipped), notes, rejected)
 
 
 __all__ = ["DEFAULT_TARGETS", "FrontierResult", "Layout", "Point", "Target", "best_at", "frontier", "layouts",

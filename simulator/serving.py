@@ -58,7 +58,8 @@ Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the dr
 formula takes the means over requests; L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output
 tokens: long outputs hold more steps), P = B tau mean(isl_i') / mean(osl_i) (R - 1) / R, TTFT = mean over requests of
 n_i (T_step + isl_i' / n_i m) with n_i = ceil(isl_i' / chunk) equal chunks, E2E = TTFT + (mean osl - 1) ITL; memory at
-L, the positions checked on the longest request.
+L, the positions checked on the longest request; a sample of `lengths` that needs more positions than the model has
+is left out (`Workload.fitting`: an engine rejects that request) and counted in `ServeResult.rejected`.
 Arrival rates (`Workload.rate`, lambda requests/s): the closed-loop throughput X(C) = C / E2E(C) rises with C until
 the running cap or memory stops it; the requests in flight are the smallest C with X(C) = lambda (Little's law),
 a rate above the largest X is beyond capacity (infeasible, with both modes' capacity). A fluid model: the waits of
@@ -130,7 +131,9 @@ class ServeResult:
     rate) at the mean context, and the rate is sustained; base_feasible, base_message : the same without speculation
     (no drafter loaded), which can fit where speculation does not;
     prefill_rps : the requests/s a disaggregated prefill instance prefills (the most a closed loop completes); inf
-    when prefill shares the decode steps (null in to_dict when infinite).
+    when prefill shares the decode steps (null in to_dict when infinite); rejected : samples of the length
+    distribution left out because they need more positions than the model has (`Workload.fitting`; `workload` holds
+    the rest).
     """
 
     scenario: dict[str, Any]
@@ -147,6 +150,7 @@ class ServeResult:
     notes: tuple[str, ...] = field(default=())
     rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
     prefill_rps: float = np.inf
+    rejected: int = 0
 
     @property
     def e2e_speedup(self) -> np.ndarray:
@@ -187,8 +191,8 @@ class ServeResult:
         w = self.workload
         isl, osl = w.mean_lengths
         wd = {"isl": isl, "osl": osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
-              "samples": int(w.samples[0].size), "length_ratio": w.length_ratio, "mean_context": w.mean_context,
-              "rate": list(w.rate)}
+              "samples": int(w.samples[0].size), "rejected": self.rejected, "length_ratio": w.length_ratio,
+              "mean_context": w.mean_context, "rate": list(w.rate)}
         return {"scenario": self.scenario, "workload": wd, "gpus": self.gpus, "prefill_bound": self.prefill_bound,
                 "prefill_rps": float(self.prefill_rps) if np.isfinite(self.prefill_rps) else None, "points": pts,
                 "notes": list(self.notes)}
@@ -400,6 +404,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     in flight are solved (`_at_rate`); `concurrency` then holds the slots (max concurrency) both modes need, 0 where
     the rate is not sustained."""
     s, w, dep = _inputs(scenario, workload, dep, kw)
+    w, rejected = w.fitting(dep.target.max_position)
     check_context(dep, w.longest_prompt, "the longest prompt (--isl, or --lengths)", "and the output fewer")
     pf = prompt_side(dep, w)
     gpus = dep.n_gpus + pf.gpus
@@ -422,6 +427,12 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
              "every running request's prompt is prefilled once in a request's lifetime: TTFT includes the prefill of "
              "the prompts waiting beside it (at short outputs most of it)")
+    if rejected:
+        m = dep.target
+        notes += (f"{rejected} of the {rejected + w.samples[0].size} requests of the length distribution "
+                  f"need{'s' if rejected == 1 else ''} more than {m.name}'s {m.max_position} positions (prompt + "
+                  "output): an engine rejects such a request (vLLM and SGLang answer it with an error), so the "
+                  f"workload is priced on the {w.samples[0].size} it serves",)
     if pf.alone_s:
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
@@ -444,7 +455,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
                   "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)
     return ServeResult(scen, w, np.asarray(C).astype(int), gpus, spec, base, pf.bound, ok, tuple(msgs), ok_b,
                        tuple(msgs_b), notes,
-                       np.asarray(w.rate, dtype=np.float64), pf.capacity_rps)
+                       np.asarray(w.rate, dtype=np.float64), pf.capacity_rps, rejected)
 
 
 __all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "Phase", "ServeResult", "Workload", "read_lengths", "serve"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -231,6 +231,21 @@ class Workload:
     def longest_prompt(self) -> int:
         """The longest prompt a client sends: a length_ratio draw's upper end, else the longest sample's."""
         return self.isl if self.length_ratio < 1.0 else int(self.samples[0].max())
+
+    def fitting(self, max_position: int | None) -> tuple[Workload, int]:
+        """This workload without the samples of a length distribution (`lengths`) whose prompt and output need more
+        than `max_position` positions, and how many were left out. An engine rejects such a request rather than serve
+        it (vLLM when prompt + max_tokens exceeds max_model_len; SGLang's tokenizer manager, 'Requested token count
+        exceeds the model's maximum context length', https://github.com/sgl-project/sglang/blob/main/python/sglang/
+        srt/managers/tokenizer_manager.py), so a trace prices the requests a server runs. A fixed (isl, osl), a
+        length_ratio draw (its upper ends are what was asked for), no limit, or no sample that fits: unchanged, 0
+        (the caller refuses or marks the points infeasible)."""
+        if not self.lengths or not max_position:
+            return self, 0
+        kept = tuple(p for p in self.lengths if p[0] + p[1] <= max_position)
+        if not kept or len(kept) == len(self.lengths):
+            return self, 0
+        return replace(self, lengths=kept, isl=1024, osl=1024), len(self.lengths) - len(kept)
 
     def longest(self) -> tuple[int, int]:
         """The (isl, osl) sample with the longest total context (what must fit in the model's positions); under a

@@ -478,16 +478,43 @@ def test_length_distribution_uses_the_means_and_the_longest_request():
     one = serve(s, Workload(isl=1700, osl=417, concurrency=(1, 16), chunk=512))
     mix = serve(s, Workload(lengths=w.lengths, concurrency=(1, 16), chunk=512))
     assert not np.allclose(one.base.ttft_s, mix.base.ttft_s, rtol=1e-3)
-    # one request whose output passes the model's positions makes every point infeasible, whatever the means; a prompt
-    # that leaves no position for an output token cannot be served and is refused (pricing.check_context)
-    long = serve(s, Workload(lengths=((1000, 100), (131_000, 100)), concurrency=(1,)))
-    assert not long.feasible[0] and "max_position_embeddings" in long.message[0]
-    for w in (Workload(lengths=((1000, 100), (200_000, 100)), concurrency=(1,)),
+    # a request of a length distribution that the model's positions cannot hold is rejected by the engine (vLLM,
+    # SGLang): the rest are priced, exactly as a workload of them alone; when every sample is too long, or a fixed
+    # (isl, osl) is, the points stay infeasible, and a prompt that leaves no position for an output token is refused
+    # (pricing.check_context)
+    alone = serve(s, Workload(isl=1000, osl=100, concurrency=(1,)))
+    for big in (131_000, 200_000):
+        long = serve(s, Workload(lengths=((1000, 100), (big, 100)), concurrency=(1,)))
+        assert long.rejected == 1 and long.feasible[0] and long.workload.lengths == ((1000, 100),)
+        np.testing.assert_allclose(long.spec.e2e_s, alone.spec.e2e_s, rtol=1e-12)
+        assert "1 of the 2 requests of the length distribution needs more than" in " ".join(long.notes)
+        assert long.to_dict()["workload"]["rejected"] == 1
+    every = serve(s, Workload(lengths=((131_000, 100), (131_000, 200)), concurrency=(1,)))
+    assert every.rejected == 0 and not every.feasible[0] and "max_position_embeddings" in every.message[0]
+    fixed = serve(s, Workload(isl=131_000, osl=100, concurrency=(1,)))
+    assert not fixed.feasible[0] and "max_position_embeddings" in fixed.message[0]
+    for w in (Workload(lengths=((200_001, 100), (200_000, 100)), concurrency=(1,)),
               Workload(isl=200_000, osl=100, concurrency=(1, 8))):    # review: "at most 2 fit" was said of this one
-        with pytest.raises(ScenarioError, match=r"the longest prompt \(--isl, or --lengths\) = 200000 leaves no "
+        with pytest.raises(ScenarioError, match=r"the longest prompt \(--isl, or --lengths\) = 20000[01] leaves no "
                                                 r"position for a new token: .* at most 131071 "
                                                 r"\(and the output fewer\)"):
             serve(Scenario(), w)
+
+
+@settings(max_examples=60)
+@given(ln=st.lists(st.tuples(st.integers(1, 3000), st.integers(1, 3000)), min_size=1, max_size=8),
+       limit=st.one_of(st.none(), st.integers(2, 6000)))
+@example(ln=[(1000, 100), (5000, 1001)], limit=6000)      # the boundary: isl + osl = limit + 1 is rejected
+def test_fitting_keeps_exactly_the_requests_the_positions_hold(ln, limit):
+    w = Workload(lengths=tuple(ln), concurrency=(1,))
+    got, n = w.fitting(limit)
+    fit = [p for p in ln if limit is None or p[0] + p[1] <= limit]
+    if not fit or len(fit) == len(ln):     # nothing to leave out, or nothing left: unchanged (the caller decides)
+        assert got is w and n == 0
+    else:
+        assert got.lengths == tuple(fit) and n == len(ln) - len(fit)
+        assert (got.isl, got.osl) == got.mean_lengths and got.concurrency == w.concurrency
+    assert Workload(isl=5000, osl=5000).fitting(100) == (Workload(isl=5000, osl=5000), 0)   # a fixed pair: unchanged
 
 
 @settings(max_examples=40)
@@ -662,6 +689,21 @@ def test_cli_rate_lengths_and_their_errors(tmp_path, capsys):
         (tmp_path / "bad.csv").write_text(text)
         rc, o, err = run(capsys, *base, "--lengths", str(tmp_path / "bad.csv"))
         assert rc == 2 and o == "" and needle in err and len(err.splitlines()) == 1, (text, err)
+
+
+def test_cli_a_trace_request_too_long_for_the_model_is_rejected_not_the_trace(tmp_path, capsys):
+    """A trace with one request past the model's positions: serve and frontier price the rest and say how many
+    were left out (an engine rejects that request; it had made every point infeasible)."""
+    (tmp_path / "t.csv").write_text("isl,osl\n128,256\n4096,256\n130000,2000\n")
+    base = ["--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--method", "eagle3", "--lengths",
+            str(tmp_path / "t.csv")]
+    rc, out, _ = run(capsys, "serve", *base, "--concurrency", "4")
+    assert rc == 0 and "2 length samples (mean isl 2112, osl 256, decode context 2240; 1 more rejected" in out
+    assert "1 of the 3 requests of the length distribution needs more than llama-3.1-8b's 131072 positions" in out
+    rc, out, _ = run(capsys, "frontier", *base, "--gpus", "1", "--format", "json")
+    d = json.loads(out)
+    assert rc == 0 and d["workload"]["rejected"] == 1 and (d["workload"]["isl"], d["workload"]["osl"]) == (2112, 256)
+    assert d["feasible"] and any("an engine rejects them" in n for n in d["notes"])
 
 
 def test_serve_sweep_over_rates():

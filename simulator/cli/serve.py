@@ -188,7 +188,7 @@ def run(a: argparse.Namespace) -> int:
     sc, w = d["scenario"], d["workload"]
     lengths = (f"isl {w['isl']}, osl {w['osl']}" if w["samples"] == 1 else
                f"{w['samples']} length samples (mean isl {w['isl']}, osl {w['osl']}, decode context "
-               f"{w['mean_context']:.0f})")
+               f"{w['mean_context']:.0f}{_rejected(w)})")
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
     print(f"{sc['model']} on {d['gpus']:g}x {hw} ({fmt.layout(sc)}; {fmt.formats(sc)}), "
           f"{sc['method']} (acceptance {sc['acceptance']}), engine {eng}; {lengths}, "
@@ -203,6 +203,11 @@ def run(a: argparse.Namespace) -> int:
     print("a prediction (steady state from datasheet rooflines and the engine profile), not a measurement")
     fmt.print_hazards(hz)
     return 0
+
+
+def _rejected(w: dict[str, Any]) -> str:
+    """', N more rejected' for the samples the model's positions leave out (serving.ServeResult.rejected)."""
+    return f"; {w['rejected']} more rejected: too long for the model" if w.get("rejected") else ""
 
 
 def _fits(p: dict[str, Any]) -> str:
