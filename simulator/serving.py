@@ -396,6 +396,25 @@ def _kv_notes(dep: Deployment, modes: tuple[tuple[str, bool, Phase], ...]) -> tu
     return out
 
 
+def _workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) -> tuple[str, ...]:
+    """What the steady state assumes of the workload, the requests left out as too long, and the prefill passes."""
+    notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
+             "steady-state closed loop: each of the C slots serves one request after another",
+             "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
+             "every running request's prompt is prefilled once in a request's lifetime: TTFT includes the prefill of "
+             "the prompts waiting beside it (at short outputs most of it)")
+    if rejected:
+        m = dep.target
+        notes += (f"{rejected} of the {rejected + w.samples[0].size} requests of the length distribution "
+                  f"need{'s' if rejected == 1 else ''} more than {m.name}'s {m.max_position} positions (prompt + "
+                  "output): an engine rejects such a request (vLLM and SGLang answer it with an error), so the "
+                  f"workload is priced on the {w.samples[0].size} it serves",)
+    if pf.alone_s:
+        notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
+                  "prefill into decode steps); TTFT waits for the step in flight",)
+    return notes
+
+
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,
           **kw: Any) -> ServeResult:
     """Predict a serving workload with and without speculation (see the module docstring). `scenario` and the
@@ -422,20 +441,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
         msgs_b = msgs
     scen = _scenario_dict(dep)
-    notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
-             "steady-state closed loop: each of the C slots serves one request after another",
-             "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
-             "every running request's prompt is prefilled once in a request's lifetime: TTFT includes the prefill of "
-             "the prompts waiting beside it (at short outputs most of it)")
-    if rejected:
-        m = dep.target
-        notes += (f"{rejected} of the {rejected + w.samples[0].size} requests of the length distribution "
-                  f"need{'s' if rejected == 1 else ''} more than {m.name}'s {m.max_position} positions (prompt + "
-                  "output): an engine rejects such a request (vLLM and SGLang answer it with an error), so the "
-                  f"workload is priced on the {w.samples[0].size} it serves",)
-    if pf.alone_s:
-        notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
-                  "prefill into decode steps); TTFT waits for the step in flight",)
+    notes = _workload_notes(dep, w, pf, rejected)
     cap = running_cap(dep, True)
     per = f", {dep.eng.spec_max_running:g} per DP rank" if cap != dep.eng.spec_max_running else ""
     if dep.scenario.max_running_requests is not None and cap < float(np.max(C, initial=0.0)):
