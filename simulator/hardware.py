@@ -41,7 +41,8 @@ _ALLOWED: dict[str, set[str] | None] = {
     "notes": None,
     "peak_dense_tflops": set(u.PEAK_KEYS),
     "memory": {"hbm_capacity_gib", "hbm_bandwidth_tb_s", "l2_cache_mb"},
-    "interconnect": {"scaleup_gb_s_per_direction", "scaleup_domain_gpus", "scaleout_gb_s_per_direction"},
+    "interconnect": {"scaleup_gb_s_per_direction", "scaleup_domain_gpus", "scaleout_gb_s_per_direction",
+                     "scaleup_peer_gb_s_per_direction"},
     "power": {"tdp_w"},
     "achievable": {"hbm_fraction", "gemm_bf16_fraction", "gemm_fp8_fraction", "gemm_fp4_fraction",
                    "link_fraction", "allreduce_latency_us", "alltoall_latency_us", "scaleout_latency_us",
@@ -66,6 +67,9 @@ class Hardware:
     scaleup_bytes_per_s : float       scale-up link bandwidth per GPU per direction, bytes/s
     scaleup_domain : int              GPUs in one scale-up (NVLink / Infinity Fabric) domain
     scaleout_bytes_per_s : float or None  NIC bandwidth per GPU per direction, bytes/s (None: not published)
+    scaleup_peer_bytes_per_s : float or None  on a fully connected board (no switch: AMD's 8-GPU Infinity Fabric
+                                      platforms), the one link to each peer, bytes/s per direction; None behind a
+                                      switch (NVLink), where any group reaches the whole scale-up bandwidth
     tdp_w : float                     board power, W
     hbm_fraction, gemm_bf16_fraction, gemm_fp8_fraction, gemm_fp4_fraction, link_fraction : float
         achievable fraction of peak (measured where published, else the documented default)
@@ -124,6 +128,16 @@ class Hardware:
     architecture: str = ""
     kernel_floor_prior_s: float | None = None
     path: str = field(default="", compare=False)
+    scaleup_peer_bytes_per_s: float | None = None
+
+    def scaleup_group_bytes_per_s(self, n: float) -> float:
+        """Scale-up bandwidth per GPU per direction that a collective over n GPUs of one domain reaches: all of it
+        behind a switch; on a fully connected board only the links to the other n - 1 members ((n - 1) x the
+        per-peer link: MI300X 64, 192, 448 GB/s at 2, 4, 8 GPUs; vLLM PR #39080 states 'Peak busbw = (N-1) x 76.8
+        GB/s' for MI355X, and stas00 measured all-reduce busbw 47.7 GB/s on 2 MI300X against 312.9 on 8)."""
+        if self.scaleup_peer_bytes_per_s is None or n >= self.scaleup_domain:
+            return self.scaleup_bytes_per_s
+        return min(self.scaleup_bytes_per_s, max(n - 1.0, 1.0) * self.scaleup_peer_bytes_per_s)
 
     def uncalibrated(self) -> Hardware:
         """The device with its calibrated kernel floor back at the sourced prior (what cross-validation fits from)."""
@@ -271,6 +285,12 @@ def _from_toml(path: Path) -> Hardware:
     peaks = r.peaks()
     l2 = r.fig("memory", "l2_cache_mb", required=False, lo=1.0, hi=1024.0)
     scaleout = r.fig("interconnect", "scaleout_gb_s_per_direction", required=False, lo=1.0, hi=1000.0)
+    peer = r.fig("interconnect", "scaleup_peer_gb_s_per_direction", required=False, lo=1.0, hi=10_000.0)
+    up = r.fig("interconnect", "scaleup_gb_s_per_direction", lo=10.0, hi=10_000.0)
+    if peer is not None and peer > up:
+        raise SpecError(f"{path}: [interconnect] scaleup_peer_gb_s_per_direction = {peer:g} exceeds "
+                        f"scaleup_gb_s_per_direction = {up:g}; expected one peer's link, at most the whole scale-up "
+                        "bandwidth")
     eff = r.efficiencies(peaks["fp4"] is not None)
     return Hardware(
         name=name, display_name=str(doc.get("display_name", name)), vendor=str(doc["vendor"]),
@@ -279,9 +299,10 @@ def _from_toml(path: Path) -> Hardware:
         hbm_capacity_bytes=r.fig("memory", "hbm_capacity_gib", lo=8.0, hi=2000.0) * u.GiB,
         hbm_bandwidth_bytes_per_s=r.fig("memory", "hbm_bandwidth_tb_s", lo=0.1, hi=50.0) * u.TB,
         l2_bytes=None if l2 is None else l2 * u.MB,
-        scaleup_bytes_per_s=r.fig("interconnect", "scaleup_gb_s_per_direction", lo=10.0, hi=10_000.0) * u.GB,
+        scaleup_bytes_per_s=up * u.GB,
         scaleup_domain=r.fig("interconnect", "scaleup_domain_gpus", kind=int, lo=1, hi=1024),
         scaleout_bytes_per_s=None if scaleout is None else scaleout * u.GB,
+        scaleup_peer_bytes_per_s=None if peer is None else peer * u.GB,
         tdp_w=r.fig("power", "tdp_w", lo=50.0, hi=5000.0), **eff,
         assumptions=tuple(r.assumptions), sources=tuple(dict.fromkeys(r.sources)))
 

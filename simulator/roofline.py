@@ -271,7 +271,7 @@ def hierarchical_bandwidth(kind: int, n: float, g: float, bw_in: float, bw_out: 
 def _collective_rates(hw: Hardware, ops: OpSet, allreduce_latency_s: float | None) -> tuple[np.ndarray, np.ndarray]:
     lat, bw = np.zeros(len(ops)), np.zeros(len(ops))
     ar = allreduce_latency_s if allreduce_latency_s is not None else hw.allreduce_latency_s
-    bw_in = hw.scaleup_bytes_per_s * hw.link_fraction
+    bw_in = hw.scaleup_bytes_per_s * hw.link_fraction      # a whole domain's (the hierarchical path's inner step)
     for i in np.flatnonzero(ops.coll > 0):
         in_lat = hw.alltoall_latency_s if ops.coll[i] == COLL_ALLTOALL else ar
         if ops.link[i] == LINK_SCALEOUT:
@@ -287,7 +287,7 @@ def _collective_rates(hw: Hardware, ops: OpSet, allreduce_latency_s: float | Non
                                                                                  float(hw.scaleup_domain), bw_in,
                                                                                  bw_out)
             continue
-        lat[i], bw[i] = in_lat, bw_in
+        lat[i], bw[i] = in_lat, hw.scaleup_group_bytes_per_s(float(ops.group[i])) * hw.link_fraction
     return lat, bw
 
 

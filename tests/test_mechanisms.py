@@ -6,6 +6,7 @@ case against a cited measurement.
     GEMM tile padding           hardware gemm_tile_m (F_TPAD)
     one-shot / two-shot         all-reduce under CUDA graphs (custom all-reduce)
     hierarchical collectives    groups spanning several NVLink domains
+    fully connected boards      AMD Infinity Fabric: a group of n GPUs reaches n - 1 peer links (stas00, vLLM #39080)
     QK-norm all-reduce          MiniMax-M2's norm over the TP-split q and k projections (vLLM MiniMaxText01RMSNormTP)
     verify KV re-reads          trtllm-gen MLA verify on Blackwell: vLLM PR #41778 kernel times (below)
     sampler                     two fp32 passes over the vocabulary per token
@@ -417,6 +418,36 @@ def test_tp16_across_two_nodes_costs_less_than_a_flat_infiniband_ring():
     flat = H100.scaleout_bytes_per_s * H100.link_fraction
     assert np.all(r.bw_op[ops.coll > 0] > flat)
     assert np.all(r.bw_op[ops.coll == COLL_ALLREDUCE] > 4 * flat)   # 2(n-1)/n over ~2(g-1)/g/NVLink + 1/g of IB
+
+
+# ---- fully connected (switchless) boards ---------------------------------------------------------------------------
+
+MI300X, MI355X = load_hardware("mi300x"), load_hardware("mi355x")
+
+
+@settings(max_examples=20)
+@given(n1=st.integers(2, 8), n2=st.integers(2, 8))
+def test_mesh_bandwidth_monotone_in_the_group_and_the_switch_value_without_peer_links(n1, n2):
+    lo, hi = sorted((n1, n2))
+    for hw in (MI300X, MI355X):
+        assert hw.scaleup_group_bytes_per_s(lo) <= hw.scaleup_group_bytes_per_s(hi) <= hw.scaleup_bytes_per_s
+        off = replace(hw, scaleup_peer_bytes_per_s=None)      # behind a switch: every group reaches it all
+        assert off.scaleup_group_bytes_per_s(lo) == off.scaleup_bytes_per_s
+    assert H100.scaleup_peer_bytes_per_s is None and H100.scaleup_group_bytes_per_s(2) == H100.scaleup_bytes_per_s
+
+
+def test_mesh_bandwidth_against_amd_all_reduce_measurements():
+    # vLLM PR #39080 (MI355X): 'Peak busbw = (N-1) x 76.8 GB/s: TP2=76.8, TP4=230.4, TP8=537.6 GB/s'
+    for n, gb in ((2, 76.8), (4, 230.4), (8, 537.6)):
+        assert MI355X.scaleup_group_bytes_per_s(n) == pytest.approx(gb * 1e9)
+    # stas00 (MI300X): all-reduce busbw 47.7 GB/s on 2 GPUs against 312.9 on 8, a ratio of 0.152; priced 1/7
+    assert MI300X.scaleup_group_bytes_per_s(2) / MI300X.scaleup_group_bytes_per_s(8) == pytest.approx(
+        47.7 / 312.9, rel=0.07)
+    # the all-reduces of a TP2 70B step on MI300X get one link (64 GB/s x link_fraction), TP8's all seven
+    for tp, links in ((2, 1), (4, 3), (8, 7)):
+        ops = forward_pass(model("llama-3.1-70b"), Precision(), Parallelism(tp=tp), scaleup_domain=8)
+        bw = rates(MI300X, ops).bw_op[ops.coll == COLL_ALLREDUCE]
+        np.testing.assert_allclose(bw, links * 64e9 * MI300X.link_fraction, rtol=1e-12)
 
 
 # ---- sampler -------------------------------------------------------------------------------------------------------
