@@ -489,6 +489,11 @@ def test_the_checkpoints_declared_format_is_read_and_named_where_bf16_is_priced(
     oss = load_model("gpt-oss-120b")
     assert checkpoint_note(oss, bf16) == "the published checkpoint's experts are mxfp4 (--expert-precision mxfp4)"
     assert checkpoint_note(oss, make_precision("bf16", experts="mxfp4")) == ""
+    both = ("the published checkpoint quantizes only the routed experts to mxfp4: its attention and other weights are "
+            "bf16 (--precision bf16 --expert-precision mxfp4); priced as given")
+    assert checkpoint_note(oss, make_precision("mxfp4")) == both      # the audit's --precision mxfp4
+    assert checkpoint_note(oss, make_precision("mxfp4", attention="bf16")) == ""    # attention as published
+    assert checkpoint_note(oss, make_precision("fp8")) == ""        # another format altogether: no claim
     assert checkpoint_note(load_model("llama-3.1-8b"), bf16) == ""
     odd = shape_from_config({**read_config(MODELS_DIR / "deepseek-ai__DeepSeek-V3.json"), "quantization_config": 3})
     assert odd.checkpoint_quant == "" and checkpoint_note(odd, bf16) == ""     # not an object: no claim
