@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from . import config_keys as ck
 from .data import data_dir, read_text
 from .errors import ModelConfigError, ScenarioError
 from .registry import ModelRecord, model_record, record_for_repo
@@ -212,50 +213,26 @@ class ModelShape:
 
 # Far beyond any published model (Llama-3.1-405B: 126 layers, hidden 16384; Kimi-K2: 384 experts): a size above is a
 # typo or a corrupt file, refused by its key where it is read, before any loop runs over it.
-KEY_MAX = {**dict.fromkeys(("num_hidden_layers", "num_nextn_predict_layers", "medusa_num_heads", "medusa_num_layers"),
-                           1024), "hidden_size": 1 << 20, "vocab_size": 1 << 24, "max_position_embeddings": 1 << 40,
-           **dict.fromkeys(("head_dim", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"), 1 << 13),
-           **dict.fromkeys(("num_attention_heads", "num_key_value_heads", "n_routed_experts", "num_local_experts",
-                            "num_experts", "n_shared_experts", "q_lora_rank", "kv_lora_rank"), 1 << 16),
-           **dict.fromkeys(("intermediate_size", "moe_intermediate_size", "intermediate_size_mlp"), 1 << 22)}
-
-
-def _get(cfg: dict[str, Any], key: str, src: str, default: Any = ..., kind: type = int, lo: int = 0) -> Any:
-    if key not in cfg or cfg[key] is None:
-        if default is ...:
-            raise ModelConfigError(f"{src}: missing key {key!r}")
-        return default
-    v = cfg[key]
-    if kind is int:
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ModelConfigError(f"{src}: {key} = {v!r}, expected an integer >= {lo}")
-        if v > KEY_MAX.get(key, v):
-            raise ModelConfigError(f"{src}: {key} = {v}; expected {lo}..{KEY_MAX[key]} (a model that can be priced)")
-    elif kind is bool and not isinstance(v, bool):
-        raise ModelConfigError(f"{src}: {key} = {v!r}, expected true or false")
-    return v
-
-
 def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
-    d, h = _get(cfg, "hidden_size", src, lo=1), _get(cfg, "num_attention_heads", src, lo=1)
+    d, h = ck.get(cfg, "hidden_size", src, lo=1), ck.get(cfg, "num_attention_heads", src, lo=1)
     if "head_dim" not in cfg and d % h:
         raise ModelConfigError(f"{src}: hidden_size = {d} is not a multiple of num_attention_heads = {h} (no head_dim)")
-    if "head_dim" not in cfg and d // h > KEY_MAX["head_dim"]:
+    if "head_dim" not in cfg and d // h > ck.KEY_MAX["head_dim"]:
         raise ModelConfigError(f"{src}: hidden_size / num_attention_heads = {d // h}; expected a head size of at most "
-                               f"{KEY_MAX['head_dim']} (no head_dim)")
-    hkv = _get(cfg, "num_key_value_heads", src, h)
+                               f"{ck.KEY_MAX['head_dim']} (no head_dim)")
+    hkv = ck.get(cfg, "num_key_value_heads", src, h)
     if hkv == 0 or h % hkv:
         raise ModelConfigError(f"{src}: num_attention_heads = {h} is not a multiple of num_key_value_heads = {hkv}")
     act = cfg.get("hidden_act", "silu")
     return dict(
         name=name, model_type=str(cfg.get("model_type")),
-        n_layers=_get(cfg, "num_hidden_layers", src, lo=1), d_model=d, n_heads=h, n_kv_heads=hkv,
-        d_head=_get(cfg, "head_dim", src, d // h, lo=1), d_ff=_get(cfg, "intermediate_size", src, lo=1),
+        n_layers=ck.get(cfg, "num_hidden_layers", src, lo=1), d_model=d, n_heads=h, n_kv_heads=hkv,
+        d_head=ck.get(cfg, "head_dim", src, d // h, lo=1), d_ff=ck.get(cfg, "intermediate_size", src, lo=1),
         # Llama/Mistral/Qwen/DeepSeek/gpt-oss MLPs are gated (SwiGLU): gate, up, down (HF modeling_* MLP classes).
         gated_mlp=act in ("silu", "swiglu", "gelu_pytorch_tanh", "gelu"),
-        vocab_size=_get(cfg, "vocab_size", src, lo=1),
-        tied_embeddings=_get(cfg, "tie_word_embeddings", src, False, bool),
-        max_position=_get(cfg, "max_position_embeddings", src, 0, lo=1),       # absent: no limit
+        vocab_size=ck.get(cfg, "vocab_size", src, lo=1),
+        tied_embeddings=ck.get(cfg, "tie_word_embeddings", src, False, bool),
+        max_position=ck.get(cfg, "max_position_embeddings", src, 0, lo=1),       # absent: no limit
     )
 
 
@@ -266,25 +243,24 @@ def _dense(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw["qkv_bias"] = bias or mt == "qwen2"          # Qwen2Attention: q/k/v with bias=True, o without
     kw["o_bias"] = bias
     kw["qk_norm"] = mt == "qwen3"                   # Qwen3Attention: RMSNorm on q and k per head
-    sw = cfg.get("sliding_window")
-    n = kw["n_layers"]
-    types = cfg.get("layer_types")
-    if sw and isinstance(types, list) and types:
+    sw, n = ck.window(cfg, "sliding_window", src), kw["n_layers"]
+    types = ck.layer_types(cfg, src, n)
+    if sw and types:
         kw["n_window_layers"] = sum(1 for t in types if t == "sliding_attention")
     elif sw and mt == "mistral":
         kw["n_window_layers"] = n
-    elif sw and cfg.get("use_sliding_window", False):
+    elif sw and ck.get(cfg, "use_sliding_window", src, False, bool):
         # Qwen2/Qwen3 attention: layer i slides when use_sliding_window and i >= max_window_layers (HF modeling).
-        kw["n_window_layers"] = max(0, n - int(cfg.get("max_window_layers", n)))
+        kw["n_window_layers"] = max(0, n - ck.get(cfg, "max_window_layers", src, n))
     if kw.get("n_window_layers"):
-        kw["window"] = int(sw)
+        kw["window"] = sw
     return ModelShape(**kw)
 
 
 def _moe_common(kw: dict[str, Any], cfg: dict[str, Any], src: str, experts_key: str, width_key: str) -> None:
-    kw["n_experts"] = _get(cfg, experts_key, src, lo=1)
-    kw["top_k"] = _get(cfg, "experts_per_token" if "experts_per_token" in cfg else "num_experts_per_tok", src)
-    kw["d_ff_expert"] = _get(cfg, width_key, src, lo=1)
+    kw["n_experts"] = ck.get(cfg, experts_key, src, lo=1)
+    kw["top_k"] = ck.get(cfg, "experts_per_token" if "experts_per_token" in cfg else "num_experts_per_tok", src)
+    kw["d_ff_expert"] = ck.get(cfg, width_key, src, lo=1)
     if kw["top_k"] == 0 or kw["top_k"] > kw["n_experts"]:
         raise ModelConfigError(f"{src}: num_experts_per_tok = {kw['top_k']} must be in [1, {kw['n_experts']}]")
 
@@ -293,10 +269,13 @@ def _qwen3_moe(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(cfg, src, name)
     kw["qk_norm"] = True
     _moe_common(kw, cfg, src, "num_experts", "moe_intermediate_size")
-    step = _get(cfg, "decoder_sparse_step", src, 1)
-    dense_only = set(cfg.get("mlp_only_layers") or [])
+    step = ck.get(cfg, "decoder_sparse_step", src, 1, lo=1)
+    dense_only = set(ck.layer_indices(cfg, "mlp_only_layers", src, kw["n_layers"]) or [])
     # Qwen3MoeDecoderLayer: MoE when layer not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0.
-    kw["n_moe_layers"] = sum(1 for i in range(kw["n_layers"]) if i not in dense_only and step and (i + 1) % step == 0)
+    kw["n_moe_layers"] = sum(1 for i in range(kw["n_layers"]) if i not in dense_only and (i + 1) % step == 0)
+    if not kw["n_moe_layers"]:      # review: decoder_sparse_step 0 had quietly made the model dense
+        raise ModelConfigError(f"{src}: decoder_sparse_step = {step} and mlp_only_layers leave no MoE layer of "
+                               f"num_hidden_layers = {kw['n_layers']}")
     return ModelShape(**kw)
 
 
@@ -304,8 +283,8 @@ def _mixtral(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(cfg, src, name)
     _moe_common(kw, cfg, src, "num_local_experts", "intermediate_size")
     kw["n_moe_layers"] = kw["n_layers"]
-    if cfg.get("sliding_window"):
-        kw["n_window_layers"], kw["window"] = kw["n_layers"], int(cfg["sliding_window"])
+    if sw := ck.window(cfg, "sliding_window", src):
+        kw["n_window_layers"], kw["window"] = kw["n_layers"], sw
     return ModelShape(**kw)
 
 
@@ -313,40 +292,40 @@ def _minimax_m2(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     # vLLM models/minimax_m2.py: Mixtral-style experts in every layer (Mixtral's reader, whose sliding_window MiniMax
     # does not set), GQA with RMSNorm on q and k over the TP-split projection (MiniMaxText01RMSNormTP, qk_norm_type
     # "per_layer"): each layer all-reduces the ranks' sums of squares. Its biased sigmoid routing costs no bytes.
-    norm = _get(cfg, "qk_norm_type", src, "per_layer", str)
+    norm = ck.get(cfg, "qk_norm_type", src, "per_layer", str)
     if norm not in ("per_layer", "per_head"):
         raise ModelConfigError(f"{src}: qk_norm_type = {norm!r} must be 'per_layer' or 'per_head'")
-    qk = _get(cfg, "use_qk_norm", src, False, bool)
+    qk = ck.get(cfg, "use_qk_norm", src, False, bool)
     return replace(_mixtral(cfg, src, name), qk_norm=qk, qk_norm_tp_reduce=qk and norm == "per_layer")
 
 
 def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(cfg, src, name)
-    kw["q_lora_rank"] = _get(cfg, "q_lora_rank", src, 0)
-    kw["kv_lora_rank"] = _get(cfg, "kv_lora_rank", src, lo=1)
-    kw["qk_rope_head_dim"] = _get(cfg, "qk_rope_head_dim", src, lo=1)
-    kw["qk_nope_head_dim"] = _get(cfg, "qk_nope_head_dim", src)
-    kw["v_head_dim"] = _get(cfg, "v_head_dim", src, lo=1)
+    kw["q_lora_rank"] = ck.get(cfg, "q_lora_rank", src, 0)
+    kw["kv_lora_rank"] = ck.get(cfg, "kv_lora_rank", src, lo=1)
+    kw["qk_rope_head_dim"] = ck.get(cfg, "qk_rope_head_dim", src, lo=1)
+    kw["qk_nope_head_dim"] = ck.get(cfg, "qk_nope_head_dim", src)
+    kw["v_head_dim"] = ck.get(cfg, "v_head_dim", src, lo=1)
     kw["d_head"] = kw["qk_nope_head_dim"] + kw["qk_rope_head_dim"]
     _moe_common(kw, cfg, src, "n_routed_experts", "moe_intermediate_size")
-    kw["n_shared_experts"] = _get(cfg, "n_shared_experts", src, 0)
+    kw["n_shared_experts"] = ck.get(cfg, "n_shared_experts", src, 0)
     kw["d_ff_shared"] = kw["d_ff_expert"]            # DeepseekV3MoE: shared MLP of n_shared * moe_intermediate_size
-    first = _get(cfg, "first_k_dense_replace", src, 0)
-    freq = _get(cfg, "moe_layer_freq", src, 1, lo=1)
+    first = ck.get(cfg, "first_k_dense_replace", src, 0)
+    freq = ck.get(cfg, "moe_layer_freq", src, 1, lo=1)
     # DeepseekV3DecoderLayer: MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.
     kw["n_moe_layers"] = sum(1 for i in range(kw["n_layers"]) if i >= first and i % freq == 0)
     if not kw["n_moe_layers"]:          # found by review: a config whose routed experts no layer runs was accepted
         raise ModelConfigError(f"{src}: first_k_dense_replace = {first} (moe_layer_freq {freq}) leaves no MoE layer "
                                f"of num_hidden_layers = {kw['n_layers']}; expected first_k_dense_replace < it")
     _check_groups(cfg, src, kw["n_experts"], kw["top_k"])
-    kw["n_mtp_layers"] = _get(cfg, "num_nextn_predict_layers", src, 0)
+    kw["n_mtp_layers"] = ck.get(cfg, "num_nextn_predict_layers", src, 0)
     return ModelShape(**kw)
 
 
 def _check_groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> None:
     """DeepSeek's group-limited routing (DeepseekV3TopkRouter): n_group equal groups of experts, topk_group chosen, the
     top_k experts picked inside them; groups that do not split the experts or hold fewer than top_k cannot run."""
-    g, tg = _get(cfg, "n_group", src, 1, lo=1), _get(cfg, "topk_group", src, cfg.get("n_group") or 1, lo=1)
+    g, tg = ck.get(cfg, "n_group", src, 1, lo=1), ck.get(cfg, "topk_group", src, cfg.get("n_group") or 1, lo=1)
     if n_experts % g:
         raise ModelConfigError(f"{src}: n_group = {g} does not divide n_routed_experts = {n_experts}")
     if tg > g or tg * (n_experts // g) < top_k:
@@ -359,9 +338,12 @@ def _gpt_oss(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(cfg, src, name)
     _moe_common(kw, cfg, src, "num_local_experts", "intermediate_size")
     kw.update(n_moe_layers=kw["n_layers"], qkv_bias=True, o_bias=True, attn_sinks=True, expert_bias=True)
-    types = cfg.get("layer_types") or []
+    types = ck.layer_types(cfg, src, kw["n_layers"])
     kw["n_window_layers"] = sum(1 for t in types if t == "sliding_attention")
-    kw["window"] = int(cfg.get("sliding_window") or 0) if kw["n_window_layers"] else 0
+    kw["window"] = ck.window(cfg, "sliding_window", src) if kw["n_window_layers"] else 0
+    if kw["n_window_layers"] and not kw["window"]:
+        raise ModelConfigError(f"{src}: layer_types names sliding_attention layers but sliding_window is "
+                               f"{cfg.get('sliding_window')!r}; expected their window, an integer >= 1")
     return ModelShape(**kw)
 
 
@@ -372,29 +354,28 @@ def _llama4(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(text, src, name)
     kw["model_type"] = str(cfg.get("model_type"))
     _moe_common(kw, text, src, "num_local_experts", "intermediate_size")
-    kw["d_ff"] = _get(text, "intermediate_size_mlp", src)      # dense layers
+    kw["d_ff"] = ck.get(text, "intermediate_size_mlp", src)      # dense layers
     kw["n_shared_experts"], kw["d_ff_shared"] = 1, kw["d_ff_expert"]   # Llama4TextMoe: one shared expert
     n = kw["n_layers"]
-    step = _get(text, "interleave_moe_layer_step", src, 1)
-    moe_layers = text.get("moe_layers") or list(range(step - 1, n, step))   # Llama4TextConfig default
+    step = ck.get(text, "interleave_moe_layer_step", src, 1, lo=1)
+    moe_layers = ck.layer_indices(text, "moe_layers", src, n) or list(range(step - 1, n, step))   # HF's default
     kw["n_moe_layers"] = len(moe_layers)
     # Llama4TextConfig: no_rope_layers default [int((i + 1) % 4 != 0)]; RoPE layers use chunked attention. A chunked
     # layer attends to the (L mod chunk) + 1 tokens of its own chunk; it is priced as a window of `chunk` tokens,
     # min(L, chunk): exact below one chunk, the worst case (about 2x the average) beyond, so that step time stays
     # monotone in L.
-    nrl = text.get("no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(n)]
-    chunk = text.get("attention_chunk_size")
-    if chunk:
-        kw["n_window_layers"], kw["window"] = int(sum(nrl)), int(chunk)
+    nrl = ck.layer_flags(text, "no_rope_layers", src, n) or [int((i + 1) % 4 != 0) for i in range(n)]
+    if chunk := ck.window(text, "attention_chunk_size", src):
+        kw["n_window_layers"], kw["window"] = sum(nrl), chunk
     return ModelShape(**kw)
 
 
 def _medusa(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
-    d = _get(cfg, "hidden_size", src, lo=1)
+    d = ck.get(cfg, "hidden_size", src, lo=1)
     return ModelShape(
         name=name, model_type="medusa", n_layers=0, d_model=d, n_heads=1, n_kv_heads=1, d_head=d, d_ff=0,
-        gated_mlp=False, vocab_size=_get(cfg, "vocab_size", src, lo=1), tied_embeddings=False,
-        n_medusa_heads=_get(cfg, "medusa_num_heads", src), n_medusa_layers=_get(cfg, "medusa_num_layers", src, 1),
+        gated_mlp=False, vocab_size=ck.get(cfg, "vocab_size", src, lo=1), tied_embeddings=False,
+        n_medusa_heads=ck.get(cfg, "medusa_num_heads", src), n_medusa_layers=ck.get(cfg, "medusa_num_layers", src, 1),
         shares_embedding=True, kind="medusa-head")
 
 
@@ -443,10 +424,19 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
         # EAGLE-3 (Li et al. 2025, §3.2): FC(3d -> d) fusing low/mid/high target features; the layer's q/k/v take
         # [embedding; hidden] (2d); its own LM head over draft_vocab_size tokens; the target's embedding.
         shape = replace(shape, kind=kind, fc_in_factor=3, attn_in_factor=2, shares_embedding=True,
-                        draft_vocab_size=int(cfg.get("draft_vocab_size") or 0))
+                        draft_vocab_size=_draft_vocab(cfg, source, shape.vocab_size))
     elif kind not in ("target", "medusa-head"):
         raise ModelConfigError(f"{source}: unknown kind {kind!r}")
     return shape
+
+
+def _draft_vocab(cfg: dict[str, Any], src: str, vocab: int) -> int:
+    """An EAGLE-3 head's draft_vocab_size: 0 (the whole vocabulary) where absent or null, else 1..vocab_size."""
+    dv = ck.get(cfg, "draft_vocab_size", src, 0, lo=1)
+    if dv > vocab:
+        raise ModelConfigError(f"{src}: draft_vocab_size = {dv} exceeds vocab_size = {vocab}; expected the head's "
+                               "reduced vocabulary, at most the target's")
+    return dv
 
 
 def read_config(path: Path) -> dict[str, Any]:

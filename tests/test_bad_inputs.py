@@ -46,7 +46,9 @@ def files(tmp_path_factory):
     for name, change in (("zero_layers", {"num_hidden_layers": 0}), ("zero_vocab", {"vocab_size": 0}),
                          ("huge_layers", {"num_hidden_layers": 10 ** 10}), ("neg_hidden", {"hidden_size": -4096}),
                          ("str_heads", {"num_attention_heads": "32"}), ("nan_theta", {"rope_theta": "nan"}),
-                         ("huge_vocab", {"vocab_size": 10 ** 12}), ("odd_heads", {"num_attention_heads": 33})):
+                         ("huge_vocab", {"vocab_size": 10 ** 12}), ("odd_heads", {"num_attention_heads": 33}),
+                         ("str_window", {"sliding_window": "abc", "model_type": "mistral"}),
+                         ("neg_window", {"sliding_window": -4096, "model_type": "mistral"})):
         (d / f"{name}.json").write_text(json.dumps({**LLAMA, **change}))
     for name in ("rep.md", "o.dir", "p.png"):
         (d / name).mkdir()
@@ -149,7 +151,7 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             out.append((step + [flag, str(d / f"{stem}{ext}")], str(d)))
         out.append((step + [flag, str(d / f"missing{ext}")], "not found"))
     for stem in ("zero_layers", "zero_vocab", "huge_layers", "neg_hidden", "str_heads", "huge_vocab", "odd_heads",
-                 "list"):
+                 "list", "str_window", "neg_window"):
         out.append((step + ["--model", str(d / f"{stem}.json")], str(d / stem)))
     out.append((["models", str(d / "huge_layers.json")], "huge_layers"))
     for stem in ("bin", "latin1", "empty", "dir"):

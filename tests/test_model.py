@@ -345,6 +345,17 @@ LLAMA = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "nu
          "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 100}
 MIXTRAL = {**LLAMA, "model_type": "mixtral", "num_local_experts": 4, "num_experts_per_tok": 2}
 DSV3_CFG = json.loads((Path(__file__).resolve().parents[1] / "models" / "deepseek-ai__DeepSeek-V3.json").read_text())
+QWEN3 = {**LLAMA, "model_type": "qwen3", "sliding_window": 32, "use_sliding_window": True, "max_window_layers": 1}
+QMOE = {**LLAMA, "model_type": "qwen3_moe", "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}
+OSS = {**MIXTRAL, "model_type": "gpt_oss", "sliding_window": 128, "layer_types": ["sliding_attention",
+                                                                                  "full_attention"]}
+L4 = {"model_type": "llama4", "text_config": {**MIXTRAL, "model_type": "llama4_text", "intermediate_size_mlp": 256,
+                                              "attention_chunk_size": 8192}}
+E3 = {**LLAMA, "architectures": ["LlamaForCausalLMEagle3"], "draft_vocab_size": 32}
+
+
+def _l4(**text):
+    return {**L4, "text_config": {**L4["text_config"], **text}}
 
 
 def test_minimal_configs_load():
@@ -394,10 +405,46 @@ def test_minimal_configs_load():
                                     r"num_experts_per_tok = 8"),
     ({**DSV3_CFG, "n_group": 64, "topk_group": 1}, r"topk_group = 1 of n_group = 64 groups of 4 experts cannot hold "
                                                    r"num_experts_per_tok = 8"),
+    # found by review (2026-12-05): optional keys crashed with a traceback or priced nonsense (negative attention time)
+    ({**MIXTRAL, "sliding_window": "abc"}, r"sliding_window = 'abc', expected an integer >= 1"),
+    ({**MIXTRAL, "sliding_window": [4096]}, r"sliding_window = \[4096\], expected an integer >= 1"),
+    ({**MIXTRAL, "sliding_window": -1}, r"sliding_window = -1, expected an integer >= 1"),
+    ({**QWEN3, "sliding_window": -4096}, r"sliding_window = -4096, expected an integer >= 1"),
+    ({**QWEN3, "max_window_layers": "x"}, r"max_window_layers = 'x', expected an integer >= 0"),
+    ({**QWEN3, "max_window_layers": -100}, r"max_window_layers = -100, expected an integer >= 0"),
+    ({**QWEN3, "use_sliding_window": "yes"}, r"use_sliding_window = 'yes', expected true or false"),
+    ({**QWEN3, "layer_types": "sliding_attention"}, r"layer_types = 'sliding_attention'; expected a list of 2 "),
+    ({**OSS, "sliding_window": "x"}, r"sliding_window = 'x', expected an integer >= 1"),
+    ({**OSS, "sliding_window": None}, r"layer_types names sliding_attention layers but sliding_window is None"),
+    ({**OSS, "layer_types": ["sliding_attention"]}, r"layer_types = \['sliding_attention'\]; expected a list of 2 "),
+    ({**QMOE, "decoder_sparse_step": 0}, r"decoder_sparse_step = 0, expected an integer >= 1"),
+    ({**QMOE, "mlp_only_layers": 5}, r"mlp_only_layers = 5; expected a list of distinct layer indices in \[0, 2\)"),
+    ({**QMOE, "mlp_only_layers": [[1]]}, r"mlp_only_layers = \[\[1\]\]; expected a list of distinct layer"),
+    ({**QMOE, "mlp_only_layers": [0, 1]}, r"decoder_sparse_step = 1 and mlp_only_layers leave no MoE layer of "
+                                          r"num_hidden_layers = 2"),
+    (_l4(interleave_moe_layer_step=0), r"interleave_moe_layer_step = 0, expected an integer >= 1"),
+    (_l4(attention_chunk_size="big"), r"attention_chunk_size = 'big', expected an integer >= 1"),
+    (_l4(attention_chunk_size=-8), r"attention_chunk_size = -8, expected an integer >= 1"),
+    (_l4(moe_layers=5), r"moe_layers = 5; expected a list of distinct layer indices in \[0, 2\)"),
+    (_l4(moe_layers=list(range(500))), r"moe_layers = \[0, 1, 2, .*; expected a list of distinct layer indices"),
+    (_l4(no_rope_layers=["a", "b"]), r"no_rope_layers = \['a', 'b'\]; expected a list of 2 flags, 0 or 1"),
+    ({**E3, "draft_vocab_size": "x"}, r"draft_vocab_size = 'x', expected an integer >= 1"),
+    ({**E3, "draft_vocab_size": -5}, r"draft_vocab_size = -5, expected an integer >= 1"),
+    ({**E3, "draft_vocab_size": 101}, r"draft_vocab_size = 101 exceeds vocab_size = 100"),
 ])
 def test_bad_config_raises(config, message):
     with pytest.raises(ModelConfigError, match=message):
         shape_from_config(config)
+
+
+def test_the_reviewed_optional_keys_read_as_hf_does_where_valid():
+    assert shape_from_config(QWEN3).n_window_layers == 1 and shape_from_config(QWEN3).window == 32
+    assert shape_from_config({**QWEN3, "sliding_window": None}).n_window_layers == 0      # null: no window
+    assert shape_from_config({**MIXTRAL, "sliding_window": 0}).n_window_layers == 0       # 0: no window
+    assert shape_from_config({**QMOE, "mlp_only_layers": [0]}).n_moe_layers == 1
+    assert shape_from_config(_l4(moe_layers=[1])).n_moe_layers == 1
+    assert shape_from_config(_l4(no_rope_layers=[1, 0])).n_window_layers == 1
+    assert shape_from_config(OSS).window == 128 and shape_from_config(E3).draft_vocab_size == 32
 
 
 def test_deepseek_routing_groups_as_shipped_are_accepted():

@@ -1,0 +1,93 @@
+"""Checked reads of an HF `config.json`'s keys: each value refused in one line naming the file, the key, the value
+and what is allowed (a `ModelConfigError`), before it reaches a formula. `model.py` builds shapes from them.
+
+Required and optional integers (`get`), sliding windows and chunk sizes (`window`), and the per-layer patterns of
+mixed models: layer index lists (`layer_indices`: Qwen3-MoE `mlp_only_layers`, Llama-4 `moe_layers`), 0/1 flags per
+layer (`layer_flags`: Llama-4 `no_rope_layers`) and layer type names (`layer_types`). Found by review (2026-12-05):
+the optional keys were read with bare int()/set()/range(), so a malformed value crashed with a traceback and an absurd
+one (a negative window) priced negative attention time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ModelConfigError
+
+# Largest value a config key may take and still price (a model that exists is far inside each).
+KEY_MAX = {**dict.fromkeys(("num_hidden_layers", "num_nextn_predict_layers", "medusa_num_heads", "medusa_num_layers"),
+                           1024), "hidden_size": 1 << 20, "vocab_size": 1 << 24, "max_position_embeddings": 1 << 40,
+           **dict.fromkeys(("head_dim", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"), 1 << 13),
+           **dict.fromkeys(("num_attention_heads", "num_key_value_heads", "n_routed_experts", "num_local_experts",
+                            "num_experts", "n_shared_experts", "q_lora_rank", "kv_lora_rank"), 1 << 16),
+           **dict.fromkeys(("intermediate_size", "moe_intermediate_size", "intermediate_size_mlp"), 1 << 22),
+           **dict.fromkeys(("sliding_window", "attention_chunk_size"), 1 << 40)}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def get(cfg: dict[str, Any], key: str, src: str, default: Any = ..., kind: type = int, lo: int = 0) -> Any:
+    """cfg[key] checked: an integer >= lo (and at most KEY_MAX[key]), a bool, or a str; `default` when the key is
+    absent or null, else a ModelConfigError naming it as missing."""
+    if key not in cfg or cfg[key] is None:
+        if default is ...:
+            raise ModelConfigError(f"{src}: missing key {key!r}")
+        return default
+    v = cfg[key]
+    if kind is int:
+        if not _is_int(v) or v < lo:
+            raise ModelConfigError(f"{src}: {key} = {v!r}, expected an integer >= {lo}")
+        if v > KEY_MAX.get(key, v):
+            raise ModelConfigError(f"{src}: {key} = {v}; expected {lo}..{KEY_MAX[key]} (a model that can be priced)")
+    elif kind is bool and not isinstance(v, bool):
+        raise ModelConfigError(f"{src}: {key} = {v!r}, expected true or false")
+    elif kind is str and not isinstance(v, str):
+        raise ModelConfigError(f"{src}: {key} = {v!r}, expected a string")
+    return v
+
+
+def window(cfg: dict[str, Any], key: str, src: str) -> int:
+    """A sliding-window or attention-chunk size in tokens: 0 where the key is absent, null, 0 or false (HF's 'no
+    window'), else an integer >= 1."""
+    v = cfg.get(key)
+    if v is None or v is False or v == 0:
+        return 0
+    return get(cfg, key, src, lo=1)
+
+
+def layer_indices(cfg: dict[str, Any], key: str, src: str, n: int) -> list[int] | None:
+    """A list of distinct layer indices in [0, n) (None where the key is absent, null or empty)."""
+    v = cfg.get(key)
+    if v is None or v == []:
+        return None
+    if not isinstance(v, list) or not all(_is_int(i) and 0 <= i < n for i in v) or len(set(v)) < len(v):
+        raise ModelConfigError(f"{src}: {key} = {v!r}; expected a list of distinct layer indices in [0, {n}) "
+                               f"(num_hidden_layers = {n})")
+    return v
+
+
+def layer_flags(cfg: dict[str, Any], key: str, src: str, n: int) -> list[int] | None:
+    """A 0/1 flag per layer, n of them (None where the key is absent, null or empty)."""
+    v = cfg.get(key)
+    if v is None or v == []:
+        return None
+    if not isinstance(v, list) or len(v) != n or not all(_is_int(i) and i in (0, 1) for i in v):
+        raise ModelConfigError(f"{src}: {key} = {v!r}; expected a list of {n} flags, 0 or 1, one per layer "
+                               f"(num_hidden_layers = {n})")
+    return v
+
+
+def layer_types(cfg: dict[str, Any], src: str, n: int) -> list[str]:
+    """layer_types: one attention type name per layer ([] where absent or null)."""
+    v = cfg.get("layer_types")
+    if v is None:
+        return []
+    if not isinstance(v, list) or len(v) != n or not all(isinstance(t, str) for t in v):
+        raise ModelConfigError(f"{src}: layer_types = {v!r}; expected a list of {n} attention type names, one per "
+                               f"layer (num_hidden_layers = {n}), e.g. 'full_attention', 'sliding_attention'")
+    return v
+
+
+__all__ = ["KEY_MAX", "get", "layer_flags", "layer_indices", "layer_types", "window"]
