@@ -418,7 +418,8 @@ BAD_SPECS = [
     (_set(("achievable", "gemm_overlap", "value"), -0.1),
      r"\[achievable\] gemm_overlap: value = -0.1 outside the plausible range \[0.0, 1.0\]"),
     (_del(("power", "tdp_w")), r"\[power\] tdp_w is missing"),
-    (_set(("interconnect", "scaleup_peer_gb_s_per_direction"), {"value": 900.0, "source": "https://example.com/x", "note": "x"}),
+    (_set(("interconnect", "scaleup_peer_gb_s_per_direction"),
+          {"value": 900.0, "source": "https://example.com/x", "note": "x"}),
      r"\[interconnect\] scaleup_peer_gb_s_per_direction = 900 exceeds scaleup_gb_s_per_direction = 450; expected "
      r"one peer's link"),
     (_del(("interconnect",)), r"\[interconnect\] scaleup_gb_s_per_direction is missing"),
