@@ -847,7 +847,21 @@ def test_serve_sweep_draws_lengths_with_a_length_ratio():
     ({"serve": {"length_ratio": [0.8, 1.2]}}, r"serve.length_ratio: length_ratio = 1.2; expected a number in \["),
     ({"serve": {"length_ratio": "0.8"}}, r"serve.length_ratio: length_ratio = '0.8'; expected a number"),
     ({"serve": {"length_ratio": True}}, r"serve.length_ratio: length_ratio = True"),
-    ({"serve": {"length_ratio": {"start": 0, "stop": 1}}}, "serve.length_ratio: expected a number or a list")])
+    ({"serve": {"length_ratio": {"start": 0, "stop": 1}}}, "serve.length_ratio: expected a number or a list"),
+    # found by review (2026-12-05): these crashed with a traceback, or truncated k = 2.7 to 2
+    ({"acceptance_rate": [0.5, 0.9], "serve": {"isl": 1024}}, r"acceptance_rate: \[0.5, 0.9\]; a serving sweep "
+                                                              r"takes one value"),
+    ({"acceptance_rate": "abc", "serve": {"isl": 1024}}, r"acceptance_rate: 'abc'; expected a number in \[0, 1\)"),
+    ({"acceptance_rate": True, "serve": {"isl": 1024}}, r"acceptance_rate: True; expected a number in \[0, 1\)"),
+    ({"acceptance_rate": float("nan"), "serve": {"isl": 1024}}, r"acceptance_rate: nan; expected a number in"),
+    ({"acceptance_length": [2.0, 3.0], "acceptance_k": 3, "serve": {"isl": 1024}},
+     r"acceptance_length: \[2.0, 3.0\]; a serving sweep takes one value"),
+    ({"acceptance_length": 2.5, "acceptance_k": "x", "serve": {"isl": 1024}}, r"acceptance_k: 'x'; expected an "
+                                                                               r"integer >= 1"),
+    ({"acceptance_length": 2.5, "acceptance_k": 2.7, "serve": {"isl": 1024}}, r"acceptance_k: 2.7; expected an "
+                                                                               r"integer >= 1"),
+    ({"acceptance_length": 2.5, "acceptance_k": [1, 3], "serve": {"isl": 1024}}, r"acceptance_k: \[1, 3\]; a "
+                                                                                  r"serving sweep takes one value")])
 def test_serve_sweep_errors(doc, match):
     from simulator.errors import SpecroofError
     from simulator.sweep.serving import serve_sweep

@@ -27,7 +27,7 @@ from ..errors import ScenarioError, SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
 from ..serving import Workload, serve
 from ..traffic import length_ratio
-from .spec import err, names_exist, parse_values
+from .spec import check_number, err, names_exist, parse_values
 
 AccFn = Callable[[dict[str, Any]], Acceptance]     # a configuration's acceptance (the spec's, read on its tree)
 
@@ -95,16 +95,26 @@ def _acceptance(doc: dict[str, Any]) -> AccFn | None:
     if "acceptance_k" in doc and "acceptance_length" not in doc:
         raise err("acceptance_k", "applies only with acceptance_length")
     if "acceptance_rate" in doc:
-        acc = Acceptance.from_rate(float(doc["acceptance_rate"]))
+        acc = Acceptance.from_rate(_scalar(doc, "acceptance_rate"))
         return lambda kw: acc
     if "acceptance_length" in doc:
         if "acceptance_k" not in doc:
             raise err("acceptance_length", "needs acceptance_k (the k it was measured at)")
-        tau, k = float(doc["acceptance_length"]), int(doc["acceptance_k"])
+        tau, k = _scalar(doc, "acceptance_length"), int(_scalar(doc, "acceptance_k"))
         Acceptance.from_length(tau, k)                   # a bad length is refused here, before any pricing
         return lambda kw: Acceptance.from_measurement(tau, k, kw.get("tree_tokens"), kw.get("tree_branching"),
                                                       default_decay(kw.get("method", "eagle3")))
     return None
+
+
+def _scalar(doc: dict[str, Any], key: str) -> float:
+    """One acceptance input, checked as a batch sweep checks it (found by review: a list, a string or k = 2.7 crashed
+    or was truncated); a serving sweep takes one value."""
+    v = doc[key]
+    if isinstance(v, (list, dict)):
+        raise err(key, f"{v!r}; a serving sweep takes one value (sweep acceptance with a batch sweep, or run one "
+                       "serving sweep per value)")
+    return float(check_number(key, v))
 
 
 def serve_sweep(doc: dict[str, Any]):

@@ -64,7 +64,7 @@ def is_num(v: Any) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
-def _check_number(key: str, v: Any) -> float | int:
+def check_number(key: str, v: Any) -> float | int:
     """A value of a parameter that is not a Scenario field: acceptance_rate in [0, 1), acceptance_length >= 1,
     acceptance_k and batch integers >= 1."""
     if key in ACCEPTANCE:
@@ -81,7 +81,7 @@ def _check_number(key: str, v: Any) -> float | int:
 def _check_value(key: str, v: Any) -> Any:
     """One value of parameter `key`, type- and range-checked by the Scenario's own check; normalized."""
     if key in _NUMBERS:
-        return _check_number(key, v)
+        return check_number(key, v)
     if v == "default" and field_kind(key) in _OPTIONAL_KINDS:
         return v
     if key in ("hardware", "model", "engine", "draft") and not isinstance(v, str):
