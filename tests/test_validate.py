@@ -374,6 +374,30 @@ def test_calibrate_cli_writes_a_working_profile(tmp_path, capsys):
     assert rc == 0 and json.loads(capsys.readouterr().out)["points"][0]["feasible"]
 
 
+def test_calibrate_says_a_fitted_device_floor_is_not_in_the_profile_and_how_to_price_with_it(tmp_path, capsys):
+    """Review (2026-12-05): --params kernel_floor_s printed a fit, then wrote a profile without it (a device figure),
+    and the profile priced as before. It now says so and names the spec key that prices it; following that advice
+    prices with the fitted floor."""
+    repo = Path(__file__).resolve().parents[1]
+    rows, out = str(repo / "examples" / "vllm_h100_rows.csv"), tmp_path / "kf.toml"
+    rc = main(["calibrate", rows, "--engine", "vllm", "--params", "kernel_floor_s", "--out", str(out)])
+    text = capsys.readouterr().out
+    m = re.search(r"not written: hopper\.kernel_floor_s = ([\d.e+-]+) is a device figure, not an engine profile's; to "
+                  r"price with it, set \[kernels\] graph_kernel_us = ([\d.]+) in a copy", text)
+    assert rc == 0 and m and float(m.group(2)) == pytest.approx(float(m.group(1)) * 1e6, rel=1e-3)
+    rc = main(["calibrate", rows, "--engine", "vllm", "--params", "kernel_floor_s", "--out", str(out), "--format",
+               "json"])
+    assert rc == 0 and json.loads(capsys.readouterr().out)["not_written"] == ["hopper.kernel_floor_s"]
+    spec = (repo / "hardware_specs" / "h100-sxm.toml").read_text()
+    mine = tmp_path / "h100-mine.toml"
+    mine.write_text(re.sub(r"graph_kernel_us = \{ value = [\d.]+", f"graph_kernel_us = {{ value = {m.group(2)}", spec))
+    steps = []
+    for hw in ("h100-sxm", str(mine)):
+        assert main(["step", "--hardware", hw, "--engine", "vllm", "--batch", "1", "--format", "json"]) == 0
+        steps.append(json.loads(capsys.readouterr().out)["points"][0]["step_s"])
+    assert steps[1] > steps[0]          # the fitted 6.2 us floor against the shipped 5.2 us
+
+
 def test_calibrate_refuses_an_undetermined_fit_without_force(tmp_path, capsys):
     rows = [r for r in _synthetic_rows() if r["batch"] == "1"]
     for r in rows:

@@ -117,11 +117,13 @@ def run_calibrate(a: argparse.Namespace) -> int:
                             f"fit (above {MAX_RMS_LOG}: predictions still off by ~{math.expm1(res.rms_after):.0%}); "
                             "check the rows' scenarios and units, or pass --force")
     out = write_profile(res, eng.name, a.engine, a.out, a.measurements)
+    dev = _device_params(res)
     if a.format == "json":
         print(fmt.dumps({"params": [p.__dict__ for p in res.params], "rms_log_residual_before": res.rms_before,
                          "rms_log_residual_after": res.rms_after, "rows": list(res.row_ids),
                          "residuals": [float(x) for x in res.residuals], "profile": str(out),
-                         "success": res.success, "message": res.message, "solver_message": res.solver_message}))
+                         "success": res.success, "message": res.message, "solver_message": res.solver_message,
+                         "not_written": [f"{g}.{n}" for g, n, _ in dev]}))
         return 0
     print(f"calibrated {len(res.row_ids)} rows against base profile {a.engine!r} ({res.message})")
     for p in res.params:
@@ -130,4 +132,15 @@ def run_calibrate(a: argparse.Namespace) -> int:
     for rid, r in zip(res.row_ids, res.residuals):
         print(f"  {rid}: predicted/measured - 1 = {math.expm1(float(r)):+.2%}")
     print(f"wrote {out}; use it with --engine {out}")
+    for g, n, v in dev:      # review: a fitted device figure was reported, then silently left out of the profile
+        print(f"not written: {g}.{n} = {v:.4g} is a device figure, not an engine profile's; to price with it, set "
+              f"[kernels] graph_kernel_us = {v * 1e6:.3g} in a copy of your {g} device's spec (hardware_specs/) and "
+              "pass that file with --hardware")
     return 0
+
+
+def _device_params(res: Any) -> list[tuple[str, str, float]]:
+    """(architecture, name, value) of the fitted parameters a device holds (the per-kernel floor): write_profile
+    writes engine parameters only."""
+    from ..calibration import FITTED, PARAMS
+    return [(p.group, p.name, p.value) for p in res.params if p.status == FITTED and PARAMS[p.name].scope == "device"]
