@@ -336,7 +336,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     plan = ConfigPlan(s.method, repo_of(sc["model"]), repo_of(sc["draft_model"]), s.tp, s.ep, lo, hi, schedule,
                       off_above, pays, fixed_k, fixed_T, ratio, topk, opts, interior,
                       tree_width(fixed_k, fixed_T, s.tree_branching),
-                      sglang_spec_v2=eng_name == "sglang" and bool(sc["spec_overlap"]),
+                      sglang_spec_v2=bool(sc["spec_overlap"]) if eng_name == "sglang" else None,
                       cap=_cap(r, lo, hi), cap_base=min(hi, r.max_batch_base), off_fits=off_fits,
                       fixed_fits_to=fixed_to,
                       no_spec_reason=_no_spec_reason(r, lo, hi), dp=s.dp, pp=s.pp,

@@ -101,7 +101,8 @@ class ConfigPlan:
     options: Mapping[str, Any]
     interior_off: tuple[int, ...] = ()
     fixed_topk: int = 1
-    sglang_spec_v2: bool = False       # SGLang priced with SpecV2 (Scenario.spec_overlap): SGLANG_ENABLE_SPEC_V2
+    sglang_spec_v2: bool | None = False   # SGLang priced with SpecV2 (Scenario.spec_overlap): SGLANG_ENABLE_SPEC_V2;
+    #                                     None: another engine was priced (SGLang's worker is not in the prediction)
     cap: int = 0                       # the most sequences the configs admit: hi, or less where hi does not fit
     cap_base: int = 0                  # the most that fit without speculation (no drafter), up to hi
     off_fits: bool = False             # off above off_above because speculation stops fitting, not paying

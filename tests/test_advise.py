@@ -507,6 +507,9 @@ def test_spec_overlap_is_priced_and_asks_sglang_for_specv2():
         v = advise(engine="vllm", spec_overlap=on, tree_tokens=16, **kw)
         assert v.result.scenario["spec_overlap"] is True and v.options["overlap_scheduler"] is True
         assert not v.config("sglang").text.startswith("SGLANG_ENABLE_SPEC_V2")
+        # review (2026-12-05): the SGLang section said "priced with the V1 worker" of a prediction priced with vLLM's
+        notes = " ".join(v.config("sglang").notes)
+        assert "priced with another engine's profile, not SGLang's" in notes and "priced with the V1" not in notes
 
 
 def test_memory_limit_is_not_a_loss():
