@@ -325,7 +325,9 @@ def _hidden(eng: EngineProfile | None, name: str) -> bool:
 
 def _check_inputs(rows: Sequence[PreparedRow], params: Sequence[str]) -> None:
     bad = [p for p in params if p not in PARAMS]
-    if bad or not params:
+    if not params:         # review: an empty --params said "unknown calibration parameter(s) []"
+        raise ScenarioError(f"no calibration parameter given (--params is empty); choose from {', '.join(PARAMS)}")
+    if bad:
         raise ScenarioError(f"unknown calibration parameter(s) {bad}; choose from {', '.join(PARAMS)}")
     if not rows:
         raise ScenarioError("no usable rows to fit")

@@ -145,7 +145,8 @@ def _acceptance(name: str, v: Any) -> Acceptance | None:
 def _bool_optional(name: str, v: Any) -> bool | None:
     if v is None or isinstance(v, bool):
         return v
-    raise ScenarioError(f"{name} = {v!r}; expected true, false or none (the engine profile's)")
+    raise ScenarioError(f"{name} = {v!r}; expected true, false or None (the engine profile's; \"default\" in a "
+                        "sweep spec, which TOML gives no null)")
 
 
 def _options(name: str, v: Any) -> tuple[tuple[str, Any], ...]:

@@ -259,9 +259,8 @@ def _running_cap_note(dep: Deployment, spec_batches: np.ndarray) -> tuple[str, .
     why = f"--max-running-requests {user}" if user is not None else \
         "its default while speculating, unless --max-running-requests is set"
     return (f"{dep.eng.name} runs at most {cap:g} requests at once ({why}): the speculative point(s) at batch "
-            f"{ranges_text(over)} price a deployment that runs that many (advise's configuration sets the cap to its "
-            f"largest batch); with the cap, the requests above {cap:g} wait for a slot (`specroof serve` prices the "
-            "queue)",)
+            f"{ranges_text(over)} price a deployment that raises the cap to that many; with the cap, the requests "
+            f"above {cap:g} wait for a slot (`specroof serve` prices the queue)",)
 
 
 def _fit_edges(dep: Deployment, L: float, Tm: int) -> tuple[tuple[tuple[int, int, int], ...], int]:

@@ -475,9 +475,10 @@ def test_cli_tree(capsys):
     (["--emit", "tgi"], "--emit 'tgi'"),
     (["--max-batch", "0"], "max-batch 0 must be >= 1"),
     (["--max-batch", "x"], "max-batch 'x' is not an integer"),
-    (["--max-points", "0"], "max-points 0 must be >= 1"),
+    (["--max-points", "0"], "max-points 0 must be >= 2"),
     (["--batch", "8", "--max-batch", "4"], "batch range 8..4 is empty"),
-    (["--max-points", "1", "--batch", "1,4"], "max_points = 1"),
+    (["--max-points", "1", "--batch", "1,4"], "argument --max-points: max-points 1 must be >= 2"),   # review
+    (["--acceptance-length", "2.5", "--acceptance-k", "100000"], "acceptance-k 100000 must be <= 64"),    # review
     (["--hazards", "/nonexistent/x.toml"], "file not found"),
     (["--method", "ngram"], "no published default acceptance"),
     (["--acceptance-length", "2.5"], "--acceptance-length needs the k it was measured at"),

@@ -150,6 +150,24 @@ def test_step_defaults(capsys):
 POINT_KEYS = {"batch", "step_s", "bound", "breakdown_s", "memory_bytes", "feasible", "message"}
 
 
+def test_batch_lists_are_ascending_and_each_once(capsys):
+    """Review (2026-12-05): `--batch 256,1,8,8` printed its rows in that order, batch 8 twice."""
+    rc, out, _ = run(capsys, "curve", "--batch", "256,1,8,8", "--format", "json")
+    assert rc == 0 and [p["batch"] for p in json.loads(out)["points"]] == [1, 8, 256]
+    rc, out, _ = run(capsys, "step", "--batch", "64,2", "--format", "json")
+    assert rc == 0 and [p["batch"] for p in json.loads(out)["points"]] == [2, 64]
+
+
+def test_vllm_refuses_a_medusa_tree_but_not_speculation_off(capsys):
+    """vLLM drafts Medusa as a chain: its default tree is refused; at --k 0 (speculation off) no tree runs, and the
+    refusal had fired there too (found by review, 2026-12-05)."""
+    base = ["curve", "--method", "medusa", "--engine", "vllm", "--model", "vicuna-7b", "--batch", "1,8"]
+    rc, _, err = run(capsys, *base)
+    assert rc == 2 and "engine vllm drafts medusa as a chain, one token per head" in err
+    rc, out, _ = run(capsys, *base, "--k", "0", "--format", "json")
+    assert rc == 0 and [p["speedup"] for p in json.loads(out)["points"]] == [1.0, 1.0]
+
+
 def test_step_json_schema(capsys):
     rc, out, err = run(capsys, "step", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--tp", "8",
                        "--batch", "1,8,32,128", "--context", "1024", "--format", "json")

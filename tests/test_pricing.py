@@ -201,7 +201,8 @@ def test_spec_overlap_option_prices_and_the_two_must_agree():
     assert s.replace(options=()).resolve().eng.overlap_with_spec is True   # SGLang's default since v0.5.11 (SpecV2)
     with pytest.raises(ScenarioError, match="spec_overlap = false but options overlap_scheduler = true"):
         Scenario(spec_overlap=False, options={"overlap_scheduler": True})
-    with pytest.raises(ScenarioError, match="spec_overlap = 'yes'; expected true, false or none"):
+    with pytest.raises(ScenarioError, match=r"spec_overlap = 'yes'; expected true, false or None \(the engine "
+                                            r"profile's; \"default\" in a sweep spec"):
         Scenario(spec_overlap="yes")
     with pytest.raises(ScenarioError, match="engine hf has no overlap scheduler"):
         Scenario(engine="hf", model="vicuna-7b", method="draft", draft="llama-68m", spec_overlap=True).resolve()

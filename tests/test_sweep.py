@@ -258,6 +258,15 @@ def test_malformed_spec_fails_naming_the_key(spec, key):
     assert key in str(e.value)
 
 
+def test_two_names_of_one_device_or_model_are_repeated_values():
+    """Review (2026-12-05): an alias beside its name priced every cell twice."""
+    for key, vals, name in (("hardware", ["h100-sxm", "h100"], "h100-sxm"),
+                            ("model", ["llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"], "llama-3.1-8b")):
+        with pytest.raises(SpecError, match=rf"{key}: '{vals[0]}' and '{vals[1]}' name the same {key} \({name}\): "
+                                            r"repeated values"):
+            parse_spec({"method": "eagle3", key: vals})
+
+
 def test_malformed_spec_file_fails_before_any_work(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text('model = "llama-3.1-8b"\nk = { start = 1, stop = 4 }\ncontext = { start = 8, stop = 4 }\n')

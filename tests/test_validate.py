@@ -426,6 +426,8 @@ def test_calibrate_errors(tmp_path, capsys):
     rows = load_rows()[:1]
     with pytest.raises(ScenarioError, match="unknown calibration parameter"):
         calibrate(rows, "sglang", ("latency",))
+    with pytest.raises(ScenarioError, match=r"no calibration parameter given \(--params is empty\); choose from "):
+        calibrate(rows, "sglang", ())
     with pytest.raises(ScenarioError, match="cannot determine 2 parameters"):
         calibrate(rows, "sglang", ("spec_bookkeeping_s", "host_step_s"))
     rc = main(["calibrate", str(tmp_path / "none.csv"), "--engine", "sglang", "--out", str(tmp_path / "x.toml")])

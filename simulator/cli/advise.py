@@ -32,7 +32,7 @@ def add(sub: Any, name: str) -> None:
     p.add_argument("--max-batch", type=int_arg("max-batch", 1), default=None,
                    help="largest batch (concurrent sequences) the deployment sees; the range runs from the smallest "
                         "--batch to this (default: the largest --batch)")
-    p.add_argument("--max-points", type=int_arg("max-points", 1), default=1024,
+    p.add_argument("--max-points", type=int_arg("max-points", 2), default=1024,
                    help="evaluate every integer batch when the range has at most this many, else powers of two")
     p.add_argument("--emit", type=_engines, default=None,
                    help="engines to write configs for: all or a subset of vllm,sglang,trtllm,hf (default: the "

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..acceptance import Acceptance
-from ..drafters import default_decay
+from ..drafters import MAX_DEPTH, default_decay
 from ..errors import ScenarioError
 from ..hazards import OPTIONS
 from ..scenario import Scenario, scenario_fields
@@ -62,8 +62,8 @@ class Parser(argparse.ArgumentParser):
         return a, extra
 
 
-def int_arg(name: str, lo: int) -> Callable[[str], int]:
-    """argparse type: an integer >= lo; the error names the option and the value."""
+def int_arg(name: str, lo: int, hi: int | None = None) -> Callable[[str], int]:
+    """argparse type: an integer >= lo (and <= hi); the error names the option and the value."""
     def f(s: str) -> int:
         try:
             v = int(s)
@@ -71,6 +71,8 @@ def int_arg(name: str, lo: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} {s!r} is not an integer") from None
         if v < lo:
             raise argparse.ArgumentTypeError(f"{name} {v} must be >= {lo}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"{name} {v} must be <= {hi}")
         return v
     return f
 
@@ -97,7 +99,8 @@ def float_arg(name: str, lo: float, hi: float = float("inf"), lo_open: bool = Fa
 
 def counts_arg(name: str):
     """argparse type for batch sizes or concurrencies: a list `1,8,64` or an inclusive range `1..256` (every power of
-    two in it and both ends). The same syntax for every subcommand; the error names the option's quantity."""
+    two in it and both ends), ascending and each once. The same syntax for every subcommand; the error names the
+    option's quantity."""
     def f(s: str) -> tuple[int, ...]:
         s = s.strip()
         if ".." in s:
@@ -109,7 +112,8 @@ def counts_arg(name: str):
             return tuple(sorted({lo, hi, *pw}))
         if not s:
             raise argparse.ArgumentTypeError(f"empty {name} list (expected e.g. 1,8,64 or 1..256)")
-        return tuple(int_arg(name, 1)(t.strip()) for t in s.split(","))
+        # ascending, each once (review: `--batch 256,1,8,8` printed the rows in that order, one twice)
+        return tuple(sorted({int_arg(name, 1)(t.strip()) for t in s.split(",")}))
     return f
 
 
@@ -185,7 +189,7 @@ def add_acceptance_args(p: argparse.ArgumentParser) -> None:
     x.add_argument("--acceptance-length", type=float_arg("acceptance length", 1.0), default=None,
                    help="mean acceptance length tau (tokens per step, bonus included) measured at --acceptance-k")
     x.add_argument("--acceptance-rates", type=rates_arg, default=None, help="per-position conditional rates a1,a2,...")
-    g.add_argument("--acceptance-k", type=int_arg("acceptance-k", 1), default=None,
+    g.add_argument("--acceptance-k", type=int_arg("acceptance-k", 1, MAX_DEPTH), default=None,
                    help="the k at which --acceptance-length was measured (default: --k when numeric)")
 
 

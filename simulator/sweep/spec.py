@@ -274,15 +274,21 @@ class SweepSpec:
 
 
 def names_exist(key: str, vals: Iterable[str]) -> None:
-    """Unknown hardware / model / engine / draft names fail before any work, naming the key."""
+    """Unknown hardware / model / engine / draft names fail before any work, naming the key; so do two names of one
+    thing (an alias beside its name: found by review, hardware = ["h100-sxm", "h100"] priced every cell twice)."""
     load = {"hardware": load_hardware, "engine": load_engine, "model": load_model, "draft": load_model}[key]
+    seen: list[tuple[str, Any]] = []
     for v in vals:
         if key == "draft" and v == "default":
             continue
         try:
-            load(v)
+            got = load(v)
         except SpecroofError as e:
             raise err(key, str(e)) from None
+        same = next((w for w, g in seen if g == got), None)
+        if same is not None:
+            raise err(key, f"{same!r} and {v!r} name the same {key} ({got.name}): repeated values")
+        seen.append((v, got))
 
 
 def _check_top_keys(doc: Any, source: str) -> str:
