@@ -104,18 +104,8 @@ def run_calibrate(a: argparse.Namespace) -> int:
     check_output(a.out, "--out", (a.measurements,))
     eng = load_engine(a.engine)
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
-    if not res.success and not a.force:
-        raise ScenarioError(f"calibration {res.message}; the values it reached are not a best fit: fit fewer --params, "
-                            "add measurements (with and without speculation, at several batch sizes), or pass --force "
-                            "to write them anyway")
-    if not res.ok and not a.force:
-        bad = "; ".join(p.line() for p in res.params if p.status != "fitted")
-        if bad:
-            raise ScenarioError(f"calibration left parameters undetermined ({bad}); fit fewer --params, add "
-                                "measurements, or pass --force to write the determined ones anyway")
-        raise ScenarioError(f"calibration does not explain the rows: RMS log residual {res.rms_after:.2f} after the "
-                            f"fit (above {MAX_RMS_LOG}: predictions still off by ~{math.expm1(res.rms_after):.0%}); "
-                            "check the rows' scenarios and units, or pass --force")
+    if not a.force:
+        _check_fit(res, MAX_RMS_LOG)
     out = write_profile(res, eng.name, a.engine, a.out, a.measurements)
     dev = _device_params(res)
     if a.format == "json":
@@ -139,8 +129,25 @@ def run_calibrate(a: argparse.Namespace) -> int:
     return 0
 
 
+def _check_fit(res: Any, max_rms: float) -> None:
+    """Refuse to write a fit that did not converge, left parameters undetermined or does not explain the rows."""
+    if not res.success:
+        raise ScenarioError(f"calibration {res.message}; the values it reached are not a best fit: fit fewer --params, "
+                            "add measurements (with and without speculation, at several batch sizes), or pass --force "
+                            "to write them anyway")
+    if res.ok:
+        return
+    bad = "; ".join(p.line() for p in res.params if p.status != "fitted")
+    if bad:
+        raise ScenarioError(f"calibration left parameters undetermined ({bad}); fit fewer --params, add "
+                            "measurements, or pass --force to write the determined ones anyway")
+    raise ScenarioError(f"calibration does not explain the rows: RMS log residual {res.rms_after:.2f} after the "
+                        f"fit (above {max_rms}: predictions still off by ~{math.expm1(res.rms_after):.0%}); "
+                        "check the rows' scenarios and units, or pass --force")
+
+
 def _device_params(res: Any) -> list[tuple[str, str, float]]:
     """(architecture, name, value) of the fitted parameters a device holds (the per-kernel floor): write_profile
     writes engine parameters only."""
-    from ..calibration import FITTED, PARAMS
+    from ..calibration import FITTED, PARAMS  # lazy: keeps --help free of numba
     return [(p.group, p.name, p.value) for p in res.params if p.status == FITTED and PARAMS[p.name].scope == "device"]

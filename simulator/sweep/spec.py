@@ -17,7 +17,6 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
@@ -26,11 +25,9 @@ from typing import Any
 import numpy as np
 
 from ..data import read_toml, suggest
-from ..engine import load_engine
 from ..errors import SpecError, SpecroofError
-from ..hardware import load_hardware
-from ..model import load_model
 from ..scenario import Scenario, check_value, field_kind, scenario_fields
+from .names import err, names_exist
 
 _CELL = ("k", "acceptance_k", "context")
 ACCEPTANCE = ("acceptance_rate", "acceptance_length")
@@ -50,10 +47,6 @@ SHARD_POINTS = 1 << 21             # default points per shard when none is given
 MAX_POINTS = 1 << 36               # points per sweep (32768 default shards; beyond, the manifest alone runs to GB)
 MAX_CELL_POINTS = 1 << 24          # points of one cell (acceptance x batch), which one shard evaluates whole
 FORMAT = "specroof-sweep/2"
-
-
-def err(key: str, msg: str) -> SpecError:
-    return SpecError(f"sweep spec: {key}: {msg}")
 
 
 def is_int(v: Any) -> bool:
@@ -271,24 +264,6 @@ class SweepSpec:
                     d[p] = a.values[p][ix[i]]
             out.append(d)
         return out
-
-
-def names_exist(key: str, vals: Iterable[str]) -> None:
-    """Unknown hardware / model / engine / draft names fail before any work, naming the key; so do two names of one
-    thing (an alias beside its name: found by review, hardware = ["h100-sxm", "h100"] priced every cell twice)."""
-    load = {"hardware": load_hardware, "engine": load_engine, "model": load_model, "draft": load_model}[key]
-    seen: list[tuple[str, Any]] = []
-    for v in vals:
-        if key == "draft" and v == "default":
-            continue
-        try:
-            got = load(v)
-        except SpecroofError as e:
-            raise err(key, str(e)) from None
-        same = next((w for w, g in seen if g == got), None)
-        if same is not None:
-            raise err(key, f"{same!r} and {v!r} name the same {key} ({got.name}): repeated values")
-        seen.append((v, got))
 
 
 def _check_top_keys(doc: Any, source: str) -> str:
