@@ -791,6 +791,10 @@ def test_cli_frontier_with_plot_and_slo(tmp_path, capsys):
     assert rc == 0 and png.stat().st_size > 1000 and f"wrote {png}" in cap.err
     assert len(d["targets"]) == 4 and d["targets"][-1]["tpot_slo_s"] == pytest.approx(0.025)
     assert d["frontier_on"] and d["frontier_off"]
+    # review (2026-12-05): the table printed a 0.001 ms SLO as 0.00
+    rc, out, _ = run(capsys, "frontier", "--gpus", "1", "--tpot-slo-ms", "0.001")
+    row = next(ln for ln in out.splitlines() if ln.strip().startswith("1000000.0"))
+    assert rc == 0 and row.split()[1] == "0.001"
 
 
 @pytest.mark.parametrize("args, needle", [

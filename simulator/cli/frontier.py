@@ -60,7 +60,7 @@ def _target_rows(d: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for t in d["targets"]:
         on, off = t["on"], t["off"]
-        rows.append([fmt.num(t["tokens_per_s_per_user"], ".1f"), fmt.num(t["tpot_slo_s"] * 1e3, ".2f"),
+        rows.append([fmt.num(t["tokens_per_s_per_user"], ".1f"), fmt.num(t["tpot_slo_s"] * 1e3, ".4g"),
                      fmt.num(on and on["tokens_per_s_per_gpu"], ".1f"), on["layout"] if on else "none",
                      on["concurrency"] if on else "-", on["k"] if on else "-",
                      fmt.num(off and off["tokens_per_s_per_gpu"], ".1f"), off["layout"] if off else "none",
