@@ -32,6 +32,8 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
     "prefix_caching": (bool, False, "prefix / radix KV caching on"),
     "hybrid_model": (bool, False, "the target has Mamba / GDN (linear-attention) layers"),
     "moe": (bool, False, "the target routes tokens to experts (mixture of experts); filled in from the model"),
+    "cross_node": (bool, False, "one instance's tensor-parallel or pipeline group spans more than one scale-up "
+                   "domain (its collectives or stage sends cross the network); filled in from the deployment"),
     "pd_disaggregation": (bool, False, "prefill and decode run on separate instances"),
     "overlap_scheduler": (bool, False, "host work overlapped with speculative steps (SGLang SpecV2); priced: "
                           "given in a Scenario's options it acts as Scenario.spec_overlap"),

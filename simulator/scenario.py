@@ -396,6 +396,11 @@ class Deployment:
     def n_gpus(self) -> int:
         return self.par.n_gpus
 
+    @property
+    def cross_node(self) -> bool:
+        """One instance's tensor-parallel or pipeline group spans more than one scale-up domain (the hazard option)."""
+        return self.par.tp * self.par.pp > self.hw.scaleup_domain
+
 
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a

@@ -74,6 +74,8 @@ def test_bundled_list_is_well_formed():
     ("sglang", "mtp", {"pp": 2, "dp": 8, "moe": True}, "sglang-pp-spec-no-dp-attention", "validation_hook.py"),
     ("sglang", "dflash", {"dp": 8, "moe": True}, "sglang-dflash-no-dp-attention", "speculative_hook.py"),
     ("trtllm", "eagle", {}, "trtllm-eagle1-head-on-pytorch-backend", "llm_args.py"),
+    ("sglang", "mtp", {"cross_node": True}, "tensor-parallel-across-nodes-underpriced",
+     "tt-inference-server/issues/356"),
 ])
 def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     hs = check(engine, method, opts)
@@ -316,6 +318,22 @@ def test_curve_warns_of_the_moe_load_miss_from_the_model(capsys):
     assert rc == 0 and d["scenario"]["moe"] is False and d["hazards"] == []
     rc, _, err = run(capsys, *moe, "--batch", "1", "--moe")
     assert rc == 2 and "--moe" in err
+
+
+def test_curve_and_serve_warn_of_a_group_across_nodes_from_the_deployment(capsys):
+    """cross_node is filled in from the deployment (tp x pp above the device's scale-up domain), not a flag: TP16 and
+    TP8 x PP2 on 8-GPU H100 nodes warn; TP16 inside a GB200 NVL72 domain and TP8 on one node do not."""
+    base = ["--model", "deepseek-r1", "--method", "mtp", "--precision", "fp8", "--k", "2", "--format", "json"]
+    for hw, lay, warns in (("h100-sxm", ["--tp", "16"], True), ("h100-sxm", ["--tp", "8", "--pp", "2"], True),
+                           ("gb200-nvl72", ["--tp", "16"], False), ("h200-sxm", ["--tp", "8"], False)):
+        rc, out, _ = run(capsys, "curve", "--hardware", hw, *lay, *base, "--batch", "1")
+        d = json.loads(out)
+        assert rc == 0 and d["scenario"]["cross_node"] is warns, (hw, lay)
+        assert ("tensor-parallel-across-nodes-underpriced" in [h["id"] for h in d["hazards"]]) is warns, (hw, lay)
+    rc, out, _ = run(capsys, "serve", "--hardware", "h100-sxm", "--tp", "16", *base, "--concurrency", "1")
+    assert rc == 0 and "tensor-parallel-across-nodes-underpriced" in [h["id"] for h in json.loads(out)["hazards"]]
+    rc, _, err = run(capsys, "curve", *base, "--cross-node")
+    assert rc == 2 and "--cross-node" in err
 
 
 def test_curve_user_hazards_file(capsys, tmp_path):

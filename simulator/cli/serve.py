@@ -161,6 +161,7 @@ def hazards_for(res: Any) -> list[Any]:
         return []
     ph, ok = res.spec, res.feasible
     opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "moe": sc["moe"],
+            "cross_node": sc["cross_node"],
             "max_batch": int(np.ceil(np.max(ph.decode_batch[ok], initial=1.0))),
             "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"]),
             "topk": max([tree_width(int(k), int(T), sc["tree_branching"]) for k, T in
