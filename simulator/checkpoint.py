@@ -25,7 +25,7 @@ def checkpoint_note(m: ModelShape, p: Precision) -> str:
     if f is None:
         return ""
     w, e = f
-    if w is None and m.is_moe and "bf16" not in (p.weights, p.attention_dtype) and p.expert_dtype == e:
+    if w is None and m.is_moe and p.attention_dtype != "bf16" and p.expert_dtype == e:     # review: the attention
         return (f"the published checkpoint quantizes only the routed experts to {e}: its attention and other "
                 f"weights are bf16 (--precision bf16 --expert-precision {e}); priced as given")
     if p.weights != "bf16" or p.expert_dtype != "bf16" or p.attention_dtype != "bf16":

@@ -180,13 +180,14 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     notes = [fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged", *notes]
-    if p.pp > 1:
-        notes.append("pipeline stages need --disable-overlap-schedule with speculation (SGLang's PP checks): the "
-                     "speculative steps run without overlap, as priced (host.overlap_with_spec_under_pp)")
-    elif p.sglang_spec_v2 is None:      # review: the V1 note was printed for a prediction priced with vLLM's profile
+    if p.sglang_spec_v2 is None:      # review: the V1 and PP notes were printed of a prediction priced with vLLM's
         notes.append("priced with another engine's profile, not SGLang's: neither SGLang's overlapped SpecV2 worker "
                      "(its default from v0.5.11) nor the V1 worker before it is in this prediction (specroof advise "
-                     "--engine sglang prices SGLang itself)")
+                     "--engine sglang prices SGLang itself)" + ("; pipeline stages need --disable-overlap-schedule "
+                                                                "with speculation (SGLang's PP checks)" * (p.pp > 1)))
+    elif p.pp > 1:
+        notes.append("pipeline stages need --disable-overlap-schedule with speculation (SGLang's PP checks): the "
+                     "speculative steps run without overlap, as priced (host.overlap_with_spec_under_pp)")
     elif p.sglang_spec_v2:
         notes.append("priced with the overlapped SpecV2 worker: SGLang's default from v0.5.11 (PR #21062), for a "
                      "chain opt-in through SGLANG_ENABLE_SPEC_V2=True from v0.5.4 (written above for a chain; the "

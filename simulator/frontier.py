@@ -280,11 +280,11 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
     s = as_scenario(scenario, "frontier").replace(**kw)
     w = Workload() if workload is None else workload
     tg = _check(s, w, gpus, targets, max_tp)
-    if not (w.samples[1] > 1).any():
-        raise ScenarioError(f"osl = {w.mean_lengths[1]:g}: the frontier ranks tokens/s per user, 1 / TPOT, and with "
-                            "one output token per request there is no decode to time; expected osl >= 2")
     d = s.resolve()          # checks the scenario once, before the search
     w, rejected = w.fitting(d.target.max_position)       # the requests a server rejects are not priced (serve's rule)
+    if not (w.samples[1] > 1).any():     # of the requests served (review: the rejected ones had passed the check)
+        raise ScenarioError(f"osl = {w.mean_lengths[1]:g}: the frontier ranks tokens/s per user, 1 / TPOT, and with "
+                            "one output token per request there is no decode to time; expected osl >= 2")
     pts, skipped = _search(s, w, searched_layouts(d.target, gpus, max_tp))
     on = pareto([p for p in pts if p.mode == "on"])
     off = pareto([p for p in pts if p.mode == "off"])

@@ -223,7 +223,7 @@ def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
     hkv = ck.get(cfg, "num_key_value_heads", src, h)
     if hkv == 0 or h % hkv:
         raise ModelConfigError(f"{src}: num_attention_heads = {h} is not a multiple of num_key_value_heads = {hkv}")
-    act = cfg.get("hidden_act", "silu")
+    act = ck.get(cfg, "hidden_act", src, "silu", str)
     return dict(
         name=name, model_type=str(cfg.get("model_type")),
         n_layers=ck.get(cfg, "num_hidden_layers", src, lo=1), d_model=d, n_heads=h, n_kv_heads=hkv,
@@ -239,7 +239,7 @@ def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
 def _dense(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(cfg, src, name)
     mt = kw["model_type"]
-    bias = bool(cfg.get("attention_bias", False))
+    bias = ck.get(cfg, "attention_bias", src, False, bool)
     kw["qkv_bias"] = bias or mt == "qwen2"          # Qwen2Attention: q/k/v with bias=True, o without
     kw["o_bias"] = bias
     kw["qk_norm"] = mt == "qwen3"                   # Qwen3Attention: RMSNorm on q and k per head

@@ -206,10 +206,12 @@ def expected_passes(f: np.ndarray, k: float) -> np.ndarray:
 
 def kv_transfer_s(dep: Deployment, w: Workload) -> float:
     """Moving a prompt's KV cache from the prefill to the decode instance over the scale-out network (each GPU its
-    share over its own NIC)."""
+    share over its own NIC), or where a device publishes no NIC, over the scale-up link from each prefill GPU to its
+    decode GPU (one peer link on a fully connected board: review, 2026-12-05)."""
     isl = float(w.samples[0].mean())
     kv = float(memory(dep, np.array([1.0]), isl, 0.0).kv_bytes[0]) * dep.par.tp   # the whole KV of one request
-    bw = (dep.hw.scaleout_bytes_per_s or dep.hw.scaleup_bytes_per_s) * dep.hw.link_fraction * dep.par.tp
+    link = dep.hw.scaleout_bytes_per_s or dep.hw.scaleup_group_bytes_per_s(2.0)
+    bw = link * dep.hw.link_fraction * dep.par.tp
     return dep.hw.scaleout_latency_s + kv / bw
 
 

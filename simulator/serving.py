@@ -408,7 +408,8 @@ def _workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int)
         notes += (f"{rejected} of the {rejected + w.samples[0].size} requests of the length distribution "
                   f"need{'s' if rejected == 1 else ''} more than {m.name}'s {m.max_position} positions (prompt + "
                   "output): an engine rejects such a request (vLLM and SGLang answer it with an error), so the "
-                  f"workload is priced on the {w.samples[0].size} it serves",)
+                  f"workload is priced on the {w.samples[0].size} it serves" +
+                  (", at their share of each arrival rate given (the rates shown)" if w.rate else ""),)
     if pf.alone_s:
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)

@@ -237,7 +237,8 @@ class Workload:
         than `max_position` positions, and how many were left out. An engine rejects such a request rather than serve
         it (vLLM when prompt + max_tokens exceeds max_model_len; SGLang's tokenizer manager, 'Requested token count
         exceeds the model's maximum context length', https://github.com/sgl-project/sglang/blob/main/python/sglang/
-        srt/managers/tokenizer_manager.py), so a trace prices the requests a server runs. A fixed (isl, osl), a
+        srt/managers/tokenizer_manager.py), so a trace prices the requests a server runs, at their share of any arrival
+        rate (a rejected request costs the server next to nothing). A fixed (isl, osl), a
         length_ratio draw (its upper ends are what was asked for), no limit, or no sample that fits: unchanged, 0
         (the caller refuses or marks the points infeasible)."""
         if not self.lengths or not max_position:
@@ -245,7 +246,9 @@ class Workload:
         kept = tuple(p for p in self.lengths if p[0] + p[1] <= max_position)
         if not kept or len(kept) == len(self.lengths):
             return self, 0
-        return replace(self, lengths=kept, isl=1024, osl=1024), len(self.lengths) - len(kept)
+        share = len(kept) / len(self.lengths)      # arrival rates: the served requests' share of them (review)
+        return (replace(self, lengths=kept, isl=1024, osl=1024, rate=tuple(r * share for r in self.rate)),
+                len(self.lengths) - len(kept))
 
     def longest(self) -> tuple[int, int]:
         """The (isl, osl) sample with the longest total context (what must fit in the model's positions); under a

@@ -511,6 +511,12 @@ def test_spec_overlap_is_priced_and_asks_sglang_for_specv2():
         # review (2026-12-05): the SGLang section said "priced with the V1 worker" of a prediction priced with vLLM's
         notes = " ".join(v.config("sglang").notes)
         assert "priced with another engine's profile, not SGLang's" in notes and "priced with the V1" not in notes
+    # with pipeline stages too (second review): the PP note had claimed SGLang's own pricing ("as priced")
+    v = advise(engine="vllm", method="eagle", pp=2, hardware="h100-sxm", model="llama-3.1-8b", batch_range=(1, 8),
+               emit=["sglang"])
+    notes = " ".join(v.config("sglang").notes)
+    assert "priced with another engine's profile" in notes
+    assert "as priced (host.overlap_with_spec_under_pp)" not in notes
 
 
 def test_memory_limit_is_not_a_loss():

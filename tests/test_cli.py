@@ -90,6 +90,9 @@ def test_hardware_one_table_shows_sources_and_assumptions(capsys):
     rc, out, _ = run(capsys, "hardware", "b300")
     assert rc == 0
     assert "source: https://" in out and "assumption: hbm_fraction not measured for b300" in out
+    assert "fully connected" not in out                     # behind a switch (NVLink)
+    rc, out, _ = run(capsys, "hardware", "mi355x")          # review: the TP2/TP4 link rate could not be seen
+    assert rc == 0 and "one 76.8 GB/s link to each peer (no switch)" in out and "76.8, 230.4, 537.6 GB/s/dir" in out
 
 
 def test_hardware_by_alias(capsys):

@@ -448,6 +448,34 @@ def test_mesh_bandwidth_against_amd_all_reduce_measurements():
         ops = forward_pass(model("llama-3.1-70b"), Precision(), Parallelism(tp=tp), scaleup_domain=8)
         bw = rates(MI300X, ops).bw_op[ops.coll == COLL_ALLREDUCE]
         np.testing.assert_allclose(bw, links * 64e9 * MI300X.link_fraction, rtol=1e-12)
+    # every scale-up collective takes the rule (review): EP all-to-all over 4 GPUs gets 3 links, a stage send one
+    ops = forward_pass(model("deepseek-v3"), Precision(weights="fp8"), Parallelism(tp=1, ep=4, dp=4),
+                       scaleup_domain=8)
+    a2a = rates(MI300X, ops).bw_op[ops.coll == COLL_ALLTOALL]
+    assert a2a.size and np.allclose(a2a, 3 * 64e9 * MI300X.link_fraction)
+    ops = forward_pass(model("llama-3.1-70b"), Precision(), Parallelism(tp=4, pp=2), scaleup_domain=8)
+    r = rates(MI300X, ops)
+    assert np.allclose(r.bw_op[ops.group == 2.0], 64e9 * MI300X.link_fraction)       # the pipeline send
+
+
+def test_a_disaggregated_kv_transfer_without_a_nic_takes_one_peer_link():
+    """Review: MI325X (no published NIC) moved a prompt's KV over all seven links; one GPU reaches its counterpart
+    over one. An NVLink device keeps its whole scale-up figure."""
+    from simulator.prompts import kv_transfer_s
+    from simulator.scenario import Scenario
+    from simulator.traffic import Workload
+    w = Workload(isl=8192, osl=64, pd=True)
+    got = {}
+    for hw in ("mi325x", "mi300x"):
+        dep = Scenario(hardware=hw, model="llama-3.1-70b", precision="fp8", method=None).resolve()
+        got[hw] = kv_transfer_s(dep, w) - dep.hw.scaleout_latency_s
+    m325 = load_hardware("mi325x")
+    assert m325.scaleout_bytes_per_s is None
+    dep = Scenario(hardware="mi325x", model="llama-3.1-70b", precision="fp8", method=None).resolve()
+    kv = got["mi325x"] * 64e9 * m325.link_fraction          # bytes moved over one 64 GB/s peer link
+    assert kv == pytest.approx(got["mi300x"] * load_hardware("mi300x").scaleout_bytes_per_s
+                               * load_hardware("mi300x").link_fraction, rel=1e-9)      # the same KV on either device
+    assert dep.hw.scaleup_group_bytes_per_s(2.0) == pytest.approx(64e9)
 
 
 # ---- sampler -------------------------------------------------------------------------------------------------------

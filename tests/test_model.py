@@ -431,6 +431,9 @@ def test_minimal_configs_load():
     ({**E3, "draft_vocab_size": "x"}, r"draft_vocab_size = 'x', expected an integer >= 1"),
     ({**E3, "draft_vocab_size": -5}, r"draft_vocab_size = -5, expected an integer >= 1"),
     ({**E3, "draft_vocab_size": 101}, r"draft_vocab_size = 101 exceeds vocab_size = 100"),
+    ({**LLAMA, "hidden_act": ["silu"]}, r"hidden_act = \['silu'\], expected a string"),
+    ({**LLAMA, "attention_bias": "false"}, r"attention_bias = 'false', expected true or false"),
+    ({**LLAMA, "attention_bias": 5}, r"attention_bias = 5, expected true or false"),
 ])
 def test_bad_config_raises(config, message):
     with pytest.raises(ModelConfigError, match=message):
@@ -441,6 +444,7 @@ def test_the_reviewed_optional_keys_read_as_hf_does_where_valid():
     assert shape_from_config(QWEN3).n_window_layers == 1 and shape_from_config(QWEN3).window == 32
     assert shape_from_config({**QWEN3, "sliding_window": None}).n_window_layers == 0      # null: no window
     assert shape_from_config({**MIXTRAL, "sliding_window": 0}).n_window_layers == 0       # 0: no window
+    assert shape_from_config({**LLAMA, "hidden_act": None}).gated_mlp                      # null: the default silu
     assert shape_from_config({**QMOE, "mlp_only_layers": [0]}).n_moe_layers == 1
     assert shape_from_config(_l4(moe_layers=[1])).n_moe_layers == 1
     assert shape_from_config(_l4(no_rope_layers=[1, 0])).n_window_layers == 1
@@ -539,6 +543,7 @@ def test_the_checkpoints_declared_format_is_read_and_named_where_bf16_is_priced(
     both = ("the published checkpoint quantizes only the routed experts to mxfp4: its attention and other weights are "
             "bf16 (--precision bf16 --expert-precision mxfp4); priced as given")
     assert checkpoint_note(oss, make_precision("mxfp4")) == both      # the audit's --precision mxfp4
+    assert checkpoint_note(oss, make_precision("bf16", experts="mxfp4", attention="mxfp4")) == both   # review
     assert checkpoint_note(oss, make_precision("mxfp4", attention="bf16")) == ""    # attention as published
     assert checkpoint_note(oss, make_precision("fp8")) == ""        # another format altogether: no claim
     assert checkpoint_note(load_model("llama-3.1-8b"), bf16) == ""

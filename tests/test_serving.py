@@ -706,6 +706,27 @@ def test_cli_a_trace_request_too_long_for_the_model_is_rejected_not_the_trace(tm
     assert d["feasible"] and any("an engine rejects them" in n for n in d["notes"])
 
 
+def test_rejected_requests_review_cases(capsys):
+    """Review of the rejection (2026-12-05): the frontier's osl check ran before requests were left out; in rate mode
+    the rejected requests' share of the arrival rate was priced as served load; the table header of one request left
+    said nothing; CSV output had no trace."""
+    rc, _, err = run(capsys, "frontier", "--isl", "1000,131000", "--osl", "1,200", "--gpus", "1")
+    assert rc == 2 and "osl = 1: the frontier ranks tokens/s per user" in err
+    s = Scenario(**H100)
+    half = serve(s, Workload(lengths=((1000, 200), (200_000, 100)), rate=(40.0,)))
+    alone = serve(s, Workload(isl=1000, osl=200, rate=(20.0,)))
+    assert half.rejected == 1 and list(half.rate) == [20.0]
+    np.testing.assert_allclose(half.spec.e2e_s, alone.spec.e2e_s, rtol=1e-12)
+    assert "at their share of each arrival rate given" in " ".join(half.notes)
+    base = ["serve", "--isl", "1000,200000", "--osl", "100", "--concurrency", "1"]
+    rc, out, _ = run(capsys, *base)
+    assert rc == 0 and "isl 1000, osl 100; 1 more rejected: too long for the model" in out.splitlines()[0]
+    rc, out, err = run(capsys, *base, "--format", "csv")
+    assert rc == 0 and "note: 1 request(s) of the length distribution need more positions" in err
+    rc, out, err = run(capsys, "frontier", "--isl", "1000,200000", "--osl", "100", "--gpus", "1", "--format", "csv")
+    assert rc == 0 and "left out, as an engine rejects them" in err
+
+
 def test_serve_sweep_over_rates():
     from simulator.sweep.serving import serve_sweep
     doc = {"model": "llama-3.1-8b", "method": "eagle3", "engine": "vllm", "serve": {"osl": 256, "rate": [1.0, 4.0]}}
@@ -865,7 +886,11 @@ def test_serve_sweep_draws_lengths_with_a_length_ratio():
     ({"acceptance_length": 2.5, "acceptance_k": 2.7, "serve": {"isl": 1024}}, r"acceptance_k: 2.7; expected an "
                                                                                r"integer >= 1"),
     ({"acceptance_length": 2.5, "acceptance_k": [1, 3], "serve": {"isl": 1024}}, r"acceptance_k: \[1, 3\]; a "
-                                                                                  r"serving sweep takes one value")])
+                                                                                  r"serving sweep takes one value"),
+    ({"acceptance_length": 2.5, "acceptance_k": 100000, "serve": {"isl": 1024}}, r"acceptance_k: 100000; expected "
+                                                                                  r"at most 64"),
+    ({"acceptance_length": 5.0, "acceptance_k": 3, "serve": {"isl": 1024}},
+     r"^sweep spec: acceptance_length: acceptance length tau = 5.0; expected a number in \[1, k\+1\)")])
 def test_serve_sweep_errors(doc, match):
     from simulator.errors import SpecroofError
     from simulator.sweep.serving import serve_sweep

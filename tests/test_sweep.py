@@ -246,6 +246,7 @@ def test_ranges_are_inclusive_and_decimal_safe():
     ({"precision": "int3"}, "precision"),
     ({"acceptance_length": 3.0}, "acceptance_length"),
     ({"acceptance_length": 5.0, "acceptance_k": 3}, "acceptance_length"),
+    ({"acceptance_length": 2.0, "acceptance_k": 100000}, "acceptance_k: 100000; expected at most 64"),   # review
     ({"acceptance_rate": 0.5, "acceptance_length": 2.0, "acceptance_k": 2}, "acceptance_length"),
     ({"zip": [{"method": ["eagle3", "ngram"], "acceptance_rate": [0.7]}]}, "zip"),
     ({"zip": [{"method": ["eagle3"], "batch": [1]}]}, "zip.batch"),

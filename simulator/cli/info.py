@@ -46,6 +46,12 @@ def run_hardware(a: argparse.Namespace) -> int:
         print("\ndense peaks (no 2:4 sparsity); link bandwidth per direction; GB = 1e9 bytes; gemm_overlap: share of "
               "a GEMM's smaller time (math or memory) its larger one hides, in the default overlap mode (measured on "
               "bf16 cuBLAS GEMMs on H100 and B200; elsewhere an extrapolation)")
+        h = hws[0]
+        if h.scaleup_peer_bytes_per_s is not None:      # review: the TP2/TP4 rate could not be seen
+            ns = (2, 4, h.scaleup_domain)
+            bws = ", ".join(f"{h.scaleup_group_bytes_per_s(n) / 1e9:g}" for n in ns)
+            print(f"fully connected: one {h.scaleup_peer_bytes_per_s / 1e9:g} GB/s link to each peer (no switch), so a "
+                  f"group of n GPUs reaches (n - 1) x that: {bws} GB/s/dir at {ns[0]}, {ns[1]} and {ns[2]}")
         for s in hws[0].assumptions:
             print(f"assumption: {s}")
         for s in hws[0].sources:

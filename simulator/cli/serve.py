@@ -4,6 +4,7 @@ off."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import numpy as np
@@ -184,10 +185,11 @@ def run(a: argparse.Namespace) -> int:
         print(fmt.csv_text([key] + HEADERS + ["e2e_speedup", "tpot_speedup", "throughput_ratio", "feasible", "reason"],
                            [r + _ratios(p, r) + _mode_fit(p, r) for p, r in zip(_each_twice(d["points"]), _rows(d))]))
         fmt.file_note(d["scenario"])
+        _rejected_note(d["workload"])
         fmt.hazard_lines(hz)
         return 0
     sc, w = d["scenario"], d["workload"]
-    lengths = (f"isl {w['isl']}, osl {w['osl']}" if w["samples"] == 1 else
+    lengths = (f"isl {w['isl']}, osl {w['osl']}{_rejected(w)}" if w["samples"] == 1 else
                f"{w['samples']} length samples (mean isl {w['isl']}, osl {w['osl']}, decode context "
                f"{w['mean_context']:.0f}{_rejected(w)})")
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
@@ -209,6 +211,13 @@ def run(a: argparse.Namespace) -> int:
 def _rejected(w: dict[str, Any]) -> str:
     """', N more rejected' for the samples the model's positions leave out (serving.ServeResult.rejected)."""
     return f"; {w['rejected']} more rejected: too long for the model" if w.get("rejected") else ""
+
+
+def _rejected_note(w: dict[str, Any]) -> None:
+    """CSV output's stderr line for requests left out as too long for the model (review: CSV had no trace of them)."""
+    if w.get("rejected"):
+        print(f"note: {w['rejected']} request(s) of the length distribution need more positions than the model has: "
+              "left out, as an engine rejects them (the rows price the rest)", file=sys.stderr)
 
 
 def _fits(p: dict[str, Any]) -> str:

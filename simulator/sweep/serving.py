@@ -101,7 +101,10 @@ def _acceptance(doc: dict[str, Any]) -> AccFn | None:
         if "acceptance_k" not in doc:
             raise err("acceptance_length", "needs acceptance_k (the k it was measured at)")
         tau, k = _scalar(doc, "acceptance_length"), int(_scalar(doc, "acceptance_k"))
-        Acceptance.from_length(tau, k)                   # a bad length is refused here, before any pricing
+        try:
+            Acceptance.from_length(tau, k)               # a bad length is refused here, before any pricing
+        except SpecroofError as e:                       # naming the key, as a batch sweep does (review)
+            raise err("acceptance_length", str(e)) from None
         return lambda kw: Acceptance.from_measurement(tau, k, kw.get("tree_tokens"), kw.get("tree_branching"),
                                                       default_decay(kw.get("method", "eagle3")))
     return None

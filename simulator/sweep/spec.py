@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..data import read_toml, suggest
+from ..drafters import MAX_DEPTH
 from ..errors import SpecError, SpecroofError
 from ..scenario import Scenario, check_value, field_kind, scenario_fields
 from .names import err, names_exist
@@ -59,7 +60,7 @@ def is_num(v: Any) -> bool:
 
 def check_number(key: str, v: Any) -> float | int:
     """A value of a parameter that is not a Scenario field: acceptance_rate in [0, 1), acceptance_length >= 1,
-    acceptance_k and batch integers >= 1."""
+    acceptance_k (at most drafters.MAX_DEPTH) and batch integers >= 1."""
     if key in ACCEPTANCE:
         lo_ok = is_num(v) and (0.0 <= float(v) < 1.0 if key == "acceptance_rate" else float(v) >= 1.0)
         if not lo_ok:
@@ -68,6 +69,8 @@ def check_number(key: str, v: Any) -> float | int:
         return float(v)
     if not is_int(v) or v < 1:
         raise err(key, f"{v!r}; expected an integer >= 1")
+    if key == "acceptance_k" and v > MAX_DEPTH:        # as the CLI's --acceptance-k (found by review)
+        raise err(key, f"{v!r}; expected at most {MAX_DEPTH} (the deepest draft priced)")
     return int(v)
 
 
