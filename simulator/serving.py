@@ -78,7 +78,7 @@ from .admission import admission_width, feasibility, fit_limit, fixed_shape, hel
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch
-from .pricing import candidates, check_context, context_message
+from .pricing import candidates, check_context, context_message, overlap_note
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
@@ -455,8 +455,8 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
                   "the on and off rows decode different batches",)
     if not w.rate and not pos:     # past the positions no request runs: nothing to say of how many fit (review)
         notes += _kv_notes(dep, (("with speculation", True, spec),) * speculates(dep) + (("without", False, base),))
-    if speculates(dep):     # the reported points' k past per-position rates given, as curve says it
-        notes += extrapolation_note(dep.acceptance, "concurrency", C, spec.k, ok)
+    if speculates(dep):     # the overlap mode, and the reported points' k past per-position rates given, as curve
+        notes += overlap_note(dep) + extrapolation_note(dep.acceptance, "concurrency", C, spec.k, ok)
     if np.isfinite(pf.capacity_rps):
         notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
                   "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)

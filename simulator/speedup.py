@@ -28,6 +28,7 @@ from .pricing import (
     context_message,
     max_batch,
     memory,
+    overlap_note,
 )
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
@@ -196,22 +197,8 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         max_batch_spec=widest,
         notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",
                *extrapolation_note(acc, "batch", B, [v.k for v in best.v], ok),
-               *_running_cap_note(dep, B[on]), *_overlap_note(dep)),
+               *_running_cap_note(dep, B[on]), *overlap_note(dep)),
         fit_edges=edges)
-
-
-def _overlap_note(dep: Deployment) -> tuple[str, ...]:
-    """Which host-overlap mode priced the speculative steps, and how to price the other (found by an out-of-sample
-    check: a 2025 vLLM build priced in the current default's overlapped mode came out 10 % fast at batch 1)."""
-    e, m = dep.eng, dep.scenario.method
-    if m is None or not (e.host_step_s or e.spec_bookkeeping_s):      # nothing on the host to hide (ideal)
-        return ()
-    if e.overlaps(m):
-        since = f" from {e.overlap_with_spec_from}" if e.overlap_with_spec_from else ""
-        return (f"speculative steps priced with their host work hidden behind the GPU ({e.name}'s default{since}); "
-                "--no-spec-overlap prices a build or a method that runs them without the overlap",)
-    return (f"speculative steps priced with their host work exposed after the GPU work ({e.name} without the "
-            "overlap for this method or setting)",)
 
 
 def waves(n_prompts: int, batch: int) -> tuple[tuple[int, int], ...]:

@@ -180,6 +180,8 @@ def test_curve_says_which_overlap_mode_priced_the_speculative_steps(capsys):
     assert rc == 0 and "host work exposed after the GPU work" in out
     rc, out, _ = run(capsys, "curve", "--engine", "ideal", "--batch", "1")
     assert rc == 0 and "speculative steps priced with" not in out          # no host work to hide
+    rc, out, _ = run(capsys, "serve", "--engine", "vllm", "--concurrency", "1")     # serve says it too
+    assert rc == 0 and "host work hidden behind the GPU (vllm's default from 2026-01)" in out
 
 
 def test_step_json_schema(capsys):
