@@ -336,6 +336,10 @@ def overlap_note(dep: Deployment) -> tuple[str, ...]:
     if e.overlaps(m):
         since = f" from {e.overlap_with_spec_from}" if e.overlap_with_spec_from else ""
         return (f"speculative steps priced with their host work hidden behind the GPU ({e.name}'s default{since}); "
-                "--no-spec-overlap prices a build or a method that runs them without the overlap",)
-    return (f"speculative steps priced with their host work exposed after the GPU work ({e.name} without the "
-            "overlap for this method or setting)",)
+                "--no-spec-overlap prices a build that runs them without the overlap",)
+    s = dep.scenario
+    why = ("as asked (--no-spec-overlap)" if s.spec_overlap_asked is False else
+           f"{e.name} runs {m} without it" if m in e.no_overlap_methods else
+           f"{e.name} runs speculation with pipeline stages without it" if dep.par.pp > 1 else
+           f"{e.name} does not overlap them")
+    return (f"speculative steps priced with their host work exposed after the GPU work ({why})",)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from .errors import ScenarioError
 from .pricing import memory, price_pass
 from .roofline import BOUNDS
 from .scenario import Deployment
@@ -206,13 +207,22 @@ def expected_passes(f: np.ndarray, k: float) -> np.ndarray:
 
 def kv_transfer_s(dep: Deployment, w: Workload) -> float:
     """Moving a prompt's KV cache from the prefill to the decode instance over the scale-out network (each GPU its
-    share over its own NIC), or where a device publishes no NIC, over the scale-up link from each prefill GPU to its
-    decode GPU (one peer link on a fully connected board: review, 2026-12-05)."""
+    share over its own NIC). Where a device publishes no NIC, the two instances must share one scale-up domain: then
+    each prefill GPU sends to its decode GPU over the scale-up link (one peer link on a fully connected board) after
+    a collective's small-message latency; instances that do not fit one domain are refused (review, 2026-12-05:
+    MI325X had moved the KV over all seven links, and between two boards over none that exists)."""
     isl = float(w.samples[0].mean())
     kv = float(memory(dep, np.array([1.0]), isl, 0.0).kv_bytes[0]) * dep.par.tp   # the whole KV of one request
-    link = dep.hw.scaleout_bytes_per_s or dep.hw.scaleup_group_bytes_per_s(2.0)
-    bw = link * dep.hw.link_fraction * dep.par.tp
-    return dep.hw.scaleout_latency_s + kv / bw
+    hw = dep.hw
+    if hw.scaleout_bytes_per_s:
+        return hw.scaleout_latency_s + kv / (hw.scaleout_bytes_per_s * hw.link_fraction * dep.par.tp)
+    both = dep.n_gpus + float(w.prefill_gpus or dep.n_gpus)
+    if both > hw.scaleup_domain:
+        raise ScenarioError(f"prefill/decode disaggregation over {both:g} GPUs spans more than one {hw.scaleup_domain}-"
+                            f"GPU scale-up domain of {hw.name}, whose scale-out bandwidth is not published: the KV "
+                            "transfer between the instances cannot be priced (fit both in one domain, e.g. "
+                            "--prefill-gpus, or give a device spec with interconnect.scaleout_gb_s_per_direction)")
+    return hw.allreduce_latency_s + kv / (hw.scaleup_group_bytes_per_s(2.0) * hw.link_fraction * dep.par.tp)
 
 
 __all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prefill_wait", "prompt_load",

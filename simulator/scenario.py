@@ -398,8 +398,12 @@ class Deployment:
 
     @property
     def cross_node(self) -> bool:
-        """One instance's tensor-parallel or pipeline group spans more than one scale-up domain (the hazard option)."""
-        return self.par.tp * self.par.pp > self.hw.scaleup_domain
+        """A collective other than the expert-parallel all-to-all leaves the scale-up domain (the hazard option, as
+        workload prices the links): the TP all-reduces, a stage send, or the all-gather / all-reduce of experts split
+        over attention-DP ranks (review: tp 8 x dp 2 with TP experts had not been flagged)."""
+        p, d = self.par, self.hw.scaleup_domain
+        split = self.target.is_moe and p.dp > 1 and (p.ep == 1 and p.stage_gpus > d or p.moe_tp > d)
+        return p.tp > d or (p.pp > 1 and p.n_gpus > d) or split
 
 
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:

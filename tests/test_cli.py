@@ -67,6 +67,7 @@ def test_hardware_csv(capsys):
     h100 = next(r for r in rows if r["name"] == "h100-sxm")
     assert float(h100["bf16_TF"]) == pytest.approx(989.4) and h100["fp4_TF"] == ""     # no value: empty in CSV
     assert float(h100["HBM_TB/s"]) == pytest.approx(3.35) and int(h100["domain"]) == 8
+    assert h100["peer_GB/s"] == "" and next(r for r in rows if r["name"] == "mi300x")["peer_GB/s"] == "64"   # review
 
 
 def test_hardware_all_json(capsys):
@@ -90,7 +91,7 @@ def test_hardware_one_table_shows_sources_and_assumptions(capsys):
     rc, out, _ = run(capsys, "hardware", "b300")
     assert rc == 0
     assert "source: https://" in out and "assumption: hbm_fraction not measured for b300" in out
-    assert "fully connected" not in out                     # behind a switch (NVLink)
+    assert "fully connected: one" not in out                # behind a switch (NVLink)
     rc, out, _ = run(capsys, "hardware", "mi355x")          # review: the TP2/TP4 link rate could not be seen
     assert rc == 0 and "one 76.8 GB/s link to each peer (no switch)" in out and "76.8, 230.4, 537.6 GB/s/dir" in out
 
@@ -175,13 +176,21 @@ def test_curve_says_which_overlap_mode_priced_the_speculative_steps(capsys):
     """Out-of-sample check (2026-12-05): a 2025 vLLM build priced in the current default's overlapped mode came out
     10 % fast at batch 1, and nothing said which mode was priced or how to price the other."""
     rc, out, _ = run(capsys, "curve", "--engine", "vllm", "--batch", "1")
-    assert rc == 0 and "host work hidden behind the GPU (vllm's default from 2026-01); --no-spec-overlap" in out
-    rc, out, _ = run(capsys, "curve", "--engine", "sglang", "--batch", "1", "--no-spec-overlap")
-    assert rc == 0 and "host work exposed after the GPU work" in out
+    assert rc == 0 and "host work hidden behind the GPU (vllm's default); --no-spec-overlap" in out
+    rc, out, _ = run(capsys, "curve", "--engine", "sglang", "--batch", "1")
+    assert rc == 0 and "host work hidden behind the GPU (sglang's default from 2026-05)" in out
+    for args, why in ((["--engine", "sglang", "--no-spec-overlap"], "as asked (--no-spec-overlap)"),
+                      (["--engine", "vllm", "--pp", "2", "--model", "llama-3.1-70b"],      # review: vLLM under PP
+                       "vllm runs speculation with pipeline stages without it"),
+                      (["--engine", "vllm", "--method", "suffix", "--acceptance-rate", "0.5"],
+                       "vllm runs suffix without it"),
+                      (["--engine", "hf", "--model", "vicuna-7b", "--method", "medusa"], "hf does not overlap them")):
+        rc, out, _ = run(capsys, "curve", "--batch", "1", *args)
+        assert rc == 0 and f"host work exposed after the GPU work ({why})" in out, args
     rc, out, _ = run(capsys, "curve", "--engine", "ideal", "--batch", "1")
     assert rc == 0 and "speculative steps priced with" not in out          # no host work to hide
     rc, out, _ = run(capsys, "serve", "--engine", "vllm", "--concurrency", "1")     # serve says it too
-    assert rc == 0 and "host work hidden behind the GPU (vllm's default from 2026-01)" in out
+    assert rc == 0 and "host work hidden behind the GPU (vllm's default)" in out
 
 
 def test_step_json_schema(capsys):

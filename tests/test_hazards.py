@@ -321,11 +321,16 @@ def test_curve_warns_of_the_moe_load_miss_from_the_model(capsys):
 
 
 def test_curve_and_serve_warn_of_a_group_across_nodes_from_the_deployment(capsys):
-    """cross_node is filled in from the deployment (tp x pp above the device's scale-up domain), not a flag: TP16 and
-    TP8 x PP2 on 8-GPU H100 nodes warn; TP16 inside a GB200 NVL72 domain and TP8 on one node do not."""
+    """cross_node is filled in from the deployment (a collective other than the EP all-to-all priced on the network),
+    not a flag: TP16, TP8 x PP2, TP8 x DP2 with TP experts and TP4 x DP2 x PP2 on 8-GPU H100 nodes warn; TP16 inside
+    a GB200 NVL72 domain, TP8 on one node and DP16 x EP16 do not."""
     base = ["--model", "deepseek-r1", "--method", "mtp", "--precision", "fp8", "--k", "2", "--format", "json"]
     for hw, lay, warns in (("h100-sxm", ["--tp", "16"], True), ("h100-sxm", ["--tp", "8", "--pp", "2"], True),
-                           ("gb200-nvl72", ["--tp", "16"], False), ("h200-sxm", ["--tp", "8"], False)):
+                           ("gb200-nvl72", ["--tp", "16"], False), ("h200-sxm", ["--tp", "8"], False),
+                           # review: experts split over two boards' DP ranks, and stage sends between boards
+                           ("h100-sxm", ["--tp", "8", "--dp", "2"], True),
+                           ("h100-sxm", ["--tp", "4", "--dp", "2", "--pp", "2"], True),
+                           ("h100-sxm", ["--tp", "1", "--dp", "16", "--ep", "16"], False)):   # EP all-to-all only
         rc, out, _ = run(capsys, "curve", "--hardware", hw, *lay, *base, "--batch", "1")
         d = json.loads(out)
         assert rc == 0 and d["scenario"]["cross_node"] is warns, (hw, lay)

@@ -460,7 +460,8 @@ def test_mesh_bandwidth_against_amd_all_reduce_measurements():
 
 def test_a_disaggregated_kv_transfer_without_a_nic_takes_one_peer_link():
     """Review: MI325X (no published NIC) moved a prompt's KV over all seven links; one GPU reaches its counterpart
-    over one. An NVLink device keeps its whole scale-up figure."""
+    over one, after a collective's latency, and instances that need two boards are refused (no link between them is
+    published)."""
     from simulator.prompts import kv_transfer_s
     from simulator.scenario import Scenario
     from simulator.traffic import Workload
@@ -468,7 +469,8 @@ def test_a_disaggregated_kv_transfer_without_a_nic_takes_one_peer_link():
     got = {}
     for hw in ("mi325x", "mi300x"):
         dep = Scenario(hardware=hw, model="llama-3.1-70b", precision="fp8", method=None).resolve()
-        got[hw] = kv_transfer_s(dep, w) - dep.hw.scaleout_latency_s
+        lat = dep.hw.scaleout_latency_s if dep.hw.scaleout_bytes_per_s else dep.hw.allreduce_latency_s
+        got[hw] = kv_transfer_s(dep, w) - lat
     m325 = load_hardware("mi325x")
     assert m325.scaleout_bytes_per_s is None
     dep = Scenario(hardware="mi325x", model="llama-3.1-70b", precision="fp8", method=None).resolve()
@@ -476,6 +478,10 @@ def test_a_disaggregated_kv_transfer_without_a_nic_takes_one_peer_link():
     assert kv == pytest.approx(got["mi300x"] * load_hardware("mi300x").scaleout_bytes_per_s
                                * load_hardware("mi300x").link_fraction, rel=1e-9)      # the same KV on either device
     assert dep.hw.scaleup_group_bytes_per_s(2.0) == pytest.approx(64e9)
+    two_boards = Scenario(hardware="mi325x", model="llama-3.1-70b", precision="fp8", tp=8, method=None).resolve()
+    with pytest.raises(ScenarioError, match=r"over 16 GPUs spans more than one 8-GPU scale-up domain of mi325x, "
+                                            r"whose scale-out bandwidth is not published"):
+        kv_transfer_s(two_boards, w)
 
 
 # ---- sampler -------------------------------------------------------------------------------------------------------

@@ -725,6 +725,8 @@ def test_rejected_requests_review_cases(capsys):
     assert rc == 0 and "note: 1 request(s) of the length distribution need more positions" in err
     rc, out, err = run(capsys, "frontier", "--isl", "1000,200000", "--osl", "100", "--gpus", "1", "--format", "csv")
     assert rc == 0 and "left out, as an engine rejects them" in err
+    rc, out, err = run(capsys, "serve", "--isl", "1000,200000", "--osl", "100", "--rate", "4,8", "--format", "csv")
+    assert rc == 0 and "each rate shown is the served share (0.5) of the rate given" in err     # third review
 
 
 def test_serve_sweep_over_rates():

@@ -818,3 +818,23 @@ def test_a_row_of_an_sglang_build_before_specv2_became_the_default_is_priced_wit
                                   f"overlap_with_spec_from = {{ value = {bad}"))
         with pytest.raises(SpecError, match=r"\[host\] overlap_with_spec_from: value = .*expected a month"):
             read_profile(p)
+
+
+@pytest.mark.slow
+def test_the_shipped_calibration_reproduces_from_the_rows():
+    """Third review (2026-12-05): a profile change (vLLM's overlap_with_spec_from) changed what the joint fit fits
+    while calibration/fit.toml stayed as written, and nothing noticed. The joint fit of tools/calibrate_shipped.py,
+    rerun on the shipped rows and profiles, gives every shipped value and ships nothing else."""
+    from simulator.calibration import FITTED, SHIPPED_PARAMS
+    from simulator.cross_validation import fit_headline, fit_pool
+    from simulator.data import read_toml
+    prepared, _ = usable(load_rows())
+    res = fit_headline(fit_pool(prepared), SHIPPED_PARAMS)
+    fitted = {(p.group, p.name): p.value for p in res.params if p.status == FITTED}
+    doc = read_toml(Path(__file__).resolve().parents[1] / "calibration" / "fit.toml")
+    shipped = {(g, n): e["value"] for kind in ("engine", "device") for g, t in doc.get(kind, {}).items()
+               for n, e in t.items()}
+    assert fitted.keys() == shipped.keys()
+    for key, v in shipped.items():
+        assert fitted[key] == pytest.approx(v, rel=1e-6), key
+

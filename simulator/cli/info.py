@@ -37,13 +37,16 @@ def run_hardware(a: argparse.Namespace) -> int:
         print(fmt.dumps([h.to_dict() for h in hws] if not a.name else hws[0].to_dict()))
         return 0
     rows = [[h.name, _peak(h, "bf16"), _peak(h, "fp8"), _peak(h, "fp4"), fmt.gb(h.hbm_capacity_bytes),
-             f"{h.hbm_bandwidth_bytes_per_s / 1e12:g}", f"{h.scaleup_bytes_per_s / 1e9:g}", h.scaleup_domain,
+             f"{h.hbm_bandwidth_bytes_per_s / 1e12:g}", f"{h.scaleup_bytes_per_s / 1e9:g}",
+             "-" if h.scaleup_peer_bytes_per_s is None else f"{h.scaleup_peer_bytes_per_s / 1e9:g}", h.scaleup_domain,
              f"{h.hbm_fraction:.2f}", f"{h.gemm_bf16_fraction:.2f}", f"{h.gemm_overlap:.2f}"] for h in hws]
-    hdr = ["name", "bf16_TF", "fp8_TF", "fp4_TF", "HBM_GB", "HBM_TB/s", "link_GB/s/dir", "domain", "hbm_frac",
+    hdr = ["name", "bf16_TF", "fp8_TF", "fp4_TF", "HBM_GB", "HBM_TB/s", "link_GB/s/dir", "peer_GB/s", "domain",
+           "hbm_frac",
            "gemm_frac", "gemm_overlap"]
     print(fmt.rows_out(a.format, hdr, rows))
     if a.name and a.format == "table":
-        print("\ndense peaks (no 2:4 sparsity); link bandwidth per direction; GB = 1e9 bytes; gemm_overlap: share of "
+        print("\ndense peaks (no 2:4 sparsity); link bandwidth per direction (peer: the one link to each peer of a "
+              "fully connected board, '-' behind a switch); GB = 1e9 bytes; gemm_overlap: share of "
               "a GEMM's smaller time (math or memory) its larger one hides, in the default overlap mode (measured on "
               "bf16 cuBLAS GEMMs on H100 and B200; elsewhere an extrapolation)")
         h = hws[0]

@@ -216,8 +216,10 @@ def _rejected(w: dict[str, Any]) -> str:
 def _rejected_note(w: dict[str, Any]) -> None:
     """CSV output's stderr line for requests left out as too long for the model (review: CSV had no trace of them)."""
     if w.get("rejected"):
+        share = w["samples"] / (w["samples"] + w["rejected"])
+        rate = f"; each rate shown is the served share ({share:.3g}) of the rate given" if w["rate"] else ""
         print(f"note: {w['rejected']} request(s) of the length distribution need more positions than the model has: "
-              "left out, as an engine rejects them (the rows price the rest)", file=sys.stderr)
+              f"left out, as an engine rejects them (the rows price the rest){rate}", file=sys.stderr)
 
 
 def _fits(p: dict[str, Any]) -> str:
