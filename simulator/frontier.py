@@ -297,6 +297,12 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
             "engine_file": d.eng.path or None}
     notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",
              "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
+    across = sorted({p.layout.label() for p in on + off
+                     if s.replace(tp=p.layout.tp, dp=p.layout.dp, ep=p.layout.ep).resolve().cross_node})
+    if across:       # review: frontier recommended TP16 on two H100 boards without the warning curve prints
+        notes += (f"frontier layout(s) {', '.join(across)} put a collective other than the expert all-to-all across "
+                  "nodes, priced as NCCL over InfiniBand: one published run of that kind measured about twice the "
+                  "priced step (hazard tensor-parallel-across-nodes-underpriced); read them as upper bounds",)
     if rejected:
         notes += (f"{rejected} of the length distribution's requests need more than {d.target.name}'s "
                   f"{d.target.max_position} positions: an engine rejects them, so the rest are priced",)

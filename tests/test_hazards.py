@@ -339,6 +339,13 @@ def test_curve_and_serve_warn_of_a_group_across_nodes_from_the_deployment(capsys
     assert rc == 0 and "tensor-parallel-across-nodes-underpriced" in [h["id"] for h in json.loads(out)["hazards"]]
     rc, _, err = run(capsys, "curve", *base, "--cross-node")
     assert rc == 2 and "--cross-node" in err
+    # frontier prints no warnings: its notes name the frontier layouts across nodes (third review: it recommended
+    # TP16 on two H100 boards without a word)
+    rc, out, _ = run(capsys, "frontier", "--hardware", "h100-sxm", "--gpus", "16", "--max-tp", "16", *base)
+    note = next((n for n in json.loads(out)["notes"] if n.startswith("frontier layout(s)")), "")
+    assert rc == 0 and "tp16" in note and "tensor-parallel-across-nodes-underpriced" in note
+    rc, out, _ = run(capsys, "frontier", "--hardware", "h200-sxm", "--gpus", "8", *base)
+    assert rc == 0 and not any(n.startswith("frontier layout(s)") for n in json.loads(out)["notes"])
 
 
 def test_curve_user_hazards_file(capsys, tmp_path):
