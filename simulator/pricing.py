@@ -333,13 +333,13 @@ def overlap_note(dep: Deployment) -> tuple[str, ...]:
     e, m = dep.eng, dep.scenario.method
     if m is None or not (e.host_step_s or e.spec_bookkeeping_s):      # nothing on the host to hide (ideal)
         return ()
-    if e.overlaps(m):
-        since = f" from {e.overlap_with_spec_from}" if e.overlap_with_spec_from else ""
-        return (f"speculative steps priced with their host work hidden behind the GPU ({e.name}'s default{since}); "
-                "--no-spec-overlap prices a build that runs them without the overlap",)
     s = dep.scenario
-    why = ("as asked (--no-spec-overlap)" if s.spec_overlap_asked is False else
+    if e.overlaps(m):        # no build date: it differs by method and tree (SGLang: chains first; review)
+        why = "as asked: --spec-overlap" if s.spec_overlap_asked else f"{e.name}'s default in current builds"
+        return (f"speculative steps priced with their host work hidden behind the GPU ({why}); --no-spec-overlap "
+                "prices a build, method or tree that runs them without the overlap",)
+    why = ("as asked: --no-spec-overlap" if s.spec_overlap_asked is False else
            f"{e.name} runs {m} without it" if m in e.no_overlap_methods else
-           f"{e.name} runs speculation with pipeline stages without it" if dep.par.pp > 1 else
-           f"{e.name} does not overlap them")
+           f"{e.name} runs speculation with pipeline stages without it"
+           if dep.par.pp > 1 and not e.overlap_with_spec_under_pp else f"{e.name} does not overlap them")
     return (f"speculative steps priced with their host work exposed after the GPU work ({why})",)

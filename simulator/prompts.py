@@ -218,10 +218,12 @@ def kv_transfer_s(dep: Deployment, w: Workload) -> float:
         return hw.scaleout_latency_s + kv / (hw.scaleout_bytes_per_s * hw.link_fraction * dep.par.tp)
     both = dep.n_gpus + float(w.prefill_gpus or dep.n_gpus)
     if both > hw.scaleup_domain:
+        fix = ("a smaller prefill instance (--prefill-gpus)" if dep.n_gpus < hw.scaleup_domain else
+               "a decode instance of fewer GPUs (it fills the domain alone)")    # review: --prefill-gpus cannot help
         raise ScenarioError(f"prefill/decode disaggregation over {both:g} GPUs spans more than one {hw.scaleup_domain}-"
                             f"GPU scale-up domain of {hw.name}, whose scale-out bandwidth is not published: the KV "
-                            "transfer between the instances cannot be priced (fit both in one domain, e.g. "
-                            "--prefill-gpus, or give a device spec with interconnect.scaleout_gb_s_per_direction)")
+                            f"transfer between the instances cannot be priced (fit both in one domain: {fix}; or give "
+                            "a device spec with interconnect.scaleout_gb_s_per_direction)")
     return hw.allreduce_latency_s + kv / (hw.scaleup_group_bytes_per_s(2.0) * hw.link_fraction * dep.par.tp)
 
 

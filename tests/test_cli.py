@@ -176,21 +176,23 @@ def test_curve_says_which_overlap_mode_priced_the_speculative_steps(capsys):
     """Out-of-sample check (2026-12-05): a 2025 vLLM build priced in the current default's overlapped mode came out
     10 % fast at batch 1, and nothing said which mode was priced or how to price the other."""
     rc, out, _ = run(capsys, "curve", "--engine", "vllm", "--batch", "1")
-    assert rc == 0 and "host work hidden behind the GPU (vllm's default); --no-spec-overlap" in out
-    rc, out, _ = run(capsys, "curve", "--engine", "sglang", "--batch", "1")
-    assert rc == 0 and "host work hidden behind the GPU (sglang's default from 2026-05)" in out
-    for args, why in ((["--engine", "sglang", "--no-spec-overlap"], "as asked (--no-spec-overlap)"),
+    assert rc == 0 and "host work hidden behind the GPU (vllm's default in current builds); --no-spec-overlap" in out
+    rc, out, _ = run(capsys, "curve", "--engine", "sglang", "--batch", "1", "--spec-overlap")
+    assert rc == 0 and "host work hidden behind the GPU (as asked: --spec-overlap)" in out
+    for args, why in ((["--engine", "sglang", "--no-spec-overlap"], "as asked: --no-spec-overlap"),
                       (["--engine", "vllm", "--pp", "2", "--model", "llama-3.1-70b"],      # review: vLLM under PP
                        "vllm runs speculation with pipeline stages without it"),
                       (["--engine", "vllm", "--method", "suffix", "--acceptance-rate", "0.5"],
                        "vllm runs suffix without it"),
-                      (["--engine", "hf", "--model", "vicuna-7b", "--method", "medusa"], "hf does not overlap them")):
+                      (["--engine", "hf", "--model", "vicuna-7b", "--method", "medusa"], "hf does not overlap them"),
+                      (["--engine", "hf", "--method", "draft", "--acceptance-rate", "0.6", "--pp", "2"],
+                       "hf does not overlap them")):       # fourth review: not "with pipeline stages"
         rc, out, _ = run(capsys, "curve", "--batch", "1", *args)
         assert rc == 0 and f"host work exposed after the GPU work ({why})" in out, args
     rc, out, _ = run(capsys, "curve", "--engine", "ideal", "--batch", "1")
     assert rc == 0 and "speculative steps priced with" not in out          # no host work to hide
     rc, out, _ = run(capsys, "serve", "--engine", "vllm", "--concurrency", "1")     # serve says it too
-    assert rc == 0 and "host work hidden behind the GPU (vllm's default)" in out
+    assert rc == 0 and "host work hidden behind the GPU (vllm's default in current builds)" in out
 
 
 def test_step_json_schema(capsys):

@@ -480,8 +480,12 @@ def test_a_disaggregated_kv_transfer_without_a_nic_takes_one_peer_link():
     assert dep.hw.scaleup_group_bytes_per_s(2.0) == pytest.approx(64e9)
     two_boards = Scenario(hardware="mi325x", model="llama-3.1-70b", precision="fp8", tp=8, method=None).resolve()
     with pytest.raises(ScenarioError, match=r"over 16 GPUs spans more than one 8-GPU scale-up domain of mi325x, "
-                                            r"whose scale-out bandwidth is not published"):
+                                            r"whose scale-out bandwidth is not published.*a decode instance of fewer "
+                                            r"GPUs \(it fills the domain alone\)"):
         kv_transfer_s(two_boards, w)
+    four = Scenario(hardware="mi325x", model="llama-3.1-70b", precision="fp8", tp=4, method=None).resolve()
+    with pytest.raises(ScenarioError, match=r"over 9 GPUs .* a smaller prefill instance \(--prefill-gpus\)"):
+        kv_transfer_s(four, Workload(isl=8192, osl=64, pd=True, prefill_gpus=5))
 
 
 # ---- sampler -------------------------------------------------------------------------------------------------------
