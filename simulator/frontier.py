@@ -27,7 +27,7 @@ from .admission import running_limit, speculates
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError, SpecroofError
 from .model import ModelShape
-from .scenario import Scenario, as_scenario
+from .scenario import Deployment, Scenario, as_scenario
 from .serving import Workload, serve
 from .workload import Parallelism
 
@@ -273,6 +273,30 @@ def _search(s: Scenario, w: Workload, lays: list[Layout]) -> tuple[list[Point], 
     return pts, skipped
 
 
+def _notes(s: Scenario, d: Deployment, front: list[Point], rejected: int) -> tuple[str, ...]:
+    """What the search assumes: the steady state, the frontier layouts across nodes, the requests left out as too
+    long, and the engine's running cap."""
+    notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",
+             "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
+    across = sorted({p.layout.label() for p in front
+                     if s.replace(tp=p.layout.tp, dp=p.layout.dp, ep=p.layout.ep).resolve().cross_node})
+    if across:       # review: frontier recommended TP16 on two H100 boards without the warning curve prints
+        notes += (f"frontier layout(s) {', '.join(across)} put a collective other than the expert all-to-all across "
+                  "nodes, priced as NCCL over InfiniBand: one published run of that kind measured about twice the "
+                  "priced step (hazard tensor-parallel-across-nodes-underpriced); read them as upper bounds",)
+    if rejected:
+        notes += (f"{rejected} of the length distribution's requests need more than {d.target.name}'s "
+                  f"{d.target.max_position} positions: an engine rejects them, so the rest are priced",)
+    if d.eng.running_cap is not None:
+        who = "either mode" if s.max_running_requests is not None else "speculation"
+        notes += (f"{d.eng.name} runs at most {d.eng.running_cap:g} requests at once with {who} (per DP rank where "
+                  "each rank schedules its own: admission.running_cap): concurrencies "
+                  "above it, whose requests wait for a running slot, are left out (the same tokens/s per user and "
+                  f"per GPU as at {d.eng.running_cap:g}, TTFT longer by the wait); {d.eng.running_cap:g} itself is "
+                  "searched",)
+    return notes
+
+
 def frontier(scenario: Scenario | None = None, workload: Workload | None = None, gpus: Sequence[int] = (8,),
              targets: Sequence[float] = DEFAULT_TARGETS, max_tp: int = 8, **kw: Any) -> FrontierResult:
     """Search layouts for `gpus` GPUs per instance and concurrencies (1..1024 sequences per attention-DP rank) for the
@@ -295,24 +319,7 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
             "memory_fraction": s.memory_fraction,       # the deployment's own; None: each point's (its layout's)
             "max_running_requests": d.eng.running_cap, "hardware_file": d.hw.path or None,
             "engine_file": d.eng.path or None}
-    notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",
-             "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
-    across = sorted({p.layout.label() for p in on + off
-                     if s.replace(tp=p.layout.tp, dp=p.layout.dp, ep=p.layout.ep).resolve().cross_node})
-    if across:       # review: frontier recommended TP16 on two H100 boards without the warning curve prints
-        notes += (f"frontier layout(s) {', '.join(across)} put a collective other than the expert all-to-all across "
-                  "nodes, priced as NCCL over InfiniBand: one published run of that kind measured about twice the "
-                  "priced step (hazard tensor-parallel-across-nodes-underpriced); read them as upper bounds",)
-    if rejected:
-        notes += (f"{rejected} of the length distribution's requests need more than {d.target.name}'s "
-                  f"{d.target.max_position} positions: an engine rejects them, so the rest are priced",)
-    if d.eng.running_cap is not None:
-        who = "either mode" if s.max_running_requests is not None else "speculation"
-        notes += (f"{d.eng.name} runs at most {d.eng.running_cap:g} requests at once with {who} (per DP rank where "
-                  "each rank schedules its own: admission.running_cap): concurrencies "
-                  "above it, whose requests wait for a running slot, are left out (the same tokens/s per user and "
-                  f"per GPU as at {d.eng.running_cap:g}, TTFT longer by the wait); {d.eng.running_cap:g} itself is "
-                  "searched",)
+    notes = _notes(s, d, on + off, rejected)
     return FrontierResult(scen, w, tuple(pts), on, off, tuple(Target(t, best_at(on, t), best_at(off, t))
                                                                for t in tg), tuple(skipped), notes, rejected)
 
