@@ -398,12 +398,10 @@ class Deployment:
 
     @property
     def cross_node(self) -> bool:
-        """A collective other than the expert-parallel all-to-all leaves the scale-up domain (the hazard option, as
-        workload prices the links): the TP all-reduces, a stage send, or the all-gather / all-reduce of experts split
-        over attention-DP ranks (review: tp 8 x dp 2 with TP experts had not been flagged)."""
-        p, d = self.par, self.hw.scaleup_domain
-        split = self.target.is_moe and p.dp > 1 and (p.ep == 1 and p.stage_gpus > d or p.moe_tp > d)
-        return p.tp > d or (p.pp > 1 and p.n_gpus > d) or split
+        """A collective of the target's pass other than the expert-parallel all-to-all is priced on the scale-out
+        link (the hazard option), read from the ops workload built: TP all-reduces, stage sends, the all-gather or
+        all-reduce of experts split over attention-DP ranks."""
+        return self.tops.leaves_domain
 
 
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:

@@ -45,6 +45,7 @@ FAMILIES: tuple[str, ...] = ("dense", "attention", "moe", "lm_head", "collective
 FAM = {n: i for i, n in enumerate(FAMILIES)}
 COLL_NONE, COLL_ALLREDUCE, COLL_ALLTOALL, COLL_ALLGATHER = 0, 1, 2, 3
 LINK_SCALEUP, LINK_SCALEOUT = 0, 1
+EP_ALLTOALL = ("dispatch", "combine")      # expert parallelism's all-to-all ops (DeepEP-style, attention DP)
 INF_WINDOW = 1e300
 # Sampling reads every scored token's fp32 logits, writes probabilities (softmax / top-k / rejection): two fp32 passes
 # (vLLM PR #45369: fp32 target_probs of num_draft_tokens x vocab; FlashInfer reads the logits once); passes estimated.
@@ -182,6 +183,11 @@ class OpSet:
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @property
+    def leaves_domain(self) -> bool:
+        """A collective other than the expert-parallel all-to-all (EP_ALLTOALL) runs on the scale-out link."""
+        return any(lk == LINK_SCALEOUT and n not in EP_ALLTOALL for n, lk in zip(self.names, self.link))
 
     @property
     def tp(self) -> int:   # the largest collective group (kept for reports)
@@ -388,8 +394,8 @@ def _layer_collectives(g: _Builder, c: _Ctx) -> None:
     # (ep-1)/ep leaving the rank (DeepEP; DeepSeek-V3 tech report §3.2.2). TP-split experts (moe_tp > 1) reduce
     # their partial sums: one hidden vector per instance token (share 1: the copies a group holds are summed first).
     a2a = {F_T: (par.ep - 1) / par.ep * m.top_k * d * ab}
-    g.collective("dispatch", COLL_ALLTOALL, nm, a2a, par.ep, dom)
-    g.collective("combine", COLL_ALLTOALL, nm, a2a, par.ep, dom)
+    for name in EP_ALLTOALL:
+        g.collective(name, COLL_ALLTOALL, nm, a2a, par.ep, dom)
     g.collective("allreduce_expert_tp", COLL_ALLREDUCE, nm, {F_T: d * ab}, par.moe_tp, dom, share=1.0)
 
 
