@@ -56,6 +56,19 @@ def file_note(sc: dict[str, Any]) -> None:
             print(f"note: {kind} {named(sc, kind)}", file=sys.stderr)
 
 
+def rejected_note(w: dict[str, Any]) -> None:
+    """CSV output's stderr line for the requests of a length distribution left out as too long for the model (the
+    workload dict's 'rejected'; with arrival rates, that the rates shown are the served share)."""
+    if not w.get("rejected"):
+        return
+    rate = ""
+    if w.get("rate"):
+        share = w["samples"] / (w["samples"] + w["rejected"])
+        rate = f"; each rate shown is the served share ({share:.3g}) of the rate given"
+    print(f"note: {w['rejected']} request(s) of the length distribution need more positions than the model has: "
+          f"left out, as an engine rejects them (the rows price the rest){rate}", file=sys.stderr)
+
+
 def formats(sc: dict[str, Any]) -> str:
     """The weight formats a scenario dict prices: 'weights bf16, experts fp4' (experts and attention when apart)."""
     out = f"weights {sc['precision']}"

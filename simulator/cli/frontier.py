@@ -98,9 +98,7 @@ def run(a: argparse.Namespace) -> int:
             print("note: target " + ", ".join(f"{h} {v}" for h, v in zip(HEADERS, r)), file=sys.stderr)
         if not d["feasible"]:
             print(f"note: infeasible: {d['message']}", file=sys.stderr)
-        if d["workload"].get("rejected"):      # review: CSV had no trace of the requests left out
-            print(f"note: {d['workload']['rejected']} request(s) of the length distribution need more positions than "
-                  "the model has: left out, as an engine rejects them", file=sys.stderr)
+        fmt.rejected_note(d["workload"])      # review: CSV had no trace of the requests left out
         return 0
     sc, w = d["scenario"], d["workload"]
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")

@@ -4,7 +4,6 @@ off."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 import numpy as np
@@ -185,7 +184,7 @@ def run(a: argparse.Namespace) -> int:
         print(fmt.csv_text([key] + HEADERS + ["e2e_speedup", "tpot_speedup", "throughput_ratio", "feasible", "reason"],
                            [r + _ratios(p, r) + _mode_fit(p, r) for p, r in zip(_each_twice(d["points"]), _rows(d))]))
         fmt.file_note(d["scenario"])
-        _rejected_note(d["workload"])
+        fmt.rejected_note(d["workload"])
         fmt.hazard_lines(hz)
         return 0
     sc, w = d["scenario"], d["workload"]
@@ -211,15 +210,6 @@ def run(a: argparse.Namespace) -> int:
 def _rejected(w: dict[str, Any]) -> str:
     """', N more rejected' for the samples the model's positions leave out (serving.ServeResult.rejected)."""
     return f"; {w['rejected']} more rejected: too long for the model" if w.get("rejected") else ""
-
-
-def _rejected_note(w: dict[str, Any]) -> None:
-    """CSV output's stderr line for requests left out as too long for the model (review: CSV had no trace of them)."""
-    if w.get("rejected"):
-        share = w["samples"] / (w["samples"] + w["rejected"])
-        rate = f"; each rate shown is the served share ({share:.3g}) of the rate given" if w["rate"] else ""
-        print(f"note: {w['rejected']} request(s) of the length distribution need more positions than the model has: "
-              f"left out, as an engine rejects them (the rows price the rest){rate}", file=sys.stderr)
 
 
 def _fits(p: dict[str, Any]) -> str:
