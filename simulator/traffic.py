@@ -47,8 +47,8 @@ def _check_prefill_gpus(pg: Any, pd: bool) -> None:
     if pg is None:
         return
     if isinstance(pg, bool) or not isinstance(pg, (int, float)) or not pg > 0 or not np.isfinite(pg):
-        raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (a decode instance's share of the "
-                            "prefill GPUs)")
+        raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (the GPUs that prefill for "
+                            "this decode instance)")
     if not pd:
         raise ScenarioError(f"prefill_gpus = {pg!r} without pd: a prefill instance exists only under prefill/decode "
                             "disaggregation (pass --pd, or leave --prefill-gpus out)")
@@ -133,8 +133,9 @@ def uniform_lengths(isl: int, osl: int, ratio: float, bins: int = LENGTH_BINS) -
 class Workload:
     """A serving workload: prompt and output lengths (tokens), the concurrencies to evaluate (requests in flight),
     the chunked-prefill size (prompt tokens per step on each attention-DP rank), the share of prompt tokens found in
-    the prefix cache, and prefill/decode disaggregation (`prefill_gpus`: GPUs of the prefill instance, default the
-    decode instance's).
+    the prefix cache, and prefill/decode disaggregation (`prefill_gpus`: the GPUs that prefill for this decode
+    instance, a prefill instance's GPUs or, where m decode instances share P prefill GPUs, their share P / m;
+    default as many as the decode instance has).
 
     lengths : (isl, osl) samples of a length distribution (a trace); when given, `isl` and `osl` become their
         rounded means and every formula uses the per-request means (see `serve`).

@@ -76,7 +76,8 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
                    help="prefill/decode disaggregation: the decode instance carries no prefill; TTFT is the prefill "
                         "instance's pass plus the KV transfer")
     g.add_argument("--prefill-gpus", type=int_arg("prefill-gpus", 1), default=None,
-                   help="GPUs of the prefill instance under --pd (default: as many as the decode instance)")
+                   help="GPUs that prefill for this decode instance under --pd: a prefill instance's GPUs, or, where m "
+                        "decode instances share P prefill GPUs, P / m (default: as many as the decode instance)")
 
 
 def _drawn(i: tuple[int, ...], o: tuple[int, ...], ratio: float) -> dict[str, Any]:
