@@ -339,13 +339,23 @@ def test_curve_and_serve_warn_of_a_group_across_nodes_from_the_deployment(capsys
     assert rc == 0 and "tensor-parallel-across-nodes-underpriced" in [h["id"] for h in json.loads(out)["hazards"]]
     rc, _, err = run(capsys, "curve", *base, "--cross-node")
     assert rc == 2 and "--cross-node" in err
-    # frontier prints no warnings: its notes name the frontier layouts across nodes (third review: it recommended
-    # TP16 on two H100 boards without a word)
+    # frontier: its notes name the frontier layouts across nodes (third review: it recommended TP16 on two H100
+    # boards without a word), and it warns as curve and serve do (it had printed no hazard at all)
     rc, out, _ = run(capsys, "frontier", "--hardware", "h100-sxm", "--gpus", "16", "--max-tp", "16", *base)
-    note = next((n for n in json.loads(out)["notes"] if n.startswith("frontier layout(s)")), "")
+    d = json.loads(out)
+    note = next((n for n in d["notes"] if n.startswith("frontier layout(s)")), "")
     assert rc == 0 and "tp16" in note and "tensor-parallel-across-nodes-underpriced" in note
+    ids = [h["id"] for h in d["hazards"]]
+    assert "tensor-parallel-across-nodes-underpriced" in ids and len(ids) == len(set(ids))   # each hazard once
     rc, out, _ = run(capsys, "frontier", "--hardware", "h200-sxm", "--gpus", "8", *base)
-    assert rc == 0 and not any(n.startswith("frontier layout(s)") for n in json.loads(out)["notes"])
+    d = json.loads(out)
+    assert rc == 0 and not any(n.startswith("frontier layout(s)") for n in d["notes"])
+    assert "tensor-parallel-across-nodes-underpriced" not in [h["id"] for h in d["hazards"]]
+    # the MoE-under-load warning reaches frontier's table and CSV too (its frontier runs at 16 and more requests)
+    rc, out, err = run(capsys, "frontier", "--hardware", "h200-sxm", "--gpus", "8", *base[:-2], "--format", "csv")
+    assert rc == 0 and "moe-speculation-under-load-overpredicted" in err
+    rc, out, _ = run(capsys, "frontier", "--hardware", "h200-sxm", "--gpus", "8", *base[:-2])
+    assert rc == 0 and "warnings:" in out and "(moe-speculation-under-load-overpredicted)" in out
 
 
 def test_curve_user_hazards_file(capsys, tmp_path):

@@ -22,6 +22,24 @@ from .args import (
 from .serve import add_workload_args, workload_from
 
 
+def hazards_for(s: Any, res: Any) -> list[Any]:
+    """Known hazards of the speculative frontier (as curve's and serve's): per layout on it, that layout's deployment
+    (tensor, data and expert parallelism, whether a collective leaves the scale-up domain, the overlap mode) with the
+    largest concurrency and k it runs at; each hazard once (review, 2026-12-05: frontier printed none, so a TP16
+    frontier on two H100 boards carried only its note)."""
+    from ..hazards import check  # lazy: keeps --help free of numba
+    out: dict[str, Any] = {}
+    for lay in sorted({p.layout for p in res.on}, key=lambda x: (x.tp, x.dp, x.ep)):
+        pts = [p for p in res.on if p.layout == lay]
+        dep = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep).resolve()
+        opts = {"tp": lay.tp, "dp": lay.dp, "ep": lay.ep, "pp": s.pp, "moe": dep.target.is_moe,
+                "cross_node": dep.cross_node, "overlap_scheduler": dep.eng.overlaps(s.method),
+                "max_batch": max(p.concurrency for p in pts), "max_k": max(p.k for p in pts), **dict(s.options)}
+        for h in check(dep.eng.name, s.method, opts):
+            out.setdefault(h.id, h)
+    return list(out.values())
+
+
 def _list(name: str, conv: Any) -> Any:
     def f(s: str) -> tuple[Any, ...]:
         out = tuple(conv(t.strip()) for t in s.split(",") if t.strip())
@@ -82,13 +100,14 @@ def run(a: argparse.Namespace) -> int:
     if a.plot:
         check_output(a.plot, "--plot")
     targets = tuple(a.targets) + ((1000.0 / a.tpot_slo_ms,) if a.tpot_slo_ms else ())
-    res = frontier(scenario_from(a, batch=(1,)), workload_from(a, concurrency=(1,)), gpus=a.gpus, targets=targets,
-                   max_tp=a.max_tp)
-    d = res.to_dict()
+    s = scenario_from(a, batch=(1,))
+    res = frontier(s, workload_from(a, concurrency=(1,)), gpus=a.gpus, targets=targets, max_tp=a.max_tp)
+    d, hz = res.to_dict(), hazards_for(s, res)
     if a.plot:
         from .. import plots  # lazy: matplotlib is an optional extra
         print(f"wrote {plots.save(plots.frontier(res), a.plot, close=True)}", file=sys.stderr)
     if a.format == "json":
+        d["hazards"] = [h.to_dict() for h in hz]
         print(fmt.dumps(d))
         return 0
     if a.format == "csv":            # stdout is the frontier; the best point per target goes to stderr
@@ -99,6 +118,7 @@ def run(a: argparse.Namespace) -> int:
         if not d["feasible"]:
             print(f"note: infeasible: {d['message']}", file=sys.stderr)
         fmt.rejected_note(d["workload"])      # review: CSV had no trace of the requests left out
+        fmt.hazard_lines(hz)
         return 0
     sc, w = d["scenario"], d["workload"]
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
@@ -114,4 +134,5 @@ def run(a: argparse.Namespace) -> int:
     for s in d["skipped"]:
         print(f"skipped {s['layout']}: {s['reason']}")
     print("; ".join(d["notes"]))
+    fmt.print_hazards(hz)
     return 0
