@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulator import Acceptance, speedup_curve
@@ -127,6 +127,10 @@ def small_specs(draw):
 
 @settings(max_examples=20)
 @given(small_specs())
+# found by this property: vLLM's Medusa at k = 0 (its default tree vLLM cannot run) was refused by the sweep, which
+# resolved every configuration at k = "auto", and priced as plain decoding by curve
+@example({"hardware": "h100-sxm", "model": "llama-3.1-8b", "method": "medusa", "tp": 1, "precision": "bf16",
+          "engine": "vllm", "k": 0, "acceptance_rate": 0.0, "context": 0, "batch": [1]})
 def test_sweep_equals_speedup_curve_point_by_point(spec):
     try:
         ds = run_sweep(spec)
@@ -553,8 +557,11 @@ def test_an_acceptance_length_is_read_on_the_cells_tree():
 
 def test_merge_clears_a_crashed_writers_temporary_and_keeps_a_live_ones(tmp_path, capsys):
     """store's clean-up reads the writer's pid from files.tmp_name's format: a temporary named by a process that no
-    longer runs is deleted at merge, one named by a running process (this one) is kept."""
+    longer runs and untouched for durable.STALE_TMP_S is deleted at merge; one named by a running process (this one),
+    a recent one of a process this host cannot see (a writer on another host sharing the folder: found by review, its
+    run failed when its file was deleted) and a file a sweep does not write (a user's .draft.tmp) are kept."""
     from simulator.files import tmp_name
+    from simulator.sweep.durable import STALE_TMP_S
 
     spec = tmp_path / "s.toml"
     spec.write_text('model = "llama-3.1-8b"\nk = [1, 2]\nbatch = [1, 8]\n')
@@ -566,7 +573,15 @@ def test_merge_clears_a_crashed_writers_temporary_and_keeps_a_live_ones(tmp_path
                               text=True, check=True).stdout.strip()
     crashed = live.with_name(live.name.replace(f".{os.getpid()}-", f".{dead_pid}-"))
     crashed.write_bytes(b"left by a crash")
+    old = time.time() - STALE_TMP_S - 60
+    os.utime(crashed, (old, old))
+    remote = crashed.with_name(crashed.name.replace(".sweep.parquet.", ".shard-0-of-1.parquet."))
+    (d / "shards" / remote.name).write_bytes(b"another host's writer, in flight")
+    user = d / ".draft.tmp"
+    user.write_bytes(b"a user's own file")
+    os.utime(user, (old, old))
     (d / "sweep.parquet").unlink()          # a merge that writes clears the crashed writers' files
     assert main(["sweep", "--merge", str(d)]) == 0
     capsys.readouterr()
     assert live.exists() and not crashed.exists()
+    assert (d / "shards" / remote.name).exists() and user.exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ from ..data import read_toml
 from ..errors import ScenarioError, SpecroofError
 from ..files import check_output, write_bytes
 from .args import int_arg
+
+# A grid of this many points or more is announced on stderr before it starts.
+LARGE_POINTS = 10**8
 
 
 def _shard(s: str) -> tuple[int, int]:
@@ -79,6 +83,8 @@ def _print_summary(r: dict[str, Any], a: argparse.Namespace) -> None:
     if a.format == "json":
         print(json.dumps(r))
         return
+    for name, why in r["recomputed"].items():
+        print(f"note: {name} was {why}; computed again", file=sys.stderr)
     what = f"shard {a.shard[0]}/{a.shard[1]}" if a.shard else f"{r['n_shards']} shards"
     print(f"sweep {r['spec_hash'][:12]}: {r['n_points']} points in {r['n_cells']} cells, {what}: "
           f"{r['shards_run']} run, {r['shards_skipped']} already there ({r['seconds']:.2f} s) -> {r['out']}")
@@ -144,6 +150,9 @@ def _run(a: argparse.Namespace) -> int:
     if a.dry_run:
         return _dry_run(spec, a)
     _check_run_options(a)
+    if spec.n_points >= LARGE_POINTS:      # found by review: 5.4e10 points started without a word
+        print(f"note: {spec.n_points:.3g} points in {spec.n_cells} cells: a long run (--dry-run shows the grid; "
+              "stopped, a rerun resumes from the finished shards)", file=sys.stderr)
     r = sweep.sweep_to_dir(spec, a.out, shard=a.shard, n_shards=a.shards, workers=a.workers,
                            scheduler=a.scheduler, progress=False if a.no_progress else None)
     _print_summary(r, a)

@@ -10,11 +10,9 @@ import numpy as np
 from ..errors import ScenarioError
 from ..version import __version__
 from .evaluate import ShardResult, check_some_configuration, evaluate
+from .names import FIELD_ORDER
 from .spec import SweepSpec, is_int, is_num, load_spec
 
-FIELD_ORDER = ("speedup", "k", "verify_tokens", "tokens_per_step", "alpha", "base_step_s", "spec_step_s",
-               "draft_s", "verify_s",
-                "overhead_s", "memory_bytes", "feasible", "message")
 ATTRS = {
     "speedup": "tokens_per_step * base_step_s / spec_step_s (speedup_curve)",
     "k": "draft depth chosen (k = auto) or given",

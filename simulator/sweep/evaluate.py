@@ -66,6 +66,13 @@ def cell_scenario(d: dict[str, Any]) -> Scenario:
     return Scenario(**kw, k=d["k"], context=d["context"])
 
 
+def resolve_cell(d: dict[str, Any], loaded: dict[tuple[str, str], Any]) -> Deployment:
+    """A cell's configuration resolved as `predict` resolves it: at k = "auto" (a deployment for every depth its
+    cells may take), or at k = 0 for a cell that does not speculate, as predict resolves that (found by a property
+    test: vLLM's Medusa, whose default tree vLLM cannot run, was refused at k = 0 by the sweep, priced by curve)."""
+    return cell_scenario(d).replace(k=0 if d["k"] == 0 else "auto").resolve(loaded)
+
+
 def _cell_inputs(spec: SweepSpec, d: dict[str, Any], dep: Deployment, cache: dict[tuple, Acceptance]
                  ) -> tuple[list[Verify], list[Acceptance]]:
     """A cell's verify candidates (at its own k and context) and acceptances; raises where `predict` would reject
@@ -168,7 +175,7 @@ class _Shard:
     def price(self, pool: ThreadPoolExecutor | None) -> None:
         groups: dict[tuple, list[int]] = {}
         for i, d in enumerate(self.cells):
-            groups.setdefault(tuple(d[p] for p in CONFIG_PARAMS), []).append(i)
+            groups.setdefault((*(d[p] for p in CONFIG_PARAMS), d["k"] == 0), []).append(i)   # resolve_cell
         for members in groups.values():
             self._price_group(members, pool)
 
@@ -187,7 +194,7 @@ class _Shard:
 
     def _price_group(self, members: list[int], pool: ThreadPoolExecutor | None) -> None:
         try:
-            dep = cell_scenario(self.cells[members[0]]).replace(k="auto").resolve(self.loaded)
+            dep = resolve_cell(self.cells[members[0]], self.loaded)
             live = self._live(members, dep)
             if not live:
                 return
@@ -337,14 +344,9 @@ def check_some_configuration(spec: SweepSpec) -> None:
     first: SpecroofError | None = None
     tried = 0
     for ci in itertools.product(*(range(a.n) for a in cfg)):
-        d0 = _with_axes(_with_axes(dict(spec.scalars), cfg, ci), rest, (0,) * len(rest))
+        d0 = _with_axes(dict(spec.scalars), cfg, ci)
         tried += 1
-        try:
-            dep = cell_scenario(d0).replace(k="auto").resolve(loaded)
-        except SpecroofError as e:
-            first = first or e
-            continue
-        why = _first_cell_error(spec, dep, d0, rest, cache)
+        why = _first_cell_error(spec, d0, rest, loaded, cache)
         if why is None:
             return
         first = first or why
@@ -353,18 +355,35 @@ def check_some_configuration(spec: SweepSpec) -> None:
                             f"{first}")
 
 
-def _first_cell_error(spec: SweepSpec, dep: Deployment, d0: dict[str, Any], rest: list[Any],
+def _first_cell_error(spec: SweepSpec, d0: dict[str, Any], rest: list[Any], loaded: dict[tuple[str, str], Any],
                       cache: dict[tuple, Acceptance]) -> SpecroofError | None:
-    """None as soon as one cell of a resolved configuration passes `_cell_inputs`, else the first cell's error."""
+    """None as soon as one cell of a configuration resolves (resolve_cell: once for the cells that speculate, once for
+    those at k = 0) and passes `_cell_inputs`, else the first error."""
     first = None
+    deps: dict[bool, Deployment | SpecroofError] = {}
+    ks = {d0["k"]} if "k" in d0 else {v for a in rest if "k" in a.params for v in a.values["k"]}
     for ri in itertools.product(*(range(a.n) for a in rest)):
         d = _with_axes(dict(d0), rest, ri)
+        z = d["k"] == 0
+        if z not in deps:
+            deps[z] = _resolved_or_error(d, loaded)
         try:
-            _cell_inputs(spec, d, dep, cache)
+            if isinstance(deps[z], SpecroofError):
+                raise deps[z]
+            _cell_inputs(spec, d, deps[z], cache)
             return None
         except SpecroofError as e:
             first = first or e
+        if all(isinstance(v, SpecroofError) for v in deps.values()) and len(deps) == len({k == 0 for k in ks}):
+            return first             # no class of this configuration resolves: its other cells need not be tried
     return first
+
+
+def _resolved_or_error(d: dict[str, Any], loaded: dict[tuple[str, str], Any]) -> Deployment | SpecroofError:
+    try:
+        return resolve_cell(d, loaded)
+    except SpecroofError as e:
+        return e
 
 
 def _with_axes(d: dict[str, Any], axes: list[Any], idx: tuple[int, ...]) -> dict[str, Any]:

@@ -1,15 +1,22 @@
-"""Hardware, engine, model and draft names of a sweep spec, checked before any work: each must load, and no two may
-name one thing."""
+"""Names in a sweep spec, checked before any work: hardware, engine, model and draft names must load and no two may
+name one thing; the files they name are fingerprinted (a resumed sweep must price what the finished shards priced);
+a [[zip]] group's name may not be a result column's."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from ..engine import load_engine
 from ..errors import SpecError, SpecroofError
 from ..hardware import load_hardware
 from ..model import load_model
+
+# The result columns of a sweep, in order (dataset.ATTRS describes each); no dimension may take one of these names.
+FIELD_ORDER = ("speedup", "k", "verify_tokens", "tokens_per_step", "alpha", "base_step_s", "spec_step_s",
+               "draft_s", "verify_s", "overhead_s", "memory_bytes", "feasible", "message")
 
 
 def err(key: str, msg: str) -> SpecError:
@@ -35,4 +42,25 @@ def names_exist(key: str, vals: Iterable[str]) -> None:
         seen.append((v, got))
 
 
-__all__ = ["err", "names_exist"]
+def file_digests(vals: Iterable[Any]) -> dict[str, str]:
+    """SHA-256 of each value that names a file (a hardware, engine or model given by path; a model folder by its
+    config.json): a resumed sweep whose files changed must not reuse the shards priced from the old ones (found by
+    review: a profile rewritten by `specroof calibrate --out` was resumed into a sweep that mixed both). Bundled names
+    are fixed by the specroof version the manifest records."""
+    out: dict[str, str] = {}
+    for v in vals:
+        p = Path(v) if isinstance(v, str) else None
+        if p is not None and p.is_dir():
+            p = p / "config.json"
+        if p is not None and p.is_file():
+            out[str(v)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return dict(sorted(out.items()))
+
+
+def files_difference(there: dict[str, str], here: dict[str, str]) -> list[str]:
+    """What changed in the files two normalized specs name (spec_difference's part for them)."""
+    return [f"file {k} {'changed since' if k in there and k in here else 'not named by'} the sweep there"
+            for k in sorted(set(there) | set(here)) if there.get(k) != here.get(k)]
+
+
+__all__ = ["FIELD_ORDER", "err", "file_digests", "files_difference", "names_exist"]

@@ -40,6 +40,15 @@ MAX_CONFIGS = 4096
 MAX_POINTS = 1024                             # concurrencies or rates per configuration (each a steady state)
 
 
+def _no_repeats(out: dict[str, list[Any]]) -> None:
+    """No value twice in a [serve] list, numbers compared as numbers (found by review: rate = [1.0, 1] and
+    concurrency = [4, 4.0] each gave two identical rows)."""
+    for k, vals in out.items():
+        nums = [float(v) for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(set(nums)) != len(nums):
+            raise err(f"serve.{k}", f"{vals!r}: a value given twice (4 and 4.0 are one value)")
+
+
 def _workload_values(table: Any) -> dict[str, list[Any]]:
     if not isinstance(table, dict):
         raise err("serve", f"expected a table of workload parameters ({', '.join(WORKLOAD_KEYS)})")
@@ -56,6 +65,7 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
         if k in table:            # a value, a list (not empty, no value twice) or an integer range; each value is
             out[k] = parse_values(f"serve.{k}", table[k], check=False)[0]          # checked by Workload below
     _check_ratios(out.get("length_ratio", []))
+    _no_repeats(out)
     n = len(out.get("rate", out.get("concurrency", ())))
     if n > MAX_POINTS:
         raise err(f"serve.{'rate' if 'rate' in out else 'concurrency'}", f"{n} points; at most {MAX_POINTS} per "

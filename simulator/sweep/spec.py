@@ -28,7 +28,7 @@ from ..data import read_toml, suggest
 from ..drafters import MAX_DEPTH
 from ..errors import SpecError, SpecroofError
 from ..scenario import Scenario, check_value, field_kind, scenario_fields
-from .names import err, names_exist
+from .names import FIELD_ORDER, err, file_digests, files_difference, names_exist
 
 _CELL = ("k", "acceptance_k", "context")
 ACCEPTANCE = ("acceptance_rate", "acceptance_length")
@@ -88,6 +88,8 @@ def _check_value(key: str, v: Any) -> Any:
         raise err(key, str(e)) from None
     if key == "method" and out is None:
         raise err(key, "a sweep needs a method")
+    if key == "k" and is_int(out) and out > MAX_DEPTH:     # as --k (found by review: k = 65 was priced, feasible)
+        raise err(key, f"{v!r}; expected at most {MAX_DEPTH} (the deepest draft priced)")
     return repr(out) if key == "overlap" and isinstance(out, float) else out
 
 
@@ -319,8 +321,8 @@ def _zip_values(name: str, z: dict[str, Any], members: list[str]) -> dict[str, l
 def _zip_axis(zi: int, z: dict[str, Any], doc: dict[str, Any], seen: dict[str, str]) -> tuple[int, Axis]:
     """One [[zip]] group as an Axis, with the grid position of its first parameter."""
     name = z.get("name", f"zip{zi}")
-    if not isinstance(name, str) or not name or name in PARAMS:
-        raise err("zip.name", f"{name!r}; expected a new dimension name (not a parameter)")
+    if not isinstance(name, str) or not name or name in PARAMS or name in FIELD_ORDER:
+        raise err("zip.name", f"{name!r}; expected a new dimension name (not a parameter or a result column)")
     members = _zip_members(name, z, doc, seen)
     vals = _zip_values(name, z, members)
     order = sorted(members, key=PARAMS.index)
@@ -373,8 +375,8 @@ def _check_acceptance(every: dict[str, Any], scalars: dict[str, Any], single: di
 
 
 def _normalized(scalars: dict[str, Any], axes: tuple[Axis, ...], acc_axis: Axis | None, batch: list[int],
-                batch_listed: bool) -> dict[str, Any]:
-    return {"format": FORMAT, "scalars": dict(sorted(scalars.items())),
+                batch_listed: bool, files: dict[str, str]) -> dict[str, Any]:
+    return {"format": FORMAT, "scalars": dict(sorted(scalars.items())), "files": files,
             "axes": [{"name": a.name, "values": {k: list(a.values[k]) for k in a.params}} for a in axes]
             + ([{"name": acc_axis.name, "values": {acc_axis.name: list(acc_axis.values[acc_axis.name])}}]
                if acc_axis else []), "batch": list(batch), "batch_listed": batch_listed}
@@ -410,6 +412,7 @@ def spec_difference(there: dict[str, Any], here: dict[str, Any], most: int = 3) 
     for k in ("format", "batch", "batch_listed"):
         if there.get(k, _ABSENT) != here.get(k, _ABSENT):
             out.append(f"{k}: {show(there.get(k, _ABSENT))} there, {show(here.get(k, _ABSENT))} here")
+    out += files_difference(there.get("files", {}), here.get("files", {}))
     if not out and list(ax) != list(bx):
         out.append(f"axis order: {list(ax)} there, {list(bx)} here")
     more = f" (+{len(out) - most} more)" if len(out) > most else ""
@@ -453,6 +456,7 @@ def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
     _check_acceptance(every, scalars, single, zaxes)
     if "auto" in _values_of("k", {}, single, zaxes):
         raise err("k", "\"auto\" is a scalar setting (k = \"auto\"); a list of k takes integers")
+    named = [v for key in ("hardware", "model", "engine", "draft") for v in _values_of(key, scalars, single, zaxes)]
     for key in ("hardware", "model", "engine", "draft"):
         names_exist(key, _values_of(key, scalars, single, zaxes))
     batch, batch_listed = _batch(doc, scalars, single)
@@ -462,7 +466,7 @@ def parse_spec(doc: dict[str, Any], source: str = "") -> SweepSpec:
     axes, acc_axis = _grid_axes(single, zaxes)
     spec = SweepSpec(scalars=scalars, cell_axes=axes, acc_axis=acc_axis, batch=tuple(batch),
                      batch_listed=batch_listed, description=desc,
-                     normalized=_normalized(scalars, axes, acc_axis, batch, batch_listed))
+                     normalized=_normalized(scalars, axes, acc_axis, batch, batch_listed, file_digests(named)))
     if spec.n_points > MAX_POINTS:
         raise SpecError(f"sweep spec: the grid has {spec.n_points:.3g} points ({spec.n_cells:.3g} cells of "
                         f"{spec.points_per_cell} points); at most {MAX_POINTS:.3g}")

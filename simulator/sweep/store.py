@@ -8,27 +8,35 @@ written to a temporary name and renamed, and a rerun skips shards whose file exi
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import ScenarioError, SpecError
-from ..files import check_output_dir, tmp_name
+from ..files import check_output_dir
 from ..version import __version__
-from .dataset import FIELD_ORDER
+from .durable import (
+    MERGED,
+    atomic_bytes,
+    atomic_with,
+    checksum_path,
+    crashed_writer,
+    create_once,
+    os_errors,
+    seal,
+    sha256,
+)
 from .evaluate import ShardResult, check_some_configuration, evaluate
+from .names import FIELD_ORDER
 from .spec import ACCEPTANCE, FORMAT, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec, spec_difference
 
 ROW_GROUP_ROWS = 1 << 19           # rows per Parquet row group (bounds the flattened columns in memory)
-MERGED = "sweep.parquet"           # the merged file in DIR (the shards are in DIR/shards)
 
 
 def shard_range(n_cells: int, i: int, n: int) -> tuple[int, int]:
@@ -185,31 +193,14 @@ def shard_bytes(spec: SweepSpec, i: int, n: int) -> tuple[int, bytes]:
     return i, buf.getvalue()
 
 
-def _synced_tmp(path: Path, data: bytes) -> Path:
-    """A temporary file beside `path` holding `data`, flushed to disk."""
-    tmp = tmp_name(path)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    return tmp
+# Shards beyond the cells are empty files, allowed up to this many shards in all: a job array of a fixed size (SLURM's
+# default MaxArraySize is 1001) can run a small grid; more only names a grid of more cells.
+JOB_ARRAY_SHARDS = 4096
 
 
-def _atomic_bytes(path: Path, data: bytes) -> None:
-    os.replace(_synced_tmp(path, data), path)
-
-
-def _atomic_with(path: Path, write: Callable[[Path], Any]) -> Any:
-    tmp = tmp_name(path)
-    try:
-        r = write(tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return r
+def shard_limit(n_cells: int) -> int:
+    """The most shards a grid of n_cells may be split into: one cell each, or JOB_ARRAY_SHARDS."""
+    return max(n_cells, JOB_ARRAY_SHARDS)
 
 
 def shard_path(out: Path, i: int, n: int) -> Path:
@@ -240,6 +231,7 @@ def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[st
         if man.get("specroof_version") != __version__:
             raise ScenarioError(f"{out} was written by specroof {man.get('specroof_version')}; this is {__version__}"
                                 "; use a new --out directory")
+        _check_counts(path, man, spec)
         if n is not None and man.get("n_shards") != n:
             raise ScenarioError(f"{out} was split into {man.get('n_shards')} shards; pass --shard I/"
                                 f"{man.get('n_shards')} (or a new --out directory)")
@@ -247,11 +239,21 @@ def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[st
     if spec is None:
         raise ScenarioError(f"{out}: no manifest.json; not a sweep directory (run `specroof sweep SPEC --out DIR`)")
     man = _manifest(spec, n or spec.default_shards())
-    Path(out).mkdir(parents=True, exist_ok=True)
-    (Path(out) / "shards").mkdir(exist_ok=True)
-    if not _create_once(path, (json.dumps(man, indent=1, sort_keys=True) + "\n").encode()):
+    with os_errors(Path(out), "--out"):
+        (Path(out) / "shards").mkdir(parents=True, exist_ok=True)
+        created = create_once(path, (json.dumps(man, indent=1, sort_keys=True) + "\n").encode())
+    if not created:
         return _check_manifest(out, spec, n)      # another run created it first: this run must match it
     return man
+
+
+def _check_counts(path: Path, man: dict[str, Any], spec: SweepSpec) -> None:
+    """A manifest of this spec's hash records this spec's grid: else it is corrupt, named by field (found by review:
+    n_cells edited to 6 was blamed on every shard, recomputed on every run)."""
+    for k in ("n_cells", "n_points", "points_per_cell"):
+        if man[k] != getattr(spec, k):
+            raise SpecError(f"{path}: corrupt manifest: {k} = {man[k]!r}; this spec (the same hash) has "
+                            f"{getattr(spec, k)}")
 
 
 # What a manifest holds and the type of each (a manifest of other contents is corrupt, named: found by review, a
@@ -273,49 +275,13 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         if not isinstance(v, t) or isinstance(v, bool) or (t is int and v < (1 if k == "n_shards" else 0)):
             raise SpecError(f"{path}: corrupt manifest: {k} = {v!r}; expected "
                             f"{'a whole number >= 1' if k == 'n_shards' else 'a ' + t.__name__}")
+    if man["n_points"] != man["n_cells"] * man["points_per_cell"]:
+        raise SpecError(f"{path}: corrupt manifest: n_points = {man['n_points']}; expected n_cells x points_per_cell "
+                        f"= {man['n_cells'] * man['points_per_cell']}")
+    if man["n_shards"] > shard_limit(man["n_cells"]):     # found by review: 1e9 shards made merge and resume hang
+        raise SpecError(f"{path}: corrupt manifest: n_shards = {man['n_shards']}; expected at most "
+                        f"{shard_limit(man['n_cells'])} for n_cells = {man['n_cells']} (store.shard_limit)")
     return man
-
-
-def _create_once(path: Path, data: bytes) -> bool:
-    """Create `path` with `data` only if it does not exist, atomically (a complete file appears or nothing): False
-    if another writer created it first. Two sweeps of different specs into one new directory each wrote a manifest
-    and mixed their shards (found by review); a hard link of the finished temporary file cannot replace one."""
-    tmp = _synced_tmp(path, data)
-    try:
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        except OSError:            # a file system without hard links: the rename, last writer wins (as before)
-            if path.exists():
-                return False
-            os.replace(tmp, path)
-        return True
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _checksum_path(path: Path) -> Path:
-    """DIR/checksums/NAME.sha256 for DIR/shards/NAME (apart from the shards, which readers glob) and for the merged
-    DIR/sweep.parquet (found by review: its checksum was looked for outside DIR, so it was never sealed)."""
-    top = path.parent if path.name == MERGED else path.parent.parent   # by the file: a DIR may itself be "shards"
-    return top / "checksums" / (path.name + ".sha256")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _seal(path: Path) -> None:
-    """Record a finished shard's SHA-256 beside it (atomically, after the shard is in place): a shard whose bytes no
-    longer match is corrupt, one without its checksum unfinished; both are recomputed on resume."""
-    ck = _checksum_path(path)
-    ck.parent.mkdir(exist_ok=True)
-    _atomic_bytes(ck, (_sha256(path) + "\n").encode())
 
 
 def shard_state(path: Path, spec_hash: str, rows: int) -> str:
@@ -323,14 +289,14 @@ def shard_state(path: Path, spec_hash: str, rows: int) -> str:
     import pyarrow.parquet as pq
     if not path.exists():
         return "missing"
-    ck = _checksum_path(path)
+    ck = checksum_path(path)
     if not ck.exists():
         return "unsealed (no checksum: its run did not finish)"
     try:
         recorded = ck.read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):      # found by review: a garbled checksum file raised UnicodeDecodeError
         return "corrupt: its checksum file is unreadable"
-    if recorded != _sha256(path):
+    if recorded != sha256(path):
         return "corrupt: its bytes do not match the checksum written with it"
     try:
         md = pq.read_metadata(path)
@@ -362,6 +328,10 @@ def _shard_count(s: SweepSpec, shard: tuple[int, int] | None, n_shards: int | No
     n = shard[1] if shard else n_shards
     if n is not None and (not is_int(n) or n < 1):
         raise ScenarioError(f"shards = {n!r}; expected an integer >= 1")
+    if n is not None and n > shard_limit(s.n_cells):   # found by review: 1e8 shards of 3 cells hung, manifest written
+        raise ScenarioError(f"shards = {n}; expected at most {shard_limit(s.n_cells)} (a shard holds whole cells: "
+                            f"this spec has {s.n_cells}, and up to {JOB_ARRAY_SHARDS} shards are allowed so that a "
+                            "job array of fixed size can run it, the extra shards empty)")
     if shard:
         shard_range(s.n_cells, shard[0], shard[1])
     return n
@@ -375,8 +345,9 @@ def _run_shards(s: SweepSpec, out: Path, todo: list[int], n: int, workers: int |
         return
     with _progress(len(todo), progress, "sweep") as bar:
         for i in todo:
-            _atomic_with(shard_path(out, i, n), lambda tmp, i=i: write_shard(s, i, n, str(tmp)))
-            _seal(shard_path(out, i, n))
+            with os_errors(shard_path(out, i, n), "shard"):
+                atomic_with(shard_path(out, i, n), lambda tmp, i=i: write_shard(s, i, n, str(tmp)))
+                seal(shard_path(out, i, n))
             bar.update(1)
 
 
@@ -395,13 +366,18 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
     man = _check_manifest(out, s, _shard_count(s, shard, n_shards))
     n = man["n_shards"]
     wanted = [shard[0]] if shard else list(range(n))
-    todo = [i for i in wanted if not _shard_valid(shard_path(out, i, n), s.spec_hash, _shard_rows(man, i))]
+    states = {i: shard_state(shard_path(out, i, n), s.spec_hash, _shard_rows(man, i)) for i in wanted}
+    todo = [i for i in wanted if states[i] != "ok"]
     t0 = time.perf_counter()
     if todo:
+        with os_errors(out, "--out"):      # found by review: a removed shards folder crashed the recommended rerun
+            (out / "shards").mkdir(exist_ok=True)
         _run_shards(s, out, todo, n, workers, scheduler, client, progress)
     summary = {"out": str(out), "n_points": s.n_points, "n_cells": s.n_cells, "n_shards": n,
                "shards_run": len(todo), "shards_skipped": len(wanted) - len(todo),
-               "seconds": time.perf_counter() - t0, "spec_hash": s.spec_hash, "merged": None}
+               "seconds": time.perf_counter() - t0, "spec_hash": s.spec_hash, "merged": None,
+               # shards found unusable and computed again, with why (review: a corrupt one was redone unnamed)
+               "recomputed": {shard_path(out, i, n).name: states[i] for i in todo if states[i] != "missing"}}
     if merge_when_done and not shard:
         summary["merged"] = str(merge(out))
     return summary
@@ -413,7 +389,10 @@ def _run_dask(spec: SweepSpec, out: Path, todo: list[int], n: int, workers: int 
     own = []
     if client is None:
         if scheduler is not None:
-            client = Client(scheduler)
+            try:
+                client = Client(scheduler, timeout=30)
+            except (ValueError, OSError, TimeoutError) as e:       # found by review: tracebacks
+                raise ScenarioError(f"--scheduler {scheduler!r}: no Dask scheduler reached there ({e})") from None
         else:
             if not is_int(workers) or workers < 1:
                 raise ScenarioError(f"workers = {workers!r}; expected an integer >= 1")
@@ -427,8 +406,9 @@ def _run_dask(spec: SweepSpec, out: Path, todo: list[int], n: int, workers: int 
         with _progress(len(todo), progress, "sweep") as bar:
             for fut in as_completed(futs):
                 i, data = fut.result()
-                _atomic_bytes(shard_path(out, i, n), data)
-                _seal(shard_path(out, i, n))
+                with os_errors(shard_path(out, i, n), "shard"):
+                    atomic_bytes(shard_path(out, i, n), data)
+                    seal(shard_path(out, i, n))
                 fut.release()
                 bar.update(1)
     finally:
@@ -464,25 +444,13 @@ def merge(out: str | os.PathLike[str]) -> Path:
                 for g in range(pf.num_row_groups):
                     t = pf.read_row_group(g)
                     w.write_table(t.replace_schema_metadata(md), row_group_size=max(1, t.num_rows))
-    _atomic_with(dest, write)
-    _seal(dest)                 # a later merge or read finds it whole, and a changed byte is named as corruption
+    with os_errors(dest, "merged sweep"):
+        atomic_with(dest, write)
+        seal(dest)             # a later merge or read finds it whole, and a changed byte is named as corruption
     for stale in list(out.glob(".*.tmp")) + list((out / "shards").glob(".*.tmp")):
-        if not _writer_alive(stale):
+        if crashed_writer(stale):
             stale.unlink(missing_ok=True)
     return dest
-
-
-def _writer_alive(tmp: Path) -> bool:
-    """Whether the process that names a temporary file (files.tmp_name: .NAME.PID-XXXXXXXX.tmp) still runs on this
-    host: a concurrent run's file in flight is never deleted, a crashed one's is."""
-    try:
-        pid = int(tmp.name.rsplit(".", 2)[-2].split("-")[0])
-        os.kill(pid, 0)
-    except (ValueError, IndexError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_sweep(out: str | os.PathLike[str]):
