@@ -155,7 +155,9 @@ class Acceptance:
 
     kind : "iid" | "positional" | "decay"; alpha : the i.i.d. rate, or the first position's; rates : per-position
     conditional rates; decay : d of the decay model (1: i.i.d.); source : how it was given (for reports), e.g.
-    "tau 2.79 at k=3".
+    "tau 2.79 at k=3"; hold : under a rising decay (d > 1), the deepest position measured: deeper positions take its
+    rate (0: none). A rate that rises with depth is data only as deep as it was measured (n-gram's d = 1.02 comes from
+    tables to depth 23): grown past a tau measured at k = 3 it reached 1 - 1e-12 and a 34x speedup (found by review).
     """
 
     kind: str
@@ -163,6 +165,7 @@ class Acceptance:
     rates: tuple[float, ...] = ()
     source: str = ""
     decay: float = 1.0
+    hold: int = 0
 
     def __post_init__(self) -> None:
         """Every field checked where it is set (the constructors, with_alpha, or by hand): no NaN reaches a result."""
@@ -174,12 +177,15 @@ class Acceptance:
         d = self.decay
         if isinstance(d, bool) or not isinstance(d, (int, float, np.floating)) or not (math.isfinite(d) and d > 0):
             raise ScenarioError(f"acceptance decay = {d!r}; expected a positive number")
+        if isinstance(self.hold, bool) or not isinstance(self.hold, (int, np.integer)) or self.hold < 0:
+            raise ScenarioError(f"acceptance hold = {self.hold!r}; expected a position >= 0 (0: none)")
 
     @property
     def model(self) -> str:
         """Which model extrapolates to other depths k (for reports)."""
         if self.kind == "decay":
-            return f"per-position decay d = {self.decay:g} (a_j = a_1 d^(j-1))"
+            held = f", held beyond position {self.hold}" if self.held else ""
+            return f"per-position decay d = {self.decay:g} (a_j = a_1 d^(j-1){held})"
         return {"iid": "i.i.d. (Leviathan et al. 2023 eq. 1)",
                 "positional": "given per-position rates, the last one repeated"}[self.kind]
 
@@ -209,24 +215,25 @@ class Acceptance:
                                 f"for k = {k} (k + 1 would mean every draft is always accepted)")
         d = _check_decay(decay)
         E = lambda x, dd: cls("decay", alpha=x, decay=dd).expected_tokens(k)  # noqa: E731
-        return cls._reach(E, lambda x: float(expected_tokens_iid(x, k)), tau, d, f"tau {tau:g} at k={k}")
+        return cls._reach(E, lambda x: float(expected_tokens_iid(x, k)), tau, d, f"tau {tau:g} at k={k}", k)
 
     @classmethod
-    def _reach(cls, E, E_iid, tau: float, d: float, src: str) -> Acceptance:
+    def _reach(cls, E, E_iid, tau: float, d: float, src: str, depth: int) -> Acceptance:
         """The first-position rate that reproduces a measured tau at its own shape under decay d (E(rate, d): the
         tokens per step there; E_iid(rate) the i.i.d. ones). Past what d reaches (every rate below 1 gives fewer
         tokens), the decay is raised instead, with the rate at its ceiling: the smallest d' >= d that reaches tau,
-        continuous in tau at the edge, so other depths k move smoothly with it (the source says so)."""
+        continuous in tau at the edge, so other depths k move smoothly with it (the source says so). A rising rate is
+        held beyond the measured `depth` (Acceptance.hold)."""
         if d == 1.0:
             return cls("iid", alpha=_solve(lambda x: E_iid(x) - tau, tau), source=src)
         if E(ALPHA_MAX, d) >= tau:
-            return cls("decay", alpha=_solve(lambda x: E(x, d) - tau, tau), decay=d, source=src)
+            return cls("decay", alpha=_solve(lambda x: E(x, d) - tau, tau), decay=d, source=src, hold=depth)
         from scipy.optimize import brentq  # lazy, as in _solve
         top = max(d, 1.0)
         d2 = top if E(ALPHA_MAX, top) <= tau else float(brentq(lambda dd: E(ALPHA_MAX, dd) - tau, d, top,
                                                                 xtol=1e-14, rtol=1e-14))
         note = f" (above the {E(ALPHA_MAX, d):.3f} that decay {d:g} reaches: decay {d2:.4g})" if d2 > d else ""
-        return cls("decay", alpha=ALPHA_MAX, decay=d2, source=src + note)
+        return cls("decay", alpha=ALPHA_MAX, decay=d2, source=src + note, hold=depth)
 
     @classmethod
     def from_tree_length(cls, tau: float, widths, decay: float = 1.0) -> Acceptance:
@@ -242,7 +249,7 @@ class Acceptance:
         d = _check_decay(decay)
         E = lambda x, dd: cls("decay", alpha=x, decay=dd).expected_tokens_tree(w)  # noqa: E731
         E_iid = lambda x: cls("iid", alpha=x).expected_tokens_tree(w)  # noqa: E731
-        return cls._reach(E, E_iid, tau, d, f"tree tau {tau:g} over widths {w}")
+        return cls._reach(E, E_iid, tau, d, f"tree tau {tau:g} over widths {w}", len(w))
 
     @classmethod
     def from_measurement(cls, tau: float, k: int, tree_tokens: int | None = None,
@@ -256,12 +263,22 @@ class Acceptance:
         if self.kind == "positional":
             return self.rates[min(position, len(self.rates)) - 1]
         if self.kind == "decay":
-            return min(self.alpha * self.decay ** (position - 1), ALPHA_MAX)
+            j = min(position, self.hold) if self.held else position
+            return min(self.alpha * self.decay ** (j - 1), ALPHA_MAX)
         return self.alpha
+
+    @property
+    def held(self) -> bool:
+        """Whether a rising rate stops at `hold` (decay above 1 and a measured depth)."""
+        return self.kind == "decay" and self.decay > 1.0 and self.hold > 0
 
     def beyond(self, depth: int) -> str:
         """'' when per-position rates cover draft positions 1..depth (or the model is not positional), else which
         positions the documented rule prices with the last given rate: what a report must say it extrapolated."""
+        if self.held and depth > self.hold:
+            where = f"position {depth}" if depth == self.hold + 1 else f"positions {self.hold + 1}-{depth}"
+            return (f"a rate rising with depth (decay {self.decay:g}) is measured to position {self.hold} only; "
+                    f"{where} take its rate, {self.rate(self.hold):.3g}")
         n = len(self.rates)
         if self.kind != "positional" or depth <= n:
             return ""
@@ -292,7 +309,7 @@ class Acceptance:
             s = alpha / self.rates[0]
             return Acceptance("positional", alpha=alpha, rates=tuple(min(ALPHA_MAX, r * s) for r in self.rates))
         if self.kind == "decay":
-            return Acceptance("decay", alpha=alpha, decay=self.decay)
+            return Acceptance("decay", alpha=alpha, decay=self.decay, hold=self.hold)
         return Acceptance("iid", alpha=alpha)
 
 

@@ -74,6 +74,36 @@ def test_tau_across_the_decays_reach_moves_other_depths_smoothly(decay, k0, edge
     assert (np.diff([Acceptance.from_length(3.3, k0, decay).expected_tokens(k) for k in ks]) > 0).all()
 
 
+@given(st.floats(1.5, 3.99), st.integers(1, 4), st.floats(1.001, 1.3), st.integers(5, 64))
+@example(tau=3.6, k=3, decay=1.0199, deep=64)   # review: n-gram's rising rate reached 1 - 1e-12, 52 tokens, 34x
+def test_a_rising_rate_is_held_beyond_its_measured_depth(tau, k, decay, deep):
+    """Under a decay above 1 (n-gram's 1.02, fitted on tables to depth 23) the rate rises only as deep as the length
+    was measured: deeper positions take the rate at k, so tokens per step stay below the i.i.d. chain at that rate
+    (1 / (1 - a_k) + ...) and never reach k + 1 at every depth; the report says where it held the rate."""
+    tau = min(tau, k + 1.0 - 1e-3)
+    a = Acceptance.from_length(tau, k, decay)
+    assert a.held and a.hold == k and a.expected_tokens(k) == pytest.approx(tau, rel=1e-9)
+    top = a.rate(k)
+    assert all(a.rate(j) == top for j in range(k, deep + 1))
+    assert all(a.rate(j) <= a.rate(j + 1) for j in range(1, k))
+    assert a.expected_tokens(deep) <= float(expected_tokens_iid(top, deep)) + 1e-9
+    assert f"measured to position {k} only" in a.beyond(deep) and a.beyond(k) == ""
+    assert a.with_alpha(0.5).hold == k
+    # a falling rate (d < 1) is not held: it keeps falling, as the per-k tables show
+    f = Acceptance.from_length(tau, k, 0.9736)
+    assert not f.held and f.rate(deep) < f.rate(k)
+
+
+def test_the_rising_ngram_extrapolation_is_bounded_on_the_cli(capsys):
+    from simulator.cli import main
+    assert main(["curve", "--method", "ngram", "--acceptance-length", "3.6", "--acceptance-k", "3", "--k-max", "64",
+                 "--batch", "1", "--format", "json"]) == 0
+    import json
+    d = json.loads(capsys.readouterr().out)
+    assert d["points"][0]["tokens_per_step"] < 25            # 52.1 before: every position past 12 accepted
+    assert any("measured to position 3 only" in n for n in d["notes"])
+
+
 def test_tree_tau_beyond_the_decay_is_kept():
     """The same for a tree: a measured tree tau the decay cannot reach is reproduced with a raised decay."""
     w = [4, 4, 4]
