@@ -211,6 +211,12 @@ class ModelShape:
 
 # ---- HF config -> ModelShape, one reader per model_type -----------------------------------------------------------
 
+# hidden_act names transformers knows (ACT2CLS in src/transformers/activations.py): an elementwise function whose cost
+# the roofline does not see; a name outside the list is a typo or another library's config.
+HF_ACTIVATIONS = ("gelu", "gelu_10", "gelu_accurate", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh",
+                  "laplace", "leaky_relu", "linear", "mish", "prelu", "quick_gelu", "relu", "relu2", "relu6",
+                  "sigmoid", "silu", "swish", "tanh", "xielu")
+
 # Far beyond any published model (Llama-3.1-405B: 126 layers, hidden 16384; Kimi-K2: 384 experts): a size above is a
 # typo or a corrupt file, refused by its key where it is read, before any loop runs over it.
 def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
@@ -224,12 +230,16 @@ def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
     if hkv == 0 or h % hkv:
         raise ModelConfigError(f"{src}: num_attention_heads = {h} is not a multiple of num_key_value_heads = {hkv}")
     act = ck.get(cfg, "hidden_act", src, "silu", str)
+    if act not in HF_ACTIVATIONS:     # review: "relu" and "abc" had dropped the gate matrix (a third of the FFN)
+        raise ModelConfigError(f"{src}: hidden_act = {act!r}; expected one of transformers' activations "
+                               f"({', '.join(HF_ACTIVATIONS)})")
     return dict(
         name=name, model_type=str(cfg.get("model_type")),
         n_layers=ck.get(cfg, "num_hidden_layers", src, lo=1), d_model=d, n_heads=h, n_kv_heads=hkv,
         d_head=ck.get(cfg, "head_dim", src, d // h, lo=1), d_ff=ck.get(cfg, "intermediate_size", src, lo=1),
-        # Llama/Mistral/Qwen/DeepSeek/gpt-oss MLPs are gated (SwiGLU): gate, up, down (HF modeling_* MLP classes).
-        gated_mlp=act in ("silu", "swiglu", "gelu_pytorch_tanh", "gelu"),
+        # Every model_type read here has a gated MLP (gate, up, down) whatever its activation: HF's LlamaMLP,
+        # MistralMLP, Qwen2/3MLP, Mixtral's w1/w2/w3, DeepseekV3MLP, gpt-oss gate_up_proj, Llama4TextMLP, MiniMax-M2.
+        gated_mlp=True,
         vocab_size=ck.get(cfg, "vocab_size", src, lo=1),
         tied_embeddings=ck.get(cfg, "tie_word_embeddings", src, False, bool),
         max_position=ck.get(cfg, "max_position_embeddings", src, 0, lo=1),       # absent: no limit

@@ -432,6 +432,7 @@ def test_minimal_configs_load():
     ({**E3, "draft_vocab_size": -5}, r"draft_vocab_size = -5, expected an integer >= 1"),
     ({**E3, "draft_vocab_size": 101}, r"draft_vocab_size = 101 exceeds vocab_size = 100"),
     ({**LLAMA, "hidden_act": ["silu"]}, r"hidden_act = \['silu'\], expected a string"),
+    ({**LLAMA, "hidden_act": "abc"}, r"hidden_act = 'abc'; expected one of transformers' activations \(gelu, "),
     ({**LLAMA, "attention_bias": "false"}, r"attention_bias = 'false', expected true or false"),
     ({**LLAMA, "attention_bias": 5}, r"attention_bias = 5, expected true or false"),
 ])
@@ -445,6 +446,10 @@ def test_the_reviewed_optional_keys_read_as_hf_does_where_valid():
     assert shape_from_config({**QWEN3, "sliding_window": None}).n_window_layers == 0      # null: no window
     assert shape_from_config({**MIXTRAL, "sliding_window": 0}).n_window_layers == 0       # 0: no window
     assert shape_from_config({**LLAMA, "hidden_act": None}).gated_mlp                      # null: the default silu
+    # review: a ReLU-fied Llama had lost its gate matrix (8.03e9 -> 6.15e9 parameters); HF's LlamaMLP keeps gate, up
+    # and down whatever the activation
+    relu, silu = shape_from_config({**LLAMA, "hidden_act": "relu"}), shape_from_config(LLAMA)
+    assert relu.gated_mlp and relu.n_params == silu.n_params
     assert shape_from_config({**QMOE, "mlp_only_layers": [0]}).n_moe_layers == 1
     assert shape_from_config(_l4(moe_layers=[1])).n_moe_layers == 1
     assert shape_from_config(_l4(no_rope_layers=[1, 0])).n_window_layers == 1
