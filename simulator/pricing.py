@@ -254,7 +254,8 @@ def _shapes_at_depth(dep: Deployment, k: int) -> list[Verify]:
     s = dep.scenario
     if s.tree is None or k == 0:   # k = 0: no drafts, a plain one-token step whatever the tree
         return [Verify(k, k + 1, 1)]
-    sizes = [k + 1] + [t for t in (2 ** j for j in range(1, 12)) if k + 1 < t <= s.tree] \
+    # k = "auto": the chain only within the budget (review: tree_tokens = 4 verified a chain of 7 at k = 6)
+    sizes = [k + 1] * (k + 1 <= s.tree) + [t for t in (2 ** j for j in range(1, 12)) if k + 1 < t <= s.tree] \
         if s.auto and not s.fixed_tree else [s.tree]
     out = []
     for T in sorted(set(sizes)):

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulator.acceptance import Acceptance
@@ -323,3 +323,15 @@ def test_plain_step_reported_where_only_speculation_does_not_fit():
     d = r.to_dict()["points"]
     assert not r.feasible[0] and 385 <= r.max_batch_base and d[0]["base_step_s"] == pytest.approx(r.base_step_s[0])
     assert d[0]["speedup"] is None and d[1]["base_step_s"] is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 16), st.integers(1, 8), st.sampled_from(["eagle3", "eagle", "medusa"]))
+@example(budget=4, k_max=8, method="eagle3")   # the review's case: k 6, 7 tokens verified
+def test_auto_never_verifies_more_than_the_tree_budget(budget, k_max, method):
+    """k = "auto" with a tree budget tries only shapes within it: a chain of k + 1 where k + 1 fits, and trees up to
+    the budget (API review: tree_tokens = 4 chose k = 6 and verified 7 tokens, a shape a fixed k = 6 refuses)."""
+    model, engine = ("vicuna-7b", "trtllm") if method == "medusa" else ("llama-3.1-8b", "sglang")
+    r = predict(Scenario(model=model, method=method, engine=engine, tree_tokens=budget, k_max=k_max, batch=(1, 64)))
+    ok = r.feasible
+    assert (r.tree_tokens[ok] <= budget).all() and (r.k[ok] <= k_max).all()
