@@ -34,6 +34,9 @@ DEFAULT_ALLREDUCE_LATENCY_S = 6e-6
 DEFAULT_GEMM_OVERLAP = 0.60
 
 VENDORS = ("nvidia", "amd")        # hardware vendor, as engine profiles name it ([scope] vendors)
+# Chip generations by vendor: devices of one share kernels, so the calibration's per-device figures (calibration/
+# fit.toml) and the engines' per-generation rules (the Blackwell MLA verify re-read) key on it.
+ARCHITECTURES = {"nvidia": ("ampere", "ada", "hopper", "blackwell", "rubin"), "amd": ("cdna2", "cdna3", "cdna4")}
 _FIG = frozenset({"vendor_quoted_sparse"})
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "vendor": None, "architecture": None, "aliases": None,
@@ -281,6 +284,10 @@ def _from_toml(path: Path) -> Hardware:
         raise SpecError(f"{path}: aliases = {aliases!r}, expected a list of strings")
     if doc.get("vendor") not in VENDORS:      # engines name the vendors they run on (found by review: "NVIDIA")
         raise SpecError(f"{path}: vendor = {doc.get('vendor')!r}, expected one of {', '.join(VENDORS)}")
+    arch = ARCHITECTURES[doc["vendor"]]
+    if doc.get("architecture") not in arch:   # review: "Blackwell" or none silently dropped a per-generation rule
+        raise SpecError(f"{path}: architecture = {doc.get('architecture')!r}, expected one of {', '.join(arch)} "
+                        f"({doc['vendor']} chip generations)")
     r = _Reader(path, doc, name)
     peaks = r.peaks()
     l2 = r.fig("memory", "l2_cache_mb", required=False, lo=1.0, hi=1024.0)
@@ -294,7 +301,7 @@ def _from_toml(path: Path) -> Hardware:
     eff = r.efficiencies(peaks["fp4"] is not None)
     return Hardware(
         name=name, display_name=str(doc.get("display_name", name)), vendor=str(doc["vendor"]),
-        architecture=str(doc.get("architecture", "")),
+        architecture=str(doc["architecture"]),
         **{f"peak_{k}_flops_per_s": peaks[k] for k in u.PEAK_KEYS},
         hbm_capacity_bytes=r.fig("memory", "hbm_capacity_gib", lo=8.0, hi=2000.0) * u.GiB,
         hbm_bandwidth_bytes_per_s=r.fig("memory", "hbm_bandwidth_tb_s", lo=0.1, hi=50.0) * u.TB,

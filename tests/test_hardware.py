@@ -387,6 +387,12 @@ BAD_SPECS = [
     # review (2026-12-05): "NVIDIA" or no vendor passed, and an engine's vendor check then named a blank vendor
     (_set(("vendor",), "NVIDIA"), r"vendor = 'NVIDIA', expected one of nvidia, amd"),
     (_del(("vendor",)), r"vendor = None, expected one of nvidia, amd"),
+    # API review: "Blackwell", 7 or no architecture silently dropped the Blackwell MLA verify rule (+7 % at batch 256)
+    (_set(("architecture",), "Blackwell"), r"architecture = 'Blackwell', expected one of ampere, ada, hopper, "
+                                           r"blackwell, rubin \(nvidia chip generations\)"),
+    (_set(("architecture",), 7), r"architecture = 7, expected one of ampere"),
+    (_del(("architecture",)), r"architecture = None, expected one of ampere"),
+    (_set(("architecture",), "cdna3"), r"architecture = 'cdna3', expected one of ampere"),     # AMD's, on NVIDIA
     (_set(("colour",), "green"), r"unknown key 'colour'; expected one of \["),
     (_set(("memory", "hbm_speed_tb_s"), {"value": 1.0, "source": "https://x.org"}),
      r"\[memory\] unknown key\(s\) \['hbm_speed_tb_s'\]; expected some of \["),
