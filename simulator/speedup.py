@@ -166,6 +166,9 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     `dep`: the scenario already resolved (calibration reuses it while it varies the engine)."""
     if not isinstance(s, Scenario):
         raise ScenarioError(f"predict: scenario = {s!r}; expected a Scenario (or call speedup_curve with its fields)")
+    if s.method is None:      # API review: an AttributeError deep in pricing
+        raise ScenarioError("predict: method = None; a speedup needs a speculative method (k = 0 of one prices "
+                            "speculation off; simulate_step and serve price plain decoding alone)")
     dep = dep if dep is not None else s.resolve()
     check_context(dep)          # a context past the model's positions is refused before any pricing
     acc = dep.acceptance

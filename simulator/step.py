@@ -72,7 +72,8 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     """
     given = {k: v for k, v in dict(hardware=hardware, model=model, batch=batch, context=context).items()
              if v is not None}
-    s = as_scenario(scenario, "simulate_step").replace(method=None, **given, **kw)
+    # the speculative fields are ignored, a method given among them too (API review: a TypeError)
+    s = as_scenario(scenario, "simulate_step").replace(**{**given, **kw, "method": None})
     if isinstance(query_tokens, bool) or not isinstance(query_tokens, (int, np.integer)) or query_tokens < 1:
         raise ScenarioError(f"query_tokens = {query_tokens!r}; expected an integer >= 1")
     if logits not in ("all", "last"):

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator import Acceptance, Scenario
-from simulator.errors import SpecroofError
+from simulator.errors import ScenarioError, SpecroofError
 
 from .helpers import run
 
@@ -210,6 +210,18 @@ def test_bad_input_is_one_error_line(i, files, capsys):
 def test_wrong_python_types_raise_a_specroof_error(kw):
     with pytest.raises(SpecroofError):
         Scenario(**kw).resolve()
+
+
+def test_api_calls_a_notebook_makes_by_mistake():
+    # API review: predict without a method raised AttributeError ('NoneType' has no 'description'); simulate_step
+    # given a method keyword raised TypeError (its speculative fields are documented as ignored)
+    from simulator import predict, simulate_step
+    with pytest.raises(ScenarioError, match="predict: method = None; a speedup needs a speculative method"):
+        predict(Scenario(method=None, k=0, acceptance=Acceptance.from_rate(0.5), batch=(1,)))
+    with pytest.raises(ScenarioError, match="predict: method = None"):
+        predict(Scenario(method=None, batch=(1,)))
+    plain = simulate_step("h100-sxm", "llama-3.1-8b", (1,))
+    assert simulate_step("h100-sxm", "llama-3.1-8b", (1,), method="eagle3").step_s == plain.step_s
 
 
 # ---- malformed files from hypothesis -----------------------------------------------------------------------------
