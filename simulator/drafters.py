@@ -10,12 +10,13 @@ block of k tokens in one pass (q = k); n-gram / suffix lookups cost host time on
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from .acceptance import Acceptance, tree_widths
 from .data import data_dir, read_toml
 from .errors import ScenarioError
 from .memory import kv_bytes_per_rank, weight_bytes_per_rank
-from .model import ModelShape, load_model, load_model_and_record
+from .model import ModelShape, load_model, load_model_and_record, read_config, shape_from_config
 from .workload import INF_WINDOW, OpSet, Parallelism, Precision, forward_pass
 
 METHODS: tuple[str, ...] = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash", "self-sparse")
@@ -175,6 +176,14 @@ def _mtp_module(target: ModelShape) -> ModelShape:
                    kind="mtp-module")
 
 
+def _as_head(path: str, kind: str) -> ModelShape:
+    """A config file given as an EAGLE method's draft, read as that head: EAGLE's published head configs name
+    LlamaForCausalLM with one decoder layer (yuhuili/EAGLE-LLaMA3-Instruct-8B), which a path alone reads as a model
+    (API review: by path the bundled head was refused, by its repository id accepted)."""
+    p = Path(path)
+    return shape_from_config(read_config(p), name=p.stem, source=str(p), kind=kind)
+
+
 def _load_draft(name: str) -> tuple[ModelShape, str | None]:
     shape, rec = load_model_and_record(name)
     return shape, (rec.target or None) if rec is not None else None
@@ -201,6 +210,10 @@ def _head_shape(method: str, target: ModelShape, draft: str | ModelShape | None)
     if draft is not None:
         shape, trained_for = (draft, None) if isinstance(draft, ModelShape) else _load_draft(str(draft))
         desc = f"{method}: head {shape.name}"
+        if shape.kind == "target" and method in ("eagle", "eagle3") and shape.n_layers == 1 and \
+                not isinstance(draft, ModelShape):
+            shape = _as_head(str(draft), want)
+            desc += f" (a one-decoder-layer config, read as an {want})"
     elif (hid := DEFAULT_HEAD.get((method, target.name))) is not None:
         shape, trained_for = _load_draft(hid)
         desc = f"{method}: bundled head {hid}"

@@ -335,3 +335,17 @@ def test_auto_never_verifies_more_than_the_tree_budget(budget, k_max, method):
     r = predict(Scenario(model=model, method=method, engine=engine, tree_tokens=budget, k_max=k_max, batch=(1, 64)))
     ok = r.feasible
     assert (r.tree_tokens[ok] <= budget).all() and (r.k[ok] <= k_max).all()
+
+
+def test_an_eagle_head_config_given_by_path_prices_as_by_its_id():
+    """EAGLE's published head configs name LlamaForCausalLM with one decoder layer: given by path for an EAGLE method
+    the head is read as one, priced as the bundled id prices it (API review: by path it was refused as a target
+    model, with no way to say otherwise); a many-layer model is still refused as a head."""
+    path = str(data_dir("models") / "yuhuili__EAGLE-LLaMA3-Instruct-8B.json")
+    by_id = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle", draft="yuhuili/EAGLE-LLaMA3-Instruct-8B", batch=[1, 8])
+    by_path = speedup_curve("h100-sxm", "llama-3.1-8b", "eagle", draft=path, batch=[1, 8])
+    np.testing.assert_allclose(by_path.speedup, by_id.speedup, rtol=1e-12)
+    assert "read as an eagle-head" in by_path.scenario["drafter"]
+    with pytest.raises(ScenarioError, match="is of kind target, but method eagle needs kind eagle-head"):
+        speedup_curve("h100-sxm", "llama-3.1-8b", "eagle", draft=str(data_dir("models") /
+                      "meta-llama__Llama-3.2-1B-Instruct.json"), batch=[1])
