@@ -244,7 +244,7 @@ def candidates(dep: Deployment) -> list[Verify]:
     out = [v for k in ks for v in _shapes_at_depth(dep, k)]
     if not out:
         raise ScenarioError(f"no tree of at most {s.tree} tokens fits depth <= {dep.kmax} with branching "
-                            f"{s.tree_branching}")
+                            f"{s.branching}")
     return out
 
 
@@ -259,7 +259,7 @@ def _shapes_at_depth(dep: Deployment, k: int) -> list[Verify]:
         if s.auto and not s.fixed_tree else [s.tree]
     out = []
     for T in sorted(set(sizes)):
-        v = Verify(k, T, 1) if T == k + 1 else verify_shape(k, T, s.tree_branching)
+        v = Verify(k, T, 1) if T == k + 1 else verify_shape(k, T, s.branching)
         if tree_holds(v):
             out.append(v)
         elif not s.auto:

@@ -17,6 +17,7 @@ import numpy as np
 from .acceptance import Acceptance, Verify, check_branching, verify_shape
 from .data import suggest
 from .drafters import (
+    MEDUSA_TREE_BRANCHING,
     MEDUSA_TREE_TOKENS,
     METHODS,
     PUBLISHED_ACCEPTANCE,
@@ -246,9 +247,8 @@ class Scenario:
                                               cli=False, sweep=False)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            v = CHECKS[f.metadata["kind"]](f.name, getattr(self, f.name))
-            object.__setattr__(self, f.name, v)     # normalized (lower-case names, tuples): still frozen after
+        for f in fields(self):     # each value normalized (lower-case names, tuples): still frozen after
+            object.__setattr__(self, f.name, CHECKS[f.metadata["kind"]](f.name, getattr(self, f.name)))
         self._check_tree()
         self._check_spec_overlap()
 
@@ -295,9 +295,7 @@ class Scenario:
         check_field_names(changes, "scenario")
         return replace(self, **changes)
 
-    @property
-    def auto(self) -> bool:
-        return self.k == "auto"
+    auto = property(lambda self: self.k == "auto")
 
     @property
     def fixed_tree(self) -> bool:
@@ -309,9 +307,14 @@ class Scenario:
         """Tokens verified per sequence by a tree (None: a chain)."""
         return MEDUSA_TREE_TOKENS if self.fixed_tree else self.tree_tokens
 
+    @property
+    def branching(self) -> int | None:  # API review: spread evenly, Medusa's depth 1 held 63 candidates, all accepted
+        """Candidates per depth of the tree priced: tree_branching, else Medusa's default tree's (its acceptance's)."""
+        return MEDUSA_TREE_BRANCHING if self.fixed_tree and self.tree_branching is None else self.tree_branching
+
     def verify(self, k: int) -> Verify:
         """The verify shape at depth k (acceptance.verify_shape over this scenario's tree)."""
-        return verify_shape(k, self.tree, self.tree_branching)
+        return verify_shape(k, self.tree, self.branching)
 
     def resolve(self, loaded: dict[tuple[str, str], Any] | None = None) -> Deployment:
         """Load and check everything the scenario names; `loaded` caches files read by name across calls."""

@@ -373,7 +373,7 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
     s = dep.scenario
     return {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
-            "tree_branching": s.tree_branching,
+            "tree_branching": s.branching,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
             "checkpoint": checkpoint_note(dep.target, dep.p),
             "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,

@@ -150,7 +150,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "checkpoint": checkpoint_note(dep.target, dep.p),
             "context": int(s.context), "k": s.k, "k_max": int(dep.kmax), "tree_tokens": s.tree,
             "tree_fixed": s.fixed_tree,
-            "tree_branching": s.tree_branching, "acceptance": acc.source, "acceptance_alpha": acc.alpha,
+            "tree_branching": s.branching, "acceptance": acc.source, "acceptance_alpha": acc.alpha,
             "acceptance_kind": acc.kind, "acceptance_model": acc.model,
             "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window), "overlap": dep.overlap,
             "dp": s.dp, "pp": s.pp, "cuda_graph_max_batch": s.cuda_graph_max_batch,

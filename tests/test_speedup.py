@@ -349,3 +349,19 @@ def test_an_eagle_head_config_given_by_path_prices_as_by_its_id():
     with pytest.raises(ScenarioError, match="is of kind target, but method eagle needs kind eagle-head"):
         speedup_curve("h100-sxm", "llama-3.1-8b", "eagle", draft=str(data_dir("models") /
                       "meta-llama__Llama-3.2-1B-Instruct.json"), batch=[1])
+
+
+def test_medusas_default_tree_keeps_its_own_branching_at_every_depth():
+    """Medusa's default 64-token tree is priced with the branching its acceptance is read with (13 candidates per
+    depth): spread evenly over depth 1 it held 63 candidates, accepted with certainty (2.0 tokens per step at k = 1,
+    API review). Depth 1 cannot hold it, so k = 1 is refused naming the fix; k = auto starts at a depth that can."""
+    from simulator.drafters import MEDUSA_TREE_BRANCHING
+    kw = dict(model="vicuna-7b", method="medusa", engine="trtllm", batch=(1, 8))
+    assert Scenario(**kw).branching == MEDUSA_TREE_BRANCHING and Scenario(**kw, tree_branching=4).branching == 4
+    assert Scenario(**kw, tree_tokens=16).branching is None          # a given tree spreads evenly, as before
+    with pytest.raises(ScenarioError, match=r"depth 1 with branching 13 holds at most 13 .*raise k or tree_branching"):
+        predict(Scenario(**kw, k=1))
+    r = predict(Scenario(**kw, k="auto"))
+    assert (r.k >= 2).all() and (r.tokens_per_step < r.k + 1).all()
+    for k in range(2, 9):
+        assert Scenario(**kw, k=k).verify(k).w == MEDUSA_TREE_BRANCHING

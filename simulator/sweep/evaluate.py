@@ -95,10 +95,10 @@ def _acceptances(spec: SweepSpec, d: dict[str, Any], dep: Deployment, cache: dic
         return [dep.acceptance]          # the method's published one; raises for methods without one
     out, sc = [], dep.scenario
     for v in vals:
-        key = (p, v, d.get("acceptance_k"), d["method"], sc.tree_tokens, sc.tree_branching)
+        key = (p, v, d.get("acceptance_k"), d["method"], sc.tree_tokens, sc.branching)
         if key not in cache:       # a length measured on the cell's tree when it verifies one (as the CLI reads it)
             cache[key] = Acceptance.from_rate(v) if p == "acceptance_rate" else Acceptance.from_measurement(
-                v, d["acceptance_k"], sc.tree_tokens, sc.tree_branching, default_decay(d["method"]))
+                v, d["acceptance_k"], sc.tree_tokens, sc.branching, default_decay(d["method"]))
         out.append(cache[key])
     return out
 
