@@ -178,7 +178,7 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     best = best_spec_step(dep, acc, B, L, base)
     ok = best.ok
     base_ok = memory(dep, B, 1, L).fits & (context_message(dep, s.context, 1) == "")   # plain decoding: 1 new token
-    msgs = [context_message(dep, s.context, v.T) or best.mem.message(i, dep.hw.name, dep.eng)
+    msgs = [_auto_context(dep, s) or context_message(dep, s.context, v.T) or best.mem.message(i, dep.hw.name, dep.eng)
             for i, v in enumerate(best.v)]    # a point past the position limit says so first
     be = np.array([break_even_alpha(acc, v, sp / b) if v.k else np.nan    # k = 0: speculation off, no break-even
                    for v, sp, b in zip(best.v, best.step.step_s, base)])
@@ -249,6 +249,14 @@ def run_speedup(s: Scenario, n_prompts: int, dep: Deployment | None = None) -> n
     if not ok.all():
         raise ScenarioError(next(m for m in msgs if m))
     return sp
+
+
+def _auto_context(dep: Deployment, s: Scenario) -> str:
+    """With k = "auto", where even the smallest verify (2 tokens) passes the position limit no depth fits: say so and
+    that only k = 0 remains ('' otherwise). The best infeasible depth's own message named an arbitrary k (API
+    review: 'context 131071 + 7 tokens' at k = 6 where every depth 1-8 is past the limit)."""
+    why = context_message(dep, s.context, 2) if s.auto else ""
+    return f"no speculative depth fits: {why} (k = 1, the smallest verify); only k = 0, speculation off" if why else ""
 
 
 def _running_cap_note(dep: Deployment, spec_batches: np.ndarray) -> tuple[str, ...]:

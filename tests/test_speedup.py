@@ -365,3 +365,13 @@ def test_medusas_default_tree_keeps_its_own_branching_at_every_depth():
     assert (r.k >= 2).all() and (r.tokens_per_step < r.k + 1).all()
     for k in range(2, 9):
         assert Scenario(**kw, k=k).verify(k).w == MEDUSA_TREE_BRANCHING
+
+
+def test_auto_past_the_position_limit_says_no_depth_fits():
+    """k = auto one position short of the limit: every depth is past it, and the message says so and that only k = 0
+    remains (API review: it named 'context 131071 + 7 tokens', k = 6, an arbitrary depth); a fixed k names its own."""
+    r = predict(Scenario(context=131071, batch=(1,)))
+    assert not r.feasible[0] and r.message[0].startswith("no speculative depth fits: context 131071 + 2 tokens")
+    assert "only k = 0" in r.message[0]
+    f = predict(Scenario(context=131071, k=3, batch=(1,)))
+    assert f.message[0] == "context 131071 + 4 tokens exceeds llama-3.1-8b's max_position_embeddings 131072"
