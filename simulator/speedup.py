@@ -164,11 +164,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
 def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
     """Predict the speedup of speculative decoding at each batch size of the scenario (see the module docstring).
     `dep`: the scenario already resolved (calibration reuses it while it varies the engine)."""
-    if not isinstance(s, Scenario):
-        raise ScenarioError(f"predict: scenario = {s!r}; expected a Scenario (or call speedup_curve with its fields)")
-    if s.method is None:      # API review: an AttributeError deep in pricing
-        raise ScenarioError("predict: method = None; a speedup needs a speculative method (k = 0 of one prices "
-                            "speculation off; simulate_step and serve price plain decoding alone)")
+    _check_predictable(s)
     dep = dep if dep is not None else s.resolve()
     check_context(dep)          # a context past the model's positions is refused before any pricing
     acc = dep.acceptance
@@ -249,6 +245,15 @@ def run_speedup(s: Scenario, n_prompts: int, dep: Deployment | None = None) -> n
     if not ok.all():
         raise ScenarioError(next(m for m in msgs if m))
     return sp
+
+
+def _check_predictable(s: Any) -> None:
+    """A Scenario with a speculative method, else one line saying what predict needs."""
+    if not isinstance(s, Scenario):
+        raise ScenarioError(f"predict: scenario = {s!r}; expected a Scenario (or call speedup_curve with its fields)")
+    if s.method is None:      # API review: an AttributeError deep in pricing
+        raise ScenarioError("predict: method = None; a speedup needs a speculative method (k = 0 of one prices "
+                            "speculation off; simulate_step and serve price plain decoding alone)")
 
 
 def _auto_context(dep: Deployment, s: Scenario) -> str:
