@@ -74,7 +74,7 @@ def repo_of(name: str | None) -> str:
     if not name:
         return ""
     if name in list_models():
-        repo = model_record(name).hf_repo
+        repo = model_record(name).deploy_repo
         if repo:
             return repo
     return f"<path to {name}>"

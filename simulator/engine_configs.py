@@ -38,9 +38,17 @@ ENGINE_MISSING: dict[tuple[str, str], str] = {
 # What vLLM's per-batch K table (num_speculative_tokens_per_batch_size, dynamic SD) costs by itself: it downgrades
 # FULL_AND_PIECEWISE CUDA graphs to PIECEWISE on Model Runner V1, measured at -14 % single-stream (vLLM #49548; TPOT
 # +6.6 % at concurrency 2 and +21.6 % at 189 with K = 0 everywhere), and "the PIECEWISE fallback costs more than DSD
-# gains" on 8x MI350X (#48494). The table is written only where it gains more than that over one k, or switches
-# speculation off (`vllm_table_pays`).
+# gains" on 8x MI350X (#48494). Model Runner V2 keeps full graphs with the table ("[MRV2][SD] Make Dynamic SD
+# compatible with Full Cuda Graphs", PR #45953) and runs dense models by default since PR #44443 (merged 2026-07-02,
+# "Enable by default for all dense models"); MoE models still run V1. So the cost is priced for MoE targets, 0 for
+# dense ones (review, 2026-12-05: the 14 % had withheld tables on dense models where current vLLM pays nothing). The
+# table is written only where it gains more than that over one k, or switches speculation off (`vllm_table_pays`).
 DSD_GRAPH_COST = 0.14
+
+
+def dsd_graph_cost(moe: bool) -> float:
+    """DSD_GRAPH_COST on Model Runner V1 (MoE targets), 0 on V2 (dense targets, vLLM from July 2026)."""
+    return DSD_GRAPH_COST if moe else 0.0
 
 
 # Methods vLLM's per-batch K table is written for: those its dynamic SD is tested with (docs/features/
@@ -52,18 +60,19 @@ VLLM_DSD_METHODS = ("eagle", "eagle3", "dflash", "mtp", "draft")
 VLLM_DSD_TESTED = ("eagle", "eagle3", "dflash")
 
 
-def vllm_table_pays(schedule: Iterable[KRange], fixed_ratio: float) -> bool:
-    """Whether a per-batch K table is worth vLLM's PIECEWISE graphs: more than one k, and either a range with
-    speculation off (k = 0) or a batch where the one k falls more than DSD_GRAPH_COST below the per-batch best (found
-    by review: advise wrote an eight-range table whose best gain was 7.5 %, beside its own warning of the -14 %)."""
+def vllm_table_pays(schedule: Iterable[KRange], fixed_ratio: float, moe: bool = True) -> bool:
+    """Whether a per-batch K table is worth what it costs (dsd_graph_cost: V1's PIECEWISE graphs for an MoE target,
+    nothing on V2 for a dense one): more than one k, and either a range with speculation off (k = 0) or a batch where
+    the one k falls more than that below the per-batch best (found by review: advise wrote an eight-range table whose
+    best gain was 7.5 %, beside its own warning of the -14 %)."""
     ks = {r.k for r in schedule}
-    return len(ks) > 1 and (0 in ks or fixed_ratio < 1.0 - DSD_GRAPH_COST)
+    return len(ks) > 1 and (0 in ks or fixed_ratio < 1.0 - dsd_graph_cost(moe))
 
 
-def vllm_writes_table(schedule: Iterable[KRange], fixed_ratio: float, dp: int, method: str) -> bool:
+def vllm_writes_table(schedule: Iterable[KRange], fixed_ratio: float, dp: int, method: str, moe: bool = True) -> bool:
     """Whether the vLLM config holds a per-batch K table: where it pays (vllm_table_pays) and vLLM keeps it, one DP
     rank (VllmConfig._maybe_disable_dynamic_sd_for_data_parallel) and a drafter of its dynamic-SD base."""
-    return vllm_table_pays(schedule, fixed_ratio) and dp == 1 and method in VLLM_DSD_METHODS
+    return vllm_table_pays(schedule, fixed_ratio, moe) and dp == 1 and method in VLLM_DSD_METHODS
 
 
 def _missing(engine: str, method: str) -> str | None:
@@ -82,8 +91,8 @@ def _vllm_k(cfg: dict[str, Any], p: ConfigPlan) -> list[str]:
     returns the notes that say which and why."""
     notes = []
     table = [list(r) for r in p.rank_schedule(p.most)]      # per DP engine
-    pays = vllm_table_pays(p.schedule, p.fixed_ratio)
-    if pays and not vllm_writes_table(p.schedule, p.fixed_ratio, p.dp, p.method):
+    pays = vllm_table_pays(p.schedule, p.fixed_ratio, p.moe)
+    if pays and not vllm_writes_table(p.schedule, p.fixed_ratio, p.dp, p.method, p.moe):
         cfg["num_speculative_tokens"] = p.fixed_k
         why = ("vLLM drops a per-batch table under data parallelism (VllmConfig._maybe_disable_dynamic_sd_for_data_"
                "parallel: ranks choosing different K would diverge) and runs num_speculative_tokens" if p.dp > 1 else
@@ -113,12 +122,16 @@ def _vllm_k(cfg: dict[str, Any], p: ConfigPlan) -> list[str]:
         notes.append(f"without the table, num_speculative_tokens = {p.fixed_k} alone stays within "
                      f"{p.fixed_ratio:.0%} of the per-batch best where speculation is on{fixed_caveat(p)} (but never "
                      "switches off)")
+        if not p.moe:
+            notes.append("the table keeps full CUDA graphs on Model Runner V2, vLLM's default for dense models from "
+                         "July 2026 (PRs #44443, #45953); on older builds or with VLLM_USE_V2_MODEL_RUNNER=0 it drops "
+                         f"to PIECEWISE graphs, about {DSD_GRAPH_COST:.0%} slower by itself (vLLM #49548)")
     elif len({r.k for r in p.schedule}) > 1:
         cfg["num_speculative_tokens"] = p.fixed_k
         notes.append(f"one k: num_speculative_tokens = {p.fixed_k} stays within {p.fixed_ratio:.0%} of the "
                      f"per-batch best{fixed_caveat(p)}, and a per-batch table (num_speculative_tokens_per_batch_size "
                      f"= {json.dumps(table)}) would gain less than the {DSD_GRAPH_COST:.0%} it costs by itself "
-                     "(PIECEWISE CUDA graphs on Model Runner V1: vLLM #49548, #48494)")
+                     "(PIECEWISE CUDA graphs on Model Runner V1, which MoE models still run: vLLM #49548, #48494)")
     else:
         cfg["num_speculative_tokens"] = p.kmax
     return notes
@@ -131,6 +144,9 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     if p.method in NEEDS_DRAFT_PATH:
         cfg["model"] = p.draft
     notes = _vllm_k(cfg, p)
+    if p.method == "suffix":      # review, 2026-12-05: the server refuses to start without it
+        notes.append("suffix decoding needs Arctic Inference beside vLLM (pip install arctic-inference): "
+                     "SpeculativeConfig._validate_suffix_decoding raises ImportError without it")
     if p.tree:
         notes.append("the prediction verifies a tree; vLLM takes a tree through speculative_token_tree, which this "
                      "config does not write: the table above is the chain depth")
@@ -266,9 +282,12 @@ def _sglang_off_note(p: ConfigPlan) -> list[str]:
 
 
 # TensorRT-LLM methods whose one-model path resolves a draft length per step (SpeculativeDecodingMode.
-# support_dynamic_draft_len: EAGLE-3 one-model, MTP-Eagle one-model, the default for DeepSeek's single MTP layer,
-# DFlash, SA); the two-model drafters (NGram, DraftTarget, Eagle) run max_draft_len at every batch.
-TRT_DYNAMIC = ("eagle3", "mtp", "dflash", "suffix")
+# support_dynamic_draft_len in _torch/speculative/interface.py: EAGLE-3 one-model, MTP-Eagle one-model, the default for
+# DeepSeek's single MTP layer, DFlash, SA, and DraftTarget, whose config runs one-model by default,
+# DraftTargetDecodingConfig._draft_target_one_model); NGram and the two-model Eagle run max_draft_len at every batch.
+# Early builds listed EAGLE-3 one-model alone ('TODO: expand to all one-model algorithms'): there the others ignore
+# the schedule (review, 2026-12-05), which the config's note says.
+TRT_DYNAMIC = ("eagle3", "mtp", "dflash", "suffix", "draft")
 
 
 def trtllm_schedule_ok(p: ConfigPlan) -> bool:
@@ -304,12 +323,13 @@ def _trtllm_head(p: ConfigPlan) -> list[str]:
         lines.append(f"pipeline_parallel_size: {p.pp}")
     if p.ep > 1:
         lines.append(f"moe_expert_parallel_size: {p.ep}")
-    lines += ["cuda_graph_config:", f"  max_batch_size: {p.graph_bs(p.most)}", "speculative_config:",
+    lines += ["cuda_graph_config:", f"  max_batch_size: {p.graph_bs(p.most)}", "  enable_padding: true",
+              "speculative_config:",
               f"  decoding_type: {ENGINE_METHOD['trtllm'][p.method]}"]
     if p.method == "mtp":
         lines.append(f"  num_nextn_predict_layers: {_trtllm_depth(p)}")
-        if p.options.get("relaxed_acceptance"):
-            lines.append("  use_relaxed_acceptance_for_thinking: true")
+        if p.options.get("relaxed_acceptance"):   # review: with relaxed_topk 1, delta 0 (the defaults) it is exact
+            lines += ["  use_relaxed_acceptance_for_thinking: true", "  relaxed_topk: 10", "  relaxed_delta: 0.6"]
     else:
         lines.append(f"  max_draft_len: {_trtllm_depth(p)}")
     if p.method in NEEDS_DRAFT_PATH:
@@ -334,9 +354,19 @@ def _trtllm_schedule(p: ConfigPlan) -> tuple[list[str], list[str]]:
 
 def _trtllm_table(p: ConfigPlan, last_on: int, upto: list[KRange]) -> tuple[list[str], list[str]]:
     """The draft_len_schedule lines (keyed by one rank's active requests: should_use_spec_decode) and their notes."""
-    lines = ["  draft_len_schedule:", *(f"    {e}: {k}" for _, e, k in p.rank_schedule(last_on))]
+    rs = p.rank_schedule(last_on)
+    one = [(1, 1, rs[0][2])] if rs[0][1] > 1 else []   # builds whose validator requires key 1 (review, 2026-12-05)
+    lines = ["  draft_len_schedule:", *(f"    {e}: {k}" for _, e, k in one + list(rs))]
     notes = ["draft_len_schedule {batch: k}: k applies up to that batch; batches above the last key run k = 0 "
              "(PR #10860)", *p.below_note()]
+    if one:
+        notes.append("key 1 repeats the first range's k: the first builds with draft_len_schedule refuse a schedule "
+                     "without it ('draft_len_schedule must include batch_size=1'); later ones need only the smallest "
+                     "key to carry max_draft_len")
+    if p.method != "eagle3":
+        notes.append(f"{ENGINE_METHOD['trtllm'][p.method]} takes a per-step draft length only in builds whose "
+                     "support_dynamic_draft_len lists it (early ones listed EAGLE-3 one-model alone): an older build "
+                     "runs max_draft_len at every batch")
     if any(r.k == 0 for r in upto):
         notes.append("the 0 entries switch speculation off where it is predicted to lose; if your TensorRT-LLM "
                      "version floors schedule values at 1 (PR #16888), those batches run k = 1")
@@ -351,7 +381,7 @@ def _trtllm_table(p: ConfigPlan, last_on: int, upto: list[KRange]) -> tuple[list
 def _trtllm_one_k_note(p: ConfigPlan) -> str:
     """Why the per-batch k schedule is not written for TensorRT-LLM, and what the one k costs."""
     why = (f"TensorRT-LLM's {ENGINE_METHOD['trtllm'][p.method]} drafter has no per-step draft length (only the "
-           "one-model EAGLE-3, MTP-Eagle, DFlash and SA paths: support_dynamic_draft_len)"
+           "one-model EAGLE-3, MTP-Eagle, DFlash, SA and DraftTarget paths: support_dynamic_draft_len)"
            if p.method not in TRT_DYNAMIC else
            "TensorRT-LLM requires the smallest batch key of draft_len_schedule to carry max_draft_len, the largest "
            "k (llm_args.py validate_draft_len_schedule_and_sort), and here " +
@@ -367,6 +397,10 @@ def _trtllm(p: ConfigPlan) -> EngineConfig:
         return no_spec("trtllm", p)
     sched, notes = _trtllm_schedule(p)
     lines = _trtllm_head(p) + sched
+    if p.method == "mtp" and p.options.get("relaxed_acceptance"):
+        notes.append("relaxed_topk 10 and relaxed_delta 0.6 are NVIDIA's DeepSeek-R1 recipe (TensorRT-LLM's B200 "
+                     "DeepSeek-R1 blog and quick-start); with MTPDecodingConfig's defaults, 1 and 0.0, relaxed "
+                     "acceptance accepts only the top-1 token, as strict acceptance does")
     if p.tree:
         notes.append("the prediction verifies a tree; TensorRT-LLM's EAGLE-3 dynamic tree (use_dynamic_tree, "
                      "max_total_draft_tokens) is not written here")

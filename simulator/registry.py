@@ -24,6 +24,13 @@ class ModelRecord:
     params_source: str
     params_note: str
     target: str
+    serve_repo: str = ""     # the repository engine configs name, where it is not hf_repo (see models/README.md)
+
+    @property
+    def deploy_repo(self) -> str:
+        """The repository to load in an engine: serve_repo where given (a head retrained for this target with the
+        config's shapes), else hf_repo."""
+        return self.serve_repo or self.hf_repo
 
 
 def _registry() -> dict[str, ModelRecord]:
@@ -38,7 +45,7 @@ def _registry() -> dict[str, ModelRecord]:
             provenance=e.get("provenance", ""), constructed=bool(e.get("constructed", False)),
             params_total=e.get("params_total"), params_active=e.get("params_active"),
             params_source=e.get("params_source", ""), params_note=e.get("params_note", ""),
-            target=e.get("target", ""))
+            target=e.get("target", ""), serve_repo=e.get("serve_repo", ""))
     return out
 
 
@@ -61,7 +68,8 @@ def record_for_repo(repo: str) -> ModelRecord:
     """The bundled model whose Hugging Face repository is `repo` (case-insensitive; `advise` writes these ids into
     engine commands); none is one error naming the nearest repositories (one read of the registry)."""
     reg = _registry()
-    hit = next((r for r in reg.values() if r.hf_repo and r.hf_repo.lower() == repo.strip().lower()), None)
+    key = repo.strip().lower()
+    hit = next((r for r in reg.values() if key in (r.hf_repo.lower(), r.serve_repo.lower()) and key), None)
     if hit is None:
         raise ModelConfigError(f"model {repo!r}: no such file, and no bundled model has that Hugging Face repository"
                                f"{suggest(repo, [r.hf_repo for r in reg.values() if r.hf_repo])}; pass a bundled id "
