@@ -391,9 +391,12 @@ def _layer_collectives(g: _Builder, c: _Ctx) -> None:
         g.collective("allgather_moe", COLL_ALLGATHER, 2 * nm, {F_T: d * ab * par.dp}, par.stage_gpus, dom)
         return
     # DP attention with expert parallelism: dispatch and combine all-to-all of each rank's tokens' k copies,
-    # (ep-1)/ep leaving the rank (DeepEP; DeepSeek-V3 tech report §3.2.2). TP-split experts (moe_tp > 1) reduce
-    # their partial sums: one hidden vector per instance token (share 1: the copies a group holds are summed first).
-    a2a = {F_T: (par.ep - 1) / par.ep * m.top_k * d * ab}
+    # (ep-1)/ep leaving the rank (DeepEP; DeepSeek-V3 tech report §3.2.2). With attention TP inside a DP group the
+    # group's tp ranks first reduce-scatter its tokens, so each dispatches 1/tp of them (SGLang LayerScatterModes:
+    # SCATTERED MLP mode under an all-to-all backend; a physics audit found every rank sending all the group's tokens,
+    # tp copies of each). TP-split experts (moe_tp > 1) reduce their partial sums: one hidden vector per instance
+    # token (share 1: the copies a group holds are summed first).
+    a2a = {F_T: (par.ep - 1) / par.ep * m.top_k * d * ab / par.tp}
     for name in EP_ALLTOALL:
         g.collective(name, COLL_ALLTOALL, nm, a2a, par.ep, dom)
     g.collective("allreduce_expert_tp", COLL_ALLREDUCE, nm, {F_T: d * ab}, par.moe_tp, dom, share=1.0)
