@@ -210,8 +210,9 @@ def _head_shape(method: str, target: ModelShape, draft: str | ModelShape | None)
     if draft is not None:
         shape, trained_for = (draft, None) if isinstance(draft, ModelShape) else _load_draft(str(draft))
         desc = f"{method}: head {shape.name}"
-        if shape.kind == "target" and method in ("eagle", "eagle3") and shape.n_layers == 1 and \
-                not isinstance(draft, ModelShape):
+        # EAGLE-1 heads only: an EAGLE-3 head is known by draft_vocab_size or its architecture (review: a one-layer
+        # EAGLE-1 config was read as an EAGLE-3 head by path, refused by its id)
+        if shape.kind == "target" and method == "eagle" and shape.n_layers == 1 and not isinstance(draft, ModelShape):
             shape = _as_head(str(draft), want)
             desc += f" (a one-decoder-layer config, read as an {want})"
     elif (hid := DEFAULT_HEAD.get((method, target.name))) is not None:

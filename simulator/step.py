@@ -59,6 +59,12 @@ def _room(q: int) -> str:
         "a decode step adds one token"
 
 
+# The Scenario fields of speculation, at their plain values: simulate_step prices one pass, whatever the scenario
+# says of drafting.
+PLAIN = {"method": None, "draft": None, "draft_precision": None, "acceptance": None, "k": "auto", "tree_tokens": None,
+         "tree_branching": None, "draft_kv_window": None, "spec_overlap": None}
+
+
 def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, query_tokens: int = 1,
                   context: int | None = None, *, logits: str = "all", scenario: Scenario | None = None,
                   dep: Deployment | None = None, **kw: Any) -> StepResult:
@@ -72,8 +78,9 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     """
     given = {k: v for k, v in dict(hardware=hardware, model=model, batch=batch, context=context).items()
              if v is not None}
-    # the speculative fields are ignored, a method given among them too (API review: a TypeError)
-    s = as_scenario(scenario, "simulate_step").replace(**{**given, **kw, "method": None})
+    # the speculative fields are ignored, a method given among them too (API review: a TypeError), and so are a
+    # tree and a drafter, which a plain pass has none of (review: a tree scenario was refused as a chain's)
+    s = as_scenario(scenario, "simulate_step").replace(**{**given, **kw, **PLAIN})
     if isinstance(query_tokens, bool) or not isinstance(query_tokens, (int, np.integer)) or query_tokens < 1:
         raise ScenarioError(f"query_tokens = {query_tokens!r}; expected an integer >= 1")
     if logits not in ("all", "last"):

@@ -222,6 +222,12 @@ def test_api_calls_a_notebook_makes_by_mistake():
         predict(Scenario(method=None, batch=(1,)))
     plain = simulate_step("h100-sxm", "llama-3.1-8b", (1,))
     assert simulate_step("h100-sxm", "llama-3.1-8b", (1,), method="eagle3").step_s == plain.step_s
+    # and a tree or Medusa's branching, which a plain pass has none of (review: refused as a chain's)
+    eight = simulate_step("h100-sxm", "llama-3.1-8b", (1,), query_tokens=8)
+    for sc in (Scenario(method="eagle3", k=3, tree_tokens=8), Scenario(method="medusa", model="vicuna-7b",
+                                                                       tree_branching=4)):
+        got = simulate_step(scenario=sc.replace(model="llama-3.1-8b"), batch=(1,), query_tokens=8)
+        assert got.step_s == eight.step_s
 
 
 # ---- malformed files from hypothesis -----------------------------------------------------------------------------

@@ -351,6 +351,10 @@ def test_curve_and_serve_warn_of_a_group_across_nodes_from_the_deployment(capsys
     d = json.loads(out)
     assert rc == 0 and not any(n.startswith("frontier layout(s)") for n in d["notes"])
     assert "tensor-parallel-across-nodes-underpriced" not in [h["id"] for h in d["hazards"]]
+    # tree hazards too (review: frontier passed no topk, so SGLang's overlap-needs-topk-1 never fired there)
+    rc, out, _ = run(capsys, "frontier", "--engine", "sglang", "--method", "eagle3", "--tree-tokens", "16", "--k",
+                     "4", "--gpus", "1", "--format", "json")
+    assert rc == 0 and "sglang-overlap-needs-topk-1" in [h["id"] for h in json.loads(out)["hazards"]]
     # the MoE-under-load warning reaches frontier's table and CSV too (its frontier runs at 16 and more requests)
     rc, out, err = run(capsys, "frontier", "--hardware", "h200-sxm", "--gpus", "8", *base[:-2], "--format", "csv")
     assert rc == 0 and "moe-speculation-under-load-overpredicted" in err

@@ -147,10 +147,12 @@ def test_a_large_grid_is_announced(tmp_path, capsys, monkeypatch):
     assert rc == 0 and "note: 12 points in 3 cells: a long run" in err
 
 
-def test_calibrate_writes_a_toml_profile_only(tmp_path, capsys):
-    # review: --out prof.json was written, and the printed `--engine prof.json` read it as a bundled name
-    rc, _, err = _run(capsys, "calibrate", "examples/vllm_h100_rows.csv", "--engine", "vllm",
-                      "--out", str(tmp_path / "prof.json"))
+def test_calibrate_writes_a_profile_that_engine_reads_as_a_file(tmp_path, capsys, monkeypatch):
+    # review: --out prof.json was written, and the printed `--engine prof.json` read it as a bundled name; the rule is
+    # engine.is_profile_path, the one --engine applies
+    rows = str(__import__("pathlib").Path("examples/vllm_h100_rows.csv").resolve())
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = _run(capsys, "calibrate", rows, "--engine", "vllm", "--out", "prof.json")
     assert rc == 2 and "expected a .toml path" in err and not (tmp_path / "prof.json").exists()
 
 
@@ -186,3 +188,23 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
         with durable.os_errors(tmp_path / "x.parquet", "shard"):
             durable.atomic_bytes(tmp_path / "x.parquet", b"data")
     assert os.listdir(tmp_path) == []
+
+
+def test_files_are_fingerprinted_only_where_they_are_read(tmp_path, monkeypatch):
+    # review: a bundled name that matched a folder in the working directory was fingerprinted from it
+    from simulator.sweep.names import file_digests
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h100-sxm").mkdir()
+    (tmp_path / "h100-sxm" / "config.json").write_text("{}")
+    (tmp_path / "hw.toml").write_text("x")
+    assert file_digests(["h100-sxm", "meta-llama/Llama-3.1-8B", "hw.toml"]) == {
+        "hw.toml": __import__("hashlib").sha256(b"x").hexdigest()}
+
+
+def test_a_sweep_of_the_previous_format_names_the_format(tmp_path):
+    # review: a directory written before the files fingerprint said only 'the hashes differ'
+    from simulator.sweep.spec import FORMAT, spec_difference
+    here = load_spec(str(_spec(tmp_path))).normalized
+    there = {k: v for k, v in here.items() if k != "files"} | {"format": "specroof-sweep/2"}
+    assert FORMAT == "specroof-sweep/3"
+    assert 'format: "specroof-sweep/2" there, "specroof-sweep/3" here' in spec_difference(there, here)

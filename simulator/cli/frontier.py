@@ -29,12 +29,17 @@ def hazards_for(s: Any, res: Any) -> list[Any]:
     frontier on two H100 boards carried only its note)."""
     from ..hazards import check  # lazy: keeps --help free of numba
     out: dict[str, Any] = {}
+    w = res.workload
     for lay in sorted({p.layout for p in res.on}, key=lambda x: (x.tp, x.dp, x.ep)):
         pts = [p for p in res.on if p.layout == lay]
         dep = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep).resolve()
+        shapes = [s.verify(p.k) for p in pts if p.k]      # the tree a point verifies (a chain without one)
         opts = {"tp": lay.tp, "dp": lay.dp, "ep": lay.ep, "pp": s.pp, "moe": dep.target.is_moe,
                 "cross_node": dep.cross_node, "overlap_scheduler": dep.eng.overlaps(s.method),
-                "max_batch": max(p.concurrency for p in pts), "max_k": max(p.k for p in pts), **dict(s.options)}
+                "max_batch": max(p.concurrency for p in pts), "max_k": max(p.k for p in pts),
+                # review: without these the tree hazards (SGLang's overlap needs topk 1, ...) never fired
+                "topk": max([v.w for v in shapes], default=1), "verify_tokens": max([v.T for v in shapes], default=1),
+                "context": int(max(w.samples[0] + w.samples[1])), **dict(s.options)}
         for h in check(dep.eng.name, s.method, opts):
             out.setdefault(h.id, h)
     return list(out.values())

@@ -8,7 +8,7 @@ import math
 import sys
 from typing import Any
 
-from ..engine import list_engines, load_engine
+from ..engine import is_profile_path, list_engines, load_engine
 from ..errors import ScenarioError
 from ..files import check_output
 from . import fmt
@@ -102,9 +102,9 @@ def run_validate(a: argparse.Namespace) -> int:
 def run_calibrate(a: argparse.Namespace) -> int:
     from ..calibration import MAX_RMS_LOG, calibrate, write_profile  # lazy: keeps --help free of numba
     check_output(a.out, "--out", (a.measurements,))
-    if not a.out.endswith(".toml"):       # found by review: prof.json was written, then read as a bundled name
-        raise ScenarioError(f"--out {a.out}: expected a .toml path (a profile is TOML, and --engine reads a name "
-                            "ending .toml as a file)")
+    if not is_profile_path(a.out):       # found by review: prof.json was written, then read as a bundled name
+        raise ScenarioError(f"--out {a.out}: expected a .toml path (a profile is TOML, and --engine reads a name as "
+                            "a file only when it ends .toml or names a folder: engine.is_profile_path)")
     eng = load_engine(a.engine)
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
     if not a.force:

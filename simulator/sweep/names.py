@@ -49,12 +49,22 @@ def file_digests(vals: Iterable[Any]) -> dict[str, str]:
     are fixed by the specroof version the manifest records."""
     out: dict[str, str] = {}
     for v in vals:
-        p = Path(v) if isinstance(v, str) else None
-        if p is not None and p.is_dir():
-            p = p / "config.json"
-        if p is not None and p.is_file():
-            out[str(v)] = hashlib.sha256(p.read_bytes()).hexdigest()
+        if not isinstance(v, str) or not _read_as_path(v):
+            continue
+        p = Path(v)
+        p = p / "config.json" if p.is_dir() else p
+        try:
+            out[v] = hashlib.sha256(p.read_bytes()).hexdigest()
+        except OSError as e:           # gone since names_exist loaded it
+            raise err("files", f"{v}: cannot read it ({e.strerror or e})") from None
     return dict(sorted(out.items()))
+
+
+def _read_as_path(v: str) -> bool:
+    """Whether the loaders read `v` as a file, not a bundled name (review: a bundled name that matched a folder in
+    the working directory was fingerprinted from it): a .toml or .json name or one with a separator (engine.
+    is_profile_path, hardware and model loaders), and it exists (a model repository id has a separator too)."""
+    return (v.endswith((".toml", ".json")) or "/" in v or "\\" in v) and Path(v).exists()
 
 
 def files_difference(there: dict[str, str], here: dict[str, str]) -> list[str]:

@@ -47,7 +47,7 @@ MAX_AXIS = 1 << 24                 # values per range (a guard against typos lik
 SHARD_POINTS = 1 << 21             # default points per shard when none is given (bounds memory per shard)
 MAX_POINTS = 1 << 36               # points per sweep (32768 default shards; beyond, the manifest alone runs to GB)
 MAX_CELL_POINTS = 1 << 24          # points of one cell (acceptance x batch), which one shard evaluates whole
-FORMAT = "specroof-sweep/2"
+FORMAT = "specroof-sweep/3"
 
 
 def is_int(v: Any) -> bool:
