@@ -215,6 +215,10 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")
     notes += _sglang_off_note(p)
+    if p.method == "eagle":        # review, 2026-12-05: model_config.py renames a draft's LlamaForCausalLM
+        notes.append("SGLang loads a draft whose config names LlamaForCausalLM as an EAGLE-3 head (model_config.py: "
+                     "architectures[0] = 'LlamaForCausalLMEagle3'): an EAGLE-1 head needs a config naming "
+                     "LlamaForCausalLMEagle, as the lmsys/sglang-EAGLE-* re-uploads do")
     if p.method == "dflash":
         notes.append("--speculative-num-draft-tokens is DFLASH's verify block size (draft block + 1)")
     if p.method == "ngram":

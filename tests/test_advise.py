@@ -962,3 +962,10 @@ def test_vllm_suffix_config_names_the_package_it_needs():
                acceptance=Acceptance.from_rate(0.6), emit="vllm")
     c = a.config("vllm")
     assert vllm_json(c.text)["method"] == "suffix" and any("pip install arctic-inference" in n for n in c.notes)
+
+
+def test_sglang_eagle1_config_says_how_sglang_reads_the_head():
+    # review (2026-12-05): SGLang's model_config renames a draft's LlamaForCausalLM to its EAGLE-3 class
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle", engine="sglang", batch_range=(1, 16),
+               emit="sglang")
+    assert any("LlamaForCausalLMEagle3" in n and "LlamaForCausalLMEagle," in n for n in a.config("sglang").notes)
