@@ -75,7 +75,7 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
     g.add_argument("--pd", action=argparse.BooleanOptionalAction, default=False,
                    help="prefill/decode disaggregation: the decode instance carries no prefill; TTFT is the prefill "
                         "instance's pass plus the KV transfer")
-    g.add_argument("--prefill-gpus", type=int_arg("prefill-gpus", 1), default=None,
+    g.add_argument("--prefill-gpus", type=float_arg("prefill-gpus", 0.0, lo_open=True), default=None,
                    help="GPUs that prefill for this decode instance under --pd: a prefill instance's GPUs, or, where m "
                         "decode instances share P prefill GPUs, P / m (default: as many as the decode instance)")
 
