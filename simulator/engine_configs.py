@@ -173,6 +173,16 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
 
 
+# What SGLang's flags mean for a method, said beside its config.
+SGLANG_METHOD_NOTES = {
+    # review, 2026-12-05: model_config.py renames a draft's LlamaForCausalLM to the EAGLE-3 class
+    "eagle": ["SGLang loads a draft whose config names LlamaForCausalLM as an EAGLE-3 head (model_config.py: "
+              "architectures[0] = 'LlamaForCausalLMEagle3'): an EAGLE-1 head needs a config naming "
+              "LlamaForCausalLMEagle, as the lmsys/sglang-EAGLE-* re-uploads do"],
+    "dflash": ["--speculative-num-draft-tokens is DFLASH's verify block size (draft block + 1)"],
+}
+
+
 def _sglang(p: ConfigPlan) -> EngineConfig:
     if not p.pays:
         return no_spec("sglang", p)
@@ -215,12 +225,7 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")
     notes += _sglang_off_note(p)
-    if p.method == "eagle":        # review, 2026-12-05: model_config.py renames a draft's LlamaForCausalLM
-        notes.append("SGLang loads a draft whose config names LlamaForCausalLM as an EAGLE-3 head (model_config.py: "
-                     "architectures[0] = 'LlamaForCausalLMEagle3'): an EAGLE-1 head needs a config naming "
-                     "LlamaForCausalLMEagle, as the lmsys/sglang-EAGLE-* re-uploads do")
-    if p.method == "dflash":
-        notes.append("--speculative-num-draft-tokens is DFLASH's verify block size (draft block + 1)")
+    notes += SGLANG_METHOD_NOTES.get(p.method, [])
     if p.method == "ngram":
         notes.append("NGRAM's --speculative-num-draft-tokens is the verified tokens per request (k + 1 for a chain); "
                      "--speculative-ngram-max-bfs-breadth 1 keeps it a chain (the default breadth, 10, drafts a "

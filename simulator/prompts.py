@@ -32,7 +32,10 @@ class PromptSide:
     pass t_k of k = dp chunk / prompt prompts, unrounded (a mean prompt's tokens x their marginal cost in a mixed step
     where a pass takes one prompt, whose passes each cost t_1 whatever it is; 0 under disaggregation). fill: a mean
     prompt's tokens over one mixed step's prompt budget (a chunk on each attention-DP rank), unrounded: the steps
-    waiting prompts' chunks fill together."""
+    waiting prompts' chunks fill together. own_s: a mean prompt's tokens at their cost on the one rank that
+    prefills it (a mixed step's chunk on that rank alone), which per_token_s spreads over the ranks' chunks: what a
+    lone prompt waits for under dp > 1 (review, 2026-12-05: TTFT was up to dp x below the prompt's own pass); ranks:
+    the attention-DP ranks (or a dense model's replicas) prompts are dealt to."""
 
     per_token_s: float
     chunk_tokens: float
@@ -46,6 +49,8 @@ class PromptSide:
     solo_s: float = 0.0
     pass_prompt_s: float = 0.0
     fill: float = 1.0
+    own_s: float = 0.0
+    ranks: float = 1.0
 
 
 def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, int]:
@@ -61,6 +66,16 @@ def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> 
     big = price_pass(dep, dep.lops, n_dp, ct, L, "target")
     one = price_pass(dep, dep.lops, n_dp, 1.0, L, "target")
     return max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp), int(big.bound)
+
+
+def _own_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> float:
+    """A prompt token's marginal cost where its chunk is the only one in the step (one rank carries it), as
+    `_prompt_token` prices it with a chunk on every rank; the same at dp = 1."""
+    ct = min(prompt, float(chunk))
+    L = cached + (prompt - ct) / 2.0
+    big = price_pass(dep, dep.lops, 1.0, ct, L, "target")
+    one = price_pass(dep, dep.lops, 1.0, 1.0, L, "target")
+    return max(float(big.total_s - one.total_s), 0.0) / ct
 
 
 def _chunks(prompt: float, cached: float, chunk: int) -> tuple[float, float, np.float64]:
@@ -147,8 +162,10 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
         alone = {c: _alone(dep, float(c[0]), float(c[1]), w.chunk, True) for c in set(classes)}
         per_pass = dep.par.dp * max(1.0, np.floor(w.chunk / float(p.mean())))
         packed = float(dep.par.dp * max(1.0, w.chunk / float(p.mean())))
+        own = _own_token(dep, float(w.prompt), float(cached.mean()), w.chunk) if dep.par.dp > 1 else per_tok
         pf = replace(pf, solo_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass),
-                     fill=float(p.mean()) / (w.chunk * dep.par.dp),
+                     fill=float(p.mean()) / (w.chunk * dep.par.dp), own_s=float(p.mean()) * own,
+                     ranks=float(dep.par.dp),
                      pass_prompt_s=_pass_prompt(dep, float(p.mean()), float(cached.mean()), w.chunk, packed,
                                                 float(p.mean()) * per_tok))
         return pf if dep.eng.mixed_prefill else replace(pf, alone_s=pf.solo_s)
@@ -184,8 +201,9 @@ def prefill_wait(pf: PromptSide, n: np.ndarray, tokens_s: float, step: np.ndarra
     by a property test: each prompt's chunks were counted apart, n_chunks x n steps, so one token over the chunk
     doubled the steps of a queue of prompts). One prompt: its pass t_1, or n_chunks (step + chunk m)."""
     n = np.asarray(n, dtype=np.float64)
-    if decodes and not pf.alone_s:
-        return step * np.maximum(pf.n_chunks, n * pf.fill) + n * tokens_s
+    if decodes and not pf.alone_s:   # the n prompts' tokens spread over the ranks, or a rank's share of them alone
+        return step * np.maximum(pf.n_chunks, n * pf.fill) + np.maximum(n * tokens_s,
+                                                                         np.maximum(1.0, n / pf.ranks) * pf.own_s)
     return max(pf.solo_s - tokens_s, 0.0) * np.maximum(1.0, n / pf.per_pass) + n * tokens_s
 
 

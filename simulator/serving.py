@@ -415,12 +415,6 @@ def _workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int)
     if pf.alone_s:
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
-    elif dep.par.dp > 1 and not w.pd:   # review, 2026-12-05: a known miss, not yet priced
-        notes += (f"TTFT with dp {dep.par.dp} (attention DP, or a dense model's replicas) on an engine that mixes "
-                  f"prefill into decode steps prices a prompt's tokens at their cost spread over the {dep.par.dp} "
-                  "ranks' chunks, while one prompt is prefilled on one rank: a prompt alone takes up to "
-                  f"{dep.par.dp}x the TTFT shown (a known miss, not yet priced; its own pass: specroof step --logits "
-                  "last)",)
     return notes
 
 
