@@ -407,9 +407,11 @@ def _trtllm(p: ConfigPlan) -> EngineConfig:
     sched, notes = _trtllm_schedule(p)
     lines = _trtllm_head(p) + sched
     if p.method == "mtp" and p.options.get("relaxed_acceptance"):
-        notes.append("relaxed_topk 10 and relaxed_delta 0.6 are NVIDIA's DeepSeek-R1 recipe (TensorRT-LLM's B200 "
-                     "DeepSeek-R1 blog and quick-start); with MTPDecodingConfig's defaults, 1 and 0.0, relaxed "
-                     "acceptance accepts only the top-1 token, as strict acceptance does")
+        # tech blog 2, "How to run the DeepSeek-R1 model with Relaxed Acceptance": https://github.com/NVIDIA/
+        # TensorRT-LLM/blob/main/docs/source/blogs/tech_blog/blog2_DeepSeek_R1_MTP_Implementation_and_Optimization.md
+        notes.append("relaxed_topk 10 and relaxed_delta 0.6 are NVIDIA's DeepSeek-R1 recipe (TensorRT-LLM tech blog 2, "
+                     "DeepSeek R1 MTP Implementation and Optimization); with MTPDecodingConfig's defaults, 1 and 0.0, "
+                     "relaxed acceptance accepts only the top-1 token, as strict acceptance does")
     if p.tree:
         notes.append("the prediction verifies a tree; TensorRT-LLM's EAGLE-3 dynamic tree (use_dynamic_tree, "
                      "max_total_draft_tokens) is not written here")

@@ -53,29 +53,21 @@ class PromptSide:
     ranks: float = 1.0
 
 
-def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> tuple[float, int]:
+def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int,
+                  ranks: float | None = None) -> tuple[float, int]:
     """(marginal cost of one prompt token, what bounds the chunk) for a prompt of `prompt` tokens after `cached`
     ones: the extra time of one sequence per attention-DP rank carrying a full chunk of it (or the whole prompt, if
     shorter) over the same with one token, per prompt token (the weight reads and kernel floors are shared with the
-    decode batch). A chunk attends to the prompt before it: priced at its mean preceding context."""
+    decode batch). A chunk attends to the prompt before it: priced at its mean preceding context. `ranks`: the ranks
+    carrying a chunk (default every DP rank; 1: a lone prompt's chunk, PromptSide.own_s)."""
     # The engine's token budget takes full chunks (the last one shorter), so a chunk is priced full: one token over
     # the chunk no longer halves every chunk (found by a property test: TTFT fell 0.7 % at 8193 tokens).
-    n_dp = float(dep.par.dp)
+    n_dp = float(dep.par.dp if ranks is None else ranks)
     ct = min(prompt, float(chunk))
     L = cached + (prompt - ct) / 2.0
     big = price_pass(dep, dep.lops, n_dp, ct, L, "target")
     one = price_pass(dep, dep.lops, n_dp, 1.0, L, "target")
     return max(float(big.total_s - one.total_s), 0.0) / (ct * n_dp), int(big.bound)
-
-
-def _own_token(dep: Deployment, prompt: float, cached: float, chunk: int) -> float:
-    """A prompt token's marginal cost where its chunk is the only one in the step (one rank carries it), as
-    `_prompt_token` prices it with a chunk on every rank; the same at dp = 1."""
-    ct = min(prompt, float(chunk))
-    L = cached + (prompt - ct) / 2.0
-    big = price_pass(dep, dep.lops, 1.0, ct, L, "target")
-    one = price_pass(dep, dep.lops, 1.0, 1.0, L, "target")
-    return max(float(big.total_s - one.total_s), 0.0) / ct
 
 
 def _chunks(prompt: float, cached: float, chunk: int) -> tuple[float, float, np.float64]:
@@ -162,7 +154,8 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
         alone = {c: _alone(dep, float(c[0]), float(c[1]), w.chunk, True) for c in set(classes)}
         per_pass = dep.par.dp * max(1.0, np.floor(w.chunk / float(p.mean())))
         packed = float(dep.par.dp * max(1.0, w.chunk / float(p.mean())))
-        own = _own_token(dep, float(w.prompt), float(cached.mean()), w.chunk) if dep.par.dp > 1 else per_tok
+        own = _prompt_token(dep, float(w.prompt), float(cached.mean()), w.chunk, 1.0)[0] if dep.par.dp > 1 \
+            else per_tok
         pf = replace(pf, solo_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass),
                      fill=float(p.mean()) / (w.chunk * dep.par.dp), own_s=float(p.mean()) * own,
                      ranks=float(dep.par.dp),

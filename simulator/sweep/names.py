@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..engine import load_engine
+from ..engine import is_profile_path, load_engine
 from ..errors import SpecError, SpecroofError
 from ..hardware import load_hardware
 from ..model import load_model
@@ -62,9 +62,10 @@ def file_digests(vals: Iterable[Any]) -> dict[str, str]:
 
 def _read_as_path(v: str) -> bool:
     """Whether the loaders read `v` as a file, not a bundled name (review: a bundled name that matched a folder in
-    the working directory was fingerprinted from it): a .toml or .json name or one with a separator (engine.
-    is_profile_path, hardware and model loaders), and it exists (a model repository id has a separator too)."""
-    return (v.endswith((".toml", ".json")) or "/" in v or "\\" in v) and Path(v).exists()
+    the working directory was fingerprinted from it): engine.is_profile_path (a .toml name or one with a separator,
+    the hardware loader's rule too) or a .json name (a model config), and it exists (a model repository id has a
+    separator too)."""
+    return (is_profile_path(v) or v.endswith(".json")) and Path(v).exists()
 
 
 def files_difference(there: dict[str, str], here: dict[str, str]) -> list[str]:
