@@ -63,7 +63,9 @@ is left out (`Workload.fitting`: an engine rejects that request) and counted in 
 Arrival rates (`Workload.rate`, lambda requests/s): the closed-loop throughput X(C) = C / E2E(C) rises with C until
 the running cap or memory stops it; the requests in flight are the smallest C with X(C) = lambda (Little's law),
 a rate above the largest X is beyond capacity (infeasible, with both modes' capacity). A fluid model: the waits of
-bursty arrivals near saturation are not included.
+bursty arrivals near saturation are not included. With the benchmark client's cap M on requests in flight
+(`Workload.max_concurrency`: --request-rate with --max-concurrency), a rate at or above X(M) is served as the closed
+loop of M: the client holds the rest, outside every latency, and X(M) requests/s complete.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ from .pricing import candidates, check_context, context_message, overlap_note
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
+from .serve_notes import cap_note, kv_notes, workload_notes
 from .traffic import DEFAULT_CHUNK, Workload, read_lengths
 
 
@@ -192,7 +195,7 @@ class ServeResult:
         isl, osl = w.mean_lengths
         wd = {"isl": isl, "osl": osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
               "samples": int(w.samples[0].size), "rejected": self.rejected, "length_ratio": w.length_ratio,
-              "mean_context": w.mean_context, "rate": list(w.rate)}
+              "mean_context": w.mean_context, "rate": list(w.rate), "max_concurrency": w.max_concurrency}
         return {"scenario": self.scenario, "workload": wd, "gpus": self.gpus, "prefill_bound": self.prefill_bound,
                 "prefill_rps": float(self.prefill_rps) if np.isfinite(self.prefill_rps) else None, "points": pts,
                 "notes": list(self.notes)}
@@ -314,17 +317,18 @@ def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deploymen
 
 
 def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: float, c_fit: float
-             ) -> tuple[Phase, np.ndarray, float, bool]:
+             ) -> tuple[Phase, np.ndarray, float, bool, np.ndarray]:
     """One mode at each arrival rate: the requests in flight from Little's law, rate = C / E2E(C), on the closed-loop
     throughput X(C) = C / E2E(C) (it rises with C until the engine's running cap or memory stops it): the smallest C
     with X(C) = rate, interpolated in log C; at a rate below X(1) one slot suffices (the latencies of C = 1).
     Reports in flight = rate x E2E and throughput = rate x mean osl / GPUs (what is delivered). Returns (phase,
-    whether the rate is sustained, the capacity in requests/s, whether a prefill instance sets it). The capacity is
-    the steady state's X at the most requests that run (the cap, or the most that fit: `admission.fit_limit`,
-    exact), or the prefill instance's rate. A fluid model: the waits of bursty (Poisson) arrivals at a utilisation
-    near 1 are not included."""
+    whether the rate is sustained, the capacity in requests/s, whether a prefill instance sets it, where the client's
+    max concurrency binds). The capacity is the steady state's X at the most requests that run (the cap, or the most
+    that fit: `admission.fit_limit`, exact), or the prefill instance's rate. A fluid model: the waits of bursty
+    (Poisson) arrivals at a utilisation near 1 are not included. A rate at or above X at the client's max
+    concurrency is served closed-loop at it (`_client_capped`)."""
     lam = np.asarray(w.rate, dtype=np.float64)
-    top_c = max(min(c_fit, running_cap(dep, spec)), 1.0)     # X(C) is flat above the running cap
+    top_c = max(min(c_fit, running_cap(dep, spec), w.max_concurrency or np.inf), 1.0)  # X(C) is flat above the cap
     g = np.geomspace(1.0, top_c, max(2, int(24 * np.log10(top_c)) + 1))
     free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound
     X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus, c_fit).e2e_s)  # (a rate above: not sustained)
@@ -334,7 +338,24 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     ph = replace(ph, in_flight=inf, running=np.minimum(ph.running, inf), decode_batch=np.minimum(ph.decode_batch, inf),
                  tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
     top = min(float(X[-1]), pf.capacity_rps)
-    return ph, (lam <= top) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0, pf.capacity_rps < float(X[-1])
+    ph, hit = _client_capped(dep, w, pf, spec, gpus, c_fit, ph)
+    return ph, ((lam <= top) | hit) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0, pf.capacity_rps < float(X[-1]), hit
+
+
+def _client_capped(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: float, c_fit: float, ph: Phase
+                   ) -> tuple[Phase, np.ndarray]:
+    """Where the benchmark client's max concurrency M binds, a rate at or above M / E2E(M) (what M requests in flight
+    complete, X(M)): the client holds the arrivals beyond M, outside every latency (vLLM bench serve and SGLang
+    bench_serving time a request from its send, after their concurrency semaphore), so the server runs the closed
+    loop of M requests (`_phase` at C = M, its running cap, memory and prefill instance included) and delivers
+    X(M), less than arrives. Returns (the phase, where M binds)."""
+    lam = np.asarray(w.rate, dtype=np.float64)
+    if w.max_concurrency is None:
+        return ph, np.zeros(lam.size, dtype=bool)
+    M = np.full(lam.size, float(w.max_concurrency))
+    at = _phase(dep, w, pf, M, spec, gpus, c_fit)
+    hit = lam >= M / at.e2e_s * (1.0 - TIE)
+    return Phase(*(_pick(hit, getattr(at, f.name), getattr(ph, f.name)) for f in fields(Phase))), hit
 
 
 def _limit(dep: Deployment, spec: bool, c_fit: float, by_prefill: bool) -> str:
@@ -354,20 +375,22 @@ def _limit(dep: Deployment, spec: bool, c_fit: float, by_prefill: bool) -> str:
 
 
 def _serve_rate(dep: Deployment, w: Workload, pf: PromptSide, spec_on: bool, gpus: float
-                ) -> tuple[Phase, Phase, np.ndarray, tuple[np.ndarray, list[str]], tuple[np.ndarray, list[str]]]:
+                ) -> tuple[Phase, Phase, np.ndarray, tuple[np.ndarray, list[str]], tuple[np.ndarray, list[str]],
+                           tuple[np.ndarray, ...]]:
     """Both modes at each arrival rate: (spec, base, slots the sustained modes need, (feasible, messages) with
-    speculation, the same without). Each mode's capacity counts the requests that fit with its own memory."""
+    speculation, the same without, where the client's max concurrency binds per mode). Each mode's capacity counts
+    the requests that fit with its own memory."""
     out = []
     for spec in (True, False) if spec_on else (False,):
         c_fit = fit_limit(dep, w, spec)
-        ph, ok, cap, by_prefill = _at_rate(dep, w, pf, spec, gpus, c_fit)
+        ph, ok, cap, by_prefill, hit = _at_rate(dep, w, pf, spec, gpus, c_fit)
         how, limit = "with" if spec else "without", _limit(dep, spec, c_fit, by_prefill)
         out.append((ph, ok, ["" if o else f"rate {r:g} requests/s exceeds the capacity {how} speculation: {cap:.4g} "
                              f"requests/s ({limit}; beyond it the queue grows without bound)"
-                             for r, o in zip(w.rate, ok)]))
-    (spec, ok_s, msg_s), (base, ok_b, msg_b) = out[0], out[-1]
+                             for r, o in zip(w.rate, ok)], hit))
+    (spec, ok_s, msg_s, hit_s), (base, ok_b, msg_b, hit_b) = out[0], out[-1]
     slots = np.ceil(np.maximum(np.where(ok_s, spec.in_flight, 0.0), np.where(ok_b, base.in_flight, 0.0)))
-    return spec, base, slots.astype(int), (ok_s, msg_s), (ok_b, msg_b)
+    return spec, base, slots.astype(int), (ok_s, msg_s), (ok_b, msg_b), (hit_s,) * spec_on + (hit_b,)
 
 
 def _scenario_dict(dep: Deployment) -> dict[str, Any]:
@@ -386,38 +409,6 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
             "memory_fraction_plain": dep.eng.memory_share(False)}
 
 
-def _kv_notes(dep: Deployment, modes: tuple[tuple[str, bool, Phase], ...]) -> tuple[str, ...]:
-    """A note per mode whose running requests the KV cache limits: fewer run than are in flight and than its cap."""
-    out: tuple[str, ...] = ()
-    for name, spec, ph in modes:
-        short = (ph.running < ph.in_flight - 1e-9) & (ph.running < running_cap(dep, spec))
-        if short.any():
-            out += (f"{name}, at most {float(ph.running[short].max()):g} requests fit in the KV cache at once (at "
-                    "the mean context): the rest wait in the engine's queue holding none, and their wait is in TTFT "
-                    "(SGLang, vLLM and TensorRT-LLM admit a request only when its KV cache fits)",)
-    return out
-
-
-def _workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) -> tuple[str, ...]:
-    """What the steady state assumes of the workload, the requests left out as too long, and the prefill passes."""
-    notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
-             "steady-state closed loop: each of the C slots serves one request after another",
-             "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
-             "every running request's prompt is prefilled once in a request's lifetime: TTFT includes the prefill of "
-             "the prompts waiting beside it (at short outputs most of it)")
-    if rejected:
-        m = dep.target
-        notes += (f"{rejected} of the {rejected + w.samples[0].size} requests of the length distribution "
-                  f"need{'s' if rejected == 1 else ''} more than {m.name}'s {m.max_position} positions (prompt + "
-                  "output): an engine rejects such a request (vLLM and SGLang answer it with an error), so the "
-                  f"workload is priced on the {w.samples[0].size} it serves" +
-                  (", at their share of each arrival rate given (the rates shown)" if w.rate else ""),)
-    if pf.alone_s:
-        notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
-                  "prefill into decode steps); TTFT waits for the step in flight",)
-    return notes
-
-
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,
           **kw: Any) -> ServeResult:
     """Predict a serving workload with and without speculation (see the module docstring). `scenario` and the
@@ -431,8 +422,9 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     pf = prompt_side(dep, w)
     gpus = dep.n_gpus + pf.gpus
     pos = context_message(dep, *w.longest(), "output tokens")
+    hits: tuple[np.ndarray, ...] = ()
     if w.rate:
-        spec, base, C, (ok, msgs), (ok_b, msgs_b) = _serve_rate(dep, w, pf, speculates(dep), gpus)
+        spec, base, C, (ok, msgs), (ok_b, msgs_b), hits = _serve_rate(dep, w, pf, speculates(dep), gpus)
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
         base = _phase(dep, w, pf, C, False, gpus)
@@ -444,7 +436,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
         msgs_b = msgs
     scen = _scenario_dict(dep)
-    notes = _workload_notes(dep, w, pf, rejected)
+    notes = workload_notes(dep, w, pf, rejected) + cap_note(w, hits)
     cap = running_cap(dep, True)
     per = f", {dep.eng.spec_max_running:g} per DP rank" if cap != dep.eng.spec_max_running else ""
     if dep.scenario.max_running_requests is not None and cap < float(np.max(C, initial=0.0)):
@@ -456,7 +448,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
                   f"{cap:g} "
                   "the on and off rows decode different batches",)
     if not w.rate and not pos:     # past the positions no request runs: nothing to say of how many fit (review)
-        notes += _kv_notes(dep, (("with speculation", True, spec),) * speculates(dep) + (("without", False, base),))
+        notes += kv_notes(dep, (("with speculation", True, spec),) * speculates(dep) + (("without", False, base),))
     if speculates(dep):     # the overlap mode, and the reported points' k past per-position rates given, as curve
         notes += overlap_note(dep) + extrapolation_note(dep.acceptance, "concurrency", C, spec.k, ok)
     if np.isfinite(pf.capacity_rps):

@@ -144,6 +144,10 @@ class Workload:
         request, what must fit in the model's positions) and `samples` is the draw.
     rate : arrival rates in requests/s; when given, the requests in flight of each mode are solved from Little's law
         (rate = in-flight / E2E) instead of taken from `concurrency`.
+    max_concurrency : with `rate`, the benchmark client's cap on requests in flight (vLLM bench serve's and SGLang
+        bench_serving's --max-concurrency beside --request-rate): arrivals beyond it wait at the client, outside
+        every latency (both clients time a request from its send), so a rate the cap binds is served closed-loop at
+        the cap (`serve`); None: no cap.
     """
 
     isl: int = 1024
@@ -156,6 +160,7 @@ class Workload:
     lengths: tuple[tuple[int, int], ...] = ()
     rate: tuple[float, ...] = ()
     length_ratio: float = 1.0
+    max_concurrency: int | None = None
 
     def __post_init__(self) -> None:
         pos_int("isl", self.isl)
@@ -172,11 +177,20 @@ class Workload:
             raise ScenarioError(f"pd = {self.pd!r}; expected True or False")
         _check_prefill_gpus(self.prefill_gpus, self.pd)
         object.__setattr__(self, "rate", _rates(self.rate))
+        self._check_cap()
         object.__setattr__(self, "length_ratio", length_ratio(self.length_ratio))
         if self.length_ratio < 1.0 and self.lengths:
             raise ScenarioError(f"length_ratio = {self.length_ratio:g} with lengths given: a draw around isl and osl "
                                 "or a length distribution, not both")
         self._set_lengths()
+
+    def _check_cap(self) -> None:
+        if self.max_concurrency is None:
+            return
+        object.__setattr__(self, "max_concurrency", pos_int("max_concurrency", self.max_concurrency))
+        if not self.rate:
+            raise ScenarioError(f"max_concurrency = {self.max_concurrency} without a rate: it caps the requests in "
+                                "flight at an arrival rate; without one, concurrency is the requests in flight")
 
     def _set_lengths(self) -> None:
         ln = _lengths(self.lengths)

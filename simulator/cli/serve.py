@@ -67,6 +67,10 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
         load.add_argument("--rate", type=_rate_arg, default=None,
                           help="arrival rates in requests/s (a list 0.5,2,8): each mode's requests in flight are "
                                "solved from Little's law")
+        g.add_argument("--max-concurrency", type=int_arg("max-concurrency", 1), default=None, metavar="M",
+                       help="with --rate: the benchmark client's cap on requests in flight (vLLM bench serve's and "
+                            "SGLang bench_serving's --max-concurrency beside --request-rate); a rate M requests "
+                            "cannot complete is served closed-loop at M, the rest waiting at the client")
     g.add_argument("--chunk", type=int_arg("chunk", 1), default=8192,
                    help="chunked-prefill size: prompt tokens per step on each attention-DP rank (SGLang / vLLM "
                         "default; SGLang divides its --chunked-prefill-size by the DP size under DP attention)")
@@ -113,7 +117,10 @@ def workload_from(a: argparse.Namespace, concurrency: tuple[int, ...] | None = N
     from ..serving import Workload  # lazy: keeps --help free of numba
     load: dict[str, Any] = {"concurrency": concurrency or getattr(a, "concurrency", None) or (1, 4, 16, 64)}
     if getattr(a, "rate", None):
-        load = {"rate": a.rate}
+        load = {"rate": a.rate, "max_concurrency": a.max_concurrency}
+    elif getattr(a, "max_concurrency", None) is not None:
+        raise ScenarioError(f"--max-concurrency {a.max_concurrency}: it caps the requests in flight at an arrival "
+                            "rate; give --rate too (without one, --concurrency is the requests in flight)")
     return Workload(**_length_samples(a), **load, chunk=a.chunk, prefix_hit=a.prefix_hit, pd=a.pd,
                     prefill_gpus=a.prefill_gpus)
 

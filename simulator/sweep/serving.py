@@ -8,6 +8,7 @@ spec), each configuration priced by `serving.serve` over its concurrencies, as o
     isl = [1024, 8192]                       # workload parameters: isl, osl, length_ratio, concurrency, chunk,
     osl = 1024                               # prefix_hit, pd (length_ratio R: lengths uniform on [R x isl, isl])
     concurrency = { start = 1, stop = 256, mul = 2 }   # or rate = [1.0, 5.0, 20.0]: arrival rates, requests/s
+                                             # (with max_concurrency = [16, 64]: the client's cap on them)
 
 Acceptance, batch and context are not serving parameters (the workload sets the load and the context); the method's
 published acceptance is used, or `acceptance_rate` / `acceptance_length` with `acceptance_k` as scalars.
@@ -31,7 +32,7 @@ from .spec import check_number, err, names_exist, parse_values
 
 AccFn = Callable[[dict[str, Any]], Acceptance]     # a configuration's acceptance (the spec's, read on its tree)
 
-WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "chunk", "prefix_hit", "pd")
+WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "max_concurrency", "chunk", "prefix_hit", "pd")
 _POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
 _NOT_SERVING = ("batch", "context", "k_max")
 PHASE_FIELDS = ("in_flight", "running", "decode_batch", "k", "verify_tokens", "ttft_s", "tpot_s", "e2e_s",
@@ -131,10 +132,11 @@ def _scalar(doc: dict[str, Any], key: str) -> float:
 
 
 def serve_sweep(doc: dict[str, Any]):
-    """Price every (Scenario parameters x isl x osl x length_ratio x chunk x prefix_hit x pd) combination over its
-    concurrencies. Returns a pandas DataFrame, one row per point: the parameters, the workload, the spec_* and
-    base_* phase fields (None where that mode does not fit), e2e_speedup, tpot_speedup, throughput_ratio (None unless
-    both fit), feasible and message (with speculation), base_feasible and base_message (without)."""
+    """Price every (Scenario parameters x isl x osl x length_ratio x max_concurrency x chunk x prefix_hit x pd)
+    combination over its concurrencies or rates. Returns a pandas DataFrame, one row per point: the parameters, the
+    workload, the spec_* and base_* phase fields (None where that mode does not fit), e2e_speedup, tpot_speedup,
+    throughput_ratio (None unless both fit), feasible and message (with speculation), base_feasible and base_message
+    (without)."""
     import pandas as pd  # lazy: pandas is part of the sweep extra
 
     p = plan(doc)

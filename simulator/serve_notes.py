@@ -1,0 +1,62 @@
+"""The notes `serving.serve` reports beside its numbers: what the steady state assumes of the workload, the requests
+the KV cache or the benchmark client's max concurrency holds back. Text only: no pricing here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .admission import running_cap
+from .prompts import PromptSide
+from .scenario import Deployment
+from .traffic import Workload
+
+if TYPE_CHECKING:                      # serving imports this module; Phase is named for the type only
+    from .serving import Phase
+
+
+def kv_notes(dep: Deployment, modes: tuple[tuple[str, bool, Phase], ...]) -> tuple[str, ...]:
+    """A note per mode whose running requests the KV cache limits: fewer run than are in flight and than its cap."""
+    out: tuple[str, ...] = ()
+    for name, spec, ph in modes:
+        short = (ph.running < ph.in_flight - 1e-9) & (ph.running < running_cap(dep, spec))
+        if short.any():
+            out += (f"{name}, at most {float(ph.running[short].max()):g} requests fit in the KV cache at once (at "
+                    "the mean context): the rest wait in the engine's queue holding none, and their wait is in TTFT "
+                    "(SGLang, vLLM and TensorRT-LLM admit a request only when its KV cache fits)",)
+    return out
+
+
+def workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) -> tuple[str, ...]:
+    """What the steady state assumes of the workload, the requests left out as too long, and the prefill passes."""
+    notes = ("steady state at a fixed arrival rate (fluid: arrival bursts not queued)" if w.rate else
+             "steady-state closed loop: each of the C slots serves one request after another",
+             "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
+             "every running request's prompt is prefilled once in a request's lifetime: TTFT includes the prefill of "
+             "the prompts waiting beside it (at short outputs most of it)")
+    if rejected:
+        m = dep.target
+        notes += (f"{rejected} of the {rejected + w.samples[0].size} requests of the length distribution "
+                  f"need{'s' if rejected == 1 else ''} more than {m.name}'s {m.max_position} positions (prompt + "
+                  "output): an engine rejects such a request (vLLM and SGLang answer it with an error), so the "
+                  f"workload is priced on the {w.samples[0].size} it serves" +
+                  (", at their share of each arrival rate given (the rates shown)" if w.rate else ""),)
+    if pf.alone_s:
+        notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
+                  "prefill into decode steps); TTFT waits for the step in flight",)
+    return notes
+
+
+def cap_note(w: Workload, hits: tuple[np.ndarray, ...]) -> tuple[str, ...]:
+    """Where the client's max concurrency binds (`serving._client_capped`), named with its rates."""
+    bound = np.logical_or.reduce(hits) if hits else np.zeros(0, dtype=bool)
+    if not bound.any():
+        return ()
+    rates = ", ".join(f"{r:g}" for r, b in zip(w.rate, bound) if b)
+    return (f"at {rates} requests/s the client's max concurrency {w.max_concurrency} binds (in at least one mode): "
+            "the arrivals beyond it wait at the client, outside TTFT and E2E (benchmark clients time a request from "
+            "its send), and the server runs that many requests closed-loop, completing fewer than arrive",)
+
+
+__all__ = ["cap_note", "kv_notes", "workload_notes"]
