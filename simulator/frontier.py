@@ -99,7 +99,9 @@ class Target:
 class FrontierResult:
     """Result of `frontier`: every feasible point, the Pareto frontiers (speculation on, off), the targets, the
     layouts skipped and why, and the search it came from. `feasible`: at least one point of each mode exists.
-    `rejected`: requests of the length distribution left out as too long for the model (`Workload.fitting`)."""
+    `rejected`: requests of the length distribution left out as too long for the model (`Workload.fitting`).
+    `deployments`: each priced layout's resolved deployment, resolved once by the search (`deployment`), so what
+    reads a layout's deployment afterwards (the notes, the CLI's hazards) does not resolve it again."""
 
     scenario: dict[str, Any]
     workload: Workload
@@ -110,6 +112,11 @@ class FrontierResult:
     skipped: tuple[tuple[str, str], ...]
     notes: tuple[str, ...] = field(default=())
     rejected: int = 0
+    deployments: tuple[tuple[Layout, Deployment], ...] = field(default=(), repr=False, compare=False)
+
+    def deployment(self, layout: Layout) -> Deployment:
+        """The deployment the search priced `layout` with (a KeyError for a layout it did not price)."""
+        return dict(self.deployments)[layout]
 
     @property
     def feasible(self) -> bool:
@@ -170,15 +177,13 @@ def best_at(front: Sequence[Point], target: float) -> Point | None:
     return max(ok, key=lambda p: p.tokens_per_s_per_gpu) if ok else None
 
 
-def _points(s: Scenario, lay: Layout, w: Workload) -> tuple[list[Point], str]:
+def _points(sc: Scenario, dep: Deployment, lay: Layout, w: Workload) -> tuple[list[Point], str]:
     """Each mode at 1..1024 requests per attention-DP rank and at its running limit (SGLang's 48 while speculating,
     or --max-running-requests, or the most requests whose KV cache fits: admission.running_limit), where it fits
     (plain decoding holds no drafter) and no request waits for a running slot: above the limit the same requests
     run, so tokens/s per user and per GPU are the limit's, and only TTFT grows (by the wait); such a point is not
     one to run at, and the limit itself is searched instead. Also why none is feasible when none is (the smallest
-    concurrency's reason)."""
-    sc = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep)
-    dep = sc.resolve()
+    concurrency's reason). `sc` is the scenario at `lay`, `dep` its resolved deployment."""
     caps = {"on": running_limit(dep, w, speculates(dep)), "off": running_limit(dep, w, False)}   # k = 0 is off
     extra = {int(c) for c in caps.values() if lay.dp <= c <= lay.dp * PER_RANK_BATCH[-1]}
     conc = tuple(sorted({lay.dp * b for b in PER_RANK_BATCH} | extra))
@@ -258,28 +263,35 @@ def _allowed(target: ModelShape, max_tp: int) -> str:
         f"{tps} (tp alone, up to max_tp = {max_tp})"
 
 
-def _search(s: Scenario, w: Workload, lays: list[Layout]) -> tuple[list[Point], list[tuple[str, str]]]:
+def _search(s: Scenario, d: Deployment, w: Workload, lays: list[Layout]
+            ) -> tuple[list[Point], list[tuple[str, str]], dict[Layout, Deployment]]:
+    """Every layout's points, the layouts skipped and why, and each priced layout's deployment: resolved once here
+    (the scenario's own, `d`, where the layout is the scenario's) and reused by the notes and the CLI's hazards."""
     pts: list[Point] = []
     skipped: list[tuple[str, str]] = []
+    deps: dict[Layout, Deployment] = {}
     for lay in lays:
+        sc = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep)
         try:
-            got, why = _points(s, lay, w)
+            dep = d if (lay.tp, lay.dp, lay.ep) == (s.tp, s.dp, s.ep) else sc.resolve()
+            got, why = _points(sc, dep, lay, w)
         except SpecroofError as e:
             skipped.append((lay.label(), str(e)))
             continue
+        deps[lay] = dep
         if not got:
             skipped.append((lay.label(), why))
         pts += got
-    return pts, skipped
+    return pts, skipped, deps
 
 
-def _notes(s: Scenario, d: Deployment, front: list[Point], rejected: int) -> tuple[str, ...]:
+def _notes(s: Scenario, d: Deployment, front: list[Point], rejected: int,
+           deps: dict[Layout, Deployment]) -> tuple[str, ...]:
     """What the search assumes: the steady state, the frontier layouts across nodes, the requests left out as too
-    long, and the engine's running cap."""
+    long, and the engine's running cap. `deps`: each searched layout's deployment (`_search`)."""
     notes = ("a prediction: steady-state closed loop per layout and concurrency (serving.serve)",
              "per user = 1 / TPOT of a running request; per GPU = output tokens/s over all GPUs of the deployment")
-    across = sorted({p.layout.label() for p in front
-                     if s.replace(tp=p.layout.tp, dp=p.layout.dp, ep=p.layout.ep).resolve().cross_node})
+    across = sorted({p.layout.label() for p in front if deps[p.layout].cross_node})
     if across:       # review: frontier recommended TP16 on two H100 boards without the warning curve prints
         notes += (f"frontier layout(s) {', '.join(across)} put a collective other than the expert all-to-all across "
                   "nodes, priced as NCCL over InfiniBand: one published run of that kind measured about twice the "
@@ -309,7 +321,7 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
     if not (w.samples[1] > 1).any():     # of the requests served (review: the rejected ones had passed the check)
         raise ScenarioError(f"osl = {w.mean_lengths[1]:g}: the frontier ranks tokens/s per user, 1 / TPOT, and with "
                             "one output token per request there is no decode to time; expected osl >= 2")
-    pts, skipped = _search(s, w, searched_layouts(d.target, gpus, max_tp))
+    pts, skipped, deps = _search(s, d, w, searched_layouts(d.target, gpus, max_tp))
     on = pareto([p for p in pts if p.mode == "on"])
     off = pareto([p for p in pts if p.mode == "off"])
     scen = {"hardware": d.hw.name, "model": d.target.name, "method": s.method, "engine": d.eng.name,
@@ -319,9 +331,10 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
             "memory_fraction": s.memory_fraction,       # the deployment's own; None: each point's (its layout's)
             "max_running_requests": d.eng.running_cap, "hardware_file": d.hw.path or None,
             "engine_file": d.eng.path or None}
-    notes = _notes(s, d, on + off, rejected)
+    notes = _notes(s, d, on + off, rejected, deps)
     return FrontierResult(scen, w, tuple(pts), on, off, tuple(Target(t, best_at(on, t), best_at(off, t))
-                                                               for t in tg), tuple(skipped), notes, rejected)
+                                                               for t in tg), tuple(skipped), notes, rejected,
+                          tuple(deps.items()))
 
 
 __all__ = ["DEFAULT_TARGETS", "FrontierResult", "Layout", "Point", "Target", "best_at", "frontier", "layouts",

@@ -18,7 +18,7 @@ from simulator.admission import admission_width, fit_limit, fixed_shape, memory_
 from simulator.cli import main
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
-from simulator.frontier import frontier, layouts, pareto
+from simulator.frontier import Layout, frontier, layouts, pareto
 from simulator.loop import Loop, curve
 from simulator.pricing import base_step, candidates, memory, price_pass
 from simulator.prompts import PromptSide, expected_passes, kv_transfer_s, ops_where, prompt_load, prompt_side
@@ -777,6 +777,36 @@ def test_frontier_reports_a_target_given_twice_once(capsys):
             "--max-tp", "1", "--format", "json"]
     rc, out, _ = run(capsys, *args, "--tpot-slo-ms", "20")
     assert rc == 0 and [t["tokens_per_s_per_user"] for t in json.loads(out)["targets"]] == [20.0, 50.0, 100.0]
+
+
+def test_frontier_resolves_each_layout_once(monkeypatch, capsys):
+    """Review: the search, its notes (once per frontier point) and the CLI's hazards each resolved a layout's
+    deployment, 33 resolutions for DeepSeek-R1's 10 layouts on 8 and 16 GPUs; the search's are reused now."""
+    calls: dict[tuple[int, int, int], int] = {}
+    resolve = Scenario.resolve
+
+    def counting(self, loaded=None):
+        calls[(self.tp, self.dp, self.ep)] = calls.get((self.tp, self.dp, self.ep), 0) + 1
+        return resolve(self, loaded)
+
+    monkeypatch.setattr(Scenario, "resolve", counting)
+    rc, out, _ = run(capsys, "frontier", "--hardware", "h200-sxm", "--model", "deepseek-r1", "--method", "mtp",
+                     "--engine", "trtllm", "--precision", "fp8", "--gpus", "8", "--format", "json")
+    d = json.loads(out)
+    on = {(p["tp"], p["dp"], p["ep"]) for p in d["frontier_on"]}
+    assert rc == 0 and d["hazards"] and len(on) > 1 and on <= set(calls)
+    assert calls == dict.fromkeys(calls, 1)        # the scenario's own layout (tp1) and each searched one, once
+
+
+def test_frontier_keeps_the_deployment_it_priced_each_layout_with(dsr1_h200):
+    r = dsr1_h200
+    assert {lay for lay, _ in r.deployments} >= {p.layout for p in r.points}
+    for lay, dep in r.deployments:
+        sc = dep.scenario
+        assert (sc.tp, sc.dp, sc.ep) == (dep.par.tp, dep.par.dp, dep.par.ep) == (lay.tp, lay.dp, lay.ep)
+        assert r.deployment(lay) is dep and dep.target.name == "deepseek-r1"
+    with pytest.raises(KeyError):
+        r.deployment(Layout(3, 1, 1))
 
 
 def test_frontier_errors():

@@ -26,13 +26,14 @@ def hazards_for(s: Any, res: Any) -> list[Any]:
     """Known hazards of the speculative frontier (as curve's and serve's): per layout on it, that layout's deployment
     (tensor, data and expert parallelism, whether a collective leaves the scale-up domain, the overlap mode) with the
     largest concurrency and k it runs at; each hazard once (review, 2026-12-05: frontier printed none, so a TP16
-    frontier on two H100 boards carried only its note)."""
+    frontier on two H100 boards carried only its note). The deployment is the one the search resolved for that layout
+    (`FrontierResult.deployment`), not resolved again here."""
     from ..hazards import check  # lazy: keeps --help free of numba
     out: dict[str, Any] = {}
     w = res.workload
     for lay in sorted({p.layout for p in res.on}, key=lambda x: (x.tp, x.dp, x.ep)):
         pts = [p for p in res.on if p.layout == lay]
-        dep = s.replace(tp=lay.tp, dp=lay.dp, ep=lay.ep).resolve()
+        dep = res.deployment(lay)
         shapes = [s.verify(p.k) for p in pts if p.k]      # the tree a point verifies (a chain without one)
         opts = {"tp": lay.tp, "dp": lay.dp, "ep": lay.ep, "pp": s.pp, "moe": dep.target.is_moe,
                 "cross_node": dep.cross_node, "overlap_scheduler": dep.eng.overlaps(s.method),
