@@ -274,7 +274,7 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
     (found by review: a tree warning beside a chain config). Returns (topk of the schedule, options)."""
     pays = bool(on.any())
     # found by review: DP 2 and Medusa had warned of a table the written config did not hold
-    dynamic = vllm_writes_table(schedule, ratio, s.dp, s.method, bool(sc["moe"]))
+    dynamic = vllm_writes_table(schedule, ratio, s.dp, s.method, moe=bool(sc["moe"]))
     topk = max([tree_width(int(kk), int(TT), s.branching) for kk, TT in zip(sk[on], sT[on])], default=1)
     auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context,

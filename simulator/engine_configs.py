@@ -60,19 +60,20 @@ VLLM_DSD_METHODS = ("eagle", "eagle3", "dflash", "mtp", "draft")
 VLLM_DSD_TESTED = ("eagle", "eagle3", "dflash")
 
 
-def vllm_table_pays(schedule: Iterable[KRange], fixed_ratio: float, moe: bool = True) -> bool:
+def vllm_table_pays(schedule: Iterable[KRange], fixed_ratio: float, *, moe: bool) -> bool:
     """Whether a per-batch K table is worth what it costs (dsd_graph_cost: V1's PIECEWISE graphs for an MoE target,
     nothing on V2 for a dense one): more than one k, and either a range with speculation off (k = 0) or a batch where
     the one k falls more than that below the per-batch best (found by review: advise wrote an eight-range table whose
-    best gain was 7.5 %, beside its own warning of the -14 %)."""
+    best gain was 7.5 %, beside its own warning of the -14 %). `moe` has no default: whether the target routes to
+    experts decides the cost, so every caller says which."""
     ks = {r.k for r in schedule}
     return len(ks) > 1 and (0 in ks or fixed_ratio < 1.0 - dsd_graph_cost(moe))
 
 
-def vllm_writes_table(schedule: Iterable[KRange], fixed_ratio: float, dp: int, method: str, moe: bool = True) -> bool:
+def vllm_writes_table(schedule: Iterable[KRange], fixed_ratio: float, dp: int, method: str, *, moe: bool) -> bool:
     """Whether the vLLM config holds a per-batch K table: where it pays (vllm_table_pays) and vLLM keeps it, one DP
     rank (VllmConfig._maybe_disable_dynamic_sd_for_data_parallel) and a drafter of its dynamic-SD base."""
-    return vllm_table_pays(schedule, fixed_ratio, moe) and dp == 1 and method in VLLM_DSD_METHODS
+    return vllm_table_pays(schedule, fixed_ratio, moe=moe) and dp == 1 and method in VLLM_DSD_METHODS
 
 
 def _missing(engine: str, method: str) -> str | None:
@@ -91,8 +92,8 @@ def _vllm_k(cfg: dict[str, Any], p: ConfigPlan) -> list[str]:
     returns the notes that say which and why."""
     notes = []
     table = [list(r) for r in p.rank_schedule(p.most)]      # per DP engine
-    pays = vllm_table_pays(p.schedule, p.fixed_ratio, p.moe)
-    if pays and not vllm_writes_table(p.schedule, p.fixed_ratio, p.dp, p.method, p.moe):
+    pays = vllm_table_pays(p.schedule, p.fixed_ratio, moe=p.moe)
+    if pays and not vllm_writes_table(p.schedule, p.fixed_ratio, p.dp, p.method, moe=p.moe):
         cfg["num_speculative_tokens"] = p.fixed_k
         why = ("vLLM drops a per-batch table under data parallelism (VllmConfig._maybe_disable_dynamic_sd_for_data_"
                "parallel: ranks choosing different K would diverge) and runs num_speculative_tokens" if p.dp > 1 else

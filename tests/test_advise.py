@@ -200,12 +200,30 @@ def test_vllm_table_pays_only_past_its_graph_cost():
 
     two = (KRange(1, 8, 4, 5, 2.0, 2.2), KRange(9, 64, 3, 4, 1.5, 1.9))
     off = (KRange(1, 8, 3, 4, 2.0, 2.2), KRange(9, 64, 0, 0, 0.8, 0.9))
-    assert not vllm_table_pays(two[:1], 0.5)                                 # one k: no table
-    assert not vllm_table_pays(two, 1.0 - DSD_GRAPH_COST)                    # the table's 14 % exactly: a tie
-    assert vllm_table_pays(two, 1.0 - DSD_GRAPH_COST - 1e-9)                 # the one k falls further below
-    assert not vllm_table_pays(two, 0.87)   # review: 0.87 x 1.14 < 1 wrote a table losing by its own cost model
-    assert vllm_table_pays(off, 0.99) and vllm_table_pays(off, float("nan"))  # it switches speculation off
+    moe = {"moe": True}                    # an MoE target: Model Runner V1, the table costs DSD_GRAPH_COST
+    assert not vllm_table_pays(two[:1], 0.5, **moe)                          # one k: no table
+    assert not vllm_table_pays(two, 1.0 - DSD_GRAPH_COST, **moe)             # the table's 14 % exactly: a tie
+    assert vllm_table_pays(two, 1.0 - DSD_GRAPH_COST - 1e-9, **moe)          # the one k falls further below
+    assert not vllm_table_pays(two, 0.87, **moe)   # review: 0.87 x 1.14 < 1 wrote a table losing by its own cost model
+    assert vllm_table_pays(off, 0.99, **moe) and vllm_table_pays(off, float("nan"), **moe)  # speculation off
     assert vllm_table_pays(two, 0.99, moe=False)       # a dense target on Model Runner V2: the table costs nothing
+    assert not vllm_table_pays(two[:1], 0.5, moe=False)                      # one k: no table there either
+
+
+def test_vllm_table_gate_names_the_target_kind():
+    """The gate's cost depends on whether the target routes to experts, so neither gate guesses it: `moe` is a
+    required keyword (it had defaulted to True, an MoE target, which every caller overrode)."""
+    from simulator.config_plan import KRange
+    from simulator.engine_configs import vllm_table_pays, vllm_writes_table
+
+    two = (KRange(1, 8, 4, 5, 2.0, 2.2), KRange(9, 64, 3, 4, 1.5, 1.9))
+    for call, why in ((lambda: vllm_table_pays(two, 0.5), "keyword-only argument: 'moe'"),
+                      (lambda: vllm_table_pays(two, 0.5, True), "positional"),
+                      (lambda: vllm_writes_table(two, 0.5, 1, "eagle3"), "keyword-only argument: 'moe'"),
+                      (lambda: vllm_writes_table(two, 0.5, 1, "eagle3", True), "positional")):
+        with pytest.raises(TypeError, match=why):
+            call()
+    assert vllm_writes_table(two, 0.5, 1, "eagle3", moe=True) and not vllm_writes_table(two, 0.5, 2, "eagle3", moe=True)
 
 
 def test_vllm_config_single_k_has_no_table():
