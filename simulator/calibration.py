@@ -28,7 +28,7 @@ from .engine import EngineProfile, is_profile_path, load_engine, read_profile
 from .errors import ScenarioError, SpecroofError
 from .files import write_atomic
 from .toml_out import dump_toml
-from .validation import PreparedRow, load_rows, predict_prepared, prepare_row
+from .validation import PreparedRow, device_refusal, load_rows, predict_prepared, prepare_row
 
 
 @dataclass(frozen=True)
@@ -412,6 +412,9 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
         raise ScenarioError(f"rows = {type(rows).__name__}, params = {params!r}; expected a rows CSV path or a list "
                             "of rows, and a list of distinct parameter names such as ('host_step_s',)")
     rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
+    bad = device_refusal(rs, rows if isinstance(rows, (str, Path)) else None)
+    if bad:       # before pricing a row (it had priced all 784 rows of a file, 12 s, to refuse the one at its end)
+        raise ScenarioError(f"{bad}; calibrate fits every row it is given: fix or remove them")
     prepared, skipped = usable([dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs)
     if skipped:                       # a fit on quietly fewer rows than given is not the fit asked for
         raise ScenarioError(f"{str(rows) + ': ' if isinstance(rows, (str, Path)) else ''}{len(skipped)} of {len(rs)} "

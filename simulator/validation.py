@@ -19,8 +19,8 @@ import numpy as np
 from .acceptance import Acceptance
 from .drafters import default_decay
 from .engine import EngineProfile, load_engine
-from .errors import ScenarioError, SpecroofError
-from .hardware import load_hardware
+from .errors import ScenarioError, SpecError, SpecroofError
+from .hardware import Hardware, load_hardware
 from .model import load_model
 from .report import ValidationReport
 from .rows import SERVING_METRICS, load_rows
@@ -132,7 +132,7 @@ def row_scenario(r: dict[str, str]) -> Scenario:
         raise ScenarioError(f"row {r['row_id']}: n_gpus = {n} but one instance of tp x dp = {tp * dp} GPUs is "
                             "priced: a multi-instance row that does not say how its GPUs split is not modelled")
     batch, ctx = row_batch_context(r)
-    return Scenario(hardware=load_hardware(_text(r, "hardware", "")), model=load_model(_text(r, "model", "")),
+    return Scenario(hardware=row_hardware(r), model=load_model(_text(r, "model", "")),
                     method=method, draft=_text(r, "draft"), engine=_row_engine(r, load_engine(_text(r, "engine", ""))),
                     acceptance=row_acceptance(r) if method else None, k=_int(r, "k", 3) if method else 3,
                     tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"), batch=(batch,),
@@ -140,6 +140,45 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"),
                     attention_precision=_text(r, "attention_precision"),
                     memory_fraction=_share(r))
+
+
+def _device_error(r: dict[str, str], value: str, why: Any) -> str:
+    return f"row {r['row_id']}: hardware = {value!r}: {why}"
+
+
+def row_hardware(r: dict[str, str]) -> Hardware:
+    """The row's device: its hardware field, a bundled name or alias or a device .toml path. One that does not load
+    is a SpecError naming the row, the field and its value, then the loader's reason and the devices allowed: validate
+    lists the row as skipped with it, calibrate refuses the file with it (`device_refusal`), the same words."""
+    v = _text(r, "hardware", "") or ""
+    try:
+        return load_hardware(v)
+    except SpecroofError as e:
+        raise SpecError(_device_error(r, v, e)) from None
+
+
+def device_refusal(rows: Sequence[dict[str, str]], path: str | Path | None = None) -> str:
+    """One line on the rows whose device does not load (row_hardware's words for the first, at its line of `path`
+    or its index in `rows`, and how many rows), or "" when every device loads. Loads each distinct hardware value
+    once and prices nothing, so a caller that refuses such rows does so before any pricing."""
+    why: dict[str, str] = {}
+    bad: list[tuple[int, str]] = []
+    for i, r in enumerate(rows):
+        v = _text(r, "hardware", "") or ""
+        if v not in why:
+            try:
+                load_hardware(v)
+                why[v] = ""
+            except SpecroofError as e:
+                why[v] = str(e)
+        if why[v]:
+            bad.append((i, v))
+    if not bad:
+        return ""
+    (i, v), ids = bad[0], ", ".join(rows[j]["row_id"] for j, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
+    where = f"{path}: line {i + 2}" if path is not None else f"rows[{i}]"      # line 1 is the header (load_rows)
+    return f"{where}: {_device_error(rows[i], v, why[v])}; {len(bad)} of {len(rows)} rows name a device that does " \
+        f"not load ({ids})"
 
 
 def _plain(s: Scenario, dep: Deployment, metric: str) -> float:

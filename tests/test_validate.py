@@ -82,13 +82,65 @@ def test_report_files_and_skips(tmp_path):
     rows = load_rows()[:2]
     rows[1] = dict(rows[1], hardware="rtx-3090", row_id="X1")
     rep = validate(_write(tmp_path / "r.csv", rows))
-    assert rep.rows[1]["skipped"].startswith("unknown hardware 'rtx-3090'")
+    assert rep.rows[1]["skipped"].startswith("row X1: hardware = 'rtx-3090': unknown hardware 'rtx-3090'")
     assert sum(v["overall"]["n"] for kinds in rep.summary.values() for v in kinds.values()) == 1
     md, cs = rep.write(tmp_path / "rep")
-    assert "median abs error" in md.read_text() and "skipped: unknown hardware" in md.read_text()
+    assert "median abs error" in md.read_text() and "skipped: row X1: hardware = 'rtx-3090': unknown hardware" in \
+        md.read_text()
     with open(cs) as f:
         back = list(csv.DictReader(f))
     assert [r["row_id"] for r in back] == [rows[0]["row_id"], "X1"]
+
+
+@pytest.mark.parametrize("device, why", [
+    ("rtx-3090", "unknown hardware 'rtx-3090'; did you mean"), ("", "unknown hardware ''; bundled: a100-sxm-80gb"),
+    ("/nonexistent/dev.toml", "/nonexistent/dev.toml: file not found")])
+def test_a_device_that_does_not_load_is_skipped_by_validate_and_refused_up_front_by_calibrate(
+        device, why, tmp_path, capsys, monkeypatch):
+    """A row whose hardware names no bundled device (nor a device file that loads): validate's report lists it as
+    skipped, naming the row, the field, its value and the devices allowed; calibrate, which fits every row it is
+    given, refuses the file in those words, with the row's line, before pricing a row (it had priced every row
+    first, 12 s for 784 rows, and named neither the line nor the field)."""
+    import simulator.calibration as calibration
+    rows = [dict(r) for r in load_rows()[:3]]            # S001-S003: SGLang EAGLE on one H100, all priced
+    rows[1]["hardware"] = device
+    src = _write(tmp_path / "m.csv", rows)
+    skipped = [r["skipped"] for r in validate(src).rows]
+    reason = f"row {rows[1]['row_id']}: hardware = {device!r}: {why}"
+    assert skipped[0] == skipped[2] == "" and skipped[1].startswith(reason)
+    assert skipped[1].endswith("(or pass a path to a .toml file)") or device.endswith(".toml")
+
+    def priced(*a, **k):
+        raise AssertionError("calibrate priced a row before refusing the file")
+
+    monkeypatch.setattr(calibration, "usable", priced)
+    with pytest.raises(ScenarioError) as e:
+        calibrate(str(src), "sglang", ("host_step_s",))
+    msg = str(e.value)
+    assert msg == f"{src}: line 3: {skipped[1]}; 1 of 3 rows name a device that does not load ({rows[1]['row_id']}); " \
+                  "calibrate fits every row it is given: fix or remove them"
+    with pytest.raises(ScenarioError, match=re.escape(f"rows[1]: {skipped[1]}; 1 of 3 rows")):
+        calibrate(rows, "sglang", ("host_step_s",))          # rows given as a list: their index
+    out = tmp_path / "p.toml"
+    rc = main(["calibrate", str(src), "--engine", "sglang", "--out", str(out), "--params", "host_step_s"])
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.err == f"error: {msg}\n" and cap.out == "" and not out.exists()
+
+
+def test_validate_refuses_a_file_where_no_device_loads_and_both_accept_a_device_file(tmp_path, capsys):
+    rows = [dict(r, hardware="rtx-3090") for r in load_rows()[:3]]
+    rc = main(["validate", str(_write(tmp_path / "bad.csv", rows))])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and err.startswith(f"error: {tmp_path / 'bad.csv'}: not one of 3 row(s)")
+    assert f"row {rows[0]['row_id']}: hardware = 'rtx-3090': unknown hardware 'rtx-3090'" in err
+    # a device given as its spec file: validate prices the row and calibrate does not refuse it
+    spec = Path(__file__).resolve().parents[1] / "hardware_specs" / "h100-sxm.toml"
+    rows = [dict(r, hardware=str(spec) if i == 1 else r["hardware"]) for i, r in enumerate(load_rows()[:3])]
+    from simulator.validation import device_refusal
+    assert device_refusal(rows, "m.csv") == "" and not any(r["skipped"] for r in validate(rows).rows)
+    many = [dict(r, hardware="h100-sxn", row_id=f"Y{i}") for i, r in enumerate(load_rows()[:1] * 7)]
+    assert device_refusal(many, "m.csv").endswith("; 7 of 7 rows name a device that does not load (Y0, Y1, Y2, Y3, "
+                                                  "Y4, ...)")
 
 
 @pytest.mark.parametrize("mutate,match", [
