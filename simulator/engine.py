@@ -13,6 +13,7 @@ from .data import check_fields, data_dir, figure, prior, read_spec, suggest
 from .drafters import METHODS
 from .errors import ScenarioError, SpecError
 from .fitted import engine_values
+from .fusion import FUSIONS
 from .hardware import VENDORS
 
 _ALLOWED: dict[str, set[str] | None] = {
@@ -29,6 +30,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "scope": {"valid_from", "vendors"},
     "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention"},
     "attention": {"mla_verify_kv_reread_blackwell"},
+    "kernels": {"fused", "allreduce_norm_min_hidden", "allreduce_norm_from"},
 }
 
 
@@ -82,6 +84,10 @@ class EngineProfile:
     mla_verify_kv_reread_blackwell : float   on Blackwell, share of the per-query re-reads of an MLA target's KV
                                     cache that reach HBM in the engine's verify attention kernel (0: read once per
                                     sequence, as a kernel that folds the queries into the heads does)
+    fused : tuple[str]              kernels the engine fuses on a GQA target's decode path (fusion.FUSIONS); ()
+                                    none, vLLM's path as `workload` counts it; allreduce_norm_min_hidden : int, the
+                                    hidden size above which the all-reduce fusion applies (`fusion.Fusion.of`);
+                                    allreduce_norm_from : str, the month its default build began to (validation)
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
     priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)
     spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap
@@ -128,6 +134,9 @@ class EngineProfile:
     gemm_fraction: float | None = None
     overlap_efficiency: float | None = None
     mla_verify_kv_reread_blackwell: float = 0.0
+    fused: tuple[str, ...] = ()
+    allreduce_norm_min_hidden: int = 0
+    allreduce_norm_from: str = ""
     display_name: str = ""
     sources: tuple[str, ...] = ()
     valid_from: str = ""
@@ -196,12 +205,11 @@ class EngineProfile:
 # Fields that price host work around the passes, not the passes themselves.
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
                          "overlap_with_spec", "no_overlap_methods", "overlap_with_spec_under_pp", "methods",
-                         "chain_methods",
-                         "spec_bookkeeping_s", "bookkeeping_on_host", "spec_host_bookkeeping_s",
+                         "chain_methods", "spec_bookkeeping_s", "bookkeeping_on_host", "spec_host_bookkeeping_s",
                          "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
                          "plain_memory_fraction", "memory_rule", "valid_from", "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
-                         "path"})
+                         "path", "allreduce_norm_from"})
 
 # A month as "YYYY-MM": a profile's valid_from and a row's engine_date, compared as text.
 MONTH_RE = re.compile(r"20\d\d-(0[1-9]|1[0-2])")
@@ -235,6 +243,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),
     ("efficiency", "overlap_efficiency"): ("overlap_efficiency", float, 0.0, 1.0),
     ("attention", "mla_verify_kv_reread_blackwell"): ("mla_verify_kv_reread_blackwell", float, 0.0, 1.0),
+    ("kernels", "allreduce_norm_min_hidden"): ("allreduce_norm_min_hidden", int, 0, 10**6),
 }
 REQUIRED = {("host", "step_overhead_s"), ("spec", "bookkeeping_s"), ("launch", "kernel_launch_s"),
             ("memory", "gpu_memory_fraction")}
@@ -264,8 +273,10 @@ def read_profile(path: Path) -> EngineProfile:
     kw["methods"] = _methods_list(doc, path, "spec", "methods")
     kw["chain_methods"] = _methods_list(doc, path, "spec", "chain_methods")
     kw["vendors"] = _methods_list(doc, path, "scope", "vendors", VENDORS)
+    kw["fused"] = _methods_list(doc, path, "kernels", "fused", tuple(sorted(FUSIONS)))
     kw["valid_from"] = _month(doc, path, "scope", "valid_from")
     kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
+    kw["allreduce_norm_from"] = _month(doc, path, "kernels", "allreduce_norm_from")
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
 
@@ -395,7 +406,8 @@ def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,
 def _month(doc: dict[str, Any], path: Path, sec: str, key: str) -> str:
     """A month, { value = "YYYY-MM", source = ... } ('' when not stated): [scope] valid_from, the month the
     mechanisms the profile models shipped (measurements of older builds are reported apart by `specroof validate`),
-    or [host] overlap_with_spec_from, the month the default build began to overlap speculative steps."""
+    or [host] overlap_with_spec_from / [kernels] allreduce_norm_from, the month the default build began to overlap
+    speculative steps / to fuse the all-reduce with the norms."""
     entry = doc.get(sec, {}).get(key)
     if entry is None:
         return ""

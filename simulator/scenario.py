@@ -40,8 +40,9 @@ from .errors import ScenarioError
 from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
 from .model import ModelShape, check_servable, load_model
+from .target_ops import target_ops, verify_ops
 from .units import DTYPE_BYTES
-from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, forward_pass, make_precision
+from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, make_precision
 
 DEFAULT_BATCH = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -410,8 +411,10 @@ class Deployment:
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
     resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
-    if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
-        raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
+    if (eng.allreduce_latency_s, eng.fused, eng.allreduce_norm_min_hidden) != (
+            dep.eng.allreduce_latency_s, dep.eng.fused, dep.eng.allreduce_norm_min_hidden):
+        raise ScenarioError("with_engine: the new profile changes the all-reduce latency or the kernels it fuses; "
+                            "resolve the scenario again")
     check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     eng = pp_overlapped(eng, dep.par.pp, dep.scenario.spec_overlap_asked, dep.scenario.method)
@@ -419,14 +422,8 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     eng = with_memory(eng, dep.hw, dep.par, dep.target, s.method, s.memory_fraction, s.cuda_graph_max_batch)
     s = replace(s, engine=eng)
     share = (e.verify_kv_reread(dep.hw.architecture, dep.target.is_mla) for e in (eng, dep.eng))
-    vops = dep.vops if len(set(share)) == 1 else _verify_ops(eng, dep.hw, dep.target, dep.p, dep.par)
+    vops = dep.vops if len(set(share)) == 1 else verify_ops(eng, dep.hw, dep.target, dep.p, dep.par)
     return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng), vops=vops)
-
-
-def _verify_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precision, par: Parallelism) -> OpSet | None:
-    """The verify pass's own ops where the engine's verify kernel re-reads the KV cache per query token, else None."""
-    r = eng.verify_kv_reread(hw.architecture, target.is_mla)
-    return forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain, kv_reread=r) if r else None
 
 
 def _load(kind: str, v: Any, loaded: dict[tuple[str, str], Any] | None) -> Any:
@@ -486,13 +483,12 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
-        make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain)
-    return Deployment(s, hw, eng, target, drafter, p, dp, par,
-                      forward_pass(target, p, par, "all", scaleup_domain=hw.scaleup_domain),
-                      forward_pass(target, p, par, "last", scaleup_domain=hw.scaleup_domain),
-                      resolve_overlap(s.overlap, eng),
+        make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain, eng.fused,
+                     eng.allreduce_norm_min_hidden)
+    return Deployment(s, hw, eng, target, drafter, p, dp, par, target_ops(eng, hw, target, p, par, "all"),
+                      target_ops(eng, hw, target, p, par, "last"), resolve_overlap(s.overlap, eng),
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None),
-                      _verify_ops(eng, hw, target, p, par))
+                      verify_ops(eng, hw, target, p, par))
 
 
 __all__ = ["DEFAULT_BATCH", "Deployment", "Scenario", "as_scenario", "check_field_names",

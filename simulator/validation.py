@@ -61,7 +61,8 @@ def row_acceptance(r: dict[str, str]) -> Acceptance | None:
 
 def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
     """The profile with the row's scheduler facts (e.g. vLLM before async scheduling became the default, an engine
-    build dated before its default overlapped speculative steps, or the requests a launch flag lets the engine run
+    build dated before its default overlapped speculative steps or fused the all-reduce with the norms (TensorRT-LLM
+    before 2025-07), or the requests a launch flag lets the engine run
     while speculating): facts of the measured run, like tp or precision, not fitted knobs."""
     ov, date = (r.get("overlap_scheduler") or "").strip().lower(), _text(r, "engine_date", "")
     if ov not in ("", "true", "false"):
@@ -70,6 +71,8 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
         eng = replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
     elif date and eng.overlap_with_spec_from and date < eng.overlap_with_spec_from:
         eng = replace(eng, overlap_with_spec=False)
+    if date and eng.allreduce_norm_from and date < eng.allreduce_norm_from:   # a build before the fusion's default
+        eng = replace(eng, fused=tuple(f for f in eng.fused if f != "allreduce_norm"))
     cap = _int(r, "spec_max_running")
     if cap is not None:
         if cap < 1:

@@ -33,6 +33,7 @@ import numpy as np
 
 from .errors import ScenarioError
 from .experts import busiest_rank_table
+from .fusion import Fusion
 from .model import ModelShape
 from .units import ACT_QUANT, DTYPE_BYTES
 
@@ -215,11 +216,12 @@ class _Builder:
         self.rows.append(row)
 
     def matmul(self, name: str, fam: str, repeat: float, m: int, n: float, k: float, wdtype: str, adtype: str,
-               kernels: float = 1.0) -> None:
+               kernels: float = 1.0, quant: bool = True) -> None:
         """y[M, N] = x[M, K] W[K, N]: 2*M*N*K FLOPs (a multiply-add is 2 FLOPs) over M rounded up to the GEMM tile;
         weights read once per pass at their own precision, activations in and out (calculon layers.Linear; Kaplan
-        et al. 2020 §2.1). Weights in units.ACT_QUANT: one more kernel quantises x (read; written at wdtype)."""
-        ab, wb, q = DTYPE_BYTES[adtype], DTYPE_BYTES[wdtype], wdtype in ACT_QUANT
+        et al. 2020 §2.1). Weights in units.ACT_QUANT: one more kernel quantises x (read; written at wdtype), unless
+        `quant` is False (the kernel producing x writes it quantised: `Fusion`)."""
+        ab, wb, q = DTYPE_BYTES[adtype], DTYPE_BYTES[wdtype], wdtype in ACT_QUANT and quant
         self.op(name, fam, repeat, dtype=wdtype, kernels=kernels, quant=q, f={F_TPAD if m == F_T else m: 2.0 * n * k},
                 b={F_ONE: n * k * wb, m: (n + k) * ab + q * k * (ab + wb)}, gemm=True)
 
@@ -282,6 +284,7 @@ class _Ctx:
     domain: int
     sampler: bool
     kv_reread: float = 0.0
+    fusion: Fusion = field(default_factory=Fusion)
 
     @property
     def ab(self) -> float:
@@ -311,11 +314,12 @@ def _attention(g: _Builder, c: _Ctx) -> None:
         flops_pair = 2.0 * hr * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * hr * m.kv_lora_rank
         io_tok = hr * (m.kv_lora_rank + m.qk_rope_head_dim + m.kv_lora_rank) * ab
     else:
-        hkv = kv_heads_per_rank(m, tp)
-        # Kernels: input RMSNorm, QKV GEMM, RoPE (+ per-head q/k RMSNorm on Qwen3).
+        hkv, fu = kv_heads_per_rank(m, tp), c.fusion
+        # Kernels: input RMSNorm, QKV GEMM, RoPE (+ per-head q/k RMSNorm on Qwen3), less what the engine fuses.
         g.matmul("qkv_proj", "dense", L, F_T, (hr + 2 * hkv) * m.d_head, m.attn_in_factor * d, wd, c.p.activations,
-                 kernels=4 if m.qk_norm else 3)
-        g.matmul("o_proj", "dense", L, F_T, d, hr * m.d_head, wd, c.p.activations)
+                 kernels=(4 if m.qk_norm else 3) - fu.rope_kv - fu.norm_allreduce, quant=not fu.norm_allreduce)
+        g.matmul("o_proj", "dense", L, F_T, d, hr * m.d_head, wd, c.p.activations,
+                 quant=not (fu.act_quant and c.p.kv in ACT_QUANT))
         # QK^T and PV: 2 FLOPs per multiply-add, d_head each, per head (FlashAttention-2, Dao 2023 §3.3).
         flops_pair = 4.0 * hr * m.d_head
         io_tok = 2.0 * hr * m.d_head * ab            # read q, write o
@@ -326,17 +330,19 @@ def _attention(g: _Builder, c: _Ctx) -> None:
     # Attention core (KV-cache write + attention kernel): full-context layers and windowed (sliding / chunked) ones.
     for nl, win, tag in ((L - m.n_window_layers, INF_WINDOW, "attention"),
                          (m.n_window_layers, float(m.window or INF_WINDOW), "attention_window")):
-        g.op(tag, "attention", nl, dtype="bf16", kernels=2, window=win, f={F_TL: flops_pair, F_CAUSAL: flops_pair},
+        g.op(tag, "attention", nl, dtype="bf16", kernels=2 - c.fusion.rope_kv, window=win,
+             f={F_TL: flops_pair, F_CAUSAL: flops_pair},
              b={F_BL: (1.0 - r) * kv_tok, F_TL: r * kv_tok, F_T: kv_tok + io_tok})
 
 
 def _dense_ffn(g: _Builder, c: _Ctx) -> None:
-    """Dense FFN layers (kernels: post-attention RMSNorm + gate_up GEMM + SiLU-mul; down GEMM)."""
-    m, tp = c.m, c.par.tp
+    """Dense FFN layers (kernels: post-attention RMSNorm + gate_up GEMM + SiLU-mul; down GEMM), less the fused."""
+    m, tp, fu = c.m, c.par.tp, c.fusion
     nmat = 2 if m.gated_mlp else 1
     g.matmul("ffn_up", "dense", m.n_dense_layers, F_T, nmat * m.d_ff / tp, m.d_model, c.p.weights,
-             c.p.activations, kernels=3)
-    g.matmul("ffn_down", "dense", m.n_dense_layers, F_T, m.d_model, m.d_ff / tp, c.p.weights, c.p.activations)
+             c.p.activations, kernels=3 - fu.norm_allreduce, quant=not fu.norm_allreduce)
+    g.matmul("ffn_down", "dense", m.n_dense_layers, F_T, m.d_model, m.d_ff / tp, c.p.weights, c.p.activations,
+             quant=not fu.act_quant)
 
 
 def _moe(g: _Builder, c: _Ctx) -> None:
@@ -421,7 +427,7 @@ def _heads(g: _Builder, c: _Ctx, lm_tokens: int) -> None:
 
 def forward_pass(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
                  logits: str = "all", scaleup_domain: int = 1 << 30, sampler: bool = True,
-                 kv_reread: float = 0.0) -> OpSet:
+                 kv_reread: float = 0.0, fusion: Fusion | None = None) -> OpSet:
     """Ops of one forward pass of `m` on one rank of `par`, for B sequences of q new tokens over L cached ones.
 
     logits: "all" (an LM-head row for every query token: decode and verify) or "last" (one per sequence: prefill).
@@ -429,6 +435,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     sampler: price the vocabulary-sized sampling pass (SAMPLER_BYTES_PER_VOCAB); False gives the bare roofline.
     kv_reread: share of a verify kernel's per-query re-reads of the KV cache that reach HBM (0: read once per
     sequence; 1: once per query token); for the verify op set of an engine whose kernel re-reads, never prefill.
+    fusion: the kernels the engine fuses (`Fusion.of`; none: vLLM's decode path as counted above).
     """
     p = precision or Precision()
     par = par or Parallelism()
@@ -438,7 +445,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
         raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
     if not 0.0 <= kv_reread <= 1.0:
         raise ScenarioError(f"kv_reread = {kv_reread!r}; expected a share from 0 to 1")
-    c = _Ctx(m, p, par, scaleup_domain, sampler, kv_reread)
+    c = _Ctx(m, p, par, scaleup_domain, sampler, kv_reread, fusion or Fusion())
     g = _Builder(share=1.0 / par.dp)
     d, tp = m.d_model, par.tp
     # Embedding gather (vocab-parallel: each rank reads the rows it owns) and, for EAGLE heads, the input FC.

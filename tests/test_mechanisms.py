@@ -378,8 +378,10 @@ def test_forward_pass_refuses_a_reread_that_cannot_be_and_with_engine_rebuilds_t
     # Calibration calls with_engine per row and evaluation: the same share keeps the same op set (no rebuild, and the
     # price memo, keyed by the op set, still hits).
     assert with_engine(dep, replace(dep.eng, host_step_s=2e-3)).vops is dep.vops
-    with pytest.raises(ScenarioError, match="changes the all-reduce latency; resolve the scenario again"):
-        with_engine(dep, replace(dep.eng, allreduce_latency_s=1e-5))
+    for change in (dict(allreduce_latency_s=1e-5), dict(fused=("rope_kv_in_attention",))):
+        with pytest.raises(ScenarioError, match="changes the all-reduce latency or the kernels it fuses; resolve the "
+                                                "scenario again"):
+            with_engine(dep, replace(dep.eng, **change))
 
 
 @pytest.mark.parametrize("value, needle", [("1.5", "1.5"), ("-0.1", "-0.1"), ('"high"', "high"), ("nan", "nan")])

@@ -1,0 +1,40 @@
+"""Which kernels an engine fuses on a target's decode path: the counts `workload` takes off its vLLM-path kernel
+counts (a kernel the engine runs inside another costs no per-kernel time of its own). Data from an engine profile's
+[kernels] table, resolved for one model and layout; no pricing here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import ModelShape
+
+FUSIONS = frozenset({"rope_kv_in_attention", "act_quant_in_producer", "allreduce_norm"})
+
+
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """Kernels an engine fuses on a GQA target's decode path, against the counts above (vLLM's path, none fused).
+
+    rope_kv : RoPE and the KV-cache write run inside the attention kernel (one fewer kernel each for the QKV block and
+        the attention core); act_quant : the FP8 quantisation of a GEMM's input runs in the kernel that produces it
+        (SiLU-mul for the dense FFN's down projection; the attention kernel for o_proj where the KV cache is FP8);
+        norm_allreduce : under TP, residual add + RMSNorm and the next GEMM's input quantisation run inside the
+        all-reduce kernel (the input and post-attention norms and the QKV / gate_up quantisations of a dense layer).
+    """
+
+    rope_kv: bool = False
+    act_quant: bool = False
+    norm_allreduce: bool = False
+
+    @classmethod
+    def of(cls, names: tuple[str, ...], norm_min_hidden: int, m: ModelShape, tp: int) -> Fusion:
+        """An engine profile's fusions ([kernels] fused) as they apply to `m` at `tp`: none on MLA targets (their
+        kernels are counted apart, not audited per engine); the all-reduce fusion only for dense targets under TP
+        whose hidden size exceeds `norm_min_hidden` (TensorRT-LLM's Llama condition)."""
+        if m.is_mla:
+            return cls()
+        return cls("rope_kv_in_attention" in names, "act_quant_in_producer" in names,
+                   "allreduce_norm" in names and tp > 1 and not m.is_moe and m.d_model > norm_min_hidden)
+
+
+__all__ = ["FUSIONS", "Fusion"]

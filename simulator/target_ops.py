@@ -1,0 +1,26 @@
+"""A target's forward-pass op sets as an engine runs them: the kernels it fuses (`fusion.Fusion.of`) and, for the
+verify pass, the KV-cache re-reads of its verify kernel. What `scenario.Scenario.resolve` prices; no pricing here."""
+
+from __future__ import annotations
+
+from .engine import EngineProfile
+from .fusion import Fusion
+from .hardware import Hardware
+from .model import ModelShape
+from .workload import OpSet, Parallelism, Precision, forward_pass
+
+
+def verify_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precision, par: Parallelism) -> OpSet | None:
+    """The verify pass's own ops where the engine's verify kernel re-reads the KV cache per query token, else None."""
+    r = eng.verify_kv_reread(hw.architecture, target.is_mla)
+    return target_ops(eng, hw, target, p, par, "all", kv_reread=r) if r else None
+
+
+def target_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precision, par: Parallelism, logits: str,
+         kv_reread: float = 0.0) -> OpSet:
+    """The target's forward-pass ops with the kernels the engine fuses (`fusion.Fusion.of`)."""
+    fu = Fusion.of(eng.fused, eng.allreduce_norm_min_hidden, target, par.tp)
+    return forward_pass(target, p, par, logits, scaleup_domain=hw.scaleup_domain, kv_reread=kv_reread, fusion=fu)
+
+
+__all__ = ["target_ops", "verify_ops"]

@@ -1,0 +1,128 @@
+"""Kernels an engine fuses (`fusion.Fusion`, engine profile [kernels]): TensorRT-LLM's RoPE + KV write inside
+attention, FP8 quantisation in the producing kernel, all-reduce + residual + RMSNorm (+ quantisation) in one kernel."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.engine import load_engine, read_profile
+from simulator.errors import SpecError
+from simulator.fusion import FUSIONS, Fusion
+from simulator.hardware import load_hardware
+from simulator.pricing import base_step
+from simulator.roofline import rates, step_times
+from simulator.scenario import Scenario
+from simulator.validation import _row_engine
+from simulator.workload import FAM, Parallelism, Precision, forward_pass
+
+from .helpers import model
+
+ALL = Fusion(True, True, True)
+H200 = load_hardware("h200-sxm")
+
+
+def _per_layer(ops, n_layers):
+    """Kernels (counted and quantisation) per layer of the non-head ops, the collectives included."""
+    heads = {"embedding", "embed_allreduce", "lm_head", "logits_gather", "sampler"}
+    keep = [i for i, n in enumerate(ops.names) if n not in heads]
+    return float(sum(ops.repeat[i] * (ops.kernels[i] + ops.quant[i]) for i in keep)) / n_layers
+
+
+@pytest.mark.parametrize("tp, weights, kv, unfused, fused", [
+    (1, "fp8", "fp8", 14, 10),     # 10 + 4 quantisations -> norm, quant, QKV, attention, o_proj, norm, quant,
+    (8, "fp8", "fp8", 16, 8),      # gate_up, SiLU (+quant), down; at TP8 the norms and quants ride on the all-reduces
+    (8, "bf16", "bf16", 12, 8)])
+def test_llama_70b_kernel_counts_per_layer_match_the_trtllm_audit(tp, weights, kv, unfused, fused):
+    # The counts of engine_profiles/trtllm.toml [kernels] fused (read in TensorRT-LLM's PyTorch backend).
+    m = model("llama-3.3-70b")
+    p, par = Precision(weights=weights, kv=kv), Parallelism(tp)
+    eng = load_engine("trtllm")
+    fu = Fusion.of(eng.fused, eng.allreduce_norm_min_hidden, m, tp)
+    assert _per_layer(forward_pass(m, p, par), m.n_layers) == unfused
+    assert _per_layer(forward_pass(m, p, par, fusion=fu), m.n_layers) == fused
+
+
+def test_no_fusion_is_the_old_op_table():
+    m, p, par = model("llama-3.1-70b"), Precision(weights="fp8"), Parallelism(8)
+    a, b = forward_pass(m, p, par), forward_pass(m, p, par, fusion=Fusion())
+    for f in ("kernels", "quant", "cf", "cb", "cc"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+
+
+@settings(max_examples=25)
+@given(mid=st.sampled_from(["llama-3.1-8b", "llama-3.3-70b", "qwen3-8b", "qwen3-30b-a3b", "deepseek-v3",
+                            "llama-4-scout"]),
+       tp=st.sampled_from([1, 2, 8]), w=st.sampled_from(["bf16", "fp8"]), kv=st.sampled_from(["bf16", "fp8"]),
+       flags=st.tuples(st.booleans(), st.booleans(), st.booleans()), B=st.integers(1, 256), q=st.integers(1, 5))
+def test_a_fusion_never_adds_a_kernel_nor_time(mid, tp, w, kv, flags, B, q):
+    # Monotone: turning a fusion on removes kernels (never adds one) and never lengthens the step; off is the roofline
+    # of vLLM's path (above). MLA targets are left as counted.
+    m = model(mid)
+    if m.n_heads % tp or (m.is_moe and tp > 2):
+        return
+    p, par = Precision(weights=w, kv=kv), Parallelism(tp)
+    base = forward_pass(m, p, par)
+    fu = Fusion(*flags)
+    ops = forward_pass(m, p, par, fusion=fu)
+    assert np.all(ops.kernels <= base.kernels) and np.all(ops.quant <= base.quant)
+    t = [step_times(o, rates(H200, o), np.asarray([B], float), float(q), 2048.0).total_s[0] for o in (base, ops)]
+    assert t[1] <= t[0] * (1 + 1e-12)
+    if m.is_mla:
+        assert Fusion.of(tuple(FUSIONS), 0, m, tp) == Fusion()
+
+
+def test_fusion_of_applies_trtllm_s_conditions():
+    names = tuple(FUSIONS)
+    assert Fusion.of(names, 4096, model("llama-3.1-8b"), 8) == Fusion(True, True, False)    # hidden 4096: no AR
+    assert Fusion.of(names, 4096, model("llama-3.3-70b"), 1) == Fusion(True, True, False)   # no TP: no AR
+    assert Fusion.of(names, 4096, model("llama-3.3-70b"), 8) == ALL
+    assert Fusion.of(names, 0, model("qwen3-30b-a3b"), 4) == Fusion(True, True, False)      # MoE: no AR fusion
+    assert Fusion.of(names, 0, model("deepseek-v3"), 8) == Fusion()                         # MLA: none
+    assert Fusion.of((), 0, model("llama-3.3-70b"), 8) == Fusion()
+
+
+def test_trtllm_70b_fp8_step_against_nvidia_s_measurement():
+    # NVIDIA's Llama-3.3-70B blog (TensorRT-LLM, FP8, one H200, batch 1): 51.14 tokens/s without speculation, a
+    # 19.55 ms step (validation/BLIND_TEST.md; not fitted). Unfused the step is priced 22.28 ms (+14 %); with the
+    # engine's fusions 21.33 ms (+9 %).
+    s = Scenario(hardware="h200-sxm", model="llama-3.3-70b", precision="fp8", method=None, batch=(1,), context=1024)
+    fused = s.replace(engine="trtllm").resolve()
+    plain = s.replace(engine=replace(load_engine("trtllm"), fused=())).resolve()
+    t_f, t_p = (base_step(d, np.asarray([1.0]), 1024.0)[0][0] for d in (fused, plain))
+    assert t_f < t_p and abs(t_f / 0.01955 - 1) < abs(t_p / 0.01955 - 1) and abs(t_f / 0.01955 - 1) < 0.10
+
+
+def test_a_profile_names_only_known_fusions(tmp_path):
+    text = (Path(__file__).resolve().parents[1] / "engine_profiles" / "trtllm.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('"rope_kv_in_attention", ', '"rope_in_gemm", '))
+    with pytest.raises(SpecError, match=re.escape("[kernels] fused: value = ['rope_in_gemm'")):
+        read_profile(bad)
+    month = tmp_path / "month.toml"
+    month.write_text(text.replace('norm_from = { value = "2025-07"', 'norm_from = { value = "July"'))
+    with pytest.raises(SpecError, match=r"\[kernels\] allreduce_norm_from: value = 'July'"):
+        read_profile(month)
+
+
+def test_a_row_dated_before_the_all_reduce_fusion_is_priced_without_it():
+    eng = load_engine("trtllm")
+    old = _row_engine({"row_id": "X", "engine_date": "2025-05"}, eng)
+    new = _row_engine({"row_id": "X", "engine_date": "2025-10"}, eng)
+    assert "allreduce_norm" not in old.fused and set(old.fused) == set(eng.fused) - {"allreduce_norm"}
+    assert new.fused == eng.fused
+    assert load_engine("vllm").fused == () and load_engine("sglang").fused == ()
+
+
+def test_the_collectives_keep_their_bytes_when_the_norm_rides_on_them():
+    m, p, par = model("llama-3.3-70b"), Precision(weights="fp8"), Parallelism(8)
+    a, b = forward_pass(m, p, par), forward_pass(m, p, par, fusion=ALL)
+    coll = a.family == FAM["collective"]
+    np.testing.assert_array_equal(a.cc[coll], b.cc[coll])
+    np.testing.assert_array_equal(a.kernels[coll], b.kernels[coll])
