@@ -410,11 +410,12 @@ class Deployment:
 
 def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     """The deployment priced with another engine profile (calibration varies overheads and efficiencies on a
-    resolved deployment); a profile with another all-reduce latency changes the device: resolve again."""
-    if (eng.allreduce_latency_s, eng.fused, eng.allreduce_norm_min_hidden) != (
-            dep.eng.allreduce_latency_s, dep.eng.fused, dep.eng.allreduce_norm_min_hidden):
-        raise ScenarioError("with_engine: the new profile changes the all-reduce latency or the kernels it fuses; "
-                            "resolve the scenario again")
+    resolved deployment); a profile with another all-reduce latency changes the device: resolve again; one that fuses
+    other kernels is resolved again here (review: validate --engine-override with such a profile priced no row)."""
+    if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
+        raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
+    if (eng.fused, eng.allreduce_norm_min_hidden) != (dep.eng.fused, dep.eng.allreduce_norm_min_hidden):
+        return dep.scenario.replace(engine=eng).resolve()     # its op sets follow the kernels the engine fuses
     check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
     eng = pp_overlapped(eng, dep.par.pp, dep.scenario.spec_overlap_asked, dep.scenario.method)

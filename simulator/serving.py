@@ -325,10 +325,10 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     whether the rate is sustained, the capacity in requests/s, whether a prefill instance sets it, where the client's
     max concurrency binds). The capacity is the steady state's X at the most requests that run (the cap, or the most
     that fit: `admission.fit_limit`, exact), or the prefill instance's rate. A fluid model: the waits of bursty
-    (Poisson) arrivals at a utilisation near 1 are not included. A rate at or above X at the client's max
-    concurrency is served closed-loop at it (`_client_capped`)."""
+    (Poisson) arrivals at a utilisation near 1 are not included. Where the client's max concurrency binds, the point
+    is its closed loop (`_client_capped`)."""
     lam = np.asarray(w.rate, dtype=np.float64)
-    top_c = max(min(c_fit, running_cap(dep, spec), w.max_concurrency or np.inf), 1.0)  # X(C) is flat above the cap
+    top_c = max(min(c_fit, running_cap(dep, spec)), 1.0)     # X(C) is flat above the running cap
     g = np.geomspace(1.0, top_c, max(2, int(24 * np.log10(top_c)) + 1))
     free = replace(pf, capacity_rps=np.inf)    # a rate below the prefill instance's is served as if it had no bound
     X = np.maximum.accumulate(g / _phase(dep, w, free, g, spec, gpus, c_fit).e2e_s)  # (a rate above: not sustained)
@@ -338,24 +338,35 @@ def _at_rate(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: flo
     ph = replace(ph, in_flight=inf, running=np.minimum(ph.running, inf), decode_batch=np.minimum(ph.decode_batch, inf),
                  tokens_per_s_per_gpu=lam * w.mean_osl / gpus)
     top = min(float(X[-1]), pf.capacity_rps)
-    ph, hit = _client_capped(dep, w, pf, spec, gpus, c_fit, ph)
-    return ph, ((lam <= top) | hit) & (c_fit >= 1.0), top if c_fit >= 1.0 else 0.0, pf.capacity_rps < float(X[-1]), hit
+    ok = (lam <= top) & (c_fit >= 1.0)
+    ph, ok, hit = _client_capped(dep, w, pf, spec, gpus, ph, ok, C)
+    return ph, ok, top if c_fit >= 1.0 else 0.0, pf.capacity_rps < float(X[-1]), hit
 
 
-def _client_capped(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: float, c_fit: float, ph: Phase
-                   ) -> tuple[Phase, np.ndarray]:
-    """Where the benchmark client's max concurrency M binds, a rate at or above M / E2E(M) (what M requests in flight
-    complete, X(M)): the client holds the arrivals beyond M, outside every latency (vLLM bench serve and SGLang
-    bench_serving time a request from its send, after their concurrency semaphore), so the server runs the closed
-    loop of M requests (`_phase` at C = M, its running cap, memory and prefill instance included) and delivers
-    X(M), less than arrives. Returns (the phase, where M binds)."""
-    lam = np.asarray(w.rate, dtype=np.float64)
+def _client_capped(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpus: float, ph: Phase, ok: np.ndarray,
+                   C: np.ndarray) -> tuple[Phase, np.ndarray, np.ndarray]:
+    """Where the benchmark client's max concurrency M binds, a rate that needs more than M requests in flight (the
+    Little's-law root above M) or that the server does not sustain at all: the client holds the arrivals beyond M,
+    outside every latency (vLLM bench serve and SGLang bench_serving time a request from its send, after their
+    concurrency semaphore), so the server runs the closed loop of M requests, priced as `serve` prices a concurrency
+    (running cap, memory, a prefill instance, k = auto's shapes), and delivers what M complete. Elsewhere the point is
+    the uncapped one, on the same grid (review: a cap that never bound had moved the root by up to 6 %). Returns (the
+    phase, whether each point is served, where M binds)."""
     if w.max_concurrency is None:
-        return ph, np.zeros(lam.size, dtype=bool)
-    M = np.full(lam.size, float(w.max_concurrency))
-    at = _phase(dep, w, pf, M, spec, gpus, c_fit)
-    hit = lam >= M / at.e2e_s * (1.0 - TIE)
-    return Phase(*(_pick(hit, getattr(at, f.name), getattr(ph, f.name)) for f in fields(Phase))), hit
+        return ph, ok, np.zeros(ok.size, dtype=bool)
+    hit = (C > w.max_concurrency * (1.0 + TIE)) | ~ok
+    M = np.full(ok.size, float(w.max_concurrency))
+    if spec:
+        at, fits, _ = _spec_phase(dep, w, pf, M, gpus)
+    else:
+        at = _phase(dep, w, pf, M, False, gpus)
+        fits, _ = feasibility(dep, w, held(at.running, at.prefill_queue, at.decode_batch), False)
+    # With k = auto the closed loop may admit wider shapes than the rate path (`_spec_phase`) and complete more than
+    # arrive at a rate just past the rate path's capacity: it delivers the rate there, its latencies those of M in
+    # flight (an upper bound, review).
+    at = replace(at, tokens_per_s_per_gpu=np.minimum(at.tokens_per_s_per_gpu, np.asarray(w.rate) * w.mean_osl / gpus))
+    pick = hit & fits
+    return Phase(*(_pick(pick, getattr(at, f.name), getattr(ph, f.name)) for f in fields(Phase))), ok | pick, pick
 
 
 def _limit(dep: Deployment, spec: bool, c_fit: float, by_prefill: bool) -> str:

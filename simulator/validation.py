@@ -72,7 +72,7 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
     elif date and eng.overlap_with_spec_from and date < eng.overlap_with_spec_from:
         eng = replace(eng, overlap_with_spec=False)
     if date and eng.allreduce_norm_from and date < eng.allreduce_norm_from:   # a build before the fusion's default
-        eng = replace(eng, fused=tuple(f for f in eng.fused if f != "allreduce_norm"))
+        eng = replace(eng, fused=tuple(f for f in eng.fused if f != "allreduce_norm_llama"))
     cap = _int(r, "spec_max_running")
     if cap is not None:
         if cap < 1:

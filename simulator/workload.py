@@ -317,7 +317,8 @@ def _attention(g: _Builder, c: _Ctx) -> None:
         hkv, fu = kv_heads_per_rank(m, tp), c.fusion
         # Kernels: input RMSNorm, QKV GEMM, RoPE (+ per-head q/k RMSNorm on Qwen3), less what the engine fuses.
         g.matmul("qkv_proj", "dense", L, F_T, (hr + 2 * hkv) * m.d_head, m.attn_in_factor * d, wd, c.p.activations,
-                 kernels=(4 if m.qk_norm else 3) - fu.rope_kv - fu.norm_allreduce, quant=not fu.norm_allreduce)
+                 kernels=(4 if m.qk_norm else 3) - (fu.rope_kv and not m.qk_norm) - fu.norm_allreduce,
+                 quant=not fu.norm_allreduce)
         g.matmul("o_proj", "dense", L, F_T, d, hr * m.d_head, wd, c.p.activations,
                  quant=not (fu.act_quant and c.p.kv in ACT_QUANT))
         # QK^T and PV: 2 FLOPs per multiply-add, d_head each, per head (FlashAttention-2, Dao 2023 §3.3).

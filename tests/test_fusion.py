@@ -86,6 +86,22 @@ def test_fusion_of_applies_trtllm_s_conditions():
     assert Fusion.of(names, 0, model("qwen3-30b-a3b"), 4) == Fusion(True, True, False)      # MoE: no AR fusion
     assert Fusion.of(names, 0, model("deepseek-v3"), 8) == Fusion()                         # MLA: none
     assert Fusion.of((), 0, model("llama-3.3-70b"), 8) == Fusion()
+    # Review: TensorRT-LLM's Qwen3 decoder layer and its EAGLE-3 head run their norms apart (the Llama layer only
+    # fuses them into the all-reduce).
+    assert Fusion.of(names, 4096, model("qwen3-32b"), 4) == Fusion(True, True, False)
+    assert Fusion.of(names, 4096, model("eagle3-kimi-k2"), 8) == Fusion(True, True, False)
+
+
+@pytest.mark.parametrize("mid, rope_kept", [("qwen3-8b", True), ("qwen3-30b-a3b", True), ("llama-3.1-8b", False)])
+def test_a_target_with_a_qk_norm_keeps_its_rope_kernel(mid, rope_kept):
+    # TensorRT-LLM runs RoPE apart from attention where q and k are normed (Llama4Attention: rope_fusion=not
+    # use_qk_norm; Qwen3 fuses the norm with RoPE): only the KV write moves into attention. (Llama-4's weightless L2
+    # q/k norm is not read into the model shape: its RoPE is counted fused, a known gap.)
+    m = model(mid)
+    a, b = forward_pass(m, Precision(), Parallelism(1)), forward_pass(m, Precision(), Parallelism(1),
+                                                                   fusion=Fusion(rope_kv=True))
+    i, j = a.names.index("qkv_proj"), a.names.index("attention")
+    assert a.kernels[i] - b.kernels[i] == (0 if rope_kept else 1) and a.kernels[j] - b.kernels[j] == 1
 
 
 def test_trtllm_70b_fp8_step_against_nvidia_s_measurement():
@@ -115,7 +131,7 @@ def test_a_row_dated_before_the_all_reduce_fusion_is_priced_without_it():
     eng = load_engine("trtllm")
     old = _row_engine({"row_id": "X", "engine_date": "2025-05"}, eng)
     new = _row_engine({"row_id": "X", "engine_date": "2025-10"}, eng)
-    assert "allreduce_norm" not in old.fused and set(old.fused) == set(eng.fused) - {"allreduce_norm"}
+    assert "allreduce_norm_llama" not in old.fused and set(old.fused) == set(eng.fused) - {"allreduce_norm_llama"}
     assert new.fused == eng.fused
     assert load_engine("vllm").fused == () and load_engine("sglang").fused == ()
 

@@ -378,10 +378,15 @@ def test_forward_pass_refuses_a_reread_that_cannot_be_and_with_engine_rebuilds_t
     # Calibration calls with_engine per row and evaluation: the same share keeps the same op set (no rebuild, and the
     # price memo, keyed by the op set, still hits).
     assert with_engine(dep, replace(dep.eng, host_step_s=2e-3)).vops is dep.vops
-    for change in (dict(allreduce_latency_s=1e-5), dict(fused=("rope_kv_in_attention",))):
-        with pytest.raises(ScenarioError, match="changes the all-reduce latency or the kernels it fuses; resolve the "
-                                                "scenario again"):
-            with_engine(dep, replace(dep.eng, **change))
+    with pytest.raises(ScenarioError, match="changes the all-reduce latency; resolve the scenario again"):
+        with_engine(dep, replace(dep.eng, allreduce_latency_s=1e-5))
+    # Found in review: a profile fusing other kernels (validate --engine-override with a copy of trtllm.toml without
+    # its [kernels]) priced no row; the deployment is resolved again with the profile's op sets.
+    llama = Scenario(hardware="h200-sxm", model="llama-3.3-70b", method="eagle3", precision="fp8", tp=8,
+                     engine="trtllm").resolve()
+    plain = with_engine(llama, replace(llama.eng, fused=()))
+    assert plain.eng.fused == () and plain.tops.kernels.sum() > llama.tops.kernels.sum()
+    assert plain.drafter.ops_all.kernels.sum() >= llama.drafter.ops_all.kernels.sum()
 
 
 @pytest.mark.parametrize("value, needle", [("1.5", "1.5"), ("-0.1", "-0.1"), ('"high"', "high"), ("nan", "nan")])
