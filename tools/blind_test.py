@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import statistics
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from simulator import Acceptance, band_for, load_bands, load_model, simulate_step, speedup_curve
 from simulator.drafters import default_decay
+from simulator.engine import load_engine
 from simulator.heldout import speedup_ceiling
+from simulator.scenario import Scenario
+from simulator.serving import Workload, serve
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -43,6 +46,17 @@ EAGLE_173 = "https://github.com/SafeAILab/EAGLE/pull/173"
 TW_MINIMAX = "https://huggingface.co/blog/lujangusface/tw-eagle3-minimax"
 TW = dict(hardware="h200-sxm", engine="sglang", model="minimax-m2.5", precision="fp8", tp=4, context=1024,
           spec_overlap=False)
+# Round 7 (2026-12-05), a search for TensorRT-LLM batch-1 decode rates of dense Llama models absent from the
+# repository, after specroof began to price TensorRT-LLM's kernel fusions (engine_profiles/trtllm.toml [kernels]).
+MODELOPT = "https://github.com/NVIDIA/TensorRT-Model-Optimizer/blob/main/examples/benchmark.md"
+# v0.15 predates the all-reduce + norm fusion's default (2025-07): priced without it, as validation prices such rows.
+_TRT = load_engine("trtllm")
+MO = dict(hardware="h200-sxm", method=None,
+          engine=replace(_TRT, fused=tuple(f for f in _TRT.fused if f != "allreduce_norm_llama")))
+MO_ASSUMED = ("TensorRT-LLM v0.15 (its TensorRT-engine backend) priced with the profile's fusions but the all-reduce "
+              "one (a build before 2025-07); the 'Tokens/sec' "
+              "of trtllm-bench's latency run at batch 1 read as 128 output tokens over the request's latency, its "
+              "2048-token prefill included; KV cache BF16 (not stated)")
 TW_ASSUMED = ("one TP4 server of the 8x H200 node, FP8 (the checkpoint's format; its non-expert formats not stated), "
               "a fork of SGLang of April 2026 (tails-mpt/sglang) priced as SGLang's V1 worker; context 1024")
 
@@ -54,11 +68,13 @@ class Row:
     name: str
     url: str
     locator: str
-    metric: str                   # speedup, tokens_per_s_per_user or step_s (batch 1 plain decode)
+    metric: str                   # speedup, tokens_per_s_per_user, step_s (batch 1 plain decode) or
+    #                               request_tokens_per_s (osl / E2E of one request alone, its prefill included)
     measured: float
     scenario: dict = field(default_factory=dict)
     tau: float | None = None      # published acceptance length at scenario['k'] (None: the method's default)
     assumed: str = ""
+    lengths: tuple[int, int] = (0, 0)   # (isl, osl) of a one-request run scored by request_tokens_per_s
 
 
 ROWS = (
@@ -145,6 +161,19 @@ ROWS = (
         dict(hardware="h100-sxm", model="qwen3-8b", engine="sglang", precision="bf16", tp=1, method="eagle3", k=3,
              tree_tokens=22, tree_branching=4, context=256, spec_overlap=False), tau=2.92,
         assumed="as above; 21 drafts and the root verified (22 tokens, widths 4, 16, 1)"),
+    Row("Llama-3.1-8B BF16, 1x H200, TensorRT-LLM v0.15, 1 request, 2048/128", MODELOPT, "Llama3.1-8B, batch size 1, "
+        "BF16: 173.80 tokens/sec (trtllm-bench, input 2048, output 128)", "request_tokens_per_s", 173.80,
+        dict(MO, model="llama-3.1-8b", precision="bf16", tp=1), lengths=(2048, 128), assumed=MO_ASSUMED),
+    Row("Llama-3.1-8B FP8, 1x H200, TensorRT-LLM v0.15, 1 request, 2048/128", MODELOPT, "as above, FP8: 245.03 "
+        "tokens/sec", "request_tokens_per_s", 245.03, dict(MO, model="llama-3.1-8b", precision="fp8", tp=1),
+        lengths=(2048, 128), assumed=MO_ASSUMED),
+    Row("Llama-3.1-70B BF16, 2x H200 TP2, TensorRT-LLM v0.15, 1 request, 2048/128", MODELOPT, "Llama3.1-70B, batch "
+        "size 1, BF16 (TP2): 45.81 tokens/sec", "request_tokens_per_s", 45.81,
+        dict(MO, model="llama-3.1-70b", precision="bf16", tp=2), lengths=(2048, 128),
+        assumed=MO_ASSUMED),
+    Row("Llama-3.1-70B FP8, 1x H200, TensorRT-LLM v0.15, 1 request, 2048/128", MODELOPT, "as above, FP8 (TP1): 43.46 "
+        "tokens/sec", "request_tokens_per_s", 43.46, dict(MO, model="llama-3.1-70b", precision="fp8", tp=1),
+        lengths=(2048, 128), assumed=MO_ASSUMED),
     Row("Llama-3.1-8B EAGLE, 1x H100, vLLM v0.10.1, batch 128, k = 3", SDBENCH, "End-to-End Performance: 'By batch "
         "size 128, this drops to 1.21x for Llama-3.1-8B on GSM8K'", "speedup", 1.21,
         dict(hardware="h100-sxm", model="llama-3.1-8b", engine="vllm", precision="bf16", tp=1, method="eagle", k=3,
@@ -160,6 +189,10 @@ def predict(r: Row) -> float:
     s = dict(r.scenario)
     if r.metric == "step_s":
         return float(simulate_step(batch=[1], **s).step_s[0])
+    if r.metric == "request_tokens_per_s":     # trtllm-bench's tokens/s of one request: output over its latency
+        isl, osl = r.lengths
+        res = serve(Scenario(**s), Workload(isl=isl, osl=osl, concurrency=(1,)))
+        return osl / float(res.base.e2e_s[0])
     s.setdefault("batch", [1])
     if r.tau is not None:    # on the tree the run verified, as the CLI's --acceptance-length reads it
         s["acceptance"] = Acceptance.from_measurement(r.tau, s["k"], s.get("tree_tokens"), s.get("tree_branching"),
