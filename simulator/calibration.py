@@ -28,7 +28,7 @@ from .engine import EngineProfile, is_profile_path, load_engine, read_profile
 from .errors import ScenarioError, SpecroofError
 from .files import write_atomic
 from .toml_out import dump_toml
-from .validation import PreparedRow, device_refusal, load_rows, predict_prepared, prepare_row
+from .validation import PreparedRow, load_refusal, load_rows, predict_prepared, prepare_row
 
 
 @dataclass(frozen=True)
@@ -406,16 +406,18 @@ def usable(rows: Sequence[dict[str, str]], keep: Callable[[PreparedRow], bool] =
 def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile | str,
               params: Sequence[str] = ENGINE_PARAMS, prune: bool = True) -> FitResult:
     """Fit `params` of the `base` profile to `rows` (a rows CSV path or loaded rows; the validation schema). Every
-    row is priced with `base`, whatever its engine column says."""
+    row is priced with `base`, whatever its engine column says (given as a profile, each row is still prepared with
+    its column's engine, which must load). A row whose hardware, model or engine does not load is refused first."""
     eng0 = base if isinstance(base, EngineProfile) else load_engine(base)
     if not isinstance(rows, (str, Path, list, tuple)) or isinstance(params, str) or len(set(params)) != len(params):
         raise ScenarioError(f"rows = {type(rows).__name__}, params = {params!r}; expected a rows CSV path or a list "
                             "of rows, and a list of distinct parameter names such as ('host_step_s',)")
     rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
-    bad = device_refusal(rs, rows if isinstance(rows, (str, Path)) else None)
+    given = [dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs
+    bad = load_refusal(given, rows if isinstance(rows, (str, Path)) else None)   # an engine column replaced loads
     if bad:       # before pricing a row (it had priced all 784 rows of a file, 12 s, to refuse the one at its end)
         raise ScenarioError(f"{bad}; calibrate fits every row it is given: fix or remove them")
-    prepared, skipped = usable([dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs)
+    prepared, skipped = usable(given)
     if skipped:                       # a fit on quietly fewer rows than given is not the fit asked for
         raise ScenarioError(f"{str(rows) + ': ' if isinstance(rows, (str, Path)) else ''}{len(skipped)} of {len(rs)} "
                             f"rows cannot be priced, e.g. row {skipped[0][0]}: {skipped[0][1]}; fix or remove them")

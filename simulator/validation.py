@@ -20,7 +20,7 @@ from .acceptance import Acceptance
 from .drafters import default_decay
 from .engine import EngineProfile, load_engine
 from .errors import ScenarioError, SpecError, SpecroofError
-from .hardware import Hardware, load_hardware
+from .hardware import load_hardware
 from .model import load_model
 from .report import ValidationReport
 from .rows import SERVING_METRICS, load_rows
@@ -135,8 +135,8 @@ def row_scenario(r: dict[str, str]) -> Scenario:
         raise ScenarioError(f"row {r['row_id']}: n_gpus = {n} but one instance of tp x dp = {tp * dp} GPUs is "
                             "priced: a multi-instance row that does not say how its GPUs split is not modelled")
     batch, ctx = row_batch_context(r)
-    return Scenario(hardware=row_hardware(r), model=load_model(_text(r, "model", "")),
-                    method=method, draft=_text(r, "draft"), engine=_row_engine(r, load_engine(_text(r, "engine", ""))),
+    return Scenario(hardware=row_loaded(r, "hardware"), model=row_loaded(r, "model"),
+                    method=method, draft=_text(r, "draft"), engine=_row_engine(r, row_loaded(r, "engine")),
                     acceptance=row_acceptance(r) if method else None, k=_int(r, "k", 3) if method else 3,
                     tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"), batch=(batch,),
                     context=ctx, tp=tp, dp=dp, ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
@@ -145,43 +145,53 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     memory_fraction=_share(r))
 
 
-def _device_error(r: dict[str, str], value: str, why: Any) -> str:
-    return f"row {r['row_id']}: hardware = {value!r}: {why}"
+# The fields a row names a file or bundled entry by, each with its loader and what it names (load_refusal's words).
+_LOADED = {"hardware": (load_hardware, "a device"), "model": (load_model, "a model"),
+           "engine": (load_engine, "an engine")}
 
 
-def row_hardware(r: dict[str, str]) -> Hardware:
-    """The row's device: its hardware field, a bundled name or alias or a device .toml path. One that does not load
-    is a SpecError naming the row, the field and its value, then the loader's reason and the devices allowed: validate
-    lists the row as skipped with it, calibrate refuses the file with it (`device_refusal`), the same words."""
-    v = _text(r, "hardware", "") or ""
+def _load_error(r: dict[str, str], field: str, value: str, why: Any) -> str:
+    return f"row {r['row_id']}: {field} = {value!r}: {why}"
+
+
+def row_loaded(r: dict[str, str], field: str) -> Any:
+    """The row's `field` (hardware, model or engine) loaded: a bundled name, alias or id, or a file's path. One that
+    does not load is a SpecError naming the row, the field and its value, then the loader's reason and what is allowed
+    (the bundled names, or the path's error): validate lists the row as skipped with it, calibrate refuses the file
+    with it (`load_refusal`), the same words."""
+    v = _text(r, field, "") or ""
     try:
-        return load_hardware(v)
+        return _LOADED[field][0](v)
     except SpecroofError as e:
-        raise SpecError(_device_error(r, v, e)) from None
+        raise SpecError(_load_error(r, field, v, e)) from None
 
 
-def device_refusal(rows: Sequence[dict[str, str]], path: str | Path | None = None) -> str:
-    """One line on the rows whose device does not load (row_hardware's words for the first, at its line of `path`
-    or its index in `rows`, and how many rows), or "" when every device loads. Loads each distinct hardware value
-    once and prices nothing, so a caller that refuses such rows does so before any pricing."""
-    why: dict[str, str] = {}
-    bad: list[tuple[int, str]] = []
-    for i, r in enumerate(rows):
-        v = _text(r, "hardware", "") or ""
-        if v not in why:
-            try:
-                load_hardware(v)
-                why[v] = ""
-            except SpecroofError as e:
-                why[v] = str(e)
-        if why[v]:
-            bad.append((i, v))
-    if not bad:
-        return ""
-    (i, v), ids = bad[0], ", ".join(rows[j]["row_id"] for j, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
-    where = f"{path}: line {i + 2}" if path is not None else f"rows[{i}]"      # line 1 is the header (load_rows)
-    return f"{where}: {_device_error(rows[i], v, why[v])}; {len(bad)} of {len(rows)} rows name a device that does " \
-        f"not load ({ids})"
+def load_refusal(rows: Sequence[dict[str, str]], path: str | Path | None = None,
+                 fields: Sequence[str] = ("hardware", "model", "engine")) -> str:
+    """One line on the rows whose first field of `fields` that fails on some row does not load (row_loaded's words
+    for the first such row, at its line of `path` or its index in `rows`, and how many rows), or "" when every field
+    of every row loads. Loads each distinct value once and prices nothing, so a caller that refuses such rows does so
+    before any pricing."""
+    for field in fields:
+        why: dict[str, str] = {}
+        bad: list[int] = []
+        for i, r in enumerate(rows):
+            v = _text(r, field, "") or ""
+            if v not in why:
+                try:
+                    _LOADED[field][0](v)
+                    why[v] = ""
+                except SpecroofError as e:
+                    why[v] = str(e)
+            if why[v]:
+                bad.append(i)
+        if bad:
+            i, ids = bad[0], ", ".join(rows[j]["row_id"] for j in bad[:5]) + (", ..." if len(bad) > 5 else "")
+            where = f"{path}: line {i + 2}" if path is not None else f"rows[{i}]"  # line 1 is the header (load_rows)
+            v = _text(rows[i], field, "") or ""
+            return f"{where}: {_load_error(rows[i], field, v, why[v])}; {len(bad)} of {len(rows)} rows name " \
+                f"{_LOADED[field][1]} that does not load ({ids})"
+    return ""
 
 
 def _plain(s: Scenario, dep: Deployment, metric: str) -> float:

@@ -136,11 +136,76 @@ def test_validate_refuses_a_file_where_no_device_loads_and_both_accept_a_device_
     # a device given as its spec file: validate prices the row and calibrate does not refuse it
     spec = Path(__file__).resolve().parents[1] / "hardware_specs" / "h100-sxm.toml"
     rows = [dict(r, hardware=str(spec) if i == 1 else r["hardware"]) for i, r in enumerate(load_rows()[:3])]
-    from simulator.validation import device_refusal
-    assert device_refusal(rows, "m.csv") == "" and not any(r["skipped"] for r in validate(rows).rows)
+    from simulator.validation import load_refusal
+    assert load_refusal(rows, "m.csv") == "" and not any(r["skipped"] for r in validate(rows).rows)
     many = [dict(r, hardware="h100-sxn", row_id=f"Y{i}") for i, r in enumerate(load_rows()[:1] * 7)]
-    assert device_refusal(many, "m.csv").endswith("; 7 of 7 rows name a device that does not load (Y0, Y1, Y2, Y3, "
+    assert load_refusal(many, "m.csv").endswith("; 7 of 7 rows name a device that does not load (Y0, Y1, Y2, Y3, "
                                                   "Y4, ...)")
+
+
+@pytest.mark.parametrize("field, value, why", [
+    ("model", "llama-9b", "unknown model 'llama-9b'; did you mean"), ("model", "", "unknown model ''; bundled: "),
+    ("model", "/nonexistent/config.json", "/nonexistent/config.json: file not found"),
+    ("model", "BAD.json", "BAD.json: malformed JSON"),
+    ("engine", "sglang-x", "unknown engine 'sglang-x'; did you mean sglang?"), ("engine", "", "unknown engine ''; "),
+    ("engine", "/nonexistent/eng.toml", "/nonexistent/eng.toml: file not found")])
+def test_a_model_or_engine_that_does_not_load_is_skipped_by_validate_and_refused_up_front_by_calibrate(
+        field, value, why, tmp_path, capsys, monkeypatch):
+    """As for hardware: a row whose model (a bundled id, or a config.json that exists and parses) or engine (a bundled
+    name or a profile .toml) does not load is skipped by validate, naming the row, the field, its value and what is
+    allowed (it gave the loader's words alone); calibrate refuses a model up front in the same words (it priced every
+    row first). Calibrate prices every row with --engine, so a row's engine column does not matter there, except when
+    the API is given an EngineProfile base: each row's engine is then loaded to prepare it, and checked up front."""
+    import simulator.calibration as calibration
+    if value == "BAD.json":                                  # a config that does not parse
+        (tmp_path / value).write_text("{not json")
+        value, why = str(tmp_path / value), str(tmp_path / why)
+    rows = [dict(r) for r in load_rows()[:3]]
+    rows[1][field] = value
+    rid, src = rows[1]["row_id"], _write(tmp_path / "m.csv", rows)
+    skipped = [r["skipped"] for r in validate(src).rows]
+    assert skipped[0] == skipped[2] == "" and skipped[1].startswith(f"row {rid}: {field} = {value!r}: {why}")
+    assert skipped[1].endswith("(or pass a path to a config.json)" if field == "model" else
+                               "(or pass a path to a .toml profile)") or "/" in value
+
+    def priced(*a, **k):
+        raise AssertionError("calibrate priced a row")
+
+    monkeypatch.setattr(calibration, "usable", priced)
+    what = {"model": "a model", "engine": "an engine"}[field]
+    refusal = f"{src}: line 3: {skipped[1]}; 1 of 3 rows name {what} that does not load ({rid}); calibrate fits " \
+              "every row it is given: fix or remove them"
+    if field == "engine":
+        with pytest.raises(AssertionError, match="priced a row"):     # --engine replaces the column: not refused
+            calibrate(str(src), "sglang", ("host_step_s",))
+        with pytest.raises(ScenarioError) as e:
+            calibrate(str(src), load_engine("sglang"), ("host_step_s",))
+        assert str(e.value) == refusal
+        return
+    with pytest.raises(ScenarioError) as e:
+        calibrate(str(src), "sglang", ("host_step_s",))
+    assert str(e.value) == refusal
+    with pytest.raises(ScenarioError, match=re.escape(f"rows[1]: {skipped[1]}; 1 of 3 rows name a model")):
+        calibrate(rows, "sglang", ("host_step_s",))
+    out = tmp_path / "p.toml"
+    rc = main(["calibrate", str(src), "--engine", "sglang", "--out", str(out), "--params", "host_step_s"])
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.err == f"error: {refusal}\n" and cap.out == "" and not out.exists()
+
+
+def test_validate_refuses_a_file_where_no_model_or_engine_loads_and_calibrate_names_the_first_field(tmp_path, capsys):
+    from simulator.validation import load_refusal
+    for field in ("model", "engine"):
+        rows = [dict(r, **{field: "nope"}) for r in load_rows()[:3]]
+        rc = main(["validate", str(_write(tmp_path / "bad.csv", rows))])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and "not one of 3 row(s)" in err
+        assert f"row {rows[0]['row_id']}: {field} = 'nope': unknown {field} 'nope'" in err
+    rows = [dict(r) for r in load_rows()[:3]]
+    rows[2]["hardware"], rows[0]["model"] = "rtx-3090", "llama-9b"    # a device first, then a model, then an engine
+    assert "line 4: row " in load_refusal(rows, "m.csv") and ": hardware = 'rtx-3090'" in load_refusal(rows, "m.csv")
+    assert ": model = 'llama-9b'" in load_refusal(rows, "m.csv", ("model", "engine"))
+    assert load_refusal(rows, "m.csv", ("engine",)) == ""
 
 
 @pytest.mark.parametrize("mutate,match", [
