@@ -407,7 +407,8 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
               params: Sequence[str] = ENGINE_PARAMS, prune: bool = True) -> FitResult:
     """Fit `params` of the `base` profile to `rows` (a rows CSV path or loaded rows; the validation schema). Every
     row is priced with `base`, whatever its engine column says (given as a profile, each row is still prepared with
-    its column's engine, which must load). A row whose hardware, model or engine does not load is refused first."""
+    its column's engine, which must load). A row whose hardware, model, engine or draft does not load is refused
+    first."""
     eng0 = base if isinstance(base, EngineProfile) else load_engine(base)
     if not isinstance(rows, (str, Path, list, tuple)) or isinstance(params, str) or len(set(params)) != len(params):
         raise ScenarioError(f"rows = {type(rows).__name__}, params = {params!r}; expected a rows CSV path or a list "

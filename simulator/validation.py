@@ -126,8 +126,8 @@ def row_batch_context(r: dict[str, str]) -> tuple[int, int]:
 
 
 def row_scenario(r: dict[str, str]) -> Scenario:
-    """The row as a Scenario (one batch), with its hardware, model and engine loaded once. A row without a method
-    (or with method none) is a plain decode row: the Scenario has method None."""
+    """The row as a Scenario (one batch), with its hardware, model and engine loaded once and its draft checked to
+    load. A row without a method (or with method none) is a plain decode row: the Scenario has method None."""
     method = _text(r, "method")
     method = None if method in (None, "none") else method
     n, tp, dp = _int(r, "n_gpus"), _int(r, "tp", 1), _int(r, "dp", 1)
@@ -136,7 +136,7 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                             "priced: a multi-instance row that does not say how its GPUs split is not modelled")
     batch, ctx = row_batch_context(r)
     return Scenario(hardware=row_loaded(r, "hardware"), model=row_loaded(r, "model"),
-                    method=method, draft=_text(r, "draft"), engine=_row_engine(r, row_loaded(r, "engine")),
+                    method=method, engine=_row_engine(r, row_loaded(r, "engine")), draft=row_loaded(r, "draft"),
                     acceptance=row_acceptance(r) if method else None, k=_int(r, "k", 3) if method else 3,
                     tree_tokens=_int(r, "tree_tokens"), tree_branching=_int(r, "tree_branching"), batch=(batch,),
                     context=ctx, tp=tp, dp=dp, ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
@@ -145,9 +145,18 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     memory_fraction=_share(r))
 
 
+def _draft(v: str) -> str | None:
+    """A row's draft (a bundled model or head id, or a config's path), checked to load and kept as named: the drafter
+    loads it again with its registry record (the target a head was trained for) and reads a one-layer config given by
+    path as a head. Empty is the method's default drafter (None), nothing to load."""
+    if v:
+        load_model(v)
+    return v or None
+
+
 # The fields a row names a file or bundled entry by, each with its loader and what it names (load_refusal's words).
 _LOADED = {"hardware": (load_hardware, "a device"), "model": (load_model, "a model"),
-           "engine": (load_engine, "an engine")}
+           "engine": (load_engine, "an engine"), "draft": (_draft, "a draft model or head")}
 
 
 def _load_error(r: dict[str, str], field: str, value: str, why: Any) -> str:
@@ -155,10 +164,10 @@ def _load_error(r: dict[str, str], field: str, value: str, why: Any) -> str:
 
 
 def row_loaded(r: dict[str, str], field: str) -> Any:
-    """The row's `field` (hardware, model or engine) loaded: a bundled name, alias or id, or a file's path. One that
-    does not load is a SpecError naming the row, the field and its value, then the loader's reason and what is allowed
-    (the bundled names, or the path's error): validate lists the row as skipped with it, calibrate refuses the file
-    with it (`load_refusal`), the same words."""
+    """The row's `field` (hardware, model, engine or draft) loaded: a bundled name, alias or id, or a file's path (a
+    draft stays its id or path, None when empty: `_draft`). One that does not load is a SpecError naming the row, the
+    field and its value, then the loader's reason and what is allowed (the bundled names, or the path's error):
+    validate lists the row as skipped with it, calibrate refuses the file with it (`load_refusal`), the same words."""
     v = _text(r, field, "") or ""
     try:
         return _LOADED[field][0](v)
@@ -167,7 +176,7 @@ def row_loaded(r: dict[str, str], field: str) -> Any:
 
 
 def load_refusal(rows: Sequence[dict[str, str]], path: str | Path | None = None,
-                 fields: Sequence[str] = ("hardware", "model", "engine")) -> str:
+                 fields: Sequence[str] = ("hardware", "model", "engine", "draft")) -> str:
     """One line on the rows whose first field of `fields` that fails on some row does not load (row_loaded's words
     for the first such row, at its line of `path` or its index in `rows`, and how many rows), or "" when every field
     of every row loads. Loads each distinct value once and prices nothing, so a caller that refuses such rows does so

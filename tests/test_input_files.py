@@ -72,14 +72,22 @@ def test_a_utf8_bom_is_read_not_refused(tmp_path):
 
 def test_calibrate_refuses_rows_it_cannot_price(tmp_path, capsys):
     """Audit: an unknown model in one row was dropped without a word and the profile written (exit 0). It is now
-    refused before any row is priced, with its line and field (as validate skips it); a row that loads but cannot be
-    priced is refused after pricing."""
+    refused before any row is priced, with its line and field (as validate skips it), and so is a draft that does not
+    load; a row that loads but cannot be priced (a head trained for another model, n_gpus) is refused after pricing."""
     p = _rows_file(tmp_path, lambda ls: _set(ls, 3, "model", "llama-9b"))
     with pytest.raises(ScenarioError, match=r": line 4: row S040: model = 'llama-9b': unknown model 'llama-9b'; .*"
                                             r"1 of 18 rows name a model that does not load \(S040\)"):
         calibrate(p, "vllm", ("spec_bookkeeping_s",))
     assert main(["calibrate", str(p), "--engine", "vllm", "--force", "--out", str(tmp_path / "o.toml")]) == 2
     assert not (tmp_path / "o.toml").exists() and "does not load" in capsys.readouterr().err
+    p = _rows_file(tmp_path, lambda ls: _set(ls, 3, "draft", "eagle3-llama-9b"))      # a draft, likewise
+    with pytest.raises(ScenarioError, match=r": line 4: row S040: draft = 'eagle3-llama-9b': unknown model .*"
+                                            r"1 of 18 rows name a draft model or head that does not load \(S040\)"):
+        calibrate(p, "vllm", ("spec_bookkeeping_s",))
+    p = _rows_file(tmp_path, lambda ls: _set(ls, 3, "draft", "eagle3-kimi-k2"))   # loads, but for another target
+    with pytest.raises(ScenarioError, match=r"1 of 18 rows cannot be priced, e\.g\. row S040: eagle3 head "
+                                            r"eagle3-kimi-k2 has hidden size 7168, but target llama-3\.1-8b"):
+        calibrate(p, "vllm", ("spec_bookkeeping_s",))
     p = _rows_file(tmp_path, lambda ls: _set(ls, 3, "n_gpus", "3"))
     with pytest.raises(ScenarioError, match=r"1 of 18 rows cannot be priced, e\.g\. row S040: row S040: n_gpus = 3"):
         calibrate(p, "vllm", ("spec_bookkeeping_s",))

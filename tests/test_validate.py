@@ -208,6 +208,56 @@ def test_validate_refuses_a_file_where_no_model_or_engine_loads_and_calibrate_na
     assert load_refusal(rows, "m.csv", ("engine",)) == ""
 
 
+@pytest.mark.parametrize("value, why", [
+    ("llama-68x", "unknown model 'llama-68x'; did you mean llama-68m"),
+    ("/nonexistent/draft.json", "/nonexistent/draft.json: file not found")])
+def test_a_draft_that_does_not_load_is_skipped_by_validate_and_refused_up_front_by_calibrate(
+        value, why, tmp_path, capsys, monkeypatch):
+    """As for the model: a row whose draft (a bundled model or head id, or a config path) does not load is skipped by
+    validate naming the row, the field, its value and what is allowed (it gave the loader's words alone), and refused
+    by calibrate before any row is priced, in the same words. An empty draft is the method's default drafter: it
+    loads nothing and is neither skipped nor refused."""
+    import simulator.calibration as calibration
+    rows = [dict(r) for r in load_rows() if r["method"] == "draft" and r["draft"]][:3]   # vicuna + llama-68m, hf
+    rows[1]["draft"], rows[2]["draft"] = value, ""                   # rows[2]: vicuna's default draft, llama-68m
+    rid, src = rows[1]["row_id"], _write(tmp_path / "m.csv", rows)
+    skipped = [r["skipped"] for r in validate(src).rows]
+    assert skipped[0] == skipped[2] == "" and skipped[1].startswith(f"row {rid}: draft = {value!r}: {why}")
+    assert skipped[1].endswith("(or pass a path to a config.json)") or "/" in value
+
+    def priced(*a, **k):
+        raise AssertionError("calibrate priced a row")
+
+    monkeypatch.setattr(calibration, "usable", priced)
+    refusal = f"{src}: line 3: {skipped[1]}; 1 of 3 rows name a draft model or head that does not load ({rid}); " \
+              "calibrate fits every row it is given: fix or remove them"
+    with pytest.raises(ScenarioError) as e:
+        calibrate(str(src), "hf", ("host_step_s",))
+    assert str(e.value) == refusal
+    with pytest.raises(ScenarioError, match=re.escape(f"rows[1]: {skipped[1]}; 1 of 3 rows name a draft model")):
+        calibrate(rows, load_engine("hf"), ("host_step_s",))
+    out = tmp_path / "p.toml"
+    rc = main(["calibrate", str(src), "--engine", "hf", "--out", str(out), "--params", "host_step_s"])
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.err == f"error: {refusal}\n" and cap.out == "" and not out.exists()
+
+
+def test_a_draft_that_loads_but_does_not_fit_is_not_a_load_failure(tmp_path):
+    """A head trained for another model loads: neither load_refusal nor the skip's load words, but the drafter's
+    reason (validate skips the row with it; calibrate refuses the file after pricing, test_input_files)."""
+    from simulator.validation import load_refusal
+    rows = [dict(r) for r in load_rows() if r["draft"] == "eagle3-kimi-k2"][:2]
+    rows[1]["draft"] = "eagle3-llama3.1-8b"
+    assert load_refusal(rows, "m.csv") == ""
+    skipped = [r["skipped"] for r in validate(rows).rows]
+    assert skipped[0] == "" and skipped[1] == "eagle3 head eagle3-llama3.1-8b has hidden size 4096, but target " \
+        "kimi-k2 has 7168: the head was trained for another model"
+    many = [dict(rows[0], draft="nope", row_id=f"Y{i}") for i in range(6)]
+    assert load_refusal(many).endswith("; 6 of 6 rows name a draft model or head that does not load (Y0, Y1, Y2, "
+                                       "Y3, Y4, ...)")
+    assert load_refusal(many, fields=("hardware", "model", "engine")) == ""
+
+
 @pytest.mark.parametrize("mutate,match", [
     (lambda r: r.pop("measured"), "missing column"),
     (lambda r: r.update(extra="1"), "unknown column"),
