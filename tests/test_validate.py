@@ -244,14 +244,15 @@ def test_a_draft_that_does_not_load_is_skipped_by_validate_and_refused_up_front_
 
 def test_a_draft_that_loads_but_does_not_fit_is_not_a_load_failure(tmp_path):
     """A head trained for another model loads: neither load_refusal nor the skip's load words, but the drafter's
-    reason (validate skips the row with it; calibrate refuses the file after pricing, test_input_files)."""
+    reason after the row's id (validate skips the row with it; calibrate refuses the file after pricing,
+    test_input_files). Every skip reason names its row: the drafter's words alone had not."""
     from simulator.validation import load_refusal
     rows = [dict(r) for r in load_rows() if r["draft"] == "eagle3-kimi-k2"][:2]
     rows[1]["draft"] = "eagle3-llama3.1-8b"
     assert load_refusal(rows, "m.csv") == ""
     skipped = [r["skipped"] for r in validate(rows).rows]
-    assert skipped[0] == "" and skipped[1] == "eagle3 head eagle3-llama3.1-8b has hidden size 4096, but target " \
-        "kimi-k2 has 7168: the head was trained for another model"
+    assert skipped[0] == "" and skipped[1] == f"row {rows[1]['row_id']}: eagle3 head eagle3-llama3.1-8b has hidden " \
+        "size 4096, but target kimi-k2 has 7168: the head was trained for another model"
     many = [dict(rows[0], draft="nope", row_id=f"Y{i}") for i in range(6)]
     assert load_refusal(many).endswith("; 6 of 6 rows name a draft model or head that does not load (Y0, Y1, Y2, "
                                        "Y3, Y4, ...)")
