@@ -56,7 +56,7 @@ def cap_note(w: Workload, hits: tuple[np.ndarray, ...]) -> tuple[str, ...]:
     rates = ", ".join(f"{r:g}" for r, b in zip(w.rate, bound) if b)
     return (f"at {rates} requests/s the client's max concurrency {w.max_concurrency} binds (in at least one mode): "
             "the arrivals beyond it wait at the client, outside TTFT and E2E (benchmark clients time a request from "
-            "its send), and the server runs that many requests closed-loop, completing fewer than arrive",)
+            "its send), and the server runs that many requests closed-loop, delivering what they complete",)
 
 
 __all__ = ["cap_note", "kv_notes", "workload_notes"]

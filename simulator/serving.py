@@ -64,8 +64,9 @@ Arrival rates (`Workload.rate`, lambda requests/s): the closed-loop throughput X
 the running cap or memory stops it; the requests in flight are the smallest C with X(C) = lambda (Little's law),
 a rate above the largest X is beyond capacity (infeasible, with both modes' capacity). A fluid model: the waits of
 bursty arrivals near saturation are not included. With the benchmark client's cap M on requests in flight
-(`Workload.max_concurrency`: --request-rate with --max-concurrency), a rate at or above X(M) is served as the closed
-loop of M: the client holds the rest, outside every latency, and X(M) requests/s complete.
+(`Workload.max_concurrency`: --request-rate with --max-concurrency), a rate that needs more than M in flight, or that
+is not sustained at all, is served as the closed loop of M: the client holds the rest, outside every latency, and
+what M complete is delivered (at most the rate).
 """
 
 from __future__ import annotations
@@ -265,6 +266,17 @@ def _spec_phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, gpu
     return ph, ok, msgs
 
 
+def _closed_loop(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bool, gpus: float
+                 ) -> tuple[Phase, np.ndarray, list[str]]:
+    """One mode at each concurrency C, with whether its held requests fit and why not: the speculating mode through
+    `_spec_phase` (k = auto's shapes), plain decoding through `_phase`. What `serve` prices at a concurrency, and a
+    rate at the client's binding max concurrency (`_client_capped`)."""
+    if spec:
+        return _spec_phase(dep, w, pf, C, gpus)
+    ph = _phase(dep, w, pf, C, False, gpus)
+    return (ph, *feasibility(dep, w, held(ph.running, ph.prefill_queue, ph.decode_batch), False))
+
+
 def _pick(mask: np.ndarray, a: Any, b: Any) -> Any:
     """Per point, a where mask else b: arrays elementwise, tuples (the bounds' names) item by item."""
     return tuple(x if m else y for m, x, y in zip(mask, a, b)) if isinstance(a, tuple) else np.where(mask, a, b)
@@ -352,15 +364,10 @@ def _client_capped(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpu
     (running cap, memory, a prefill instance, k = auto's shapes), and delivers what M complete. Elsewhere the point is
     the uncapped one, on the same grid (review: a cap that never bound had moved the root by up to 6 %). Returns (the
     phase, whether each point is served, where M binds)."""
-    if w.max_concurrency is None:
-        return ph, ok, np.zeros(ok.size, dtype=bool)
-    hit = (C > w.max_concurrency * (1.0 + TIE)) | ~ok
-    M = np.full(ok.size, float(w.max_concurrency))
-    if spec:
-        at, fits, _ = _spec_phase(dep, w, pf, M, gpus)
-    else:
-        at = _phase(dep, w, pf, M, False, gpus)
-        fits, _ = feasibility(dep, w, held(at.running, at.prefill_queue, at.decode_batch), False)
+    hit = np.zeros(ok.size, dtype=bool) if w.max_concurrency is None else (C > w.max_concurrency * (1.0 + TIE)) | ~ok
+    if not hit.any():                 # no cap, or one that binds nowhere: the closed loop of M is not priced
+        return ph, ok, hit
+    at, fits, _ = _closed_loop(dep, w, pf, np.full(ok.size, float(w.max_concurrency)), spec, gpus)
     # With k = auto the closed loop may admit wider shapes than the rate path (`_spec_phase`) and complete more than
     # arrive at a rate just past the rate path's capacity: it delivers the rate there, its latencies those of M in
     # flight (an upper bound, review).
@@ -438,11 +445,8 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         spec, base, C, (ok, msgs), (ok_b, msgs_b), hits = _serve_rate(dep, w, pf, speculates(dep), gpus)
     else:
         C = np.asarray(w.concurrency, dtype=np.float64)
-        base = _phase(dep, w, pf, C, False, gpus)
-        ok_b, msgs_b = feasibility(dep, w, held(base.running, base.prefill_queue, base.decode_batch), False)
-        spec, ok, msgs = base, ok_b, msgs_b
-        if speculates(dep):
-            spec, ok, msgs = _spec_phase(dep, w, pf, C, gpus)
+        base, ok_b, msgs_b = _closed_loop(dep, w, pf, C, False, gpus)
+        spec, ok, msgs = _closed_loop(dep, w, pf, C, True, gpus) if speculates(dep) else (base, ok_b, msgs_b)
     if pos:                                   # the longest request exceeds the model's positions: no point stands
         ok, ok_b, msgs = np.zeros(C.size, dtype=bool), np.zeros(C.size, dtype=bool), [pos] * C.size
         msgs_b = msgs

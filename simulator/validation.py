@@ -434,8 +434,8 @@ def predict_rows(path: str | Path | Sequence[dict[str, str]] | None = None,
             rec["predicted"] = predict_prepared(p, eng)
             rec["error"] = rec["predicted"] / rec["measured"] - 1.0
         except SpecroofError as e:       # every reason names its row (a drafter's words had not: review)
-            why, head = str(e), f"row {r['row_id']}"
-            rec["skipped"], rec["scope"] = why if why.startswith(head) else f"{head}: {why}", ""
+            why, head = str(e), f"row {r['row_id']}:"
+            rec["skipped"], rec["scope"] = why if why.startswith(head) else f"{head} {why}", ""
         out.append(rec)
     return out
 
