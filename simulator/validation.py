@@ -182,23 +182,23 @@ def load_refusal(rows: Sequence[dict[str, str]], path: str | Path | None = None,
     of every row loads. Loads each distinct value once and prices nothing, so a caller that refuses such rows does so
     before any pricing."""
     for field in fields:
-        why: dict[str, str] = {}
+        why: dict[str, str] = {}     # a value's refusal in row_loaded's words for its first row ("" when it loads)
         bad: list[int] = []
         for i, r in enumerate(rows):
             v = _text(r, field, "") or ""
             if v not in why:
                 try:
-                    _LOADED[field][0](v)
+                    row_loaded(r, field)
                     why[v] = ""
-                except SpecroofError as e:
+                except SpecError as e:
                     why[v] = str(e)
             if why[v]:
                 bad.append(i)
         if bad:
+            # the first bad row is its value's first row, so why[v] names it
             i, ids = bad[0], ", ".join(rows[j]["row_id"] for j in bad[:5]) + (", ..." if len(bad) > 5 else "")
             where = f"{path}: line {i + 2}" if path is not None else f"rows[{i}]"  # line 1 is the header (load_rows)
-            v = _text(rows[i], field, "") or ""
-            return f"{where}: {_load_error(rows[i], field, v, why[v])}; {len(bad)} of {len(rows)} rows name " \
+            return f"{where}: {why[_text(rows[i], field, '') or '']}; {len(bad)} of {len(rows)} rows name " \
                 f"{_LOADED[field][1]} that does not load ({ids})"
     return ""
 
