@@ -15,7 +15,7 @@ from pathlib import Path
 from .acceptance import Acceptance, tree_widths
 from .data import data_dir, read_toml
 from .errors import ScenarioError
-from .fusion import Fusion
+from .fusion import FusionRule
 from .memory import kv_bytes_per_rank, weight_bytes_per_rank
 from .model import ModelShape, load_model, load_model_and_record, read_config, shape_from_config
 from .workload import INF_WINDOW, OpSet, Parallelism, Precision, forward_pass
@@ -308,10 +308,11 @@ def check_drafting(method: str | None, draft_precision: str | None, k: int | str
 
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
                  precision: Precision | None = None, par: Parallelism | None = None,
-                 draft_kv_window: int | None = None, scaleup_domain: int = 1 << 30, fused: tuple[str, ...] = (),
-                 norm_min_hidden: int = 0) -> Drafter:
+                 draft_kv_window: int | None = None, scaleup_domain: int = 1 << 30,
+                 fusions: FusionRule | None = None) -> Drafter:
     """Resolve and check the drafter for `method` against `target`; errors for a head trained for another model.
-    `fused`, `norm_min_hidden`: the engine's kernel fusions (`fusion.Fusion.of`), applied to the drafter's shape.
+    `fusions`: the engine's kernel fusions (`fusion.FusionRule.of_engine`; None: none), applied to the drafter's
+    shape.
     `par` is the target's layout: the drafter runs on the same GPUs, tensor- and data-parallel like the target's
     attention, its experts (an MTP module's MoE layer) on the target's expert layout."""
     if method not in METHODS:
@@ -332,7 +333,7 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
     # EAGLE-3 fuses the target's three feature layers (FC 3d -> d) only where target features exist: the catch-up
     # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
     ops = lambda sh: forward_pass(sh, p, par, "all", scaleup_domain=scaleup_domain,  # noqa: E731
-                                  fusion=Fusion.of(fused, norm_min_hidden, sh, par.tp))
+                                  fusion=(fusions or FusionRule()).of(sh, par.tp))
     step_ops = ops(replace(shape, fc_in_factor=0)) if shape.kind == "eagle3-head" else None
     return Drafter(method, shape, p, par, wbytes, win, shape.n_medusa_heads if method == "medusa" else 10**6, desc,
                    ops(shape), step_ops)

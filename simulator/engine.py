@@ -86,7 +86,7 @@ class EngineProfile:
                                     sequence, as a kernel that folds the queries into the heads does)
     fused : tuple[str]              kernels the engine fuses on a GQA target's decode path (fusion.FUSIONS); ()
                                     none, vLLM's path as `workload` counts it; allreduce_norm_min_hidden : int, the
-                                    hidden size above which the all-reduce fusion applies (`fusion.Fusion.of`);
+                                    hidden size above which the all-reduce fusion applies (`fusion.FusionRule.of`);
                                     allreduce_norm_from : str, the month its default build began to (validation)
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
     priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)

@@ -1,10 +1,11 @@
 """Which kernels an engine fuses on a target's decode path: the counts `workload` takes off its vLLM-path kernel
 counts (a kernel the engine runs inside another costs no per-kernel time of its own). Data from an engine profile's
-[kernels] table, resolved for one model and layout; no pricing here."""
+[kernels] table (`FusionRule`), resolved for one model and layout (`Fusion`); no pricing here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .model import ModelShape
 
@@ -30,17 +31,32 @@ class Fusion:
     act_quant: bool = False
     norm_allreduce: bool = False
 
+
+@dataclass(frozen=True, slots=True)
+class FusionRule:
+    """An engine profile's [kernels] fusions before they meet a model: `names` (`fused`, of FUSIONS) and the hidden
+    size above which the all-reduce fusion applies (`allreduce_norm_min_hidden`). `of` resolves them for one model
+    and layout; the target's op sets (`target_ops`) and the drafter's (`drafters.make_drafter`) both take it."""
+
+    names: tuple[str, ...] = ()
+    norm_min_hidden: int = 0
+
     @classmethod
-    def of(cls, names: tuple[str, ...], norm_min_hidden: int, m: ModelShape, tp: int) -> Fusion:
-        """An engine profile's fusions ([kernels] fused) as they apply to `m` at `tp`: none on MLA targets (their
-        kernels are counted apart, not audited per engine); the Llama all-reduce fusion only for a dense Llama model
-        (model_type llama, not a draft head) under TP whose hidden size exceeds `norm_min_hidden` (TensorRT-LLM's
-        LlamaDecoderLayer: enable_fusion &= hidden_size > 4096)."""
+    def of_engine(cls, eng: Any) -> FusionRule:
+        """The rule an engine profile (`engine.EngineProfile`) states."""
+        return cls(tuple(eng.fused), int(eng.allreduce_norm_min_hidden))
+
+    def of(self, m: ModelShape, tp: int) -> Fusion:
+        """The fusions as they apply to `m` at `tp`: none on MLA targets (their kernels are counted apart, not
+        audited per engine); the Llama all-reduce fusion only for a dense Llama model (model_type llama, not a draft
+        head) under TP whose hidden size exceeds `norm_min_hidden` (TensorRT-LLM's LlamaDecoderLayer: enable_fusion
+        &= hidden_size > 4096)."""
         if m.is_mla:
-            return cls()
+            return Fusion()
+        names = self.names
         llama = m.model_type == "llama" and m.kind == "target" and not m.is_moe
-        return cls("rope_kv_in_attention" in names, "act_quant_in_producer" in names,
-                   "allreduce_norm_llama" in names and llama and tp > 1 and m.d_model > norm_min_hidden)
+        return Fusion("rope_kv_in_attention" in names, "act_quant_in_producer" in names,
+                      "allreduce_norm_llama" in names and llama and tp > 1 and m.d_model > self.norm_min_hidden)
 
 
-__all__ = ["FUSIONS", "Fusion"]
+__all__ = ["FUSIONS", "Fusion", "FusionRule"]

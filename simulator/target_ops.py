@@ -1,10 +1,10 @@
-"""A target's forward-pass op sets as an engine runs them: the kernels it fuses (`fusion.Fusion.of`) and, for the
+"""A target's forward-pass op sets as an engine runs them: the kernels it fuses (`fusion.FusionRule`) and, for the
 verify pass, the KV-cache re-reads of its verify kernel. What `scenario.Scenario.resolve` prices; no pricing here."""
 
 from __future__ import annotations
 
 from .engine import EngineProfile
-from .fusion import Fusion
+from .fusion import FusionRule
 from .hardware import Hardware
 from .model import ModelShape
 from .workload import OpSet, Parallelism, Precision, forward_pass
@@ -18,8 +18,8 @@ def verify_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precisio
 
 def target_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precision, par: Parallelism, logits: str,
                kv_reread: float = 0.0) -> OpSet:
-    """The target's forward-pass ops with the kernels the engine fuses (`fusion.Fusion.of`)."""
-    fu = Fusion.of(eng.fused, eng.allreduce_norm_min_hidden, target, par.tp)
+    """The target's forward-pass ops with the kernels the engine fuses (`fusion.FusionRule`)."""
+    fu = FusionRule.of_engine(eng).of(target, par.tp)
     return forward_pass(target, p, par, logits, scaleup_domain=hw.scaleup_domain, kv_reread=kv_reread, fusion=fu)
 
 

@@ -436,7 +436,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     sampler: price the vocabulary-sized sampling pass (SAMPLER_BYTES_PER_VOCAB); False gives the bare roofline.
     kv_reread: share of a verify kernel's per-query re-reads of the KV cache that reach HBM (0: read once per
     sequence; 1: once per query token); for the verify op set of an engine whose kernel re-reads, never prefill.
-    fusion: the kernels the engine fuses (`Fusion.of`; none: vLLM's decode path as counted above).
+    fusion: the kernels the engine fuses (`FusionRule.of`; none: vLLM's decode path as counted above).
     """
     p = precision or Precision()
     par = par or Parallelism()

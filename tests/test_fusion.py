@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from simulator.engine import load_engine, read_profile
 from simulator.errors import SpecError
-from simulator.fusion import FUSIONS, Fusion
+from simulator.fusion import FUSIONS, Fusion, FusionRule
 from simulator.hardware import load_hardware
 from simulator.pricing import base_step
 from simulator.roofline import rates, step_times
@@ -44,7 +44,7 @@ def test_llama_70b_kernel_counts_per_layer_match_the_trtllm_audit(tp, weights, k
     m = model("llama-3.3-70b")
     p, par = Precision(weights=weights, kv=kv), Parallelism(tp)
     eng = load_engine("trtllm")
-    fu = Fusion.of(eng.fused, eng.allreduce_norm_min_hidden, m, tp)
+    fu = FusionRule.of_engine(eng).of(m, tp)
     assert _per_layer(forward_pass(m, p, par), m.n_layers) == unfused
     assert _per_layer(forward_pass(m, p, par, fusion=fu), m.n_layers) == fused
 
@@ -75,21 +75,21 @@ def test_a_fusion_never_adds_a_kernel_nor_time(mid, tp, w, kv, flags, B, q):
     t = [step_times(o, rates(H200, o), np.asarray([B], float), float(q), 2048.0).total_s[0] for o in (base, ops)]
     assert t[1] <= t[0] * (1 + 1e-12)
     if m.is_mla:
-        assert Fusion.of(tuple(FUSIONS), 0, m, tp) == Fusion()
+        assert FusionRule(tuple(FUSIONS), 0).of(m, tp) == Fusion()
 
 
 def test_fusion_of_applies_trtllm_s_conditions():
     names = tuple(FUSIONS)
-    assert Fusion.of(names, 4096, model("llama-3.1-8b"), 8) == Fusion(True, True, False)    # hidden 4096: no AR
-    assert Fusion.of(names, 4096, model("llama-3.3-70b"), 1) == Fusion(True, True, False)   # no TP: no AR
-    assert Fusion.of(names, 4096, model("llama-3.3-70b"), 8) == ALL
-    assert Fusion.of(names, 0, model("qwen3-30b-a3b"), 4) == Fusion(True, True, False)      # MoE: no AR fusion
-    assert Fusion.of(names, 0, model("deepseek-v3"), 8) == Fusion()                         # MLA: none
-    assert Fusion.of((), 0, model("llama-3.3-70b"), 8) == Fusion()
+    assert FusionRule(names, 4096).of(model("llama-3.1-8b"), 8) == Fusion(True, True, False)    # hidden 4096: no AR
+    assert FusionRule(names, 4096).of(model("llama-3.3-70b"), 1) == Fusion(True, True, False)   # no TP: no AR
+    assert FusionRule(names, 4096).of(model("llama-3.3-70b"), 8) == ALL
+    assert FusionRule(names, 0).of(model("qwen3-30b-a3b"), 4) == Fusion(True, True, False)      # MoE: no AR fusion
+    assert FusionRule(names, 0).of(model("deepseek-v3"), 8) == Fusion()                         # MLA: none
+    assert FusionRule((), 0).of(model("llama-3.3-70b"), 8) == Fusion()
     # Review: TensorRT-LLM's Qwen3 decoder layer and its EAGLE-3 head run their norms apart (the Llama layer only
     # fuses them into the all-reduce).
-    assert Fusion.of(names, 4096, model("qwen3-32b"), 4) == Fusion(True, True, False)
-    assert Fusion.of(names, 4096, model("eagle3-kimi-k2"), 8) == Fusion(True, True, False)
+    assert FusionRule(names, 4096).of(model("qwen3-32b"), 4) == Fusion(True, True, False)
+    assert FusionRule(names, 4096).of(model("eagle3-kimi-k2"), 8) == Fusion(True, True, False)
 
 
 @pytest.mark.parametrize("mid, rope_kept", [("qwen3-8b", True), ("qwen3-30b-a3b", True), ("llama-3.1-8b", False)])
