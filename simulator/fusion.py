@@ -9,12 +9,15 @@ from typing import Any
 
 from .model import ModelShape
 
-FUSIONS = frozenset({"rope_kv_in_attention", "act_quant_in_producer", "allreduce_norm_llama"})
+# GQA decode path (TensorRT-LLM, read in its PyTorch backend) and the MLA / MoE path of DeepSeek-architecture targets
+# (SGLang, read in its release wheels v0.5.0rc2-v0.5.10: engine_profiles/sglang.toml [kernels]).
+FUSIONS = frozenset({"rope_kv_in_attention", "act_quant_in_producer", "allreduce_norm_llama",
+                     "shared_expert_in_routed", "mla_one_a_quant", "mla_bf16_absorbed_bmm"})
 
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """Kernels an engine fuses on a GQA target's decode path, against the counts above (vLLM's path, none fused).
+    """Kernels an engine fuses on a target's decode path, against workload's counts (vLLM's path, none fused).
 
     rope_kv : RoPE and the KV-cache write run inside the attention kernel (one fewer kernel each for the QKV block and
         the attention core; on a target with a q/k norm only the KV write: TensorRT-LLM applies RoPE apart there,
@@ -24,12 +27,21 @@ class Fusion:
         FFN's down projection; the attention kernel for o_proj where the KV cache is FP8);
     norm_allreduce : under TP, residual add + RMSNorm and the next GEMM's input quantisation run inside the
         all-reduce kernel (the input and post-attention norms and the QKV / gate_up quantisations of a dense layer):
-        TensorRT-LLM's Llama decoder layer only (its Qwen3 layer and EAGLE-3 head run the norms apart).
+        TensorRT-LLM's Llama decoder layer only (its Qwen3 layer and EAGLE-3 head run the norms apart);
+    shared_expert : the shared expert of a DeepSeek-architecture MoE layer runs as one more routed expert inside the
+        routed kernels (or on a second stream beside them), so it adds no kernel or input quantisation of its own;
+        its weights and FLOPs are priced as before;
+    mla_a_quant : the fused q_a / kv_a GEMM of an MLA layer quantises its input once (counted twice otherwise);
+    mla_bf16_bmm : the absorbed W_UK / W_UV batched matmuls run in BF16 on weights dequantised at load: no activation
+        quantisation, BF16 weight bytes.
     """
 
     rope_kv: bool = False
     act_quant: bool = False
     norm_allreduce: bool = False
+    shared_expert: bool = False
+    mla_a_quant: bool = False
+    mla_bf16_bmm: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +59,18 @@ class FusionRule:
         return cls(tuple(eng.fused), int(eng.allreduce_norm_min_hidden))
 
     def of(self, m: ModelShape, tp: int) -> Fusion:
-        """The fusions as they apply to `m` at `tp`: none on MLA targets (their kernels are counted apart, not
-        audited per engine); the Llama all-reduce fusion only for a dense Llama model (model_type llama, not a draft
-        head) under TP whose hidden size exceeds `norm_min_hidden` (TensorRT-LLM's LlamaDecoderLayer: enable_fusion
-        &= hidden_size > 4096)."""
+        """The fusions as they apply to `m` at `tp`: on a GQA target the GQA ones, the Llama all-reduce fusion only
+        for a dense Llama model (model_type llama, not a draft head) under TP whose hidden size exceeds
+        `norm_min_hidden` (TensorRT-LLM's LlamaDecoderLayer: enable_fusion &= hidden_size > 4096); on an MLA target
+        the MLA ones, and the shared-expert one where its MoE layers have a shared expert (SGLang's DeepSeek-V2/V3
+        layer; read for that architecture only)."""
+        n = self.names
         if m.is_mla:
-            return Fusion()
-        names = self.names
+            return Fusion(shared_expert="shared_expert_in_routed" in n and m.is_moe and m.n_shared_experts > 0,
+                          mla_a_quant="mla_one_a_quant" in n, mla_bf16_bmm="mla_bf16_absorbed_bmm" in n)
         llama = m.model_type == "llama" and m.kind == "target" and not m.is_moe
-        return Fusion("rope_kv_in_attention" in names, "act_quant_in_producer" in names,
-                      "allreduce_norm_llama" in names and llama and tp > 1 and m.d_model > self.norm_min_hidden)
+        return Fusion("rope_kv_in_attention" in n, "act_quant_in_producer" in n,
+                      "allreduce_norm_llama" in n and llama and tp > 1 and m.d_model > self.norm_min_hidden)
 
 
 __all__ = ["FUSIONS", "Fusion", "FusionRule"]

@@ -305,10 +305,11 @@ def _attention(g: _Builder, c: _Ctx) -> None:
             g.matmul("q_b_proj", "dense", L, F_T, hr * qd, m.q_lora_rank, wd, c.p.activations, kernels=2)
         else:
             g.matmul("q_proj", "dense", L, F_T, hr * qd, d, wd, c.p.activations, kernels=2)
+        fu = c.fusion     # one input quantisation for the fused q_a / kv_a GEMM; W_UK / W_UV in BF16, unquantised
         g.matmul("kv_a_proj", "dense", L, F_T, m.kv_lora_rank + m.qk_rope_head_dim, d, wd, c.p.activations,
-                 kernels=2)
+                 kernels=2, quant=not fu.mla_a_quant)
         g.matmul("kv_b_absorbed", "dense", L, F_T, hr * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
-                 wd, c.p.activations, kernels=2)
+                 "bf16" if fu.mla_bf16_bmm else wd, c.p.activations, kernels=2, quant=not fu.mla_bf16_bmm)
         g.matmul("o_proj", "dense", L, F_T, d, hr * m.v_head_dim, wd, c.p.activations)
         # Absorbed scores over the latent (kv_lora + rope) and values in the latent (kv_lora), per head.
         flops_pair = 2.0 * hr * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * hr * m.kv_lora_rank
@@ -353,10 +354,10 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     nmat, ed = (2 if m.gated_mlp else 1), c.p.expert_dtype
     # Router: post-attention RMSNorm, gate GEMM, top-k (grouped top-k on DeepSeek-V3).
     g.matmul("router", "moe", nm, F_T, E, d, "bf16", c.p.activations, kernels=3)
-    if m.n_shared_experts:
-        sw = m.n_shared_experts * m.d_ff_shared / par.tp
-        g.matmul("shared_up", "moe", nm, F_T, nmat * sw, d, ed, c.p.activations, kernels=2)
-        g.matmul("shared_down", "moe", nm, F_T, d, sw, ed, c.p.activations)
+    if m.n_shared_experts:   # its own kernels, or none where it runs inside (or beside) the routed ones
+        sw, own = m.n_shared_experts * m.d_ff_shared / par.tp, not c.fusion.shared_expert
+        g.matmul("shared_up", "moe", nm, F_T, nmat * sw, d, ed, c.p.activations, kernels=2 * own, quant=own)
+        g.matmul("shared_down", "moe", nm, F_T, d, sw, ed, c.p.activations, kernels=1 * own, quant=own)
     # Routed experts, priced on the busiest rank: FLOPs follow its share of the T*k assignments (all DP ranks'
     # tokens reach the experts: share 1), weights the distinct experts it holds that are touched (F_U), each read
     # once, split moe_tp ways. Kernels: align, w13 GEMM, SiLU-mul, w2 GEMM, top-k sum (vLLM fused_moe).

@@ -20,7 +20,7 @@ from simulator.pricing import base_step
 from simulator.roofline import rates, step_times
 from simulator.scenario import Scenario
 from simulator.validation import _row_engine
-from simulator.workload import FAM, Parallelism, Precision, forward_pass
+from simulator.workload import F_ONE, FAM, Parallelism, Precision, forward_pass
 
 from .helpers import model
 
@@ -60,10 +60,10 @@ def test_no_fusion_is_the_old_op_table():
 @given(mid=st.sampled_from(["llama-3.1-8b", "llama-3.3-70b", "qwen3-8b", "qwen3-30b-a3b", "deepseek-v3",
                             "llama-4-scout"]),
        tp=st.sampled_from([1, 2, 8]), w=st.sampled_from(["bf16", "fp8"]), kv=st.sampled_from(["bf16", "fp8"]),
-       flags=st.tuples(st.booleans(), st.booleans(), st.booleans()), B=st.integers(1, 256), q=st.integers(1, 5))
+       flags=st.tuples(*[st.booleans()] * 5), B=st.integers(1, 256), q=st.integers(1, 5))
 def test_a_fusion_never_adds_a_kernel_nor_time(mid, tp, w, kv, flags, B, q):
     # Monotone: turning a fusion on removes kernels (never adds one) and never lengthens the step; off is the roofline
-    # of vLLM's path (above). MLA targets are left as counted.
+    # of vLLM's path (above). (mla_bf16_bmm, which also reads BF16 weights, has its own test below.)
     m = model(mid)
     if m.n_heads % tp or (m.is_moe and tp > 2):
         return
@@ -74,8 +74,10 @@ def test_a_fusion_never_adds_a_kernel_nor_time(mid, tp, w, kv, flags, B, q):
     assert np.all(ops.kernels <= base.kernels) and np.all(ops.quant <= base.quant)
     t = [step_times(o, rates(H200, o), np.asarray([B], float), float(q), 2048.0).total_s[0] for o in (base, ops)]
     assert t[1] <= t[0] * (1 + 1e-12)
-    if m.is_mla:
-        assert FusionRule(tuple(FUSIONS), 0).of(m, tp) == Fusion()
+    # the rule gives a GQA target only the GQA fusions and an MLA target only the MLA ones
+    full = FusionRule(tuple(FUSIONS), 0).of(m, tp)
+    assert not (full.shared_expert or full.mla_a_quant or full.mla_bf16_bmm) if not m.is_mla else \
+        not (full.rope_kv or full.act_quant or full.norm_allreduce)
 
 
 def test_fusion_of_applies_trtllm_s_conditions():
@@ -84,7 +86,8 @@ def test_fusion_of_applies_trtllm_s_conditions():
     assert FusionRule(names, 4096).of(model("llama-3.3-70b"), 1) == Fusion(True, True, False)   # no TP: no AR
     assert FusionRule(names, 4096).of(model("llama-3.3-70b"), 8) == ALL
     assert FusionRule(names, 0).of(model("qwen3-30b-a3b"), 4) == Fusion(True, True, False)      # MoE: no AR fusion
-    assert FusionRule(names, 0).of(model("deepseek-v3"), 8) == Fusion()                         # MLA: none
+    gqa = ("rope_kv_in_attention", "act_quant_in_producer", "allreduce_norm_llama")
+    assert FusionRule(gqa, 0).of(model("deepseek-v3"), 8) == Fusion()                           # MLA: none of them
     assert FusionRule((), 0).of(model("llama-3.3-70b"), 8) == Fusion()
     # Review: TensorRT-LLM's Qwen3 decoder layer and its EAGLE-3 head run their norms apart (the Llama layer only
     # fuses them into the all-reduce).
@@ -133,7 +136,8 @@ def test_a_row_dated_before_the_all_reduce_fusion_is_priced_without_it():
     new = _row_engine({"row_id": "X", "engine_date": "2025-10"}, eng)
     assert "allreduce_norm_llama" not in old.fused and set(old.fused) == set(eng.fused) - {"allreduce_norm_llama"}
     assert new.fused == eng.fused
-    assert load_engine("vllm").fused == () and load_engine("sglang").fused == ()
+    assert load_engine("vllm").fused == ()
+    assert set(load_engine("sglang").fused) == {"shared_expert_in_routed", "mla_one_a_quant", "mla_bf16_absorbed_bmm"}
 
 
 def test_the_collectives_keep_their_bytes_when_the_norm_rides_on_them():
@@ -142,3 +146,66 @@ def test_the_collectives_keep_their_bytes_when_the_norm_rides_on_them():
     coll = a.family == FAM["collective"]
     np.testing.assert_array_equal(a.cc[coll], b.cc[coll])
     np.testing.assert_array_equal(a.kernels[coll], b.kernels[coll])
+
+
+SGLANG_MLA = Fusion(shared_expert=True, mla_a_quant=True, mla_bf16_bmm=True)
+
+
+def test_sglang_s_mla_fusions_apply_to_deepseek_architecture_targets_only():
+    rule = FusionRule.of_engine(load_engine("sglang"))
+    for mid in ("deepseek-v3", "deepseek-r1", "kimi-k2"):
+        assert rule.of(model(mid), 8) == SGLANG_MLA
+    for mid in ("llama-3.1-8b", "qwen3-30b-a3b", "llama-4-scout", "gpt-oss-120b"):    # GQA, with or without experts
+        assert rule.of(model(mid), 8) == Fusion()
+
+
+def test_deepseek_kernel_counts_per_moe_layer_match_the_sglang_audit():
+    # engine_profiles/sglang.toml [kernels] fused (read in SGLang's wheels v0.5.0rc2-v0.5.10): per MoE layer the
+    # shared expert runs inside (or beside) the routed kernels (3 kernels and 2 quantisations fewer), q_a / kv_a
+    # share one input quantisation, W_UK / W_UV run in BF16 unquantised: 24 + 9 -> 21 + 5 per MoE layer.
+    m, p, par = model("deepseek-v3"), Precision(weights="fp8"), Parallelism(8)
+    a, b = forward_pass(m, p, par), forward_pass(m, p, par, fusion=SGLANG_MLA)
+    nm = m.n_moe_layers
+    assert float(a.repeat @ a.kernels - b.repeat @ b.kernels) == 3 * nm
+    assert float(a.repeat @ a.quant - b.repeat @ b.quant) == 2 * nm + 2 * m.n_layers
+    i = b.names.index("kv_b_absorbed")
+    assert b.dtype[i] == "bf16" and a.dtype[i] == "fp8"
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4, 8])
+def test_bf16_absorbed_bmm_trades_a_quantisation_for_its_weight_bytes(tp):
+    # mla_bf16_bmm removes one quantisation kernel per layer and reads W_UK / W_UV at 2 bytes a weight, not 1 (so it
+    # can lengthen a step where the bytes outweigh the kernel): that op changes, no other op of the table does.
+    m, p, par = model("deepseek-v3"), Precision(weights="fp8"), Parallelism(tp)
+    a, b = forward_pass(m, p, par), forward_pass(m, p, par, fusion=Fusion(mla_bf16_bmm=True))
+    i = a.names.index("kv_b_absorbed")
+    assert a.quant[i] == 1 and b.quant[i] == 0 and b.kernels[i] == a.kernels[i]
+    hr = m.n_heads / tp
+    w = hr * (m.qk_nope_head_dim + m.v_head_dim) * m.kv_lora_rank            # W_UK and W_UV per rank, elements
+    assert b.cb[i, F_ONE] - a.cb[i, F_ONE] == w                              # 2 bytes a weight where 1 was read
+    others = [j for j in range(len(a)) if j != i]
+    for f in ("kernels", "quant", "cf", "cb", "cc"):
+        np.testing.assert_array_equal(getattr(a, f)[others], getattr(b, f)[others])
+    others = [j for j in range(len(a)) if j != i]
+    for f in ("kernels", "quant", "cf", "cb", "cc"):
+        np.testing.assert_array_equal(getattr(a, f)[others], getattr(b, f)[others])
+
+
+def test_the_mtp_drafter_takes_sglang_s_fusions():
+    s = Scenario(hardware="h200-sxm", model="deepseek-v3", tp=8, precision="fp8", method="mtp", k=3, batch=(1,))
+    fused, plain = s.resolve(), s.replace(engine=replace(load_engine("sglang"), fused=())).resolve()
+    d_f, d_p = fused.drafter.ops_all, plain.drafter.ops_all
+    assert d_f.repeat @ d_f.kernels < d_p.repeat @ d_p.kernels
+    assert fused.tops.repeat @ fused.tops.quant < plain.tops.repeat @ plain.tops.quant
+
+
+def test_sglang_deepseek_step_against_inferencex():
+    # InferenceX, SGLang v0.5.8.post1 (lmsysorg image), DeepSeek-R1 FP8 on 8x H200 at TP8, one request of 1024 / 1024
+    # tokens: 8.923 ms TPOT (validation row V700). Counted as vLLM's path the step is priced 9.9 ms (+11 %); with
+    # SGLang's fusions within 3 %.
+    s = Scenario(hardware="h200-sxm", model="deepseek-r1", tp=8, precision="fp8", method=None, batch=(1,),
+                 context=1536)
+    fused = s.resolve()
+    plain = s.replace(engine=replace(load_engine("sglang"), fused=())).resolve()
+    t_f, t_p = (base_step(d, np.asarray([1.0]), 1536.0)[0][0] for d in (fused, plain))
+    assert t_f < t_p and abs(t_f / 0.008923 - 1) < abs(t_p / 0.008923 - 1) and abs(t_f / 0.008923 - 1) < 0.05

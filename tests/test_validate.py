@@ -475,12 +475,15 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     # SGLang PR #12128 (DeepSeek-R1 FP8 TP8, EAGLE = MTP with SGLang's DeepSeek defaults 3 / 1 / 4, send_one, one
     # request): 140.52 tok/s on the V1 worker and 159.71 on SpecV2, both at acceptance length 2.296. The GPU is not
     # named (a Hopper part with FA3 MLA), so the rows are not mapped (validation/not_mapped.csv); priced here on 8x
-    # H200, the one bundled Hopper part that holds the model. The SGLang bookkeeping and draft-pass work the shipped
-    # fit took from other sources price the V1 step within 6 % (+4.1 %; +2.2 % before SpecBundle's rows joined the fit)
-    # and the SpecV2 step within 4 % (-1.5 %; -3.4 % before): the
-    # profile hides 1.1 ms per step under SpecV2 (its host step and the sourced 0.5 ms of host bookkeeping,
-    # spec.host_bookkeeping_s), where the run hid 1.96 ms. Their sourced priors alone are 18.5 % fast on V1. (Hiding
-    # the whole fitted bookkeeping, as the profile did before, priced SpecV2 15 % fast with a 2.9 ms fit.)
+    # H200, the one bundled Hopper part that holds the model. Since SGLang's DeepSeek kernels are counted as read in
+    # its wheels (engine_profiles/sglang.toml [kernels]: 21 kernels and 5 quantisations per MoE layer), the V1 step is
+    # priced 12 % fast and the SpecV2 step 6-7 % fast; counted as vLLM's path they had come out +4 % and -2 % (the
+    # extra kernels stood in for what that run spent elsewhere). The same read puts a build of that date (v0.5.4-v0.5.5,
+    # FA3 MLA, the Triton MoE) at 23 + 5 per layer: Triton's second align kernel and FA3's split-KV combine (not
+    # verified) are not counted, about 0.65 ms of the run's 1.8 ms more than priced; the rest is not found (and the
+    # GPU is not named). Pinned where it stands, both ways, so a change that moves it restates it. The sourced priors
+    # of the bookkeeping and the draft-pass work alone are 27 % fast on V1. SpecV2 hides 1.1 ms per step in the profile
+    # (its host step and the sourced 0.5 ms of host bookkeeping, spec.host_bookkeeping_s), where the run hid 1.96 ms.
     shipped = load_rows()
     assert not any(x["source_id"] == "sglang-pr-12128" for x in shipped)
     # context 280: send_one's one-line prompt (~25 tokens) plus half of its 512 output tokens (estimate; 20 to 532
@@ -490,12 +493,12 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
              model="deepseek-r1", precision="fp8", method="mtp", batch="1", context="280", k="3", tau="2.296",
              tau_k="3", metric="tokens_per_s_per_user", measured="140.52", overlap_scheduler="false")
     p = prepare_row(r)
-    assert predict_prepared(p) == pytest.approx(140.52, rel=0.06)
+    assert 1.10 < predict_prepared(p) / 140.52 < 1.14
     prior = load_engine("sglang").uncalibrated()
     assert predict_prepared(p, replace(p.dep.eng, spec_bookkeeping_s=prior.spec_bookkeeping_s,
-                                       draft_step_overhead_s=prior.draft_step_overhead_s)) > 1.15 * 140.52
+                                       draft_step_overhead_s=prior.draft_step_overhead_s)) > 1.2 * 140.52
     v2 = prepare_row(dict(r, overlap_scheduler="true", measured="159.71"))
-    assert predict_prepared(v2) == pytest.approx(159.71, rel=0.04)   # -0.1 % before the quant kernels (+0.8 ms)
+    assert 1.04 < predict_prepared(v2) / 159.71 < 1.08
 
 
 def test_crossval_fold_rule_one_source_tests_transfer_between_two(tmp_path):
@@ -947,8 +950,8 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     seen = {where(r.get("source_url")) for f in [root / "rows.csv", *sorted((root / "sources").glob("*.csv"))]
             for r in csv.DictReader(io.StringIO(f.read_text(encoding="utf-8")))}
     # 19 of 2026-12-03 and 7 of round 4, less SpecBundle's 8, which went into rows.csv with the whole dashboard, and
-    # the 4 of round 7 (TensorRT Model Optimizer's TensorRT-LLM v0.15 runs)
-    assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 22
+    # the 4 of round 7 (TensorRT Model Optimizer's TensorRT-LLM v0.15 runs) and the 2 of round 8 (SGLang PR #14764)
+    assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 24
 
 
 @pytest.mark.parametrize("argv, message", [

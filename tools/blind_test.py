@@ -57,6 +57,16 @@ MO_ASSUMED = ("TensorRT-LLM v0.15 (its TensorRT-engine backend) priced with the 
               "one (a build before 2025-07); the 'Tokens/sec' "
               "of trtllm-bench's latency run at batch 1 read as 128 output tokens over the request's latency, its "
               "2048-token prefill included; KV cache BF16 (not stated)")
+# Round 8 (2026-12-06), found after SGLang's DeepSeek kernel fusions went in (engine_profiles/sglang.toml [kernels]):
+# SGLang's own bench_one_batch (model forward under CUDA graphs, no scheduler) in the PR that turned the all-reduce +
+# RMSNorm fusion on by default on SM90. specroof does not count that fusion, so the run without it is the like-for-like
+# one; the run with it is what a current build (v0.5.7+) does.
+SGL_14764 = "https://github.com/sgl-project/sglang/pull/14764"
+B1B = dict(hardware="h200-sxm", model="deepseek-v3", engine="sglang", precision="fp8", tp=8, method=None,
+           batch=[16], context=514)
+B1B_ASSUMED = ("DeepSeek-V3.1 priced as DeepSeek-V3 (the same DeepseekV3ForCausalLM shapes); FP8 weights (the "
+               "checkpoint's format), BF16 KV cache (the default); the mean of the first five decode steps of a "
+               "512 + 512 run, so a context of about 514")
 TW_ASSUMED = ("one TP4 server of the 8x H200 node, FP8 (the checkpoint's format; its non-expert formats not stated), "
               "a fork of SGLang of April 2026 (tails-mpt/sglang) priced as SGLang's V1 worker; context 1024")
 
@@ -68,7 +78,8 @@ class Row:
     name: str
     url: str
     locator: str
-    metric: str                   # speedup, tokens_per_s_per_user, step_s (batch 1 plain decode) or
+    metric: str                   # speedup, tokens_per_s_per_user, step_s (plain decode, batch 1 unless the
+    #                               scenario names one) or
     #                               request_tokens_per_s (osl / E2E of one request alone, its prefill included)
     measured: float
     scenario: dict = field(default_factory=dict)
@@ -181,6 +192,13 @@ ROWS = (
         assumed="tau 2.39 from the authors' released acceptance traces (SpecDecode-Bench/simulator "
                 "data/llama3.1-8B/combined_gsm8k.jsonl, acc_eagle, min(acc, 4) per step); context 180 ~ mean prompt "
                 "94 + half the mean output 166 (177.6) of the same traces"),
+    Row("DeepSeek-V3.1 FP8, 8x H200 TP8, SGLang bench_one_batch, batch 16, no all-reduce fusion", SGL_14764,
+        "description, 'w/o': decode steps 0-4 of 16.32, 15.82, 16.84, 16.15, 15.65 ms (mean 16.16 ms)", "step_s",
+        0.016156, dict(B1B), assumed=B1B_ASSUMED),
+    Row("DeepSeek-V3.1 FP8, 8x H200 TP8, SGLang bench_one_batch, batch 16, all-reduce fusion on", SGL_14764,
+        "description, '--enable-flashinfer-allreduce-fusion': decode steps 0-4 of 15.17, 15.19, 15.21, 15.32, 15.39 ms "
+        "(mean 15.26 ms)", "step_s", 0.015256, dict(B1B),
+        assumed=B1B_ASSUMED + "; the all-reduce fusion, default from v0.5.7 on SM90, is not counted by specroof"),
 )
 
 
@@ -188,7 +206,7 @@ def predict(r: Row) -> float:
     """The shipped prediction of row `r`'s metric at batch 1 (or the row's batch)."""
     s = dict(r.scenario)
     if r.metric == "step_s":
-        return float(simulate_step(batch=[1], **s).step_s[0])
+        return float(simulate_step(**{"batch": [1], **s}).step_s[0])
     if r.metric == "request_tokens_per_s":     # trtllm-bench's tokens/s of one request: output over its latency
         isl, osl = r.lengths
         res = serve(Scenario(**s), Workload(isl=isl, osl=osl, concurrency=(1,)))
