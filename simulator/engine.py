@@ -84,7 +84,7 @@ class EngineProfile:
     mla_verify_kv_reread_blackwell : float   on Blackwell, share of the per-query re-reads of an MLA target's KV
                                     cache that reach HBM in the engine's verify attention kernel (0: read once per
                                     sequence, as a kernel that folds the queries into the heads does)
-    fused : tuple[str]              kernels the engine fuses on a GQA target's decode path (fusion.FUSIONS); ()
+    fused : tuple[str]              kernels the engine fuses on a target's decode path (fusion.FUSIONS); ()
                                     none, vLLM's path as `workload` counts it; allreduce_norm_min_hidden : int, the
                                     hidden size above which the all-reduce fusion applies (`fusion.FusionRule.of`);
                                     allreduce_norm_from : str, the month its default build began to (validation)
