@@ -52,22 +52,27 @@ class FusionRule:
 
     names: tuple[str, ...] = ()
     norm_min_hidden: int = 0
+    second_stream: bool = True    # the device runs a graph's second stream (SGLang: CUDA only, not ROCm)
 
     @classmethod
-    def of_engine(cls, eng: Any) -> FusionRule:
-        """The rule an engine profile (`engine.EngineProfile`) states."""
-        return cls(tuple(eng.fused), int(eng.allreduce_norm_min_hidden))
+    def of_engine(cls, eng: Any, vendor: str = "nvidia") -> FusionRule:
+        """The rule an engine profile (`engine.EngineProfile`) states, on a device of `vendor`."""
+        return cls(tuple(eng.fused), int(eng.allreduce_norm_min_hidden), vendor == "nvidia")
 
     def of(self, m: ModelShape, tp: int) -> Fusion:
         """The fusions as they apply to `m` at `tp`: on a GQA target the GQA ones, the Llama all-reduce fusion only
         for a dense Llama model (model_type llama, not a draft head) under TP whose hidden size exceeds
         `norm_min_hidden` (TensorRT-LLM's LlamaDecoderLayer: enable_fusion &= hidden_size > 4096); on an MLA target
-        the MLA ones, and the shared-expert one where its MoE layers have a shared expert (SGLang's DeepSeek-V2/V3
-        layer; read for that architecture only)."""
+        the MLA ones: one q_a / kv_a quantisation only where q has a LoRA (q_a fused with kv_a), the shared expert
+        hidden where SGLang fuses it (256 routed experts, one shared: determine_num_fused_shared_experts) or runs it
+        on a second stream (CUDA graphs only; `second_stream`)."""
         n = self.names
         if m.is_mla:
-            return Fusion(shared_expert="shared_expert_in_routed" in n and m.is_moe and m.n_shared_experts > 0,
-                          mla_a_quant="mla_one_a_quant" in n, mla_bf16_bmm="mla_bf16_absorbed_bmm" in n)
+            fused_se = m.n_experts == 256 and m.n_shared_experts == 1
+            return Fusion(shared_expert="shared_expert_in_routed" in n and m.is_moe and m.n_shared_experts > 0
+                          and (fused_se or self.second_stream),
+                          mla_a_quant="mla_one_a_quant" in n and m.q_lora_rank > 0,
+                          mla_bf16_bmm="mla_bf16_absorbed_bmm" in n)
         llama = m.model_type == "llama" and m.kind == "target" and not m.is_moe
         return Fusion("rope_kv_in_attention" in n, "act_quant_in_producer" in n,
                       "allreduce_norm_llama" in n and llama and tp > 1 and m.d_model > self.norm_min_hidden)

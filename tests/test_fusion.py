@@ -153,10 +153,18 @@ SGLANG_MLA = Fusion(shared_expert=True, mla_a_quant=True, mla_bf16_bmm=True)
 
 def test_sglang_s_mla_fusions_apply_to_deepseek_architecture_targets_only():
     rule = FusionRule.of_engine(load_engine("sglang"))
-    for mid in ("deepseek-v3", "deepseek-r1", "kimi-k2"):
+    for mid in ("deepseek-v3", "deepseek-r1", "kimi-k2"):      # Kimi-K2 (384 experts): beside, on a second stream
         assert rule.of(model(mid), 8) == SGLANG_MLA
     for mid in ("llama-3.1-8b", "qwen3-30b-a3b", "llama-4-scout", "gpt-oss-120b"):    # GQA, with or without experts
         assert rule.of(model(mid), 8) == Fusion()
+    # Review: on ROCm (no second stream) only the fused case hides the shared expert (256 routed + 1 shared experts,
+    # SGLang's determine_num_fused_shared_experts); Kimi-K2's runs serially there.
+    amd = FusionRule.of_engine(load_engine("sglang"), "amd")
+    assert amd.of(model("deepseek-v3"), 8) == SGLANG_MLA
+    assert amd.of(model("kimi-k2"), 8) == replace(SGLANG_MLA, shared_expert=False)
+    # Review: without a q LoRA, q_proj and kv_a_proj are two GEMMs with two quantisations
+    no_lora = replace(model("deepseek-v3"), q_lora_rank=0)
+    assert rule.of(no_lora, 8) == replace(SGLANG_MLA, mla_a_quant=False)
 
 
 def test_deepseek_kernel_counts_per_moe_layer_match_the_sglang_audit():
@@ -186,9 +194,6 @@ def test_bf16_absorbed_bmm_trades_a_quantisation_for_its_weight_bytes(tp):
     others = [j for j in range(len(a)) if j != i]
     for f in ("kernels", "quant", "cf", "cb", "cc"):
         np.testing.assert_array_equal(getattr(a, f)[others], getattr(b, f)[others])
-    others = [j for j in range(len(a)) if j != i]
-    for f in ("kernels", "quant", "cf", "cb", "cc"):
-        np.testing.assert_array_equal(getattr(a, f)[others], getattr(b, f)[others])
 
 
 def test_the_mtp_drafter_takes_sglang_s_fusions():
@@ -201,8 +206,8 @@ def test_the_mtp_drafter_takes_sglang_s_fusions():
 
 def test_sglang_deepseek_step_against_inferencex():
     # InferenceX, SGLang v0.5.8.post1 (lmsysorg image), DeepSeek-R1 FP8 on 8x H200 at TP8, one request of 1024 / 1024
-    # tokens: 8.923 ms TPOT (validation row V700). Counted as vLLM's path the step is priced 9.9 ms (+11 %); with
-    # SGLang's fusions within 3 %.
+    # tokens: 8.923 ms TPOT (validation row V700). Counted as vLLM's path the step is priced 10.06 ms (+12.8 %) at the
+    # shipped per-kernel cost; with SGLang's fusions 8.80 ms (-1.4 %).
     s = Scenario(hardware="h200-sxm", model="deepseek-r1", tp=8, precision="fp8", method=None, batch=(1,),
                  context=1536)
     fused = s.resolve()
