@@ -206,7 +206,7 @@ def test_the_mtp_drafter_takes_sglang_s_fusions():
 
 def test_sglang_deepseek_step_against_inferencex():
     # InferenceX, SGLang v0.5.8.post1 (lmsysorg image), DeepSeek-R1 FP8 on 8x H200 at TP8, one request of 1024 / 1024
-    # tokens: 8.923 ms TPOT (validation row V700). Counted as vLLM's path the step is priced 10.06 ms (+12.8 %) at the
+    # tokens: 8.923 ms TPOT (validation row V700). Counted as vLLM's path the step is priced 10.05 ms (+12.7 %) at the
     # shipped per-kernel cost; with SGLang's fusions 8.80 ms (-1.4 %).
     s = Scenario(hardware="h200-sxm", model="deepseek-r1", tp=8, precision="fp8", method=None, batch=(1,),
                  context=1536)
