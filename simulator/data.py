@@ -17,6 +17,8 @@ from typing import Any
 from .errors import SpecError, SpecroofError
 
 _URL = re.compile(r"^https?://\S+$")
+# A month as "YYYY-MM": a profile's valid_from and a row's engine_date, compared as text.
+MONTH_RE = re.compile(r"20\d\d-(0[1-9]|1[0-2])")
 
 
 def data_dir(folder: str) -> Path:

@@ -333,7 +333,7 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
     # EAGLE-3 fuses the target's three feature layers (FC 3d -> d) only where target features exist: the catch-up
     # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
     ops = lambda sh: forward_pass(sh, p, par, "all", scaleup_domain=scaleup_domain,  # noqa: E731
-                                  fusion=(fusions or FusionRule()).of(sh, par.tp))
+                                  fusion=(fusions or FusionRule()).of(sh, par.tp, par.dp))
     step_ops = ops(replace(shape, fc_in_factor=0)) if shape.kind == "eagle3-head" else None
     return Drafter(method, shape, p, par, wbytes, win, shape.n_medusa_heads if method == "medusa" else 10**6, desc,
                    ops(shape), step_ops)

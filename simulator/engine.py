@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .data import check_fields, data_dir, figure, prior, read_spec, suggest
+from .data import MONTH_RE, check_fields, data_dir, figure, prior, read_spec, suggest
 from .drafters import METHODS
 from .errors import ScenarioError, SpecError
 from .fitted import engine_values
-from .fusion import FUSIONS
+from .fusion import FUSIONS, read_kernels
 from .hardware import VENDORS
 
 _ALLOWED: dict[str, set[str] | None] = {
@@ -30,7 +29,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "scope": {"valid_from", "vendors"},
     "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention"},
     "attention": {"mla_verify_kv_reread_blackwell"},
-    "kernels": {"fused", "allreduce_norm_min_hidden", "allreduce_norm_from"},
+    "kernels": {"fused", "allreduce_norm_min_hidden", "fused_from", "fused_on"},
 }
 
 
@@ -85,9 +84,11 @@ class EngineProfile:
                                     cache that reach HBM in the engine's verify attention kernel (0: read once per
                                     sequence, as a kernel that folds the queries into the heads does)
     fused : tuple[str]              kernels the engine fuses on a target's decode path (fusion.FUSIONS); ()
-                                    none, vLLM's path as `workload` counts it; allreduce_norm_min_hidden : int, the
+                                    none, the unfused layer `workload` counts; allreduce_norm_min_hidden : int, the
                                     hidden size above which the all-reduce fusion applies (`fusion.FusionRule.of`);
-                                    allreduce_norm_from : str, the month its default build began to (validation)
+                                    fused_from / fused_on : ((name, "YYYY-MM"), ...) the month the default build
+                                    began to run a fusion (validation) / ((name, (generation, ...)), ...) the chip
+                                    generations it runs on (`fusion.read_kernels`)
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
     priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)
     spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap
@@ -136,7 +137,8 @@ class EngineProfile:
     mla_verify_kv_reread_blackwell: float = 0.0
     fused: tuple[str, ...] = ()
     allreduce_norm_min_hidden: int = 0
-    allreduce_norm_from: str = ""
+    fused_from: tuple[tuple[str, str], ...] = ()
+    fused_on: tuple[tuple[str, tuple[str, ...]], ...] = ()
     display_name: str = ""
     sources: tuple[str, ...] = ()
     valid_from: str = ""
@@ -209,10 +211,7 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
                          "plain_memory_fraction", "memory_rule", "valid_from", "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
-                         "path", "allreduce_norm_from"})
-
-# A month as "YYYY-MM": a profile's valid_from and a row's engine_date, compared as text.
-MONTH_RE = re.compile(r"20\d\d-(0[1-9]|1[0-2])")
+                         "path", "fused_from"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -276,7 +275,7 @@ def read_profile(path: Path) -> EngineProfile:
     kw["fused"] = _methods_list(doc, path, "kernels", "fused", tuple(sorted(FUSIONS)))
     kw["valid_from"] = _month(doc, path, "scope", "valid_from")
     kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
-    kw["allreduce_norm_from"] = _month(doc, path, "kernels", "allreduce_norm_from")
+    kw.update(read_kernels(doc, path, kw["fused"]))
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
 
@@ -406,8 +405,7 @@ def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,
 def _month(doc: dict[str, Any], path: Path, sec: str, key: str) -> str:
     """A month, { value = "YYYY-MM", source = ... } ('' when not stated): [scope] valid_from, the month the
     mechanisms the profile models shipped (measurements of older builds are reported apart by `specroof validate`),
-    or [host] overlap_with_spec_from / [kernels] allreduce_norm_from, the month the default build began to overlap
-    speculative steps / to fuse the all-reduce with the norms."""
+    or [host] overlap_with_spec_from, the month the default build began to overlap speculative steps."""
     entry = doc.get(sec, {}).get(key)
     if entry is None:
         return ""

@@ -1,23 +1,27 @@
-"""Which kernels an engine fuses on a target's decode path: the counts `workload` takes off its vLLM-path kernel
+"""Which kernels an engine fuses on a target's decode path: the counts `workload` takes off its unfused kernel
 counts (a kernel the engine runs inside another costs no per-kernel time of its own). Data from an engine profile's
 [kernels] table (`FusionRule`), resolved for one model and layout (`Fusion`); no pricing here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from .data import MONTH_RE, check_fields
+from .errors import SpecError
+from .hardware import ARCHITECTURES
 from .model import ModelShape
 
 # GQA decode path (TensorRT-LLM, read in its PyTorch backend) and the MLA / MoE path of DeepSeek-architecture targets
 # (SGLang, read in its release wheels v0.5.0rc2-v0.5.10: engine_profiles/sglang.toml [kernels]).
 FUSIONS = frozenset({"rope_kv_in_attention", "act_quant_in_producer", "allreduce_norm_llama",
-                     "shared_expert_in_routed", "mla_one_a_quant", "mla_bf16_absorbed_bmm"})
+                     "shared_expert_in_routed", "mla_one_a_quant", "mla_bf16_absorbed_bmm", "allreduce_norm_mla"})
 
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """Kernels an engine fuses on a target's decode path, against workload's counts (vLLM's path, none fused).
+    """Kernels an engine fuses on a target's decode path, against workload's counts (an unfused layer).
 
     rope_kv : RoPE and the KV-cache write run inside the attention kernel (one fewer kernel each for the QKV block and
         the attention core; on a target with a q/k norm only the KV write: TensorRT-LLM applies RoPE apart there,
@@ -33,7 +37,11 @@ class Fusion:
         its weights and FLOPs are priced as before;
     mla_a_quant : the fused q_a / kv_a GEMM of an MLA layer quantises its input once (counted twice otherwise);
     mla_bf16_bmm : the absorbed W_UK / W_UV batched matmuls run in BF16 on weights dequantised at load: no activation
-        quantisation, BF16 weight bytes.
+        quantisation (two counted otherwise, one per bmm input), BF16 weight bytes;
+    ar_norm : under TP without attention DP, the residual add + RMSNorm after each all-reduce of an MLA layer (the
+        post-attention norm, and the next layer's input norm) run inside the all-reduce kernel, no quantisation fused
+        (TensorRT-LLM's DeepseekV3DecoderLayer, AllReduceFusionOp.RESIDUAL_RMS_NORM): 2 kernels fewer per layer (layer
+        0's input norm, the one not after an all-reduce, is counted fused too: one kernel a step).
     """
 
     rope_kv: bool = False
@@ -42,6 +50,7 @@ class Fusion:
     shared_expert: bool = False
     mla_a_quant: bool = False
     mla_bf16_bmm: bool = False
+    ar_norm: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,27 +64,64 @@ class FusionRule:
     second_stream: bool = True    # the device runs a graph's second stream (SGLang: CUDA only, not ROCm)
 
     @classmethod
-    def of_engine(cls, eng: Any, vendor: str = "nvidia") -> FusionRule:
-        """The rule an engine profile (`engine.EngineProfile`) states, on a device of `vendor`."""
-        return cls(tuple(eng.fused), int(eng.allreduce_norm_min_hidden), vendor == "nvidia")
+    def of_engine(cls, eng: Any, vendor: str = "nvidia", arch: str = "") -> FusionRule:
+        """The rule an engine profile (`engine.EngineProfile`) states, on a device of `vendor` and chip generation
+        `arch`: a fusion the profile scopes to some generations (`fused_on`) only on those ('': on none)."""
+        on = dict(eng.fused_on)
+        names = tuple(n for n in eng.fused if n not in on or arch in on[n])
+        return cls(names, int(eng.allreduce_norm_min_hidden), vendor == "nvidia")
 
-    def of(self, m: ModelShape, tp: int) -> Fusion:
+    def of(self, m: ModelShape, tp: int, dp: int = 1) -> Fusion:
         """The fusions as they apply to `m` at `tp`: on a GQA target the GQA ones, the Llama all-reduce fusion only
         for a dense Llama model (model_type llama, not a draft head) under TP whose hidden size exceeds
         `norm_min_hidden` (TensorRT-LLM's LlamaDecoderLayer: enable_fusion &= hidden_size > 4096); on an MLA target
         the MLA ones: one q_a / kv_a quantisation only where q has a LoRA (q_a fused with kv_a), the shared expert
         hidden where SGLang fuses it (256 routed experts, one shared: determine_num_fused_shared_experts) or runs it
-        on a second stream (CUDA graphs only; `second_stream`)."""
+        on a second stream (CUDA graphs only; `second_stream`), the all-reduce + norm one under TP (tp > 1) without
+        attention DP (dp = 1: TensorRT-LLM's enable_fusion &= not enable_attention_dp)."""
         n = self.names
         if m.is_mla:
             fused_se = m.n_experts == 256 and m.n_shared_experts == 1
             return Fusion(shared_expert="shared_expert_in_routed" in n and m.is_moe and m.n_shared_experts > 0
                           and (fused_se or self.second_stream),
                           mla_a_quant="mla_one_a_quant" in n and m.q_lora_rank > 0,
-                          mla_bf16_bmm="mla_bf16_absorbed_bmm" in n)
+                          mla_bf16_bmm="mla_bf16_absorbed_bmm" in n,
+                          ar_norm="allreduce_norm_mla" in n and tp > 1 and dp == 1)
         llama = m.model_type == "llama" and m.kind == "target" and not m.is_moe
         return Fusion("rope_kv_in_attention" in n, "act_quant_in_producer" in n,
                       "allreduce_norm_llama" in n and llama and tp > 1 and m.d_model > self.norm_min_hidden)
 
 
-__all__ = ["FUSIONS", "Fusion", "FusionRule"]
+def read_kernels(doc: dict[str, Any], path: Path, fused: tuple[str, ...]) -> dict[str, Any]:
+    """An engine profile's [kernels] fused_from ({ value = { name = "YYYY-MM" } }: the month the engine's default
+    build began to run each fusion; `specroof validate` prices a row dated before it without it) and fused_on
+    ({ value = { name = ["blackwell", ...] } }: the chip generations on which the engine runs it; on others it runs
+    the unfused kernels), checked against its `fused` names: the `EngineProfile` fields of the same names."""
+    gens = {a for v in ARCHITECTURES.values() for a in v}
+    months = _table(doc, path, "fused_from", fused, lambda v: isinstance(v, str) and MONTH_RE.fullmatch(v),
+                    'a month as "YYYY-MM"')
+    on = _table(doc, path, "fused_on", fused, lambda v: isinstance(v, list) and v and all(a in gens for a in v),
+                f"a list of chip generations from {', '.join(sorted(gens))}")
+    return {"fused_from": tuple(sorted(months.items())),
+            "fused_on": tuple(sorted((k, tuple(v)) for k, v in on.items()))}
+
+
+def _table(doc: dict[str, Any], path: Path, key: str, fused: tuple[str, ...], ok: Any, want: str) -> dict[str, Any]:
+    """A [kernels] table of values by fusion name, each name one of the profile's `fused`, each value `ok`."""
+    entry = doc.get("kernels", {}).get(key)
+    if entry is None:
+        return {}
+    where = f"{path}: [kernels] {key}"
+    check_fields(entry, where, frozenset(), allow_estimate=False)
+    v = entry["value"]
+    if not isinstance(v, dict) or not v:
+        raise SpecError(f"{where}: value = {v!r}; expected {{ name = ... }} for names in [kernels] fused")
+    for name, x in v.items():
+        if name not in fused:
+            raise SpecError(f"{where}: {name} = {x!r}; {name!r} is not in [kernels] fused ({', '.join(fused)})")
+        if not ok(x):
+            raise SpecError(f"{where}: {name} = {x!r}; expected {want}")
+    return v
+
+
+__all__ = ["FUSIONS", "Fusion", "FusionRule", "read_kernels"]

@@ -10,8 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .data import data_dir, read_text
-from .engine import MONTH_RE
+from .data import MONTH_RE, data_dir, read_text
 from .errors import SpecError
 
 REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric", "measured")

@@ -415,7 +415,8 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     other kernels is resolved again here (review: validate --engine-override with such a profile priced no row)."""
     if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
-    if FusionRule.of_engine(eng, dep.hw.vendor) != FusionRule.of_engine(dep.eng, dep.hw.vendor):
+    if FusionRule.of_engine(eng, dep.hw.vendor, dep.hw.architecture) != \
+            FusionRule.of_engine(dep.eng, dep.hw.vendor, dep.hw.architecture):
         return dep.scenario.replace(engine=eng).resolve()     # its op sets follow the kernels the engine fuses
     check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k)
     eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
@@ -486,7 +487,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain,
-                     FusionRule.of_engine(eng, hw.vendor))
+                     FusionRule.of_engine(eng, hw.vendor, hw.architecture))
     return Deployment(s, hw, eng, target, drafter, p, dp, par, target_ops(eng, hw, target, p, par, "all"),
                       target_ops(eng, hw, target, p, par, "last"), resolve_overlap(s.overlap, eng),
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None),

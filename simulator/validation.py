@@ -71,8 +71,9 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
         eng = replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
     elif date and eng.overlap_with_spec_from and date < eng.overlap_with_spec_from:
         eng = replace(eng, overlap_with_spec=False)
-    if date and eng.allreduce_norm_from and date < eng.allreduce_norm_from:   # a build before the fusion's default
-        eng = replace(eng, fused=tuple(f for f in eng.fused if f != "allreduce_norm_llama"))
+    late = {f for f, month in eng.fused_from if date and date < month}   # fusions its build did not yet run
+    if late:
+        eng = replace(eng, fused=tuple(f for f in eng.fused if f not in late))
     cap = _int(r, "spec_max_running")
     if cap is not None:
         if cap < 1:

@@ -19,10 +19,11 @@ Features, per point and per op:
 
 `flops = cf @ f`, `hbm_bytes = cb @ f`; for a collective `payload = cc @ f` is the buffer (bytes) each rank holds,
 and the roofline prices it by its kind (all-reduce, all-to-all, all-gather), group size and link. Pure Python/numpy
-(no numba here); the only place FLOP and byte formulas live. Kernels per op follow vLLM's decode path (kernel count
-notes, physics/kernel_counts.md of the research set: Llama layer 10 = input RMSNorm, QKV GEMM, RoPE, KV write,
-attention, o_proj, post RMSNorm, gate_up, SiLU-mul, down; DeepSeek-V3 MoE layer about 22 = MLA 11 + router 3 + shared
-expert 3 + fused MoE 5), plus one activation quantisation per W8A8 / NVFP4 GEMM (`quant`, units.ACT_QUANT; 9 more).
+(no numba here); the only place FLOP and byte formulas live. Kernels per op are an unfused decode layer (vLLM's GQA
+decode path; kernel count notes, physics/kernel_counts.md of the research set: Llama layer 10 = input RMSNorm, QKV GEMM,
+RoPE, KV write, attention, o_proj, post RMSNorm, gate_up, SiLU-mul, down; DeepSeek-V3 MoE layer 24 with its 2
+all-reduces = MLA 11 + router 3 + shared expert 3 + fused MoE 5), plus one activation quantisation per W8A8 / NVFP4
+GEMM input (`quant`, units.ACT_QUANT; 10 more), less what an engine's profile says it fuses (`fusion.Fusion`).
 """
 
 from __future__ import annotations
@@ -216,12 +217,12 @@ class _Builder:
         self.rows.append(row)
 
     def matmul(self, name: str, fam: str, repeat: float, m: int, n: float, k: float, wdtype: str, adtype: str,
-               kernels: float = 1.0, quant: bool = True) -> None:
+               kernels: float = 1.0, quant: float = 1.0) -> None:
         """y[M, N] = x[M, K] W[K, N]: 2*M*N*K FLOPs (a multiply-add is 2 FLOPs) over M rounded up to the GEMM tile;
         weights read once per pass at their own precision, activations in and out (calculon layers.Linear; Kaplan
-        et al. 2020 §2.1). Weights in units.ACT_QUANT: one more kernel quantises x (read; written at wdtype), unless
-        `quant` is False (the kernel producing x writes it quantised: `Fusion`)."""
-        ab, wb, q = DTYPE_BYTES[adtype], DTYPE_BYTES[wdtype], wdtype in ACT_QUANT and quant
+        et al. 2020 §2.1). Weights in units.ACT_QUANT: `quant` more kernels quantise x (read; written at wdtype): one,
+        two for an op of two GEMMs with their own inputs, none where the kernel producing x writes it quantised."""
+        ab, wb, q = DTYPE_BYTES[adtype], DTYPE_BYTES[wdtype], (wdtype in ACT_QUANT) * float(quant)
         self.op(name, fam, repeat, dtype=wdtype, kernels=kernels, quant=q, f={F_TPAD if m == F_T else m: 2.0 * n * k},
                 b={F_ONE: n * k * wb, m: (n + k) * ab + q * k * (ab + wb)}, gemm=True)
 
@@ -292,24 +293,24 @@ class _Ctx:
 
 
 def _attention(g: _Builder, c: _Ctx) -> None:
-    """Projections and attention core of every layer (GQA or absorbed MLA), kernels as in vLLM's decode path."""
+    """Projections and attention core of every layer (GQA or absorbed MLA), kernels unfused less the engine's."""
     m, tp, L, ab = c.m, c.par.tp, c.m.n_layers, c.ab
     d, hr, wd = m.d_model, m.n_heads / tp, c.p.attention_dtype
     if m.is_mla:
         # DeepSeek-V2 §2.1 in the weight-absorbed form used at decode (W_UK folded into q, W_UV into the output):
         # q_a and kv_a replicated across TP ranks, q_b / kv_b / o split by heads (vLLM MLA). Kernels: input norm +
         # fused q_a/kv_a GEMM; q_a norm + q_b GEMM; kv_a norm + RoPE; W_UK bmm + W_UV bmm; o_proj.
-        qd = m.qk_nope_head_dim + m.qk_rope_head_dim
+        qd, fu = m.qk_nope_head_dim + m.qk_rope_head_dim, c.fusion    # the input norm may ride on an all-reduce
         if m.q_lora_rank:
-            g.matmul("q_a_proj", "dense", L, F_T, m.q_lora_rank, d, wd, c.p.activations, kernels=2)
+            g.matmul("q_a_proj", "dense", L, F_T, m.q_lora_rank, d, wd, c.p.activations, kernels=2 - fu.ar_norm)
             g.matmul("q_b_proj", "dense", L, F_T, hr * qd, m.q_lora_rank, wd, c.p.activations, kernels=2)
         else:
-            g.matmul("q_proj", "dense", L, F_T, hr * qd, d, wd, c.p.activations, kernels=2)
-        fu = c.fusion     # one input quantisation for the fused q_a / kv_a GEMM; W_UK / W_UV in BF16, unquantised
+            g.matmul("q_proj", "dense", L, F_T, hr * qd, d, wd, c.p.activations, kernels=2 - fu.ar_norm)
+        # one input quantisation for the fused q_a / kv_a GEMM; W_UK / W_UV in BF16, unquantised
         g.matmul("kv_a_proj", "dense", L, F_T, m.kv_lora_rank + m.qk_rope_head_dim, d, wd, c.p.activations,
                  kernels=2, quant=not fu.mla_a_quant)
         g.matmul("kv_b_absorbed", "dense", L, F_T, hr * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
-                 "bf16" if fu.mla_bf16_bmm else wd, c.p.activations, kernels=2, quant=not fu.mla_bf16_bmm)
+                 "bf16" if fu.mla_bf16_bmm else wd, c.p.activations, kernels=2, quant=2 * (not fu.mla_bf16_bmm))
         g.matmul("o_proj", "dense", L, F_T, d, hr * m.v_head_dim, wd, c.p.activations)
         # Absorbed scores over the latent (kv_lora + rope) and values in the latent (kv_lora), per head.
         flops_pair = 2.0 * hr * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * hr * m.kv_lora_rank
@@ -342,7 +343,7 @@ def _dense_ffn(g: _Builder, c: _Ctx) -> None:
     m, tp, fu = c.m, c.par.tp, c.fusion
     nmat = 2 if m.gated_mlp else 1
     g.matmul("ffn_up", "dense", m.n_dense_layers, F_T, nmat * m.d_ff / tp, m.d_model, c.p.weights,
-             c.p.activations, kernels=3 - fu.norm_allreduce, quant=not fu.norm_allreduce)
+             c.p.activations, kernels=3 - (fu.norm_allreduce or fu.ar_norm), quant=not fu.norm_allreduce)
     g.matmul("ffn_down", "dense", m.n_dense_layers, F_T, m.d_model, m.d_ff / tp, c.p.weights, c.p.activations,
              quant=not fu.act_quant)
 
@@ -353,7 +354,7 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     nm, E, k, d = m.n_moe_layers, float(m.n_experts), float(m.top_k), m.d_model
     nmat, ed = (2 if m.gated_mlp else 1), c.p.expert_dtype
     # Router: post-attention RMSNorm, gate GEMM, top-k (grouped top-k on DeepSeek-V3).
-    g.matmul("router", "moe", nm, F_T, E, d, "bf16", c.p.activations, kernels=3)
+    g.matmul("router", "moe", nm, F_T, E, d, "bf16", c.p.activations, kernels=3 - c.fusion.ar_norm)
     if m.n_shared_experts:   # its own kernels, or none where it runs inside (or beside) the routed ones
         sw, own = m.n_shared_experts * m.d_ff_shared / par.tp, not c.fusion.shared_expert
         g.matmul("shared_up", "moe", nm, F_T, nmat * sw, d, ed, c.p.activations, kernels=2 * own, quant=own)
@@ -437,7 +438,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     sampler: price the vocabulary-sized sampling pass (SAMPLER_BYTES_PER_VOCAB); False gives the bare roofline.
     kv_reread: share of a verify kernel's per-query re-reads of the KV cache that reach HBM (0: read once per
     sequence; 1: once per query token); for the verify op set of an engine whose kernel re-reads, never prefill.
-    fusion: the kernels the engine fuses (`FusionRule.of`; none: vLLM's decode path as counted above).
+    fusion: the kernels the engine fuses (`FusionRule.of`; none: the unfused layer counted above).
     """
     p = precision or Precision()
     par = par or Parallelism()

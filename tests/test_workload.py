@@ -469,11 +469,13 @@ def test_w8a8_and_nvfp4_gemms_add_one_activation_quant_kernel_each(m, wq, other,
     assert np.all(q.cb[:, F_T] >= base.cb[:, F_T] - 1e-9 * np.abs(base.cb[:, F_T]))
 
 
-def test_deepseek_fp8_layer_runs_the_quant_kernels_vllm_runs():
-    """DeepSeek-V3's fp8 checkpoint: q_a, q_b, kv_a, the absorbed kv_b, o_proj, the shared expert's two GEMMs and
-    the fused experts' two quantisations: 9 per MoE layer (vLLM fp8_utils / fused_moe), 7 per dense layer."""
+def test_deepseek_fp8_layer_counts_a_quantisation_per_fp8_gemm_input_unfused():
+    """DeepSeek-V3's fp8 checkpoint counted unfused (no engine's `kernels.fused`): q_a, q_b, kv_a, the absorbed W_UK /
+    W_UV pair (two: each bmm's own input, as TensorRT-LLM's SM90 fp8_block_scaling_bmm_out quantises them), o_proj,
+    the shared expert's two GEMMs and the fused experts' two quantisations: 10 per MoE layer (vLLM fp8_utils /
+    fused_moe), 8 per dense layer. What each engine fuses away: tests/test_fusion.py."""
     m = model("deepseek-v3")
     k8 = forward_pass(m, Precision(weights="fp8"), Parallelism(tp=8))
     per = {n: float(v) for n, v in zip(k8.names, k8.quant) if v}
-    assert per == {"q_a_proj": 1, "q_b_proj": 1, "kv_a_proj": 1, "kv_b_absorbed": 1, "o_proj": 1, "shared_up": 1,
+    assert per == {"q_a_proj": 1, "q_b_proj": 1, "kv_a_proj": 1, "kv_b_absorbed": 2, "o_proj": 1, "shared_up": 1,
                    "shared_down": 1, "experts": 2, "ffn_up": 1, "ffn_down": 1}
