@@ -332,8 +332,9 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
     wbytes = _weight_bytes(method, target, shape, p, par)
     # EAGLE-3 fuses the target's three feature layers (FC 3d -> d) only where target features exist: the catch-up
     # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
-    ops = lambda sh: forward_pass(sh, p, par, "all", scaleup_domain=scaleup_domain,  # noqa: E731
-                                  fusion=(fusions or FusionRule()).of(sh, par.tp, par.dp))
+    # An MTP module's input norm follows its eh_proj, not an all-reduce: only the post-attention norm rides on one.
+    fu = replace((fusions or FusionRule()).of(shape, par.tp, par.dp, scaleup_domain), ar_norm_next=False)
+    ops = lambda sh: forward_pass(sh, p, par, "all", scaleup_domain=scaleup_domain, fusion=fu)  # noqa: E731
     step_ops = ops(replace(shape, fc_in_factor=0)) if shape.kind == "eagle3-head" else None
     return Drafter(method, shape, p, par, wbytes, win, shape.n_medusa_heads if method == "medusa" else 10**6, desc,
                    ops(shape), step_ops)

@@ -38,10 +38,13 @@ class Fusion:
     mla_a_quant : the fused q_a / kv_a GEMM of an MLA layer quantises its input once (counted twice otherwise);
     mla_bf16_bmm : the absorbed W_UK / W_UV batched matmuls run in BF16 on weights dequantised at load: no activation
         quantisation (two counted otherwise, one per bmm input), BF16 weight bytes;
-    ar_norm : under TP without attention DP, the residual add + RMSNorm after each all-reduce of an MLA layer (the
-        post-attention norm, and the next layer's input norm) run inside the all-reduce kernel, no quantisation fused
-        (TensorRT-LLM's DeepseekV3DecoderLayer, AllReduceFusionOp.RESIDUAL_RMS_NORM): 2 kernels fewer per layer (layer
-        0's input norm, the one not after an all-reduce, is counted fused too: one kernel a step).
+    ar_norm : under TP within a node without attention DP, the residual add + RMSNorm after each all-reduce of an
+        MLA MoE layer run inside the all-reduce kernel, no quantisation fused (TensorRT-LLM's DeepseekV3DecoderLayer,
+        AllReduceFusionOp.RESIDUAL_RMS_NORM; SGLang's FlashInfer fusion): the post-attention norm (`ar_norm`) and the
+        next layer's input norm (`ar_norm_next`), 2 kernels fewer per layer. Counted on every layer's input norm, so
+        layer 0's (after the embedding) and those after a dense layer (TensorRT-LLM fuses a dense layer's all-reduces
+        only with NVFP4) are counted fused too: 4 kernels a DeepSeek-V3 step; a dense layer keeps its post-attention
+        norm. An MTP module's input norm follows its eh_proj, not an all-reduce: its drafter takes `ar_norm` only.
     """
 
     rope_kv: bool = False
@@ -51,6 +54,7 @@ class Fusion:
     mla_a_quant: bool = False
     mla_bf16_bmm: bool = False
     ar_norm: bool = False
+    ar_norm_next: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,21 +68,23 @@ class FusionRule:
     second_stream: bool = True    # the device runs a graph's second stream (SGLang: CUDA only, not ROCm)
 
     @classmethod
-    def of_engine(cls, eng: Any, vendor: str = "nvidia", arch: str = "") -> FusionRule:
+    def of_engine(cls, eng: Any, vendor: str, arch: str) -> FusionRule:
         """The rule an engine profile (`engine.EngineProfile`) states, on a device of `vendor` and chip generation
         `arch`: a fusion the profile scopes to some generations (`fused_on`) only on those ('': on none)."""
         on = dict(eng.fused_on)
         names = tuple(n for n in eng.fused if n not in on or arch in on[n])
         return cls(names, int(eng.allreduce_norm_min_hidden), vendor == "nvidia")
 
-    def of(self, m: ModelShape, tp: int, dp: int = 1) -> Fusion:
+    def of(self, m: ModelShape, tp: int, dp: int = 1, domain: int = 1 << 30) -> Fusion:
         """The fusions as they apply to `m` at `tp`: on a GQA target the GQA ones, the Llama all-reduce fusion only
         for a dense Llama model (model_type llama, not a draft head) under TP whose hidden size exceeds
         `norm_min_hidden` (TensorRT-LLM's LlamaDecoderLayer: enable_fusion &= hidden_size > 4096); on an MLA target
         the MLA ones: one q_a / kv_a quantisation only where q has a LoRA (q_a fused with kv_a), the shared expert
         hidden where SGLang fuses it (256 routed experts, one shared: determine_num_fused_shared_experts) or runs it
-        on a second stream (CUDA graphs only; `second_stream`), the all-reduce + norm one under TP (tp > 1) without
-        attention DP (dp = 1: TensorRT-LLM's enable_fusion &= not enable_attention_dp)."""
+        on a second stream (CUDA graphs only; `second_stream`), the all-reduce + norm one under TP (tp > 1) within
+        the scale-up domain (tp <= `domain`: SGLang enables it on one node only, TensorRT-LLM's fused all-reduce needs
+        NVLink P2P and falls back to NCCL and a norm kernel across nodes) without attention DP (dp = 1: TensorRT-LLM's
+        enable_fusion &= not enable_attention_dp)."""
         n = self.names
         if m.is_mla:
             fused_se = m.n_experts == 256 and m.n_shared_experts == 1
@@ -86,7 +92,8 @@ class FusionRule:
                           and (fused_se or self.second_stream),
                           mla_a_quant="mla_one_a_quant" in n and m.q_lora_rank > 0,
                           mla_bf16_bmm="mla_bf16_absorbed_bmm" in n,
-                          ar_norm="allreduce_norm_mla" in n and tp > 1 and dp == 1)
+                          ar_norm=(ar := "allreduce_norm_mla" in n and 1 < tp <= domain and dp == 1),
+                          ar_norm_next=ar)
         llama = m.model_type == "llama" and m.kind == "target" and not m.is_moe
         return Fusion("rope_kv_in_attention" in n, "act_quant_in_producer" in n,
                       "allreduce_norm_llama" in n and llama and tp > 1 and m.d_model > self.norm_min_hidden)

@@ -19,7 +19,7 @@ def verify_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precisio
 def target_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precision, par: Parallelism, logits: str,
                kv_reread: float = 0.0) -> OpSet:
     """The target's forward-pass ops with the kernels the engine fuses (`fusion.FusionRule`)."""
-    fu = FusionRule.of_engine(eng, hw.vendor, hw.architecture).of(target, par.tp, par.dp)
+    fu = FusionRule.of_engine(eng, hw.vendor, hw.architecture).of(target, par.tp, par.dp, hw.scaleup_domain)
     return forward_pass(target, p, par, logits, scaleup_domain=hw.scaleup_domain, kv_reread=kv_reread, fusion=fu)
 
 

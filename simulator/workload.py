@@ -302,10 +302,10 @@ def _attention(g: _Builder, c: _Ctx) -> None:
         # fused q_a/kv_a GEMM; q_a norm + q_b GEMM; kv_a norm + RoPE; W_UK bmm + W_UV bmm; o_proj.
         qd, fu = m.qk_nope_head_dim + m.qk_rope_head_dim, c.fusion    # the input norm may ride on an all-reduce
         if m.q_lora_rank:
-            g.matmul("q_a_proj", "dense", L, F_T, m.q_lora_rank, d, wd, c.p.activations, kernels=2 - fu.ar_norm)
+            g.matmul("q_a_proj", "dense", L, F_T, m.q_lora_rank, d, wd, c.p.activations, kernels=2 - fu.ar_norm_next)
             g.matmul("q_b_proj", "dense", L, F_T, hr * qd, m.q_lora_rank, wd, c.p.activations, kernels=2)
         else:
-            g.matmul("q_proj", "dense", L, F_T, hr * qd, d, wd, c.p.activations, kernels=2 - fu.ar_norm)
+            g.matmul("q_proj", "dense", L, F_T, hr * qd, d, wd, c.p.activations, kernels=2 - fu.ar_norm_next)
         # one input quantisation for the fused q_a / kv_a GEMM; W_UK / W_UV in BF16, unquantised
         g.matmul("kv_a_proj", "dense", L, F_T, m.kv_lora_rank + m.qk_rope_head_dim, d, wd, c.p.activations,
                  kernels=2, quant=not fu.mla_a_quant)
@@ -343,7 +343,7 @@ def _dense_ffn(g: _Builder, c: _Ctx) -> None:
     m, tp, fu = c.m, c.par.tp, c.fusion
     nmat = 2 if m.gated_mlp else 1
     g.matmul("ffn_up", "dense", m.n_dense_layers, F_T, nmat * m.d_ff / tp, m.d_model, c.p.weights,
-             c.p.activations, kernels=3 - (fu.norm_allreduce or fu.ar_norm), quant=not fu.norm_allreduce)
+             c.p.activations, kernels=3 - fu.norm_allreduce, quant=not fu.norm_allreduce)
     g.matmul("ffn_down", "dense", m.n_dense_layers, F_T, m.d_model, m.d_ff / tp, c.p.weights, c.p.activations,
              quant=not fu.act_quant)
 

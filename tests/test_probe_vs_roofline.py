@@ -193,10 +193,10 @@ MOE_TP = PROBE.parent / "h200_moe_kernel_qwen3_tp.csv"
 def test_qwen3_moe_shards_of_the_user_reports_are_priced_high_at_one_token(tool):
     # vLLM's fused_moe on the H200 at one GPU's share of Qwen3-30B-A3B's experts at TP2 and TP4 (the layouts of the
     # Qwen3-30B-A3B EAGLE-3 user reports), vLLM's tuned H200 configs (E=128, N=384 / 192), bf16. From 4 tokens up the
-    # price is within 21 % (the refit of 2026-12-06 moved the Hopper floor from 5.29 to 5.35 us, counting fewer kernels
+    # price is within 21 % (the refit of 2026-12-06 moved the Hopper floor from 5.29 to 5.34 us, counting fewer kernels
     # in TensorRT-LLM's and SGLang's DeepSeek steps: TP2 16.0 % at 4 tokens, was 15.8 %; TP4 20.4 % at 16, was 19.6 %;
     # the bounds moved with it, 0.16 -> 0.17 and 0.20 -> 0.21); at one token, the plain decode of those reports, it is
-    # 32 % (TP2) and 59 % (TP4) over: five kernels at the fitted mean (5.35 us) against a call of four kernels that
+    # 32 % (TP2) and 59 % (TP4) over: five kernels at the fitted mean (5.34 us) against a call of four kernels that
     # costs 19.4 us with 19 MB of weights (about 3.7 us per kernel beyond its bytes). Over 48 layers that is 0.4-0.5 ms
     # of the 4.5 ms step the reports measure, most of their plain steps' 13-22 % over-price. Not fitted; reported.
     timed = tool.load_experts([MOE_TP])
