@@ -4,7 +4,7 @@ counts (a kernel the engine runs inside another costs no per-kernel time of its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,12 @@ class FusionRule:
                       "allreduce_norm_llama" in n and llama and tp > 1 and m.d_model > self.norm_min_hidden)
 
 
+def without(eng: Any, names: set[str] | frozenset[str]) -> Any:
+    """The engine profile (`engine.EngineProfile`) with the fusions `names` taken off its `fused`: a build that does
+    not run them (a row dated before `fused_from`, a run that turned one off)."""
+    return replace(eng, fused=tuple(f for f in eng.fused if f not in names)) if set(eng.fused) & set(names) else eng
+
+
 def read_kernels(doc: dict[str, Any], path: Path, fused: tuple[str, ...]) -> dict[str, Any]:
     """An engine profile's [kernels] fused_from ({ value = { name = "YYYY-MM" } }: the month the engine's default
     build began to run each fusion; `specroof validate` prices a row dated before it without it) and fused_on
@@ -131,4 +137,4 @@ def _table(doc: dict[str, Any], path: Path, key: str, fused: tuple[str, ...], ok
     return v
 
 
-__all__ = ["FUSIONS", "Fusion", "FusionRule", "read_kernels"]
+__all__ = ["FUSIONS", "Fusion", "FusionRule", "read_kernels", "without"]

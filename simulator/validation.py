@@ -20,6 +20,7 @@ from .acceptance import Acceptance
 from .drafters import default_decay
 from .engine import EngineProfile, load_engine
 from .errors import ScenarioError, SpecError, SpecroofError
+from .fusion import without
 from .hardware import load_hardware
 from .model import load_model
 from .report import ValidationReport
@@ -71,9 +72,7 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
         eng = replace(eng, overlap=ov == "true", overlap_with_spec=ov == "true")
     elif date and eng.overlap_with_spec_from and date < eng.overlap_with_spec_from:
         eng = replace(eng, overlap_with_spec=False)
-    late = {f for f, month in eng.fused_from if date and date < month}   # fusions its build did not yet run
-    if late:
-        eng = replace(eng, fused=tuple(f for f in eng.fused if f not in late))
+    eng = without(eng, {f for f, month in eng.fused_from if date and date < month})  # fusions its build lacked
     cap = _int(r, "spec_max_running")
     if cap is not None:
         if cap < 1:

@@ -20,6 +20,7 @@ from simulator.cross_validation import crossval, fit_headline
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
 from simulator.fitted import describe
+from simulator.fusion import without
 from simulator.rows import METRICS, REQUIRED, default_rows_path
 from simulator.traffic import uniform_lengths
 from simulator.validation import (
@@ -495,7 +496,7 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     # A build of that date (v0.5.4-v0.5.5) runs the all-reduce + RMSNorm fusion on SM100 only (SM90 from v0.5.7, PR
     # #14764): priced without it (the shipped profile, which counts it on Hopper, prices V1 at +17 % and SpecV2 +11 %).
     p = prepare_row(r)
-    eng = replace(p.dep.eng, fused=tuple(f for f in p.dep.eng.fused if f != "allreduce_norm_mla"))
+    eng = without(p.dep.eng, {"allreduce_norm_mla"})
     assert 1.10 < predict_prepared(p, eng) / 140.52 < 1.14
     assert 1.15 < predict_prepared(p) / 140.52 < 1.18
     prior = load_engine("sglang").uncalibrated()

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import statistics
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from simulator import Acceptance, band_for, load_bands, load_model, simulate_step, speedup_curve
 from simulator.drafters import default_decay
 from simulator.engine import load_engine
+from simulator.fusion import without
 from simulator.heldout import speedup_ceiling
 from simulator.scenario import Scenario
 from simulator.serving import Workload, serve
@@ -53,7 +54,7 @@ MODELOPT = "https://github.com/NVIDIA/TensorRT-Model-Optimizer/blob/main/example
 _TRT = load_engine("trtllm")
 _SGL = load_engine("sglang")
 MO = dict(hardware="h200-sxm", method=None,
-          engine=replace(_TRT, fused=tuple(f for f in _TRT.fused if f != "allreduce_norm_llama")))
+          engine=without(_TRT, {"allreduce_norm_llama"}))
 MO_ASSUMED = ("TensorRT-LLM v0.15 (its TensorRT-engine backend) priced with the profile's fusions but the all-reduce "
               "one (a build before 2025-07); the 'Tokens/sec' "
               "of trtllm-bench's latency run at batch 1 read as 128 output tokens over the request's latency, its "
@@ -195,7 +196,7 @@ ROWS = (
                 "94 + half the mean output 166 (177.6) of the same traces"),
     Row("DeepSeek-V3.1 FP8, 8x H200 TP8, SGLang bench_one_batch, batch 16, no all-reduce fusion", SGL_14764,
         "description, 'w/o': decode steps 0-4 of 16.32, 15.82, 16.84, 16.15, 15.65 ms (mean 16.16 ms)", "step_s",
-        0.016156, dict(B1B, engine=replace(_SGL, fused=tuple(f for f in _SGL.fused if f != "allreduce_norm_mla"))),
+        0.016156, dict(B1B, engine=without(_SGL, {"allreduce_norm_mla"})),
         assumed=B1B_ASSUMED + "; priced with SGLang's profile less the all-reduce fusion the run turned off"),
     Row("DeepSeek-V3.1 FP8, 8x H200 TP8, SGLang bench_one_batch, batch 16, all-reduce fusion on", SGL_14764,
         "description, '--enable-flashinfer-allreduce-fusion': decode steps 0-4 of 15.17, 15.19, 15.21, 15.32, 15.39 ms "
