@@ -120,7 +120,7 @@ class Hardware:
     link_fraction: float = DEFAULT_LINK_FRACTION
     gemm_overlap: float = DEFAULT_GEMM_OVERLAP
     allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
-    alltoall_latency_s: float = 66e-6
+    alltoall_latency_s: float = 26e-6          # the H100 figure (hardware_specs/h100-sxm.toml, nixl PR #1749)
     scaleout_latency_s: float = 20e-6
     kernel_floor_s: float = 3.3e-6
     quant_kernel_s: float = 1.5e-6
@@ -266,7 +266,7 @@ class _Reader:
             gemm_overlap=self.default(a, "gemm_overlap", DEFAULT_GEMM_OVERLAP, 0.0, 1.0, estimate=True),
             allreduce_latency_s=self.default(a, "allreduce_latency_us", DEFAULT_ALLREDUCE_LATENCY_S * 1e6, 0.5, 500.0,
                                              estimate=True) * u.US,
-            alltoall_latency_s=self.default(a, "alltoall_latency_us", 66.0, 1.0, 2000.0, estimate=True) * u.US,
+            alltoall_latency_s=self.default(a, "alltoall_latency_us", 26.0, 1.0, 2000.0, estimate=True) * u.US,
             scaleout_latency_s=self.default(a, "scaleout_latency_us", 20.0, 1.0, 2000.0, estimate=True) * u.US,
             kernel_floor_s=self.default("kernels", "graph_kernel_us", 3.3, 0.1, 50.0, estimate=True) * u.US,
             kernel_floor_prior_s=None if prior(self.doc, "kernels", "graph_kernel_us") is None else

@@ -175,7 +175,7 @@ def test_h100_figures_in_si():
     assert h.scaleout_bytes_per_s == pytest.approx(50e9)
     assert h.l2_bytes == pytest.approx(50e6)
     assert h.allreduce_latency_s == pytest.approx(6e-6)        # custom all-reduce under CUDA graphs (SGLang #2904)
-    assert h.alltoall_latency_s == pytest.approx(66e-6) and h.scaleout_latency_s == pytest.approx(20e-6)
+    assert h.alltoall_latency_s == pytest.approx(26e-6) and h.scaleout_latency_s == pytest.approx(20e-6)  # nixl #1749
     assert h.gemm_tile_m == 64 and h.architecture == "hopper"
     assert h.hbm_fraction == 0.87 and h.link_fraction == 0.836
 
