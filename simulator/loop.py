@@ -40,6 +40,21 @@ def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool, most: float = 
     return best.step.step_s, best.tokens, np.array([v.k for v in best.v]), best.step.bound, tuple(best.v)
 
 
+def step_batch(B: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Sequences a decode step carries when B of R running requests are in the decode stage on average: E[N | N >= 1]
+    for N ~ Binomial(R, B / R) (each slot decoding independently with its share of a lifetime, the estimate `ttft`
+    makes), B / (1 - (1 - B / R)^R). A step runs only while some request decodes, so the time average B, which counts
+    the time none does (a lone request's own prefill), is not the batch of any step: one request of a 100k-token
+    prompt decodes at batch 1, not at its 0.1 of a lifetime spent decoding (found by review: its TPOT was priced 30 %
+    under a one-sequence step). 1 as B -> 0, B itself as B -> R or for many slots; 0 where none decodes (B = 0)."""
+    B, R = np.asarray(B, dtype=np.float64), np.asarray(R, dtype=np.float64)
+    p = np.clip(B / np.maximum(R, 1e-300), 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        busy = -np.expm1(R * np.log1p(-p))                  # P(N >= 1)
+        out = np.where(busy > 0.0, B / busy, 1.0)
+    return np.where(B > 0.0, np.minimum(np.maximum(out, B), np.maximum(R, B)), 0.0)
+
+
 def batch_grid(C: np.ndarray, floor: float | None = None) -> np.ndarray:
     """Decode batches the steady state is solved on: 24 per decade from C_min / 4 to C_max, and each C (the decode
     batch B lies in (0, C]; between grid points the step is interpolated in log B); with `floor` below C_min / 4, also
@@ -134,8 +149,9 @@ class Loop:
 
     def at(self, B: np.ndarray) -> tuple[np.ndarray, ...]:
         """(step, tau, k, bound, prompt load per step, T = step + load, TTFT) at decode batch B."""
-        step, tau, k, bound = self.mid.at(B)
-        load = prompt_load(self.pf, B * tau * self.per, self.tokens_s)[0]
+        n = step_batch(B, self.R)                       # a step's sequences: B counts time when none decodes
+        step, tau, k, bound = self.mid.at(n)
+        load = prompt_load(self.pf, n * tau * self.per, self.tokens_s)[0]
         T = step + load
         return step, tau, k, bound, load, T, ttft(self.pf, self.w, step, T, self.tokens_s, B, self.R,
                                                      self.osl > 1.0)
@@ -207,10 +223,11 @@ def fed_batch(mid: Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray:
     for _ in range(48):
         x = (lo + hi) / 2.0
         B = np.exp(x)
-        step, tau = mid.at(B)[:2]
+        step, tau = mid.at(step_batch(B, R))[:2]
         over = B > cap * (osl - 1) * step / tau
         lo, hi = np.where(over, lo, x), np.where(over, x, hi)
     return np.exp(hi)
 
 
-__all__ = ["FED_FLOOR", "Curve", "Loop", "batch_grid", "curve", "curve_with", "decode", "fed_batch", "ttft"]
+__all__ = ["FED_FLOOR", "Curve", "Loop", "batch_grid", "curve", "curve_with", "decode", "fed_batch", "step_batch",
+           "ttft"]

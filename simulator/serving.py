@@ -80,7 +80,7 @@ from .acceptance import extrapolation_note
 from .admission import admission_width, feasibility, fit_limit, fixed_shape, held, running_cap, speculates
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
-from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch
+from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch, step_batch
 from .pricing import candidates, check_context, context_message, overlap_note
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
@@ -305,7 +305,7 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     fed = R / e2e > pf.capacity_rps                          # the prefill instance cannot keep up: it sets the rate
     if fed.any():                                            # (disaggregated: no prompt load in the decode steps)
         B = np.where(fed, fed_batch(mid, R, osl, pf.capacity_rps), B)
-        fs, ftau, fk, fb = mid.at(B)
+        fs, ftau, fk, fb = mid.at(step_batch(B, R))
         step, tau, k, bound = (np.where(fed, a, b) for a, b in ((fs, step), (ftau, tau), (fk, k), (fb, bound)))
         T, tpot = np.where(fed, fs, T), np.where(fed, fs / ftau, tpot)
         e2e = np.where(fed, R / pf.capacity_rps, e2e)
@@ -313,9 +313,10 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
         queue = np.where(fed, R - B, 0.0)
     # TPOT with every running request at the first or the last context: the step of the load's verify shape there,
     # and the prompt load its completions bring.
-    ends = [(c[0] + prompt_load(pf, B * c[1] * loop.per, tokens_s)[0]) / c[1] for c in (first.at(B), last.at(B))]
+    n = step_batch(B, R)
+    ends = [(c[0] + prompt_load(pf, n * c[1] * loop.per, tokens_s)[0]) / c[1] for c in (first.at(n), last.at(n))]
     wait = e2e * (C / R - 1.0)
-    return Phase(C.astype(np.float64), R, B, k, mid.verify_tokens(B), tau, T, ttft + wait, tpot, tpot, e2e + wait,
+    return Phase(C.astype(np.float64), R, B, k, mid.verify_tokens(n), tau, T, ttft + wait, tpot, tpot, e2e + wait,
                  *ends, R * osl / e2e / gpus, 1.0 / tpot, load / T,
                  tuple(BOUNDS[int(i)] for i in bound), queue)
 

@@ -19,7 +19,7 @@ from simulator.cli import main
 from simulator.engine import load_engine
 from simulator.errors import ScenarioError, SpecError
 from simulator.frontier import Layout, frontier, layouts, pareto
-from simulator.loop import Loop, curve
+from simulator.loop import Loop, curve, step_batch
 from simulator.pricing import base_step, candidates, memory, price_pass
 from simulator.prompts import PromptSide, expected_passes, kv_transfer_s, ops_where, prompt_load, prompt_side
 from simulator.scenario import Scenario
@@ -33,6 +33,32 @@ from .strategies import SERVE_SCENARIOS, workloads
 REPO = Path(__file__).resolve().parents[1]
 H100 = dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm")
 
+
+
+@settings(max_examples=200)
+@given(R=st.floats(0.05, 512.0), f1=st.floats(0.0, 1.0), f2=st.floats(0.0, 1.0))
+@example(R=1.0, f1=0.1, f2=0.7)                       # the review's lone 100k-token request: each step carries it
+def test_step_batch_is_the_decoding_sequences_of_a_step_that_runs(R, f1, f2):
+    B = np.array(sorted((f1 * R, f2 * R)))
+    n = step_batch(B, np.full(2, R))
+    assert np.all(np.isfinite(n)) and np.all(n[1] >= n[0] - 1e-9)              # monotone in B
+    assert np.all((n >= B - 1e-12) & (n <= max(R, 1.0) + 1e-9))                  # between the mean and every slot
+    assert np.all(np.where(B > 0, n >= min(1.0, R) - 1e-9, n == 0))              # a step that runs has a sequence
+    if R == 1.0:
+        assert np.all(np.where(B > 0, np.isclose(n, 1.0), True))                 # one request: batch 1 exactly
+    big = step_batch(np.array([0.5 * 4096.0]), np.array([4096.0]))              # many slots: the mean itself
+    assert big[0] == pytest.approx(2048.0, rel=1e-9)
+
+
+def test_a_lone_request_decodes_at_least_a_one_sequence_step():
+    # Found by review (2026-12-06): one request of a 100k-token prompt was priced a TPOT of 8.0 ms against 11.4 ms
+    # for a one-sequence step at that context: its decode steps were priced at the time-average batch 0.1.
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b")
+    one = base_step(s.resolve(), np.array([1.0]), 100_064.0)[0][0]
+    for osl in (64, 1024):
+        r = serve(s, Workload(isl=100_000, osl=osl, concurrency=(1,)))
+        assert r.base.tpot_s[0] >= one * (1 - 1e-3) and r.base.decode_batch[0] < 1.0
+        assert r.base.e2e_s[0] >= r.base.ttft_s[0] + (osl - 1) * one * (1 - 1e-3)
 
 @settings(max_examples=25)
 @given(sc=SERVE_SCENARIOS, w=workloads())
@@ -158,13 +184,15 @@ def _pd(prefill_gpus, conc=(1, 16, 64, 256, 1024), isl=8192, osl=1024, sc=DSR1_H
 
 def _capacity(prefill_gpus, isl=8192, sc=DSR1_H200):
     # mu = (prefill GPUs / decode GPUs) / (isl x m): m, a prompt token's marginal cost, from a co-located run whose
-    # step carries a known prompt load (the prefill share of a step at two requests is P m / T, P = B tau isl /
-    # (osl - 1) x 1/2: the other request's prompts), on an engine that mixes prompts into decode steps (SGLang does not)
+    # step carries a known prompt load (the prefill share of a step at two requests is P m / T, P = n tau isl /
+    # (osl - 1) x 1/2: the other request's prompts, n = step_batch(B, 2) the sequences of a step), on an engine that
+    # mixes prompts into decode steps (SGLang does not)
     dep = Scenario(**sc).resolve()
     co = serve(workload=Workload(isl=isl, osl=1024, concurrency=(2,)), dep=replace(dep, eng=replace(dep.eng,
                                                                                                   mixed_prefill=True)))
     ph = co.base
-    m = ph.prefill_share[0] * ph.step_s[0] / (ph.decode_batch[0] * isl / 1023 / 2)
+    n = step_batch(ph.decode_batch, np.array([2.0]))[0]
+    m = ph.prefill_share[0] * ph.step_s[0] / (n * isl / 1023 / 2)
     return prefill_gpus / 8 / (m * isl)
 
 
