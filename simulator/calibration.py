@@ -106,8 +106,10 @@ class FitParam:
 
     def line(self) -> str:
         v = f"{self.value:.4g} +- {self.stderr:.2g}" if self.status == FITTED else f"{self.value:.4g} (kept)"
-        why = "" if self.status == FITTED else f"; not determined: {self.status} (fit wanted {self.tried:.3g} +- " \
-                                                f"{self.stderr:.2g}, bounds {self.lo:g}..{self.hi:g})"
+        # a 1-sigma the rows leave unbounded is said in words, not printed as inf (found by review)
+        sd = f"+- {self.stderr:.2g}" if np.isfinite(self.stderr) else "with no finite 1-sigma: the rows do not bound it"
+        why = "" if self.status == FITTED else f"; not determined: {self.status} (fit wanted {self.tried:.3g} {sd}, " \
+                                                f"bounds {self.lo:g}..{self.hi:g})"
         return f"{self.group}.{self.name} = {v}{why}"
 
 

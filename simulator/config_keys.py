@@ -79,6 +79,10 @@ def layer_flags(cfg: dict[str, Any], key: str, src: str, n: int) -> list[int] | 
     return v
 
 
+# The layer types HF configs name that specroof prices (full attention, or a sliding window of `sliding_window`).
+LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
 def layer_types(cfg: dict[str, Any], src: str, n: int) -> list[str]:
     """layer_types: one attention type name per layer ([] where absent or null)."""
     v = cfg.get("layer_types")
@@ -87,7 +91,11 @@ def layer_types(cfg: dict[str, Any], src: str, n: int) -> list[str]:
     if not isinstance(v, list) or len(v) != n or not all(isinstance(t, str) for t in v):
         raise ModelConfigError(f"{src}: layer_types = {v!r}; expected a list of {n} attention type names, one per "
                                f"layer (num_hidden_layers = {n}), e.g. 'full_attention', 'sliding_attention'")
+    bad = next((i for i, t in enumerate(v) if t not in LAYER_TYPES), None)
+    if bad is not None:     # found by review: an unknown name was priced as full attention
+        raise ModelConfigError(f"{src}: layer_types[{bad}] = {v[bad]!r}; expected one of {', '.join(LAYER_TYPES)} "
+                               "(the attention types specroof prices)")
     return v
 
 
-__all__ = ["KEY_MAX", "get", "layer_flags", "layer_indices", "layer_types", "window"]
+__all__ = ["KEY_MAX", "LAYER_TYPES", "get", "layer_flags", "layer_indices", "layer_types", "window"]

@@ -170,10 +170,11 @@ class MemoryUse:
             return ""
         at = lambda x: float(np.broadcast_to(x, self.fits.shape).flat[i])  # noqa: E731
         draft = f" + draft {at(self.draft_bytes) / GB:.2f}" if np.any(np.asarray(self.draft_bytes)) else ""
-        return (f"does not fit: needs {at(self.total_bytes) / GB:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
+        need, have = at(self.total_bytes) / GB, at(self.capacity_bytes) / GB
+        return (f"does not fit: needs {need:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
                 f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + activations {at(self.activation_bytes) / GB:.1f}), "
-                f"{hw_name} x {at(self.fraction):g} gives {at(self.capacity_bytes) / GB:.1f} GB (that share of its "
-                f"memory: {memory_origin(eng)})")
+                f"{hw_name} x {at(self.fraction):g} gives {have:.1f} GB (that share of its "
+                f"memory: {memory_origin(eng)}), {need - have:.{2 if need - have < 10 else 0}f} GB short")
 
 
 def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False) -> MemoryUse:

@@ -139,7 +139,9 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (serve + ["--isl", "1,2", "--osl", "1,2,3"], "samples")]
     out += [(["frontier", "--gpus", "0"], "gpus"), (["frontier", "--gpus", ""], "gpus"),
             (["frontier", "--targets", "-3"], "target"), (["frontier", "--tpot-slo-ms", "0"], "tpot"),
-            (["frontier", "--max-tp", "0"], "max-tp"), (["frontier", "--method", "telepathy"], "method")]
+            (["frontier", "--max-tp", "0"], "max-tp"), (["frontier", "--method", "telepathy"], "method"),
+            # found by review (2026-12-06): argparse reads -1,5 as an option; the line says how to pass it
+            (["frontier", "--targets", "-1,5"], "--option=VALUE"), (["frontier", "--targets=-1,5"], "target -1")]
     out += [(["advise", "--batch", "0"], "batch"), (["advise", "--max-points", "1"], "max"),
             (["advise", "--emit", "tgi"], "emit")]
     out += [(["hardware", "nope-gpu"], "unknown hardware"), (["models", "nope-model"], "unknown model"),

@@ -417,6 +417,11 @@ def test_minimal_configs_load():
     ({**OSS, "sliding_window": "x"}, r"sliding_window = 'x', expected an integer >= 1"),
     ({**OSS, "sliding_window": None}, r"layer_types names sliding_attention layers but sliding_window is None"),
     ({**OSS, "layer_types": ["sliding_attention"]}, r"layer_types = \['sliding_attention'\]; expected a list of 2 "),
+    # found by review (2026-12-06): an attention type specroof does not price was priced as full attention
+    ({**OSS, "layer_types": ["sliding_attention", "foo"]}, r"layer_types\[1\] = 'foo'; expected one of "
+                                                           r"full_attention, sliding_attention"),
+    ({**QWEN3, "sliding_window": 4096, "layer_types": ["linear_attention", "full_attention"]},
+     r"layer_types\[0\] = 'linear_attention'; expected one of full_attention, sliding_attention"),
     ({**QMOE, "decoder_sparse_step": 0}, r"decoder_sparse_step = 0, expected an integer >= 1"),
     ({**QMOE, "mlp_only_layers": 5}, r"mlp_only_layers = 5; expected a list of distinct layer indices in \[0, 2\)"),
     ({**QMOE, "mlp_only_layers": [[1]]}, r"mlp_only_layers = \[\[1\]\]; expected a list of distinct layer"),

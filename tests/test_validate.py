@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from simulator.calibration import calibrate, usable
+from simulator.calibration import AT_BOUND, FITTED, FitParam, calibrate, usable
 from simulator.cli import main
 from simulator.cross_validation import crossval, fit_headline
 from simulator.engine import load_engine
@@ -1016,3 +1016,11 @@ def test_the_shipped_calibration_reproduces_from_the_rows():
     for key, v in shipped.items():
         assert fitted[key] == pytest.approx(v, rel=1e-6), key
 
+
+
+def test_a_parameter_line_says_an_unbounded_one_sigma_in_words():
+    # Found by review (2026-12-06): calibrate's refusal printed "fit wanted 1.07e-08 +- inf" (no inf in output).
+    p = FitParam("sglang", "host_per_seq_s", 4.5e-6, 1.07e-8, float("inf"), 0.0, 5e-5, AT_BOUND)
+    assert "inf" not in p.line() and "no finite 1-sigma" in p.line()
+    q = FitParam("sglang", "host_per_seq_s", 4.5e-6, 4.5e-6, 6e-7, 0.0, 5e-5, FITTED)
+    assert q.line() == "sglang.host_per_seq_s = 4.5e-06 +- 6e-07"
