@@ -169,6 +169,14 @@ class Hardware:
             raise ScenarioError(f"unknown precision {dtype!r}; expected one of {sorted(u.DTYPE_PEAK)}")
         return dtype if getattr(self, f"peak_{key}_flops_per_s") is not None else activations
 
+    def check_kv_format(self, kv: str) -> None:
+        """A KV cache narrower than 8 bits exists only where the device computes in that format: TensorRT-LLM's NVFP4
+        KV cache needs Blackwell's FP4 tensor cores; vLLM and SGLang store bf16 or fp8 (found by review: an fp4 KV
+        cache on an H100 was priced without a word)."""
+        if u.DTYPE_BYTES.get(kv, 1.0) < 1.0 and self.compute_format(kv, "") != kv:
+            raise ScenarioError(f"KV-cache precision {kv!r} on {self.name}: an {kv} KV cache needs {kv} tensor cores, "
+                                f"which it lacks (no engine stores one there); expected bf16, fp16, fp8 or fp32")
+
     def gemm_fraction(self, dtype: str) -> float:
         """Achievable fraction of peak for a GEMM at `dtype` (fp6 uses the fp4 figure, tf32 the bf16 one)."""
         key = u.DTYPE_PEAK.get(dtype, "bf16")

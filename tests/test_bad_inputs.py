@@ -141,7 +141,10 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (["frontier", "--targets", "-3"], "target"), (["frontier", "--tpot-slo-ms", "0"], "tpot"),
             (["frontier", "--max-tp", "0"], "max-tp"), (["frontier", "--method", "telepathy"], "method"),
             # found by review (2026-12-06): argparse reads -1,5 as an option; the line says how to pass it
-            (["frontier", "--targets", "-1,5"], "--option=VALUE"), (["frontier", "--targets=-1,5"], "target -1")]
+            (["frontier", "--targets", "-1,5"], "--option=VALUE"), (["frontier", "--targets=-1,5"], "target -1"),
+            # found by review (2026-12-06): an FP4 KV cache on a device without FP4 tensor cores was priced
+            (["step", "--kv-precision", "fp4", "--hardware", "h100"], "an fp4 KV cache needs fp4 tensor cores"),
+            (["curve", "--kv-precision", "fp6", "--hardware", "mi300x"], "KV-cache precision 'fp6' on mi300x")]
     out += [(["advise", "--batch", "0"], "batch"), (["advise", "--max-points", "1"], "max"),
             (["advise", "--emit", "tgi"], "emit")]
     out += [(["hardware", "nope-gpu"], "unknown hardware"), (["models", "nope-model"], "unknown model"),
