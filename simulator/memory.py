@@ -37,13 +37,15 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
         routed = (c["moe"] - router - shared) * par.expert_slots(m) / m.n_experts   # redundant slots included
         moe = (routed / n + shared / tp) * eb + router * 2.0
     medusa_heads = m.n_medusa_heads * m.d_model * m.vocab_size   # Medusa LM heads, stored like the LM head
-    layers = attn * DTYPE_BYTES[p.attention_dtype] + (c["dense_ffn"] / tp + c["fc"] / tp
-                                                      + (c["medusa"] - medusa_heads) / tp) * wb + c["norms"] * 2.0 + moe
+    # a head's input FC is replicated in BF16 (workload.forward_pass), as are the MTP modules' eh_proj (below)
+    layers = attn * DTYPE_BYTES[p.attention_dtype] + (c["dense_ffn"] / tp + (c["medusa"] - medusa_heads) / tp) * wb \
+        + c["fc"] * 2.0 + c["norms"] * 2.0 + moe
     # Pipeline stages hold n_layers / pp layers each; the last stage also holds the LM head (the first the embedding).
     ends = c["lm_head"] + medusa_heads + (c["embedding"] if pp == 1 else 0.0)
     total = layers / pp + ends / tp * lb
     if include_mtp and m.n_mtp_layers:
-        total += c["mtp"] / (n if m.is_moe else tp) * eb
+        eh = m.n_mtp_layers * 2.0 * m.d_model * m.d_model           # eh_proj: 2d -> d, whole on every rank in BF16
+        total += (c["mtp"] - eh) / (n if m.is_moe else tp) * eb + eh * 2.0
     return float(total)
 
 

@@ -456,8 +456,10 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
         g.op("embedding", "lm_head", 1, dtype=p.lm_head, kernels=1,
              b={F_T: d * DTYPE_BYTES[p.lm_head] / tp + d * c.ab})
         g.collective("embed_allreduce", COLL_ALLREDUCE, 1, {F_T: d * c.ab}, tp, scaleup_domain)
-    if m.fc_in_factor:
-        g.matmul("fc", "dense", 1, F_T, d / tp, m.fc_in_factor * d, p.weights, p.activations)
+    if m.fc_in_factor:   # a plain nn.Linear in the engines (SGLang's EAGLE / EAGLE-3 fc, DeepSeek NextN eh_proj;
+        # vLLM's and TensorRT-LLM's alike): whole on every rank and in BF16 (found by review: priced split and in the
+        # target's format, 13 MB where DeepSeek-V3's eh_proj is 205 MB per rank at TP8)
+        g.matmul("fc", "dense", 1, F_T, d, m.fc_in_factor * d, "bf16", p.activations)
     if m.n_layers:
         _attention(g, c)
         _dense_ffn(g, c)

@@ -94,14 +94,14 @@ def test_a_deployment_runs_the_rules_share_unless_it_sets_its_own():
     assert not no.feasible.any() and "x 0.85 gives" in no.message[0]
     # The message says where the share comes from: the rule, the deployment's own, or a profile's fixed value
     assert no.message[0].endswith("(that share of its memory: your deployment's memory_fraction, --memory-fraction), "
-                                  "1.36 GB short")        # the shortfall, where the rounded totals can read equal
+                                  "1.65 GB short")        # the shortfall, where the rounded totals can read equal
     big = predict(Scenario(**{**sc, "tp": 4}))
     assert big.message[0].endswith("x 0.887 gives 134.3 GB (that share of its memory: SGLang's start-up rule for "
                                    "this device, layout and drafter; set your server's own with memory_fraction, "
-                                   "--memory-fraction), 124 GB short")
+                                   "--memory-fraction), 125 GB short")
     vl = predict(Scenario(**{**sc, "tp": 4, "engine": "vllm"}))
     assert vl.message[0].endswith("x 0.92 gives 139.3 GB (that share of its memory: the engine profile's; set your "
-                                  "server's own with memory_fraction, --memory-fraction), 119 GB short")
+                                  "server's own with memory_fraction, --memory-fraction), 120 GB short")
     # A plain step is a server without a drafter: no drafter's 2 GiB reserved (`step` drops the method)
     assert simulate_step(scenario=Scenario(**sc)).scenario["memory_fraction"] == 0.897
     # --cuda-graph-max-batch is what SGLang reserves graph memory for: 2 MiB a slot, 64 in place of 512
