@@ -47,6 +47,7 @@ from .workload import (
     COLL_ALLGATHER,
     COLL_ALLREDUCE,
     COLL_ALLTOALL,
+    COLL_SEND,
     F_B,
     F_BL,
     F_CAUSAL,
@@ -115,7 +116,7 @@ def _feats(B, q, L, window, logq, moe_e, table, i, side, dp, pp, tile, f):
 @nb.njit(**JIT)
 def _coll_time(kind, n, S, lat, bw, one_shot):
     """Time of one collective of payload S bytes over n GPUs (see the module docstring)."""
-    if kind == 2:                      # all-to-all: S is what this rank sends
+    if kind == 2 or kind == 4:         # all-to-all (S: what this rank sends) or a point-to-point send of S
         return lat + S / bw
     if kind == 3:                      # all-gather / reduce-scatter
         return lat + (n - 1.0) / n * S / bw
@@ -273,6 +274,8 @@ def _collective_rates(hw: Hardware, ops: OpSet, allreduce_latency_s: float | Non
     ar = allreduce_latency_s if allreduce_latency_s is not None else hw.allreduce_latency_s
     bw_in = hw.scaleup_bytes_per_s * hw.link_fraction      # a whole domain's (the hierarchical path's inner step)
     for i in np.flatnonzero(ops.coll > 0):
+        # a pipeline stage's send is one hop of the small-message path whose latency the all-reduce's measures (an
+        # estimate; it had taken the expert all-to-all's, found by review), the EP all-to-alls their own
         in_lat = hw.alltoall_latency_s if ops.coll[i] == COLL_ALLTOALL else ar
         if ops.link[i] == LINK_SCALEOUT:
             if hw.scaleout_bytes_per_s is None:
@@ -383,7 +386,7 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
 
 
 def _coll_reference(kind: int, n: float, S: np.ndarray, lat: float, bw: float, one_shot: bool) -> np.ndarray:
-    if kind == COLL_ALLTOALL:
+    if kind in (COLL_ALLTOALL, COLL_SEND):
         return lat + S / bw
     if kind == COLL_ALLGATHER:
         return lat + (n - 1.0) / n * S / bw

@@ -45,7 +45,7 @@ OVERLAP_MODES = ("measured", "max", "sum")
 N_FEAT = 8
 FAMILIES: tuple[str, ...] = ("dense", "attention", "moe", "lm_head", "collective", "overhead")
 FAM = {n: i for i, n in enumerate(FAMILIES)}
-COLL_NONE, COLL_ALLREDUCE, COLL_ALLTOALL, COLL_ALLGATHER = 0, 1, 2, 3
+COLL_NONE, COLL_ALLREDUCE, COLL_ALLTOALL, COLL_ALLGATHER, COLL_SEND = 0, 1, 2, 3, 4   # SEND: one point-to-point hop
 LINK_SCALEUP, LINK_SCALEOUT = 0, 1
 EP_ALLTOALL = ("dispatch", "combine")      # expert parallelism's all-to-all ops (DeepEP-style, attention DP)
 INF_WINDOW = 1e300
@@ -497,5 +497,5 @@ def _pipeline(g: _Builder, c: _Ctx) -> None:
     for row in g.rows:
         row["micro"] = float(row["name"] in HEAD_OPS)
     link = LINK_SCALEOUT if c.par.n_gpus > c.domain else LINK_SCALEUP
-    g.op("pp_send", "collective", c.par.pp, kernels=1, c={F_T: c.m.d_model * c.ab}, coll=COLL_ALLTOALL, group=2.0,
+    g.op("pp_send", "collective", c.par.pp, kernels=1, c={F_T: c.m.d_model * c.ab}, coll=COLL_SEND, group=2.0,
          link=link)

@@ -285,6 +285,20 @@ def test_alltoall_against_deepep_low_latency_on_h100():
     assert _dispatch_s(H100, 1) < _dispatch_s(H100, 16) < _dispatch_s(H100, 128)
 
 
+def test_a_pipeline_send_is_one_hop_not_an_expert_all_to_all():
+    # Found by review (2026-12-06): pp_send took the expert all-to-all's latency (66 us then). A stage's send of one
+    # hidden vector per token is one hop of the small-message path (the device's all-reduce latency, an estimate),
+    # plus the scale-out latency where the stages are on two nodes.
+    for hw in (H100, load_hardware("mi300x")):
+        for domain, extra in ((8, 0.0), (4, hw.scaleout_latency_s)):
+            ops = forward_pass(model("llama-3.1-70b"), Precision(), Parallelism(tp=4, pp=2), scaleup_domain=domain)
+            one = replace(ops, repeat=np.where(np.array(ops.names) == "pp_send", 1.0, 0.0))
+            t = float(_t(one, replace(hw, scaleup_domain=domain), 1.0))
+            lat = hw.allreduce_latency_s + extra
+            assert lat < t < lat + 1e-6                    # the 16 KB vector itself: under 1 us on any link
+            assert t < hw.alltoall_latency_s + extra
+
+
 # ---- QK-norm all-reduce -------------------------------------------------------------------------------------------
 
 @settings(max_examples=15)
