@@ -3,9 +3,11 @@ speculation, under continuous batching in steady state.
 
 A closed loop of C requests in flight, each with `isl` prompt tokens (a share `prefix_hit` served from the prefix
 cache) and `osl` output tokens. In steady state (Little's law on the request slots):
-    decode batch   B = C (E2E - TTFT) / E2E          requests decoding, the rest are in prefill
-    decode step    T = T_step(B, L) + P m             L = isl + osl/2, the mean context of a decoding request
-    prefill load   P = f isl'                         prompt tokens per step of a request: f = B tau / (osl - 1)
+    decode batch   B = C (E2E - TTFT) / E2E          requests decoding, the rest are in prefill (a time average)
+    step batch     n = B / (1 - (1 - B / R)^R)       the sequences of a step that runs: E[N | N >= 1], N ~ Bin(R, B/R)
+                                                      (loop.step_batch; 1 for one request, B for many)
+    decode step    T = T_step(n, L) + P m             L = isl + osl/2, the mean context of a decoding request
+    prefill load   P = f isl'                         prompt tokens per step of a request: f = n tau / (osl - 1)
                                                       (R - 1) / R, the other slots' prompts (B tau / (osl - 1)
                                                       requests finish per step, each decoding its osl - 1 tokens
                                                       after the first, and are replaced; a request's own prompt is
@@ -56,7 +58,7 @@ Speculation off is k = 0: the plain decode step of `pricing.base_step`.
 
 Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the draw of `Workload.length_ratio`): every
 formula takes the means over requests; L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output
-tokens: long outputs hold more steps), P = B tau mean(isl_i') / mean(osl_i) (R - 1) / R, TTFT = mean over requests of
+tokens: long outputs hold more steps), P = n tau mean(isl_i') / mean(osl_i) (R - 1) / R, TTFT = mean over requests of
 n_i (T_step + isl_i' / n_i m) with n_i = ceil(isl_i' / chunk) equal chunks, E2E = TTFT + (mean osl - 1) ITL; memory at
 L, the positions checked on the longest request; a sample of `lengths` that needs more positions than the model has
 is left out (`Workload.fitting`: an engine rejects that request) and counted in `ServeResult.rejected`.
