@@ -43,6 +43,8 @@ class ModelShape:
     n_window_layers, window : int
         layers whose attention sees at most `window` past tokens (sliding window or chunked attention)
     n_mtp_layers : int        DeepSeek multi-token-prediction modules shipped with the model
+    n_group, topk_group : int DeepSeek's group-limited routing: a token's top_k experts come from topk_group of
+                              n_group equal groups (1, 1: routing over all experts)
     fc_in_factor : int        drafter heads: input FC of (fc_in_factor * d_model) -> d_model (EAGLE 2, EAGLE-3 3)
     attn_in_factor : int      drafter heads: q/k/v input width multiple of d_model (EAGLE-3: 2)
     draft_vocab_size : int    EAGLE-3 reduced LM-head vocabulary (0: vocab_size)
@@ -83,6 +85,8 @@ class ModelShape:
     n_window_layers: int = 0
     window: int = 0
     n_mtp_layers: int = 0
+    n_group: int = 1
+    topk_group: int = 1
     attn_sinks: bool = False
     fc_in_factor: int = 0
     attn_in_factor: int = 1
@@ -327,14 +331,15 @@ def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     if not kw["n_moe_layers"]:          # found by review: a config whose routed experts no layer runs was accepted
         raise ModelConfigError(f"{src}: first_k_dense_replace = {first} (moe_layer_freq {freq}) leaves no MoE layer "
                                f"of num_hidden_layers = {kw['n_layers']}; expected first_k_dense_replace < it")
-    _check_groups(cfg, src, kw["n_experts"], kw["top_k"])
+    kw["n_group"], kw["topk_group"] = _check_groups(cfg, src, kw["n_experts"], kw["top_k"])
     kw["n_mtp_layers"] = ck.get(cfg, "num_nextn_predict_layers", src, 0)
     return ModelShape(**kw)
 
 
-def _check_groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> None:
+def _check_groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> tuple[int, int]:
     """DeepSeek's group-limited routing (DeepseekV3TopkRouter): n_group equal groups of experts, topk_group chosen, the
-    top_k experts picked inside them; groups that do not split the experts or hold fewer than top_k cannot run."""
+    top_k experts picked inside them; groups that do not split the experts or hold fewer than top_k cannot run.
+    Returns (n_group, topk_group)."""
     g, tg = ck.get(cfg, "n_group", src, 1, lo=1), ck.get(cfg, "topk_group", src, cfg.get("n_group") or 1, lo=1)
     if n_experts % g:
         raise ModelConfigError(f"{src}: n_group = {g} does not divide n_routed_experts = {n_experts}")
@@ -342,6 +347,7 @@ def _check_groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> 
         raise ModelConfigError(f"{src}: topk_group = {tg} of n_group = {g} groups of {n_experts // g} experts cannot "
                                f"hold num_experts_per_tok = {top_k}; expected topk_group <= n_group and topk_group x "
                                "experts per group >= num_experts_per_tok")
+    return int(g), int(tg)
 
 
 def _gpt_oss(cfg: dict[str, Any], src: str, name: str) -> ModelShape:

@@ -14,7 +14,7 @@ Features, per point and per op:
     F_CAUSAL causal pairs among the q new tokens  (each capped at the window)
     F_U      touched fraction of the routed experts a rank holds: u = 1 - (1 - k/E)^t with one rank; with EP over R
              ranks, the busiest rank's expected distinct experts over E/R (it sets the step: a2a synchronises),
-             from `busiest_rank_table` at D = E u touched experts
+             from `grouped_busiest_rank_table` at D = E u touched experts
     F_TPAD   t rounded up to the GEMM tile (tensor-core MMA height, e.g. 64 rows on Hopper wgmma)
 
 `flops = cf @ f`, `hbm_bytes = cb @ f`; for a collective `payload = cc @ f` is the buffer (bytes) each rank holds,
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .errors import ScenarioError
-from .experts import busiest_rank_table
+from .experts import grouped_busiest_rank_table
 from .fusion import Fusion
 from .model import ModelShape
 from .units import ACT_QUANT, DTYPE_BYTES
@@ -203,7 +203,7 @@ class _Builder:
 
     def op(self, name: str, fam: str, repeat: float, *, dtype: str = "bf16", kernels: float = 1.0, quant: float = 0.0,
            f: dict[int, float] | None = None, b: dict[int, float] | None = None, c: dict[int, float] | None = None,
-           window: float = INF_WINDOW, moe: tuple[float, float, float] = (0.0, 0.0, 1.0), coll: int = COLL_NONE,
+           window: float = INF_WINDOW, moe: tuple[float, ...] = (0.0, 0.0, 1.0, 1.0, 1.0), coll: int = COLL_NONE,
            group: float = 1.0, link: int = LINK_SCALEUP, share: float | None = None, gemm: bool = False) -> None:
         if repeat <= 0:
             return
@@ -238,11 +238,11 @@ class _Builder:
         r = self.rows
         arr = lambda key, dt=float: np.array([x[key] for x in r], dtype=dt)  # noqa: E731
         mat = lambda key: np.array([x[key] for x in r]).reshape(len(r), N_FEAT)  # noqa: E731
-        moe = np.array([x["moe"] for x in r], dtype=float).reshape(len(r), 3)
+        moe = np.array([x["moe"] for x in r], dtype=float).reshape(len(r), 5)   # E, k, ranks, groups, groups taken
         table = np.zeros((len(r), int(moe[:, 0].max(initial=0)) + 1))
-        for i, (E, _, R) in enumerate(moe):
+        for i, (E, k, R, ng, tg) in enumerate(moe):
             if E > 0:
-                table[i, : int(E) + 1] = busiest_rank_table(int(E), int(R))
+                table[i, : int(E) + 1] = grouped_busiest_rank_table(int(E), int(R), round(k), int(ng), int(tg))
         return OpSet(names=tuple(x["name"] for x in r), family=arr("fam", np.int64), repeat=arr("repeat"),
                      kernels=arr("kernels"), dtype=tuple(x["dtype"] for x in r), cf=mat("cf"), cb=mat("cb"),
                      cc=mat("cc"), window=arr("window"), moe_e=moe[:, 0], moe_k=moe[:, 1], moe_ranks=moe[:, 2],
@@ -368,7 +368,11 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     # touched per token: the same touched fraction, spread over Es / ep slots per rank.
     Es = float(par.expert_slots(m))
     q = (ed in ACT_QUANT) * (ab + DTYPE_BYTES[ed]) * (d + k * m.d_ff_expert / par.moe_tp) / par.ep  # x, w2 input quant
-    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT), moe=(Es, k * Es / E, float(par.ep)),
+    # DeepSeek's group-limited routing concentrates a token's experts on the ranks of its groups (placement without
+    # EPLB: experts in order); with redundant slots (EPLB's placement) the groups are not ranks: uniform.
+    grp = (float(m.n_group), float(m.topk_group)) if Es == E else (1.0, 1.0)
+    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT),
+         moe=(Es, k * Es / E, float(par.ep), *grp),
          share=1.0, gemm=True, f={F_T: 2.0 * k * pe / spread},
          b={F_U: Es / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
             F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep + q})

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,14 @@ from hypothesis import strategies as st
 
 from simulator.cli import main
 from simulator.errors import ScenarioError
-from simulator.experts import busiest_rank_fraction, busiest_rank_table, dealt, experts_touched_fraction, head_runs
+from simulator.experts import (
+    busiest_rank_fraction,
+    busiest_rank_table,
+    dealt,
+    experts_touched_fraction,
+    grouped_busiest_rank_table,
+    head_runs,
+)
 from simulator.hardware import load_hardware
 from simulator.pricing import max_batch, memory
 from simulator.roofline import rates
@@ -51,6 +60,57 @@ def test_busiest_rank_table_limits():
     assert t[0] == 0.0 and t[-1] == pytest.approx(1.0) and np.all(np.diff(t) >= -1e-12)
     assert t[1] == pytest.approx(1 / 32)                           # one touched expert: one slot of 32 on its rank
     np.testing.assert_allclose(busiest_rank_table(64, 1), np.arange(65) / 64)
+
+
+def _mc_grouped(E: int, R: int, k: int, g: int, tg: int, T: int, rng: np.random.Generator, trials: int) -> float:
+    """Reference for grouped_busiest_rank_table, drawn another way: all T tokens at once, each taking the tg groups of
+    its tg smallest group keys and then the k smallest expert keys among those groups' experts."""
+    s = E // g
+    gkeys = rng.random((trials, T, g))
+    chosen = np.argsort(gkeys, axis=2)[:, :, :tg]
+    allowed = np.zeros((trials, T, g), dtype=bool)
+    np.put_along_axis(allowed, chosen, True, axis=2)
+    keys = np.where(np.repeat(allowed, s, axis=2), rng.random((trials, T, E)), np.inf)
+    top = np.argsort(keys, axis=2)[:, :, :k]
+    touched = np.zeros((trials, E), dtype=bool)
+    touched[np.arange(trials)[:, None, None], top] = True
+    return float(touched.reshape(trials, R, E // R).sum(2).max(1).mean() / (E // R))
+
+
+@settings(max_examples=6, deadline=None)
+@given(R=st.sampled_from([2, 4, 8, 16, 32]), T=st.sampled_from([1, 2, 4, 8, 16, 32]))
+def test_grouped_busiest_rank_matches_its_own_monte_carlo(R, T):
+    # DeepSeek-V3's routing (256 experts, 8 a token, 4 of 8 groups), priced at D = E u as the pricing reads it,
+    # against an independent draw of T tokens at once (the table holds means over its own 1000 routings).
+    E, k, g, tg = 256, 8, 8, 4
+    u = experts_touched_fraction(np.array([float(T)]), E, k)
+    priced = float(busiest_rank_fraction(u, grouped_busiest_rank_table(E, R, k, g, tg))[0])
+    mc = _mc_grouped(E, R, k, g, tg, T, np.random.default_rng(R * 100 + T), max(200, 40_000 // T))
+    assert priced == pytest.approx(mc, rel=0.03)
+    assert priced >= float(busiest_rank_fraction(u, busiest_rank_table(E, R))[0]) - 1e-3   # groups concentrate
+
+
+def test_grouped_busiest_rank_table_limits_and_reductions():
+    t = grouped_busiest_rank_table(256, 8, 8, 8, 4)
+    assert t[0] == 0.0 and t[-1] == 1.0 and np.all(np.diff(t) >= -1e-9)
+    assert t[8] == pytest.approx(0.109, abs=0.004)     # one token: its 8 experts on at most 4 of the 8 ranks
+    # groups that do not constrain, or one rank: the uniform (exact hypergeometric) table
+    for args in ((256, 8, 8, 1, 1), (256, 8, 8, 8, 8), (256, 1, 8, 8, 4)):
+        np.testing.assert_array_equal(grouped_busiest_rank_table(*args), busiest_rank_table(args[0], args[1]))
+
+
+def test_group_limited_routing_prices_an_ep_step_above_uniform_routing_and_not_under_eplb():
+    # DeepSeek-V3 at DP8 / EP8: one sequence per rank reads more experts on the busiest rank with its groups;
+    # Kimi-K2 (n_group 1) and a layout with redundant slots (EPLB's placement) keep uniform routing.
+    m = model("deepseek-v3")
+    assert (m.n_group, m.topk_group) == (8, 4) and (model("kimi-k2").n_group, model("kimi-k2").topk_group) == (1, 1)
+    par = Parallelism(tp=1, ep=8, dp=8)
+    grouped = forward_pass(m, par=par)
+    flat = forward_pass(replace(m, n_group=1, topk_group=1), par=par)
+    i = grouped.names.index("experts")
+    # from one token's 8 experts up (below, D < 8 is a fraction of a token: the Monte Carlo's line from none to one)
+    assert np.all(grouped.moe_table[i][8:] >= flat.moe_table[i][8:] - 1e-3)
+    assert grouped.moe_table[i][8] > 1.3 * flat.moe_table[i][8]
 
 
 def test_dp_attention_with_ep8_has_no_tensor_parallel_all_reduce():
