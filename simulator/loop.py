@@ -15,10 +15,9 @@ from .prompts import PromptSide, prefill_wait, prompt_load
 from .scenario import Deployment
 from .traffic import Workload
 
-# The smallest decode batch priced when a prefill instance feeds it: a hundredth of a request (a choice, not a
-# measurement: a step that small is its batch-independent part, weight reads and kernel floors, so the priced curve
-# is flat below it and `Curve.at` clips there without error).
-FED_FLOOR = 1e-2
+# The smallest decode batch priced when a prefill instance feeds it: one sequence, the fewest a step that runs
+# carries (`step_batch`), however small the time-average batch the prefill rate feeds.
+FED_FLOOR = 1.0
 
 # Loop.batch takes bisection's halvings this many at a time (48 / SECTION_BITS rounds of 2^SECTION_BITS - 1 points).
 SECTION_BITS = 3
@@ -41,18 +40,14 @@ def _decode(dep: Deployment, B: np.ndarray, L: float, spec: bool, most: float = 
 
 
 def step_batch(B: np.ndarray, R: np.ndarray) -> np.ndarray:
-    """Sequences a decode step carries when B of R running requests are in the decode stage on average: E[N | N >= 1]
-    for N ~ Binomial(R, B / R) (each slot decoding independently with its share of a lifetime, the estimate `ttft`
-    makes), B / (1 - (1 - B / R)^R). A step runs only while some request decodes, so the time average B, which counts
-    the time none does (a lone request's own prefill), is not the batch of any step: one request of a 100k-token
-    prompt decodes at batch 1, not at its 0.1 of a lifetime spent decoding (found by review: its TPOT was priced 30 %
-    under a one-sequence step). 1 as B -> 0, B itself as B -> R or for many slots; 0 where none decodes (B = 0)."""
+    """Sequences in the steps a decoding request takes when B of R running requests are in the decode stage on
+    average: itself and each of the R - 1 others with its share B / R of a lifetime spent decoding (slots independent,
+    the estimate `ttft` makes), 1 + (R - 1) B / R: the size-biased batch, which sets the request's TPOT (the mean of
+    the steps it is in), not the time average B, which counts the time none decodes (found by review: one request of a
+    100k-token prompt decodes at batch 1, not at its 0.1 of a lifetime spent decoding, and was priced a TPOT 30 %
+    under a one-sequence step). 1 for one request, R when every slot decodes; 0 where none decodes (B = 0)."""
     B, R = np.asarray(B, dtype=np.float64), np.asarray(R, dtype=np.float64)
-    p = np.clip(B / np.maximum(R, 1e-300), 0.0, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        busy = -np.expm1(R * np.log1p(-p))                  # P(N >= 1)
-        out = np.where(busy > 0.0, B / busy, 1.0)
-    return np.where(B > 0.0, np.minimum(np.maximum(out, B), np.maximum(R, B)), 0.0)
+    return np.where(B > 0.0, 1.0 + np.maximum(R - 1.0, 0.0) * B / np.maximum(R, 1e-300), B * 0.0)
 
 
 def batch_grid(C: np.ndarray, floor: float | None = None) -> np.ndarray:
@@ -141,7 +136,8 @@ class Loop:
 
     @property
     def per(self) -> np.ndarray:
-        """Prompts of the other slots per step, per unit of B tau: B tau / (osl - 1) requests finish per step (each
+        """Prompts of the other slots per step, per unit of b tau (b = step_batch(B, R), a request's step's
+        sequences): b tau / (osl - 1) requests finish per step (each
         decodes its osl - 1 tokens after the first) and are replaced; a request's own prompt is prefilled before it
         decodes. With osl 1 no request decodes: no step carries a prompt, every prompt waits for a pass (ttft)."""
         R = self.R
@@ -215,10 +211,10 @@ def ttft(pf: PromptSide, w: Workload, step: np.ndarray, T: np.ndarray, tokens_s:
 
 def fed_batch(mid: Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray:
     """The decode batch a prefill instance serving `cap` requests/s feeds (disaggregated, prefill-bound): B with
-    B = cap x (osl - 1) TPOT(B) (Little's law on the decode stage; the other R - B requests queue for prefill, so
-    TTFT = (R - B) / cap and E2E = R / cap). B - cap (osl - 1) TPOT(B) rises with B (a step grows slower than its
-    batch), so the root in (0, R] is found by bisection in log B: from three decades below the grid (where the
-    clipped step is flat) to R, a bracket under 40 wide that 48 halvings narrow below 1e-12."""
+    B = cap x (osl - 1) TPOT(step_batch(B, R)) (Little's law on the decode stage; the other R - B requests queue for
+    prefill, so TTFT = (R - B) / cap and E2E = R / cap). The right side rises slower than B (a step grows slower than
+    its batch), so the root in (0, R] is found by bisection in log B: from three decades below the grid to R, a
+    bracket under 40 wide that 48 halvings narrow below 1e-12."""
     lo, hi = np.full(R.shape, np.log(mid.grid[0] * 1e-3)), np.log(R)
     for _ in range(48):
         x = (lo + hi) / 2.0

@@ -4,11 +4,12 @@ speculation, under continuous batching in steady state.
 A closed loop of C requests in flight, each with `isl` prompt tokens (a share `prefix_hit` served from the prefix
 cache) and `osl` output tokens. In steady state (Little's law on the request slots):
     decode batch   B = C (E2E - TTFT) / E2E          requests decoding, the rest are in prefill (a time average)
-    step batch     n = B / (1 - (1 - B / R)^R)       the sequences of a step that runs: E[N | N >= 1], N ~ Bin(R, B/R)
-                                                      (loop.step_batch; 1 for one request, B for many)
-    decode step    T = T_step(n, L) + P m             L = isl + osl/2, the mean context of a decoding request
-    prefill load   P = f isl'                         prompt tokens per step of a request: f = n tau / (osl - 1)
-                                                      (R - 1) / R, the other slots' prompts (B tau / (osl - 1)
+    step batch     b = 1 + (R - 1) B / R              the sequences in a decoding request's steps: itself and each
+                                                      other slot with its share of a lifetime decoding (size-biased;
+                                                      loop.step_batch: 1 for one request, R when all decode)
+    decode step    T = T_step(b, L) + P m             L = isl + osl/2, the mean context of a decoding request
+    prefill load   P = f isl'                         prompt tokens per step of a request: f = b tau / (osl - 1)
+                                                      (R - 1) / R, the other slots' prompts (b tau / (osl - 1)
                                                       requests finish per step, each decoding its osl - 1 tokens
                                                       after the first, and are replaced; a request's own prompt is
                                                       prefilled before it decodes), each isl' = isl (1 - prefix_hit)
@@ -20,9 +21,9 @@ cache) and `osl` output tokens. In steady state (Little's law on the request slo
                        (R - 1)(1 - B / R) wait for their first token beside it, and the n prompts are prefilled in
                        passes as full as they fill them (SGLang's PrefillAdder and vLLM's scheduler fill a pass's
                        token budget, chunking the prompt that does not fit), at least the n_c = ceil(isl' / chunk)
-                       of one prompt; c a pass's fixed part, here the decode step T_step(B, L) its chunk rides on;
+                       of one prompt; c a pass's fixed part, here the decode step T_step(b, L) its chunk rides on;
                        q a prompt's tokens x their marginal cost there (isl' m; a full chunk's per token past a
-                       chunk). One request in flight: n_c (T_step(B, L) + isl' / n_c m)
+                       chunk). One request in flight: n_c (T_step(b, L) + isl' / n_c m)
 An engine that runs a prefill batch or a decode batch per step, never both (EngineProfile.mixed_prefill false:
 SGLang without --enable-mixed-chunk, and always while it speculates), prefills the prompts that arrived during a
 step in passes of their own, which read the weights again and pause every decode. Taking the arrivals in a step as
@@ -58,7 +59,7 @@ Speculation off is k = 0: the plain decode step of `pricing.base_step`.
 
 Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the draw of `Workload.length_ratio`): every
 formula takes the means over requests; L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output
-tokens: long outputs hold more steps), P = n tau mean(isl_i') / mean(osl_i) (R - 1) / R, TTFT = mean over requests of
+tokens: long outputs hold more steps), P = b tau mean(isl_i') / mean(osl_i) (R - 1) / R, TTFT = mean over requests of
 n_i (T_step + isl_i' / n_i m) with n_i = ceil(isl_i' / chunk) equal chunks, E2E = TTFT + (mean osl - 1) ITL; memory at
 L, the positions checked on the longest request; a sample of `lengths` that needs more positions than the model has
 is left out (`Workload.fitting`: an engine rejects that request) and counted in `ServeResult.rejected`.
@@ -97,7 +98,8 @@ class Phase:
 
     in_flight : requests in flight (the concurrency, or solved from the arrival rate); running : requests the engine
     runs, min(in flight, its running cap, the most whose KV cache fits: `_phase`), the rest queue;
-    decode_batch : requests decoding per step; k, tokens_per_step : draft depth and tokens per step (0, 1 off);
+    decode_batch : requests in the decode stage (a time average; a request's steps carry loop.step_batch of it);
+    k, tokens_per_step : draft depth and tokens per step (0, 1 off);
     verify_tokens : tokens verified per sequence per step (k + 1 for a chain, the tree's size for a tree; 1 off);
     step_s : time between token bursts; ttft_s, tpot_s, itl_s, e2e_s; tpot_first_s, tpot_last_s : TPOT at the
     first and the last output token (context isl vs isl + osl); tokens_per_s_per_gpu, tokens_per_s_per_user;

@@ -34,20 +34,19 @@ REPO = Path(__file__).resolve().parents[1]
 H100 = dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm")
 
 
-
 @settings(max_examples=200)
 @given(R=st.floats(0.05, 512.0), f1=st.floats(0.0, 1.0), f2=st.floats(0.0, 1.0))
 @example(R=1.0, f1=0.1, f2=0.7)                       # the review's lone 100k-token request: each step carries it
-def test_step_batch_is_the_decoding_sequences_of_a_step_that_runs(R, f1, f2):
+def test_step_batch_is_the_sequences_in_a_decoding_requests_steps(R, f1, f2):
     B = np.array(sorted((f1 * R, f2 * R)))
     n = step_batch(B, np.full(2, R))
     assert np.all(np.isfinite(n)) and np.all(n[1] >= n[0] - 1e-9)              # monotone in B
-    assert np.all((n >= B - 1e-12) & (n <= max(R, 1.0) + 1e-9))                  # between the mean and every slot
-    assert np.all(np.where(B > 0, n >= min(1.0, R) - 1e-9, n == 0))              # a step that runs has a sequence
-    if R == 1.0:
-        assert np.all(np.where(B > 0, np.isclose(n, 1.0), True))                 # one request: batch 1 exactly
-    big = step_batch(np.array([0.5 * 4096.0]), np.array([4096.0]))              # many slots: the mean itself
-    assert big[0] == pytest.approx(2048.0, rel=1e-9)
+    assert np.all((n >= np.minimum(B, 1.0) - 1e-12) & (n <= max(R, 1.0) + 1e-9))  # between one and every slot
+    assert np.all(np.where(B > 0, n >= 1.0 - 1e-12, n == 0))                     # a request's step holds itself
+    if R >= 1.0:     # itself and each other slot with its share of a lifetime decoding (size-biased)
+        np.testing.assert_allclose(n, np.where(B > 0, 1.0 + (R - 1.0) * B / R, 0.0), rtol=1e-12)
+    assert step_batch(np.array([4.0]), np.array([4.0]))[0] == 4.0               # every slot decoding
+    assert np.isnan(step_batch(np.array([np.nan]), np.array([4.0]))[0])           # NaN is not priced as none
 
 
 def test_a_lone_request_decodes_at_least_a_one_sequence_step():
@@ -59,6 +58,7 @@ def test_a_lone_request_decodes_at_least_a_one_sequence_step():
         r = serve(s, Workload(isl=100_000, osl=osl, concurrency=(1,)))
         assert r.base.tpot_s[0] >= one * (1 - 1e-3) and r.base.decode_batch[0] < 1.0
         assert r.base.e2e_s[0] >= r.base.ttft_s[0] + (osl - 1) * one * (1 - 1e-3)
+
 
 @settings(max_examples=25)
 @given(sc=SERVE_SCENARIOS, w=workloads())

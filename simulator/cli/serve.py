@@ -11,6 +11,7 @@ import numpy as np
 from ..acceptance import tree_width
 from ..errors import ScenarioError
 from ..hazards import check
+from ..loop import step_batch
 from . import fmt
 from .args import (
     CONTEXT_FROM_LENGTHS,
@@ -170,7 +171,7 @@ def hazards_for(res: Any) -> list[Any]:
     ph, ok = res.spec, res.feasible
     opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "moe": sc["moe"],
             "cross_node": sc["cross_node"],
-            "max_batch": int(np.ceil(np.max(ph.decode_batch[ok], initial=1.0))),
+            "max_batch": int(np.ceil(np.max(step_batch(ph.decode_batch, ph.running)[ok], initial=1.0))),  # its steps
             "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"]),
             "topk": max([tree_width(int(k), int(T), sc["tree_branching"]) for k, T in
                          zip(ph.k[ok], ph.verify_tokens[ok]) if k], default=1)}   # review: trees
