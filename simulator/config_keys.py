@@ -79,6 +79,20 @@ def layer_flags(cfg: dict[str, Any], key: str, src: str, n: int) -> list[int] | 
     return v
 
 
+def groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> tuple[int, int]:
+    """DeepSeek's group-limited routing (DeepseekV3TopkRouter): n_group equal groups of experts, topk_group chosen, the
+    top_k experts picked inside them; groups that do not split the experts or hold fewer than top_k cannot run.
+    Returns (n_group, topk_group)."""
+    g, tg = get(cfg, "n_group", src, 1, lo=1), get(cfg, "topk_group", src, cfg.get("n_group") or 1, lo=1)
+    if n_experts % g:
+        raise ModelConfigError(f"{src}: n_group = {g} does not divide n_routed_experts = {n_experts}")
+    if tg > g or tg * (n_experts // g) < top_k:
+        raise ModelConfigError(f"{src}: topk_group = {tg} of n_group = {g} groups of {n_experts // g} experts cannot "
+                               f"hold num_experts_per_tok = {top_k}; expected topk_group <= n_group and topk_group x "
+                               "experts per group >= num_experts_per_tok")
+    return int(g), int(tg)
+
+
 # The layer types HF configs name that specroof prices (full attention, or a sliding window of `sliding_window`).
 LAYER_TYPES = ("full_attention", "sliding_attention")
 
@@ -98,4 +112,4 @@ def layer_types(cfg: dict[str, Any], src: str, n: int) -> list[str]:
     return v
 
 
-__all__ = ["KEY_MAX", "LAYER_TYPES", "get", "layer_flags", "layer_indices", "layer_types", "window"]
+__all__ = ["KEY_MAX", "LAYER_TYPES", "get", "groups", "layer_flags", "layer_indices", "layer_types", "window"]

@@ -26,6 +26,9 @@ DEFAULT_HBM_FRACTION = 0.85
 DEFAULT_GEMM_FRACTION = 0.75
 DEFAULT_LINK_FRACTION = 0.83
 DEFAULT_ALLREDUCE_LATENCY_S = 6e-6
+# Expert-parallel dispatch or combine at a few tokens per rank where a spec gives none: the H100 figure
+# (hardware_specs/h100-sxm.toml: DeepEP's low-latency dispatch, nixl PR #1749).
+DEFAULT_ALLTOALL_LATENCY_S = 26e-6
 # Share of a GEMM's smaller (math or memory) time that its larger one hides (the shortfall is largest near the ridge
 # point): least squares on log time over published cuBLAS bf16 GEMM timings at M = 16..4096 on H100 (3 shapes) and
 # B200 (4 shapes), with a fixed time per kernel (tools/fit_gemm_overlap.py: 0.60 +- 0.06; H100 alone 0.64 +- 0.10,
@@ -120,7 +123,7 @@ class Hardware:
     link_fraction: float = DEFAULT_LINK_FRACTION
     gemm_overlap: float = DEFAULT_GEMM_OVERLAP
     allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
-    alltoall_latency_s: float = 26e-6          # the H100 figure (hardware_specs/h100-sxm.toml, nixl PR #1749)
+    alltoall_latency_s: float = DEFAULT_ALLTOALL_LATENCY_S
     scaleout_latency_s: float = 20e-6
     kernel_floor_s: float = 3.3e-6
     quant_kernel_s: float = 1.5e-6
@@ -170,12 +173,12 @@ class Hardware:
         return dtype if getattr(self, f"peak_{key}_flops_per_s") is not None else activations
 
     def check_kv_format(self, kv: str) -> None:
-        """A KV cache narrower than 8 bits exists only where the device computes in that format: TensorRT-LLM's NVFP4
-        KV cache needs Blackwell's FP4 tensor cores; vLLM and SGLang store bf16 or fp8 (found by review: an fp4 KV
-        cache on an H100 was priced without a word)."""
+        """A KV cache narrower than 8 bits only on a device with tensor cores in that format, which engines' narrow KV
+        caches need (TensorRT-LLM's NVFP4 KV cache on Blackwell): a device check, not an engine's (found by review: an
+        fp4 KV cache on an H100 was priced without a word)."""
         if u.DTYPE_BYTES.get(kv, 1.0) < 1.0 and self.compute_format(kv, "") != kv:
             raise ScenarioError(f"KV-cache precision {kv!r} on {self.name}: an {kv} KV cache needs {kv} tensor cores, "
-                                f"which it lacks (no engine stores one there); expected bf16, fp16, fp8 or fp32")
+                                f"which it lacks; expected bf16, fp16, fp8 or fp32")
 
     def gemm_fraction(self, dtype: str) -> float:
         """Achievable fraction of peak for a GEMM at `dtype` (fp6 uses the fp4 figure, tf32 the bf16 one)."""
@@ -274,7 +277,8 @@ class _Reader:
             gemm_overlap=self.default(a, "gemm_overlap", DEFAULT_GEMM_OVERLAP, 0.0, 1.0, estimate=True),
             allreduce_latency_s=self.default(a, "allreduce_latency_us", DEFAULT_ALLREDUCE_LATENCY_S * 1e6, 0.5, 500.0,
                                              estimate=True) * u.US,
-            alltoall_latency_s=self.default(a, "alltoall_latency_us", 26.0, 1.0, 2000.0, estimate=True) * u.US,
+            alltoall_latency_s=self.default(a, "alltoall_latency_us", DEFAULT_ALLTOALL_LATENCY_S * 1e6, 1.0, 2000.0,
+                                            estimate=True) * u.US,
             scaleout_latency_s=self.default(a, "scaleout_latency_us", 20.0, 1.0, 2000.0, estimate=True) * u.US,
             kernel_floor_s=self.default("kernels", "graph_kernel_us", 3.3, 0.1, 50.0, estimate=True) * u.US,
             kernel_floor_prior_s=None if prior(self.doc, "kernels", "graph_kernel_us") is None else

@@ -17,7 +17,8 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
                           include_mtp: bool = False) -> float:
     """Weights one rank holds: projections, dense FFNs, shared experts and vocab split tp ways (each attention-DP
     group holds a full copy); routed experts spread over all tp x dp GPUs (E/ep experts per rank, each split
-    tp x dp / ep ways); replicated norms, router and MLA down-projections. MTP modules follow the same layout."""
+    tp x dp / ep ways); replicated norms, router and MLA down-projections, a head's input FC and an MTP module's
+    eh_proj (whole and BF16 on every rank, as engines build them). MTP modules follow the same layout."""
     p = precision or Precision()
     par = par or Parallelism()
     tp, n, pp = par.tp, par.stage_gpus, par.pp
@@ -37,15 +38,15 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
         routed = (c["moe"] - router - shared) * par.expert_slots(m) / m.n_experts   # redundant slots included
         moe = (routed / n + shared / tp) * eb + router * 2.0
     medusa_heads = m.n_medusa_heads * m.d_model * m.vocab_size   # Medusa LM heads, stored like the LM head
-    # a head's input FC is replicated in BF16 (workload.forward_pass), as are the MTP modules' eh_proj (below)
+    # a head's input FC is whole in BF16 on every rank (workload.forward_pass), as are the MTP modules' eh_proj (below)
+    bf = DTYPE_BYTES["bf16"]
     layers = attn * DTYPE_BYTES[p.attention_dtype] + (c["dense_ffn"] / tp + (c["medusa"] - medusa_heads) / tp) * wb \
-        + c["fc"] * 2.0 + c["norms"] * 2.0 + moe
+        + c["fc"] * bf + c["norms"] * 2.0 + moe
     # Pipeline stages hold n_layers / pp layers each; the last stage also holds the LM head (the first the embedding).
     ends = c["lm_head"] + medusa_heads + (c["embedding"] if pp == 1 else 0.0)
     total = layers / pp + ends / tp * lb
     if include_mtp and m.n_mtp_layers:
-        eh = m.n_mtp_layers * 2.0 * m.d_model * m.d_model           # eh_proj: 2d -> d, whole on every rank in BF16
-        total += (c["mtp"] - eh) / (n if m.is_moe else tp) * eb + eh * 2.0
+        total += (c["mtp"] - c["mtp_eh"]) / (n if m.is_moe else tp) * eb + c["mtp_eh"] * bf
     return float(total)
 
 

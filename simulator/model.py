@@ -188,7 +188,8 @@ class ModelShape:
         c["norms"] = self.n_layers * 2 * d + (d if self.n_layers else 0)
         c["fc"] = self.fc_in_factor * d * d
         c["medusa"] = self.medusa_params() if self.n_medusa_heads else 0
-        c["mtp"] = self.n_mtp_layers * (2 * d * d + 3 * d + self.attention_params()
+        c["mtp_eh"] = self.n_mtp_layers * 2 * d * d       # eh_proj, 2d -> d (whole and BF16 on every rank)
+        c["mtp"] = c["mtp_eh"] + self.n_mtp_layers * (3 * d + self.attention_params()
                                         + (self.moe_layer_params(False) if self.is_moe else self.ffn_params(self.d_ff)))
         base = c["embedding"] + c["lm_head"] + c["attention"] + c["dense_ffn"] + c["norms"] + c["fc"] + c["medusa"]
         c["total"] = base + c["moe"]
@@ -331,23 +332,9 @@ def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     if not kw["n_moe_layers"]:          # found by review: a config whose routed experts no layer runs was accepted
         raise ModelConfigError(f"{src}: first_k_dense_replace = {first} (moe_layer_freq {freq}) leaves no MoE layer "
                                f"of num_hidden_layers = {kw['n_layers']}; expected first_k_dense_replace < it")
-    kw["n_group"], kw["topk_group"] = _check_groups(cfg, src, kw["n_experts"], kw["top_k"])
+    kw["n_group"], kw["topk_group"] = ck.groups(cfg, src, kw["n_experts"], kw["top_k"])
     kw["n_mtp_layers"] = ck.get(cfg, "num_nextn_predict_layers", src, 0)
     return ModelShape(**kw)
-
-
-def _check_groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> tuple[int, int]:
-    """DeepSeek's group-limited routing (DeepseekV3TopkRouter): n_group equal groups of experts, topk_group chosen, the
-    top_k experts picked inside them; groups that do not split the experts or hold fewer than top_k cannot run.
-    Returns (n_group, topk_group)."""
-    g, tg = ck.get(cfg, "n_group", src, 1, lo=1), ck.get(cfg, "topk_group", src, cfg.get("n_group") or 1, lo=1)
-    if n_experts % g:
-        raise ModelConfigError(f"{src}: n_group = {g} does not divide n_routed_experts = {n_experts}")
-    if tg > g or tg * (n_experts // g) < top_k:
-        raise ModelConfigError(f"{src}: topk_group = {tg} of n_group = {g} groups of {n_experts // g} experts cannot "
-                               f"hold num_experts_per_tok = {top_k}; expected topk_group <= n_group and topk_group x "
-                               "experts per group >= num_experts_per_tok")
-    return int(g), int(tg)
 
 
 def _gpt_oss(cfg: dict[str, Any], src: str, name: str) -> ModelShape:

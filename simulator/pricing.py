@@ -174,7 +174,12 @@ class MemoryUse:
         return (f"does not fit: needs {need:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
                 f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + activations {at(self.activation_bytes) / GB:.1f}), "
                 f"{hw_name} x {at(self.fraction):g} gives {have:.1f} GB (that share of its "
-                f"memory: {memory_origin(eng)}), {need - have:.{2 if need - have < 10 else 0}f} GB short")
+                f"memory: {memory_origin(eng)}), {short_gb(need - have)} GB short")
+
+
+def short_gb(x: float) -> str:
+    """A shortfall in GB as a 'does not fit' line prints it: three significant digits below 10 GB, whole GB above."""
+    return f"{x:.3g}" if x < 10 else f"{x:.0f}"
 
 
 def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False) -> MemoryUse:

@@ -23,6 +23,7 @@ Collectives, by kind, over a group of n GPUs on one link (bandwidth per directio
                  the ring form lat + 2 (n-1)/n S / bw (Patarasuk & Yuan 2009) when one-shot is off
     all-to-all   lat + S / bw            S = bytes this rank sends (dispatch or combine)
     all-gather   lat + (n-1)/n S / bw    S = the gathered buffer (also reduce-scatter)
+    send         lat + S / bw            S = one pipeline stage's hidden states to the next, at the all-reduce's latency
 A collective whose group spans several scale-up domains is hierarchical: NVLink inside each domain, the scale-out
 NIC across (hierarchical_bandwidth), with the scale-out latency added to the in-domain one.
 Eager launch (no CUDA graph): + (kernels + quant) * launch_s per op repetition, in the "overhead" family.

@@ -364,15 +364,12 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     # once, split moe_tp ways. Kernels: align, w13 GEMM, SiLU-mul, w2 GEMM, top-k sum (vLLM fused_moe).
     pe = (nmat + 1) * d * m.d_ff_expert
     spread = par.ep * par.moe_tp
-    # With redundant slots (ep not dividing E) the busiest-rank table runs over the Es slots with k Es / E of them
-    # touched per token: the same touched fraction, spread over Es / ep slots per rank.
+    # With redundant slots (ep not dividing E: EPLB's placement) the busiest-rank table runs over the Es slots, k Es / E
+    # touched per token, routing uniform; else DeepSeek's groups put a token's experts on few ranks (experts in order).
     Es = float(par.expert_slots(m))
-    q = (ed in ACT_QUANT) * (ab + DTYPE_BYTES[ed]) * (d + k * m.d_ff_expert / par.moe_tp) / par.ep  # x, w2 input quant
-    # DeepSeek's group-limited routing concentrates a token's experts on the ranks of its groups (placement without
-    # EPLB: experts in order); with redundant slots (EPLB's placement) the groups are not ranks: uniform.
     grp = (float(m.n_group), float(m.topk_group)) if Es == E else (1.0, 1.0)
-    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT),
-         moe=(Es, k * Es / E, float(par.ep), *grp),
+    q = (ed in ACT_QUANT) * (ab + DTYPE_BYTES[ed]) * (d + k * m.d_ff_expert / par.moe_tp) / par.ep  # x, w2 input quant
+    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT), moe=(Es, k * Es / E, par.ep, *grp),
          share=1.0, gemm=True, f={F_T: 2.0 * k * pe / spread},
          b={F_U: Es / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
             F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep + q})
@@ -460,9 +457,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
         g.op("embedding", "lm_head", 1, dtype=p.lm_head, kernels=1,
              b={F_T: d * DTYPE_BYTES[p.lm_head] / tp + d * c.ab})
         g.collective("embed_allreduce", COLL_ALLREDUCE, 1, {F_T: d * c.ab}, tp, scaleup_domain)
-    if m.fc_in_factor:   # a plain nn.Linear in the engines (SGLang's EAGLE / EAGLE-3 fc, DeepSeek NextN eh_proj;
-        # vLLM's and TensorRT-LLM's alike): whole on every rank and in BF16 (found by review: priced split and in the
-        # target's format, 13 MB where DeepSeek-V3's eh_proj is 205 MB per rank at TP8)
+    if m.fc_in_factor:   # EAGLE fc / NextN eh_proj: a plain nn.Linear in the engines, whole and BF16 on every rank
         g.matmul("fc", "dense", 1, F_T, d, m.fc_in_factor * d, "bf16", p.activations)
     if m.n_layers:
         _attention(g, c)

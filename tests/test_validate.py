@@ -1017,7 +1017,6 @@ def test_the_shipped_calibration_reproduces_from_the_rows():
         assert fitted[key] == pytest.approx(v, rel=1e-6), key
 
 
-
 def test_a_parameter_line_says_an_unbounded_one_sigma_in_words():
     # Found by review (2026-12-06): calibrate's refusal printed "fit wanted 1.07e-08 +- inf" (no inf in output).
     p = FitParam("sglang", "host_per_seq_s", 4.5e-6, 1.07e-8, float("inf"), 0.0, 5e-5, AT_BOUND)

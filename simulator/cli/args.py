@@ -47,7 +47,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         if message.endswith("expected one argument"):   # argparse reads a value such as -1,5 as an option (review)
-            message += "; a value that starts with '-' is given as --option=VALUE"
+            message += " (a value that starts with '-' is given as --option=VALUE)"
         self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
 
     def add_subparsers(self, **kw: Any) -> Any:
