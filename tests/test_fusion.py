@@ -254,9 +254,9 @@ def test_the_mtp_drafter_takes_sglang_s_fusions():
 
 def test_sglang_deepseek_step_against_inferencex():
     # InferenceX, SGLang v0.5.8.post1 (lmsysorg image), DeepSeek-R1 FP8 on 8x H200 at TP8, one request of 1024 / 1024
-    # tokens: 8.923 ms TPOT (validation row V700). Counted unfused the step is priced 10.29 ms (+15.3 %) at the shipped
-    # per-kernel cost; with SGLang's fusions 8.29 ms (-7.1 %; 8.23 ms, -7.7 %, before the refit that followed Hopper's
-    # all-to-all latency of 2026-12-06 raised the Hopper per-kernel cost from 5.34 to 5.40 us, the a2a's 66 us having
+    # tokens: 8.923 ms TPOT (validation row V700). Counted unfused the step is priced 10.30 ms (+15.4 %) at the shipped
+    # per-kernel cost; with SGLang's fusions 8.30 ms (-7.0 %; 8.23 ms, -7.7 %, before the refit that followed Hopper's
+    # all-to-all latency of 2026-12-06 raised the Hopper per-kernel cost from 5.34 to 5.41 us, the a2a's 66 us having
     # stood in for part of it on the EP rows). Pinned both ways where it stands: it was 8.80 ms (-1.4 %)
     # before the all-reduce + RMSNorm fusion was counted (2026-12-06; two kernels a layer, on in v0.5.7+ on H200 and
     # seen in InferenceX's H200 trace); the audit's one kernel a MoE layer still uncounted on this build (Triton's
