@@ -12,7 +12,7 @@ length, so an acceptance length that is the same at both loads cancels exactly f
 unknown' rows, whose level mixes the acceptance guess with the cost model, score the cost model's shape alone. A
 serving run at a concurrency is not one step: prefill chunks share the decode steps, and a faster speculative decode
 meets more of them per output token, so there the acceptance length moves the predicted change as well, the more
-the longer the prompts (DeepSeek-R1 on 8x H200 from 4 to 64 requests: +18 % to +10 % at 1k/1k, +15 % to -7 % at
+the longer the prompts (DeepSeek-R1 on 8x H200 from 4 to 64 requests: +28 % to +18 % at 1k/1k, +24 % to +0.3 % at
 8k/1k, for tau 1.5 to 2.8; tests/test_shape.py). The change's direction agrees when both rise, both fall, or both
 move less than FLAT (5 %).
 """
