@@ -138,16 +138,18 @@ def rank_batch(B, dp: int = 1, pp: int = 1, attention: bool = True):
     return b if attention else np.minimum(np.asarray(B, dtype=np.float64), dp * b)
 
 
-def head_runs(B, dp: int = 1, pp: int = 1):
-    """Times the pipeline's first / last stage ops (embedding, LM head, sampler) count in a decode step with m =
-    dealt(B, dp) micro-batches in flight on pp stages (GPipe, Huang et al. 2019). A step is the longer of one
-    micro-batch's critical path, every stage's layers L plus the head H once, and the last stage's cycle, m (L / pp +
-    H): the path while a stage waits (m < pp: H once, as (m - 1) H <= (pp - m) L / pp when the head is light beside a
-    stage's layers), the cycle once the pipeline is full (m = pp: H pp times); linear between pp - 1 and pp, so that
-    a step stays affine in every op's time (pricing.price_pass relies on it). A head heavy beside a stage breaks the
+def head_runs(B, dp: int = 1, pp: int = 1, full: float | None = None):
+    """Times an op counts in a decode step with m = dealt(B, dp) micro-batches in flight on pp stages (GPipe, Huang
+    et al. 2019), as a multiple of its count on one micro-batch's path; `full`: the multiple once the pipeline is
+    full (pipeline.cycle_runs; default pp, a head op of the end stages). A step is the longer of one micro-batch's
+    critical path, every stage's layers L plus the head H once, and the slowest stage's cycle, pp (its layers + H):
+    the path while a stage waits (m < pp: H once, as (m - 1) H <= (pp - m) L / pp when the head is light beside a
+    stage's layers), the cycle once the pipeline is full (m = pp); linear between pp - 1 and pp, so that a step
+    stays affine in every op's time (pricing.price_pass relies on it). A head heavy beside a stage breaks the
     condition: Llama-3.1-8B on 8 H100 stages at B = 7 is priced 7.4 ms under the vLLM profile, 16 % under its last
     stage's 8.9 ms cycle (5.7 against 7.2 ms, 21 %, at the ideal engine)."""
-    return 1.0 + (pp - 1.0) * np.clip(dealt(B, dp) - (pp - 1.0), 0.0, 1.0)
+    full = float(pp) if full is None else full
+    return 1.0 + (full - 1.0) * np.clip(dealt(B, dp) - (pp - 1.0), 0.0, 1.0)
 
 
 __all__ = ["busiest_rank_fraction", "busiest_rank_table", "dealt", "experts_touched_fraction",

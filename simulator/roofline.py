@@ -169,9 +169,9 @@ def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, log
             else:
                 t, cls = _op_time(i, f, cf, cb, peak, eta, real, bw, kernels[i] * floor_s[p] + quant[i] * quant_s[p])
             n = repeat[i]
-            if micro[i] > 0.0:        # experts.head_runs: a pipeline head op on the critical path
+            if pp > 1.0:              # experts.head_runs: the path, or a full pipeline's cycle (OpSet.micro)
                 m = _dealt(B[p], dp) - pp + 1.0
-                n *= 1.0 + (pp - 1.0) * (0.0 if m < 0.0 else (1.0 if m > 1.0 else m))
+                n *= 1.0 + (micro[i] - 1.0) * (0.0 if m < 0.0 else (1.0 if m > 1.0 else m))
             t *= n
             out_fam[p, int(fam[i])] += t
             out_bound[p, cls] += t
@@ -418,7 +418,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
             tr = (real @ ops.cf[i]) / r.peak[i]
             t = np.maximum(tc, tm) + (1.0 - eta[i]) * np.minimum(tr, tm) + ops.kernels[i] * ff + quant[i] * qq
             cls = (tc > tm).astype(int)
-        rep = ops.repeat[i] * (head_runs(Bf, ops.dp, ops.pp) if ops.micro[i] else 1.0)
+        rep = ops.repeat[i] * (head_runs(Bf, ops.dp, ops.pp, ops.micro[i]) if ops.pp > 1 else 1.0)
         t = t * rep
         fam[:, ops.family[i]] += t
         bnd[np.arange(n), cls] += t

@@ -36,6 +36,7 @@ from .errors import ScenarioError
 from .experts import grouped_busiest_rank_table
 from .fusion import Fusion
 from .model import ModelShape
+from .pipeline import cycle_runs
 from .units import ACT_QUANT, DTYPE_BYTES
 
 F_ONE, F_B, F_T, F_BL, F_TL, F_CAUSAL, F_U, F_TPAD = range(8)
@@ -151,11 +152,10 @@ class OpSet:
     quantisation kernels per repeat before W8A8 / NVFP4 GEMMs, each at the device's measured cost); dtype : tuple[str];
     cf, cb, cc : float arrays (n_ops, N_FEAT); window : float array; moe_e, moe_k, moe_ranks : float arrays (routed
     experts, experts per token, EP ranks they are spread over); share : float array (1/dp on the attention side,
-    whose sequences are dealt over the dp ranks; 1 elsewhere); micro : float array (1 for a pipeline head op, run
-    once per micro-batch on the first or last stage: experts.head_runs); coll : int array (COLL_*); group : float
-    array (collective group size); link : int array (LINK_SCALEUP or LINK_SCALEOUT); gemm : float array (1 for a
-    GEMM: a matmul or the routed experts' grouped GEMM, whose math and memory overlap as roofline.Rates.gemm_eta
-    says; 0 elsewhere);
+    whose sequences are dealt over the dp ranks; 1 elsewhere); micro : float array (repeats in a full pipeline's
+    cycle over those on one micro-batch's path, pipeline.cycle_runs); coll : int array (COLL_*); group : float array
+    (collective group size); link : int array (LINK_SCALEUP or LINK_SCALEOUT); gemm : float array (1 for a GEMM: a
+    matmul or the routed experts' grouped GEMM, whose math and memory overlap as Rates.gemm_eta says; 0 elsewhere);
     n_gpus : GPUs of the instance; dp, pp : attention-DP ranks and pipeline stages (experts.rank_batch).
     """
 
@@ -210,7 +210,7 @@ class _Builder:
         row = dict(name=name, fam=FAM[fam], repeat=float(repeat), dtype=dtype, kernels=kernels, quant=quant,
                    cf=np.zeros(N_FEAT), cb=np.zeros(N_FEAT), cc=np.zeros(N_FEAT), window=window, moe=moe,
                    share=self.share if share is None else share, coll=coll, group=float(group), link=link,
-                   gemm=float(gemm), micro=0.0)
+                   gemm=float(gemm), micro=1.0)
         for key, dct in (("cf", f), ("cb", b), ("cc", c)):
             for i, v in (dct or {}).items():
                 row[key][i] += v
@@ -454,8 +454,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     d, tp = m.d_model, par.tp
     # Embedding gather (vocab-parallel: each rank reads the rows it owns) and, for EAGLE heads, the input FC.
     if not m.n_medusa_heads:
-        g.op("embedding", "lm_head", 1, dtype=p.lm_head, kernels=1,
-             b={F_T: d * DTYPE_BYTES[p.lm_head] / tp + d * c.ab})
+        g.op("embedding", "lm_head", 1, dtype=p.lm_head, kernels=1, b={F_T: d * DTYPE_BYTES[p.lm_head] / tp + d * c.ab})
         g.collective("embed_allreduce", COLL_ALLREDUCE, 1, {F_T: d * c.ab}, tp, scaleup_domain)
     if m.fc_in_factor:   # EAGLE fc / NextN eh_proj: a plain nn.Linear in the engines, whole and BF16 on every rank
         g.matmul("fc", "dense", 1, F_T, d, m.fc_in_factor * d, "bf16", p.activations)
@@ -490,11 +489,12 @@ HEAD_OPS = ("embedding", "embed_allreduce", "fc", "lm_head", "logits_gather", "s
 
 
 def _pipeline(g: _Builder, c: _Ctx) -> None:
-    """Pipeline parallelism (Parallelism.pp): every op sees one micro-batch (OpSet.pp); the layers of all stages add
-    up to one micro-batch's path, or a full pipeline's cycle; the first / last stage's ops count experts.head_runs
-    times (OpSet.micro); each stage sends every micro-batch's hidden states to the next (one vector per token)."""
-    for row in g.rows:
-        row["micro"] = float(row["name"] in HEAD_OPS)
-    link = LINK_SCALEOUT if c.par.n_gpus > c.domain else LINK_SCALEUP
+    """Pipeline parallelism (Parallelism.pp): every op sees one micro-batch (OpSet.pp); a step is one micro-batch's
+    path or, with the pipeline full, pp times the slowest stage (OpSet.micro: pipeline.cycle_runs, on the weights
+    read); each stage sends every micro-batch's hidden states to the next (one vector per token)."""
+    head = np.array([r["name"] in HEAD_OPS for r in g.rows])
+    w = np.array([r["repeat"] * (r["cb"][F_ONE] + r["cb"][F_U]) * (r["coll"] == COLL_NONE) for r in g.rows])
+    for row, x in zip(g.rows, cycle_runs(c.m.n_layers, c.par.pp, head, w[~head].sum() / c.m.n_layers, w[head].sum())):
+        row["micro"] = float(x)
     g.op("pp_send", "collective", c.par.pp, kernels=1, c={F_T: c.m.d_model * c.ab}, coll=COLL_SEND, group=2.0,
-         link=link)
+         link=LINK_SCALEOUT if c.par.n_gpus > c.domain else LINK_SCALEUP)
