@@ -30,8 +30,8 @@ import numpy as np
 from .acceptance import Verify, tree_width, verify_shape
 from .admission import shape_scenario
 from .config_plan import EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, num_or_none, ranges_text, repo_of
-from .engine import sglang_aiter
 from .engine_configs import engine_configs, vllm_writes_table
+from .engine_memory import sglang_aiter
 from .errors import ScenarioError
 from .hazards import Hazard, check, load_hazards, resolve_options
 from .heldout import load_bands, range_text
@@ -286,7 +286,7 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
 
 
 def _aiter(s: Scenario) -> bool:
-    """Whether SGLang would scale the share its flag carries for this deployment (engine.sglang_aiter)."""
+    """Whether SGLang would scale the share its flag carries for this deployment (engine_memory.sglang_aiter)."""
     d = s.resolve()
     return sglang_aiter(d.hw, d.par, d.target)
 

@@ -111,8 +111,8 @@ class ConfigPlan:
     dp: int = 1                        # data-parallel ranks of tp GPUs (DP attention for an MoE, else replicas)
     pp: int = 1                        # pipeline stages
     memory_fraction: float | None = None   # the share of GPU memory priced (the profile's or Scenario's)
-    memory_origin: str = ""            # where that share came from (engine.memory_origin): said beside each flag
-    sglang_aiter: bool = False         # SGLang scales the share it is given by engine.AITER_SHARE (ROCm aiter)
+    memory_origin: str = ""            # where that share came from (engine_memory.memory_origin): said beside each flag
+    sglang_aiter: bool = False         # SGLang scales the share it is given by engine_memory.AITER_SHARE (ROCm aiter)
     moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
     graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
 

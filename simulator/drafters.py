@@ -105,7 +105,9 @@ class Drafter:
     method : str; shape : ModelShape or None (no GPU work); precision, par : how the drafter runs;
     weights_bytes : per-GPU draft weights, bytes; kv_window : tokens of context the drafter keeps (inf: all);
     n_heads_max : Medusa heads (depth limit); description : what was assumed (e.g. a synthesized head);
-    ops_all : its forward pass; ops_step : later draft steps, when they differ (EAGLE-3: no 3d -> d input FC).
+    ops_all : its forward pass; ops_step : later draft steps, when they differ (EAGLE-3: no 3d -> d input FC);
+    ops_catchup : the catch-up pass, when it differs (logits for the last token of each sequence only: every engine
+    but SGLang's SpecV2 worker, EngineProfile.logits_catchup).
     """
 
     method: str
@@ -118,6 +120,7 @@ class Drafter:
     description: str
     ops_all: OpSet | None = None
     ops_step: OpSet | None = None
+    ops_catchup: OpSet | None = None
 
     @property
     def gpu_free(self) -> bool:
@@ -139,7 +142,7 @@ class Drafter:
             return [DraftPass(ops, 1.0, INF_WINDOW, 1.0, "medusa heads")]
         if self.method == "dflash":
             return [DraftPass(ops, float(k), self.kv_window, 1.0, f"dflash block of {k}")]
-        out = [DraftPass(ops, float(k + 1), self.kv_window, 1.0, "catch-up (k+1 tokens)")]
+        out = [DraftPass(self.ops_catchup or ops, float(k + 1), self.kv_window, 1.0, "catch-up (k+1 tokens)")]
         if k > 1:
             out.append(DraftPass(self.ops_step or ops, float(width), self.kv_window, float(k - 1),
                                  f"draft step (q={width})"))
@@ -309,10 +312,12 @@ def check_drafting(method: str | None, draft_precision: str | None, k: int | str
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
                  precision: Precision | None = None, par: Parallelism | None = None,
                  draft_kv_window: int | None = None, scaleup_domain: int = 1 << 30,
-                 fusions: FusionRule | None = None) -> Drafter:
+                 fusions: FusionRule | None = None, catchup_logits: str = "all") -> Drafter:
     """Resolve and check the drafter for `method` against `target`; errors for a head trained for another model.
     `fusions`: the engine's kernel fusions (`fusion.FusionRule.of_engine`; None: none), applied to the drafter's
-    shape.
+    shape. `catchup_logits`: the logit rows of its catch-up pass, 'all' k + 1 tokens or the 'last' of each sequence
+    (SGLang's draft_extend_v2 keeps every row, logits_processor.py _get_pruned_states in v0.5.12; its V1
+    draft-extend, vLLM's EAGLE proposer (last_token_indices) and TensorRT-LLM's MTP head (the last tokens) one).
     `par` is the target's layout: the drafter runs on the same GPUs, tensor- and data-parallel like the target's
     attention, its experts (an MTP module's MoE layer) on the target's expert layout."""
     if method not in METHODS:
@@ -334,7 +339,8 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
     # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
     # An MTP module's input norm follows its eh_proj, not an all-reduce: only the post-attention norm rides on one.
     fu = replace((fusions or FusionRule()).of(shape, par.tp, par.dp, scaleup_domain), ar_norm_next=False)
-    ops = lambda sh: forward_pass(sh, p, par, "all", scaleup_domain=scaleup_domain, fusion=fu)  # noqa: E731
+    ops = lambda sh, lg="all": forward_pass(sh, p, par, lg, scaleup_domain=scaleup_domain, fusion=fu)  # noqa: E731
     step_ops = ops(replace(shape, fc_in_factor=0)) if shape.kind == "eagle3-head" else None
+    catchup = ops(shape, catchup_logits) if catchup_logits != "all" else None
     return Drafter(method, shape, p, par, wbytes, win, shape.n_medusa_heads if method == "medusa" else 10**6, desc,
-                   ops(shape), step_ops)
+                   ops(shape), step_ops, catchup)

@@ -18,7 +18,7 @@ from .config_plan import (
     no_spec,
     ranges_text,
 )
-from .engine import AITER_CONTEXT, AITER_SHARE
+from .engine_memory import AITER_CONTEXT, AITER_SHARE
 
 # Why an engine has no config for a method (shown instead of a config).
 ENGINE_MISSING: dict[tuple[str, str], str] = {
@@ -236,7 +236,7 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
 
 def _sglang_memory(p: ConfigPlan, args: list[str]) -> list[str]:
     """SGLang's --mem-fraction-static (appended to args) and its note: the share priced, written before the factor
-    SGLang applies to what it is given on ROCm's aiter backend (engine.sglang_aiter)."""
+    SGLang applies to what it is given on ROCm's aiter backend (engine_memory.sglang_aiter)."""
     if p.memory_fraction is None:
         return []
     flag = round(p.memory_fraction / AITER_SHARE, 4) if p.sglang_aiter else p.memory_fraction

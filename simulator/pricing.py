@@ -18,7 +18,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from .acceptance import ALPHA_MAX, Acceptance, Verify, depth_capacity, tree_holds, verify_shape
-from .engine import EngineProfile, memory_origin
+from .engine import EngineProfile
+from .engine_memory import memory_origin
 from .errors import ScenarioError
 from .experts import rank_batch
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
@@ -165,7 +166,7 @@ class MemoryUse:
 
     def message(self, i: int, hw_name: str, eng: EngineProfile) -> str:
         """Why point i does not fit ('' when it does): the one 'does not fit' text, naming the engine's share of the
-        memory and where it comes from (engine.memory_origin)."""
+        memory and where it comes from (engine_memory.memory_origin)."""
         if self.fits.flat[i]:
             return ""
         at = lambda x: float(np.broadcast_to(x, self.fits.shape).flat[i])  # noqa: E731

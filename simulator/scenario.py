@@ -27,15 +27,8 @@ from .drafters import (
     default_acceptance,
     make_drafter,
 )
-from .engine import (
-    EngineProfile,
-    check_engine_method,
-    check_engine_vendor,
-    load_engine,
-    pp_overlapped,
-    spec_overlapped,
-    with_memory,
-)
+from .engine import EngineProfile, check_engine_method, check_engine_vendor, load_engine, pp_overlapped, spec_overlapped
+from .engine_memory import with_memory
 from .errors import ScenarioError
 from .fusion import FusionRule
 from .hardware import Hardware, load_hardware
@@ -419,9 +412,11 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
             FusionRule.of_engine(dep.eng, dep.hw.vendor, dep.hw.architecture):
         return dep.scenario.replace(engine=eng).resolve()     # its op sets follow the kernels the engine fuses
     check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k)
-    eng = spec_overlapped(eng, dep.scenario.spec_overlap_asked, dep.scenario.method)
-    eng = pp_overlapped(eng, dep.par.pp, dep.scenario.spec_overlap_asked, dep.scenario.method)
-    s = dep.scenario
+    given, s = eng, dep.scenario
+    eng = spec_overlapped(eng, s.spec_overlap_asked, s.method)
+    eng = pp_overlapped(eng, dep.par.pp, s.spec_overlap_asked, s.method)
+    if eng.logits_catchup(s.method) != dep.eng.logits_catchup(s.method):
+        return s.replace(engine=given).resolve()              # the drafter's catch-up pass computes other logits
     eng = with_memory(eng, dep.hw, dep.par, dep.target, s.method, s.memory_fraction, s.cuda_graph_max_batch)
     s = replace(s, engine=eng)
     share = (e.verify_kv_reread(dep.hw.architecture, dep.target.is_mla) for e in (eng, dep.eng))
@@ -488,7 +483,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain,
-                     FusionRule.of_engine(eng, hw.vendor, hw.architecture))
+                     FusionRule.of_engine(eng, hw.vendor, hw.architecture), eng.logits_catchup(s.method))
     return Deployment(s, hw, eng, target, drafter, p, dp, par, target_ops(eng, hw, target, p, par, "all"),
                       target_ops(eng, hw, target, p, par, "last"), resolve_overlap(s.overlap, eng),
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None),

@@ -17,7 +17,7 @@ from .acceptance import Acceptance, extrapolation_note
 from .admission import running_cap
 from .checkpoint import checkpoint_note
 from .config_plan import ranges_text
-from .engine import memory_origin
+from .engine_memory import memory_origin
 from .errors import ScenarioError
 from .pricing import (
     base_step,

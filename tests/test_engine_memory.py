@@ -1,4 +1,4 @@
-"""SGLang's start-up memory rule (engine.sglang_memory_fraction): the share of each GPU a server started without
+"""SGLang's start-up memory rule (engine_memory.sglang_memory_fraction): the share of each GPU a server started without
 --mem-fraction-static gives weights and KV cache, priced per device, layout and drafter."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from simulator.engine import load_engine, sglang_memory_fraction
+from simulator.engine import load_engine
+from simulator.engine_memory import sglang_memory_fraction
 from simulator.errors import SpecError
 from simulator.scenario import Scenario
 from simulator.speedup import predict

@@ -13,10 +13,11 @@ from simulator.acceptance import Acceptance, Verify
 from simulator.errors import ScenarioError
 from simulator.memory import kv_bytes_per_rank
 from simulator.model import load_model
-from simulator.pricing import base_step, best_spec_step, candidates, memory, spec_step
+from simulator.pricing import base_step, best_spec_step, candidates, memory, price_pass, spec_step
 from simulator.scenario import Deployment, Scenario, with_engine
 from simulator.speedup import predict
 from simulator.step import simulate_step
+from simulator.workload import F_B, F_TPAD
 
 from .strategies import engine_for, scenarios
 
@@ -89,7 +90,8 @@ def _sglang(**eng) -> Deployment:
 def test_host_bookkeeping_hides_only_when_overlapped(bk, host, B, overlap, on_host, cap):
     b, v = np.array([float(B)]), Verify(3, 1, 4)
     step = lambda **e: spec_step(_sglang(host_per_seq_s=0.0, **e), v, b, 1024.0).step_s  # noqa: E731
-    gpu = step(spec_bookkeeping_s=0.0, host_step_s=0.0)                  # the passes alone
+    gpu = step(spec_bookkeeping_s=0.0, host_step_s=0.0, overlap_with_spec=overlap)   # the passes alone (the V1
+    # worker's draft-extend computes one logit row per sequence, SpecV2's all k + 1: EngineProfile.logits_catchup)
     s = step(spec_bookkeeping_s=bk, host_step_s=host, overlap_with_spec=overlap, bookkeeping_on_host=on_host,
              spec_host_bookkeeping_s=cap)
     serial = gpu + host + bk                                              # the V1 worker: one after the other
@@ -136,14 +138,16 @@ def test_specv2_hides_what_pr_11398_and_12128_measured_not_the_fitted_bookkeepin
     e = dep.eng
     assert e.bookkeeping_on_host and e.spec_host_bookkeeping_s == 5e-4 < e.spec_bookkeeping_s
     v, B = Verify(5, 1, 6), np.array([1.0])
-    v1 = spec_step(with_engine(dep, replace(e, overlap_with_spec=False)), v, B, 1024.0).step_s[0]
-    v2 = spec_step(with_engine(dep, replace(e, overlap_with_spec=True)), v, B, 1024.0).step_s[0]
-    hidden = v1 - v2
+    s1 = spec_step(with_engine(dep, replace(e, overlap_with_spec=False)), v, B, 1024.0)
+    s2 = spec_step(with_engine(dep, replace(e, overlap_with_spec=True)), v, B, 1024.0)
+    extra = s2.draft_s[0] - s1.draft_s[0]         # SpecV2's draft-extend computes all k + 1 logit rows (V1: one)
+    assert 0.0 < extra < 0.05 * s1.draft_s[0]
+    hidden = s1.step_s[0] - s2.step_s[0] + extra
     assert hidden == pytest.approx(e.host_step_s + e.host_per_seq_s + 5e-4, rel=1e-9)
     assert 1.0e-3 <= hidden <= 1.96e-3
-    whole = v1 - spec_step(with_engine(dep, replace(e, overlap_with_spec=True, spec_host_bookkeeping_s=None)),
-                           v, B, 1024.0).step_s[0]
-    assert whole == pytest.approx(hidden + e.spec_bookkeeping_s - 5e-4, rel=1e-9)
+    whole = s1.step_s[0] - spec_step(with_engine(dep, replace(e, overlap_with_spec=True,
+                                                               spec_host_bookkeeping_s=None)), v, B, 1024.0).step_s[0]
+    assert whole + extra == pytest.approx(hidden + e.spec_bookkeeping_s - 5e-4, rel=1e-9)
 
 
 def test_specv2_hides_the_host_work_pr_11398_measured():
@@ -154,10 +158,11 @@ def test_specv2_hides_the_host_work_pr_11398_measured():
     dep = _sglang(**{f: getattr(eng, f) for f in ("host_step_s", "host_per_seq_s", "spec_bookkeeping_s",
                                                 "draft_step_overhead_s")})
     v, B = Verify(5, 1, 6), np.array([1.0])
-    v1 = spec_step(with_engine(dep, replace(dep.eng, overlap_with_spec=False)), v, B, 1024.0).step_s[0]
-    v2 = spec_step(with_engine(dep, replace(dep.eng, overlap_with_spec=True)), v, B, 1024.0).step_s[0]
-    assert v1 - v2 == pytest.approx(eng.host_step_s + eng.spec_bookkeeping_s, rel=1e-9)
-    assert v1 / v2 == pytest.approx(273.4 / 246.8, abs=0.05)
+    s1 = spec_step(with_engine(dep, replace(dep.eng, overlap_with_spec=False)), v, B, 1024.0)
+    s2 = spec_step(with_engine(dep, replace(dep.eng, overlap_with_spec=True)), v, B, 1024.0)
+    extra = s2.draft_s[0] - s1.draft_s[0]         # SpecV2's draft-extend logits for all k + 1 tokens (V1: one)
+    assert s1.step_s[0] - s2.step_s[0] + extra == pytest.approx(eng.host_step_s + eng.spec_bookkeeping_s, rel=1e-9)
+    assert s1.step_s[0] / s2.step_s[0] == pytest.approx(273.4 / 246.8, abs=0.05)
 
 
 def test_hf_assisted_generation_pays_a_generate_step_per_draft_pass():
@@ -213,3 +218,28 @@ def test_spec_overlap_option_prices_and_the_two_must_agree():
             Scenario(engine=eng, method="ngram", spec_overlap=True).resolve()
         r = predict(Scenario(engine=eng, method="ngram", batch=(1,), k=3, acceptance=Acceptance.from_rate(0.5)))
         assert r.scenario["spec_overlap"] is False
+
+
+@FAST
+@given(B=st.integers(1, 256), k=st.integers(1, 7), L=st.integers(0, 8192))
+@example(B=64, k=3, L=2048).via("DeepSeek-V3's MTP step at 64 sequences: about 0.2 ms more under SpecV2")
+def test_only_specv2_computes_the_catch_up_logits_of_every_token(B, k, L):
+    """SGLang's SpecV2 draft-extend keeps all k + 1 rows for the LM head (v0.5.12 logits_processor.py
+    _get_pruned_states, draft_extend_v2); its V1 worker, vLLM and TensorRT-LLM take the last of each sequence. The
+    catch-up pass is the only draft pass that differs, and it costs more with every row."""
+    s = Scenario(hardware="h200-sxm", model="deepseek-v3", precision="fp8", tp=8, method="mtp", k=k, context=L,
+                 engine="sglang")
+    v2, v1 = s.resolve(), s.replace(spec_overlap=False).resolve()
+    vl = s.replace(engine="vllm").resolve()
+    assert v2.eng.logits_catchup("mtp") == "all" and v1.eng.logits_catchup("mtp") == "last"
+    assert vl.eng.logits_catchup("mtp") == "last"
+    (c2, *rest2), (c1, *rest1) = v2.drafter.passes(k), v1.drafter.passes(k)
+    assert c2.ops.names == c1.ops.names
+    assert all(np.array_equal(a.ops.cb, b.ops.cb) for a, b in zip(rest2, rest1, strict=True))
+    t = [float(price_pass(d, p.ops, np.array([float(B)]), p.q, float(L), "draft").total_s[0]) for d, p in
+         ((v2, c2), (v1, c1))]
+    assert t[0] > t[1] > 0.0
+    i = c1.ops.names.index("lm_head")                      # one LM-head row per sequence, or per token
+    assert c1.ops.cf[i, F_B] > 0.0 and c1.ops.cf[i, F_TPAD] == 0.0 and c2.ops.cf[i, F_TPAD] > 0.0
+    # calibration swaps profiles on a resolved deployment: the catch-up pass follows the new one
+    assert with_engine(v2, replace(v2.eng, catchup_logits_all=False)).drafter.ops_catchup is not None
