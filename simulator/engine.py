@@ -23,7 +23,7 @@ _ALLOWED: dict[str, set[str] | None] = {
              "ngram_host_per_seq_s", "max_running_requests", "methods", "chain_methods", "catchup_logits_all"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
-    "memory": {"gpu_memory_fraction"}, "collectives": {"allreduce_latency_s"},
+    "memory": {"gpu_memory_fraction", "reserve", "share_of_free"}, "collectives": {"allreduce_latency_s"},
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"}, "scope": {"valid_from", "vendors"},
     "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention"},
     "attention": {"mla_verify_kv_reread_blackwell"},
@@ -68,6 +68,11 @@ class EngineProfile:
     graphs_target, graphs_draft, graphs_verify : bool   CUDA graphs captured for that pass
     target_max_batch, draft_max_batch, verify_max_batch : float   largest captured batch; eager above
     gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations
+    memory_reserve : str            what the engine sets aside at start-up beside the weights and the KV cache,
+                                    the peak of its profiling run ([memory] reserve): '' none, 'vllm' (its
+                                    sampler's buffers, `engine_memory.reserve_bytes`) or a figure in GiB
+    share_of_free : bool            the share is of the memory the weights and that reserve leave (TensorRT-LLM's
+                                    free_gpu_memory_fraction), not of the whole GPU
     plain_memory_fraction : float or None   the share of the same deployment's server without speculation, where it
                                     differs (SGLang's rule reserves no drafter memory: 2 GiB more); None: the same
     memory_rule : str               where that share comes from: SGLang's rules ('sglang' as loaded, from [memory]
@@ -129,6 +134,8 @@ class EngineProfile:
     draft_max_batch: float = 1e9
     verify_max_batch: float = 1e9
     gpu_memory_fraction: float = 1.0
+    memory_reserve: str = ""
+    share_of_free: bool = False
     plain_memory_fraction: float | None = None
     memory_rule: str = ""
     allreduce_latency_s: float | None = None
@@ -240,6 +247,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("cuda_graphs", "draft_max_batch"): ("draft_max_batch", int, 0, 10**12),
     ("cuda_graphs", "verify_max_batch"): ("verify_max_batch", int, 0, 10**12),
     ("memory", "gpu_memory_fraction"): ("gpu_memory_fraction", float, 0.1, 1.0),
+    ("memory", "share_of_free"): ("share_of_free", bool, None, None),
     ("spec", "max_running_requests"): ("spec_max_running", int, 1, 10**9),
     ("schedule", "mixed_prefill"): ("mixed_prefill", bool, None, None),
     ("schedule", "cap_per_instance_under_dp_attention"): ("cap_per_instance_under_dp_attention", bool, None, None),
@@ -274,6 +282,8 @@ def read_profile(path: Path) -> EngineProfile:
             if src == "calibrated":
                 priors.append((fld, kind(prior(doc, sec, key))))
     kw["priors"] = tuple(priors)
+    kw["memory_reserve"], src = _reserve(doc, path)
+    sources += [src] if src else []
     kw["no_overlap_methods"] = _methods_list(doc, path, "host", "no_overlap_methods")
     kw["methods"] = _methods_list(doc, path, "spec", "methods")
     kw["chain_methods"] = _methods_list(doc, path, "spec", "chain_methods")
@@ -299,6 +309,20 @@ def _rule(doc: dict[str, Any], path: Path) -> bool:
                         "rule)")
     check_fields(fig, where, frozenset(), allow_estimate=False)       # a source URL, no unknown fields
     return True
+
+
+def _reserve(doc: dict[str, Any], path: Path) -> tuple[str, str]:
+    """[memory] reserve: a start-up rule by name ("vllm") or a figure in GiB (0-64), as text, and its source."""
+    fig = doc.get("memory", {}).get("reserve")
+    if fig is None:
+        return "", ""
+    where = f"{path}: [memory] reserve"
+    check_fields(fig, where, frozenset(), allow_estimate=True)
+    v = fig["value"]
+    if v != "vllm" and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 64.0):
+        raise SpecError(f"{where}: value = {v!r}; expected a figure in GiB from 0 to 64 or \"vllm\" (vLLM's "
+                        "profiling run)")
+    return str(v) if v == "vllm" else repr(float(v)), "" if fig["source"] == "estimate" else fig["source"]
 
 
 def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,

@@ -86,6 +86,39 @@ def with_memory(eng: EngineProfile, hw: Any, par: Any, target: Any, method: str 
                    memory_rule=f"sglang:{how}" if sg else how)
 
 
+# vLLM sizes its KV cache as gpu_memory_utilization x the GPU's memory less the weights, the peak of a profiling run
+# and the memory outside PyTorch (v1/worker/gpu_worker.py determine_available_memory). The profiling run's peak is its
+# sampler's: logits for max_num_seqs dummy requests over the whole vocabulary on every rank (the logits are gathered),
+# with the sampler's float32 copies and sort buffers. llm-d logged it on one H100 (vLLM v0.11 image, defaults:
+# https://github.com/llm-d/llm-d-benchmark/blob/main/config_explorer/empirical-vllm-memory-results.md): 4.76 GiB for
+# Llama-3.1-8B (vocabulary 128256), 4.84 for Llama-3.3-70B FP8 at TP2 (128256), 5.56 for Qwen3-0.6B and 5.64 for
+# Qwen3-32B (151936), 7.38 for gpt-oss-20b and -120b (201088): the same for models 50x apart in size, in proportion to
+# the vocabulary. The two ends give 37.7 bytes per logit of 1024 rows and 0.15 GiB besides (derived; the Qwen3 and
+# Llama-70B runs are within 2 %). Rows: vLLM's default max_num_seqs, 1024 on GPUs of 70 GiB or more but A100s, else
+# 256 (engine/arg_utils.py get_batch_defaults). Memory outside PyTorch (CUDA context, NCCL): 0.13 GiB at TP1, 0.55 at
+# TP2 (the same log), taken as 0.55 beyond (an estimate).
+VLLM_SAMPLER_BYTES_PER_LOGIT = 37.7
+VLLM_PROFILE_FIXED_GIB = 0.15
+VLLM_NON_TORCH_GIB = (0.13, 0.55)
+
+
+def vllm_sampler_rows(hw: Any) -> int:
+    """vLLM's default max_num_seqs on the device: 1024 with 70 GiB or more, not an A100; else 256."""
+    return 1024 if hw.hbm_capacity_bytes >= 70 * 2**30 and "a100" not in hw.name.lower() else 256
+
+
+def reserve_bytes(eng: EngineProfile, hw: Any, target: Any, tp: int) -> float:
+    """What the engine sets aside at start-up beside the weights and the KV cache, bytes per GPU ([memory] reserve):
+    vLLM's profiling peak (its sampler over `vllm_sampler_rows` requests and the whole vocabulary) and memory
+    outside PyTorch, or the profile's figure in GiB."""
+    if not eng.memory_reserve:
+        return 0.0
+    if eng.memory_reserve != "vllm":
+        return float(eng.memory_reserve) * 2**30
+    sampler = VLLM_SAMPLER_BYTES_PER_LOGIT * vllm_sampler_rows(hw) * target.vocab_size
+    return sampler + (VLLM_PROFILE_FIXED_GIB + VLLM_NON_TORCH_GIB[tp > 1]) * 2**30
+
+
 def memory_origin(eng: EngineProfile) -> str:
     """Where the profile's memory share comes from (memory_rule, as `with_memory` records it), in words a 'does not
     fit' message ends with."""
@@ -99,5 +132,5 @@ def memory_origin(eng: EngineProfile) -> str:
     return f"{head}{aiter}; set your server's own with memory_fraction, --memory-fraction"
 
 
-__all__ = ["AITER_CONTEXT", "AITER_MLA_HEADS", "AITER_SHARE", "memory_origin", "sglang_aiter",
-           "sglang_memory_fraction", "with_memory"]
+__all__ = ["AITER_CONTEXT", "AITER_MLA_HEADS", "AITER_SHARE", "VLLM_SAMPLER_BYTES_PER_LOGIT", "memory_origin",
+           "reserve_bytes", "sglang_aiter", "sglang_memory_fraction", "vllm_sampler_rows", "with_memory"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from .acceptance import ALPHA_MAX, Acceptance, Verify, depth_capacity, tree_holds, verify_shape
 from .engine import EngineProfile
-from .engine_memory import memory_origin
+from .engine_memory import memory_origin, reserve_bytes
 from .errors import ScenarioError
 from .experts import rank_batch
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
@@ -145,8 +145,9 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
 
 @dataclass(frozen=True)
 class MemoryUse:
-    """Per-GPU memory at each point, bytes: target weights, KV cache, activations, the drafter (weights and KV), and
-    the engine's share of usable HBM."""
+    """Per-GPU memory at each point, bytes: target weights, KV cache, activations, the drafter (weights and KV), the
+    capacity the engine's share of usable HBM gives, that share, and what the engine sets aside at start-up (its
+    profiling run's peak, engine_memory.reserve_bytes), which a pass's own activations use before they add."""
 
     weights_bytes: float
     kv_bytes: np.ndarray
@@ -155,10 +156,12 @@ class MemoryUse:
     draft_bytes: np.ndarray | float = 0.0
     fraction: np.ndarray | float = 1.0   # the engine's share of the GPU's memory that gives capacity_bytes (per point
     #                                      where shapes with and without a drafter are kept: best_spec_step)
+    reserved_bytes: np.ndarray | float = 0.0
 
     @property
     def total_bytes(self) -> np.ndarray:
-        return self.weights_bytes + self.kv_bytes + self.activation_bytes + self.draft_bytes
+        return self.weights_bytes + self.kv_bytes + np.maximum(self.activation_bytes, self.reserved_bytes) + \
+            self.draft_bytes
 
     @property
     def fits(self) -> np.ndarray:
@@ -172,8 +175,10 @@ class MemoryUse:
         at = lambda x: float(np.broadcast_to(x, self.fits.shape).flat[i])  # noqa: E731
         draft = f" + draft {at(self.draft_bytes) / GB:.2f}" if np.any(np.asarray(self.draft_bytes)) else ""
         need, have = at(self.total_bytes) / GB, at(self.capacity_bytes) / GB
+        act, res = at(self.activation_bytes), at(self.reserved_bytes)
+        act = f"activations {act / GB:.1f}" if act >= res else f"the engine's start-up reserve {res / GB:.1f}"
         return (f"does not fit: needs {need:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
-                f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + activations {at(self.activation_bytes) / GB:.1f}), "
+                f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + {act}), "
                 f"{hw_name} x {at(self.fraction):g} gives {have:.1f} GB (that share of its "
                 f"memory: {memory_origin(eng)}), {short_gb(need - have)} GB short")
 
@@ -185,13 +190,16 @@ def short_gb(x: float) -> str:
 
 def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False) -> MemoryUse:
     """Memory per GPU for B sequences of L cached and q new tokens; with `drafter`, the draft weights and KV too."""
-    m, p, par = dep.target, dep.p, dep.par
-    dbytes = 0.0
+    m, p, par, eng = dep.target, dep.p, dep.par, dep.eng
+    dw = dk = 0.0
     if drafter:
-        dbytes = dep.drafter.weights_bytes + dep.drafter.kv_bytes(B, q, L)
-    f = dep.eng.memory_share(drafter)
-    return MemoryUse(weight_bytes_per_rank(m, p, par), kv_bytes_per_rank(m, B, q, L, p, par),
-                     activation_bytes_per_rank(m, B, q, p, par, logits), dep.hw.hbm_capacity_bytes * f, dbytes, f)
+        dw, dk = dep.drafter.weights_bytes, dep.drafter.kv_bytes(B, q, L)
+    f, w, r = eng.memory_share(drafter), weight_bytes_per_rank(m, p, par), reserve_bytes(eng, dep.hw, m, par.tp)
+    cap = dep.hw.hbm_capacity_bytes * f
+    if eng.share_of_free:    # TensorRT-LLM: KV <= f (M - W - R), so W + R + KV <= f M + (1 - f)(W + R)
+        cap += (1.0 - f) * (w + dw + r)
+    return MemoryUse(w, kv_bytes_per_rank(m, B, q, L, p, par), activation_bytes_per_rank(m, B, q, p, par, logits), cap,
+                     dw + dk, f, r)
 
 
 def max_batch(dep: Deployment, q: float, L: float, drafter: bool) -> int:

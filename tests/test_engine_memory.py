@@ -102,7 +102,8 @@ def test_a_deployment_runs_the_rules_share_unless_it_sets_its_own():
                                    "--memory-fraction), 125 GB short")
     vl = predict(Scenario(**{**sc, "tp": 4, "engine": "vllm"}))
     assert vl.message[0].endswith("x 0.92 gives 139.3 GB (that share of its memory: the engine profile's; set your "
-                                  "server's own with memory_fraction, --memory-fraction), 120 GB short")
+                                  "server's own with memory_fraction, --memory-fraction), 127 GB short")
+    assert "+ the engine's start-up reserve 7.1)" in vl.message[0]     # vLLM's profiling run (engine_memory)
     # A plain step is a server without a drafter: no drafter's 2 GiB reserved (`step` drops the method)
     assert simulate_step(scenario=Scenario(**sc)).scenario["memory_fraction"] == 0.897
     # --cuda-graph-max-batch is what SGLang reserves graph memory for: 2 MiB a slot, 64 in place of 512

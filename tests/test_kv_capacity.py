@@ -1,0 +1,113 @@
+"""The engines' memory rules against the KV-cache memory they logged at start-up (validation/sources/kv_capacity.csv):
+vLLM's profiling reserve (engine_memory.reserve_bytes) and TensorRT-LLM's share of the memory the weights leave."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.cli import main
+from simulator.engine import load_engine
+from simulator.engine_memory import VLLM_SAMPLER_BYTES_PER_LOGIT, reserve_bytes, vllm_sampler_rows
+from simulator.errors import SpecError
+from simulator.hardware import load_hardware
+from simulator.pricing import max_batch, memory
+from simulator.scenario import Scenario
+
+from .helpers import load_tool, model
+
+REPO = Path(__file__).resolve().parent.parent
+GiB = 2**30
+kv_tool = load_tool("kv_capacity")
+ROWS = kv_tool.rows()
+LABEL_GAP_GIB = 80.0 - 79.18     # an H100's 80 GiB label against the 79.18 GiB it reports (llm-d's log)
+
+
+def test_vllms_reserve_is_its_sampler_over_the_vocabulary_as_llm_d_logged_it():
+    """llm-d's H100 logs: the profiling peak plus memory outside PyTorch, 4.89-7.51 GiB whatever the model's size,
+    in proportion to the vocabulary; priced within 2 % for every model logged (two of them derived the constant)."""
+    for r in (r for r in ROWS if r["engine"] == "vllm"):
+        _, res, _ = kv_tool.priced(r)
+        assert res == pytest.approx(float(r["peak_activation_gib"]) + float(r["non_torch_gib"]), rel=0.02), r["model"]
+
+
+def test_the_kv_cache_is_what_the_engines_logged_but_the_gpus_label():
+    """Each row's KV budget, priced on the 80 GiB label, exceeds the logged one by its share of the 0.82 GiB the
+    label adds to what an H100 reports (0.74 GiB at 0.9), within 0.15 GiB; gpt-oss aside: vLLM pads its MXFP4
+    experts for its kernels (13.47 and 64.38 GiB of weights held against the checkpoints' 12.8 and 60.7; not
+    modelled), which the KV cache loses; the -120b run's logged parts do not add up to its KV figure (by about
+    4 GiB), so it is left out. Before the reserve these budgets were 10-20 % large, 2-3.4x where the weights nearly
+    fill the GPU."""
+    for r in (r for r in ROWS if r["model"] != "gpt-oss-120b"):
+        w, _, kv = kv_tool.priced(r)
+        pad = float(r["weights_gib"]) - w if r["model"].startswith("gpt-oss") else 0.0
+        assert kv - pad - float(r["memory_fraction"]) * LABEL_GAP_GIB == \
+            pytest.approx(float(r["kv_gib"]), abs=0.15), r["model"]
+
+
+def test_a_model_the_weights_nearly_fill_has_no_room_as_the_engine_found():
+    # Llama-3.3-70B FP8 at TP1 on one H100 under vLLM: -1.44 GiB for the KV cache, the engine failed to start
+    s = Scenario(hardware="h100-sxm", model="llama-3.3-70b", precision="fp8", engine="vllm", memory_fraction=0.9,
+                 method=None, k=0, context=1000)
+    dep = s.resolve()
+    assert max_batch(dep, 1.0, 1000.0, False) == 0
+    msg = memory(dep, np.array([1.0]), 1.0, 1000.0).message(0, dep.hw.name, dep.eng)
+    assert "the engine's start-up reserve 5.3" in msg and "does not fit" in msg
+
+
+def test_vllms_default_rows_by_device():
+    # engine/arg_utils.py get_batch_defaults: max_num_seqs 1024 on GPUs of 70 GiB or more but A100s, else 256
+    assert [vllm_sampler_rows(load_hardware(h)) for h in ("h100-sxm", "h200-sxm", "b200", "mi300x")] == [1024] * 4
+    assert vllm_sampler_rows(load_hardware("a100-sxm-80gb")) == 256
+    eng, t = load_engine("vllm"), model("llama-3.1-8b")
+    a100, h100 = (reserve_bytes(eng, load_hardware(h), t, 1) for h in ("a100-sxm-80gb", "h100-sxm"))
+    assert h100 - a100 == pytest.approx(VLLM_SAMPLER_BYTES_PER_LOGIT * 768 * t.vocab_size)
+    assert reserve_bytes(load_engine("sglang"), load_hardware("h100-sxm"), t, 1) == 0.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(f=st.floats(0.5, 0.95), mid=st.sampled_from(["llama-3.1-8b", "qwen3-32b", "llama-3.1-70b"]),
+       tp=st.sampled_from([2, 4, 8]))
+def test_a_share_of_free_memory_loses_only_that_share_of_the_weights(f, mid, tp):
+    """TensorRT-LLM's free_gpu_memory_fraction: KV = f (M - W - R). Against a share of the whole GPU, f M - W - R,
+    the KV budget is larger by (1 - f)(W + R), and a gram of weights costs the KV cache f of a gram, not a gram."""
+    dep = Scenario(hardware="h100-sxm", model=mid, tp=tp, engine="trtllm", memory_fraction=f, method=None, k=0,
+                   context=0).resolve()
+    whole = replace(dep, eng=replace(dep.eng, share_of_free=False))
+    kv = lambda d: float(memory(d, np.array([1.0]), 1.0, 0.0).capacity_bytes  # noqa: E731
+                         - (memory(d, np.array([1.0]), 1.0, 0.0).total_bytes[0]
+                            - memory(d, np.array([1.0]), 1.0, 0.0).kv_bytes[0]))
+    mu = memory(dep, np.array([1.0]), 1.0, 0.0)
+    M, W, R = dep.hw.hbm_capacity_bytes, mu.weights_bytes, mu.reserved_bytes
+    assert kv(dep) == pytest.approx(f * (M - W - R), rel=1e-9)
+    assert kv(dep) - kv(whole) == pytest.approx((1 - f) * (W + R), rel=1e-9)
+
+
+@pytest.mark.parametrize("value, match", [('"auto"', r"value = 'auto'; expected a figure in GiB from 0 to 64 or "
+                                                      r"\"vllm\""),
+                                          ("-1.0", r"value = -1\.0; expected a figure"),
+                                          ("true", r"value = True; expected a figure"),
+                                          ("65", r"value = 65; expected a figure")])
+def test_a_profile_naming_an_unknown_reserve_is_refused(value, match, tmp_path):
+    src = (REPO / "engine_profiles" / "vllm.toml").read_text()
+    p = tmp_path / "mine.toml"
+    p.write_text(src.replace('reserve = { value = "vllm"', f"reserve = {{ value = {value}"))
+    with pytest.raises(SpecError, match=r"mine\.toml: \[memory\] reserve: " + match):
+        load_engine(str(p))
+
+
+def test_a_reserve_without_a_source_is_refused_and_the_cli_says_so_in_one_line(tmp_path, capsys):
+    src = (REPO / "engine_profiles" / "vllm.toml").read_text()
+    i = src.index('reserve = { value = "vllm"')
+    p = tmp_path / "nosrc.toml"
+    p.write_text(src[:i] + 'reserve = { value = 4.0 }\n' + src[src.index("\n", i) + 1:])
+    with pytest.raises(SpecError, match=r"nosrc\.toml: \[memory\] reserve: source = None"):
+        load_engine(str(p))
+    assert main(["step", "--engine", str(p), "--batch", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "[memory] reserve" in err[0]
