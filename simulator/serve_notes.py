@@ -34,7 +34,10 @@ def workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) 
              "steady-state closed loop: each of the C slots serves one request after another",
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
              "every running request's prompt is prefilled once in a request's lifetime: TTFT includes the prefill of "
-             "the prompts waiting beside it (at short outputs most of it)")
+             "the prompts waiting beside it (at short outputs most of it)",
+             "TTFT is the GPU's prefill and the steady state's queue, not a request's path through the server "
+             "(HTTP, tokenizing, scheduling) nor a benchmark's start-up queue: published TTFTs measure far above it "
+             "(1.1-8.7x at one request; README, 'How accurate is it'), so read it as a lower bound")
     if rejected:
         m = dep.target
         notes += (f"{rejected} of the {rejected + w.samples[0].size} requests of the length distribution "

@@ -761,3 +761,16 @@ def test_json_output_is_strict_even_for_an_undetermined_parameter(tmp_path, caps
     from simulator.cli.fmt import dumps
     assert json.loads(dumps({"stderr": math.inf, "p": [-math.inf, math.nan, 1.0]}), parse_constant=refuse) == \
         {"stderr": None, "p": [None, None, 1.0]}
+
+
+def test_k0_says_speculation_is_off_and_draws_no_speculation_warning(capsys):
+    """Review (2026-12-06): `serve --k 0` headed its table with the method and its acceptance and printed the MoE
+    speculation-under-load warning, with speculation off at every point; `curve --k 0` warned the same."""
+    common = ["--hardware", "b200", "--model", "deepseek-r1", "--tp", "8", "--precision", "fp8", "--k", "0"]
+    rc, out, _ = run(capsys, "serve", *common, "--concurrency", "16")
+    assert rc == 0 and "speculation off (k = 0)" in out.splitlines()[0] and "acceptance" not in out.splitlines()[0]
+    assert "warnings:" not in out
+    rc, out, _ = run(capsys, "curve", *common, "--batch", "16,32")
+    assert rc == 0 and "warnings:" not in out
+    rc, out, _ = run(capsys, "serve", *common[:-2], "--concurrency", "16")     # speculating, the warning stays
+    assert rc == 0 and "moe-speculation-under-load-overpredicted" in out

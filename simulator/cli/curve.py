@@ -42,6 +42,8 @@ def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
     whether the target is a mixture of experts), over the feasible points, as serve's (found by review: a curve whose
     every batch was infeasible warned that its speedups at 16 to 96 requests measure below the prediction)."""
     ok = r.feasible
+    if not np.any(r.k[ok]):                    # no feasible point speculates (--k 0): nothing of it to warn about
+        return []
     br = r.scenario["tree_branching"]          # the branching priced (Scenario.branching: Medusa's default tree's)
     topk = max([tree_width(int(k), int(T), br) for k, T in zip(r.k[ok], r.tree_tokens[ok])], default=1)
     opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "pp": a.pp, "max_batch": int(np.max(r.batch[ok], initial=0)),

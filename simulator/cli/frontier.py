@@ -88,8 +88,19 @@ def _target_rows(d: dict[str, Any]) -> list[list[Any]]:
                      fmt.num(on and on["tokens_per_s_per_gpu"], ".1f"), on["layout"] if on else "none",
                      on["concurrency"] if on else "-", on["k"] if on else "-",
                      fmt.num(off and off["tokens_per_s_per_gpu"], ".1f"), off["layout"] if off else "none",
-                     off["concurrency"] if off else "-", fmt.num(t["throughput_ratio"], ".2f")])
+                     off["concurrency"] if off else "-",
+                     fmt.num(t["throughput_ratio"], ".2f") + ("*" if t["edge"] and t["throughput_ratio"] else "")])
     return rows
+
+
+def _edge_note(d: dict[str, Any]) -> str:
+    """'' or the footnote to the ratios marked *: a mode meets the target only at its fastest point, narrowly."""
+    from ..frontier import EDGE  # lazy: keeps --help free of numba
+    if not any(t["edge"] and t["throughput_ratio"] for t in d["targets"]):
+        return ""
+    return (f"* {' and '.join(sorted({m for t in d['targets'] for m in t['edge']}))} meets that target only at its "
+            f"fastest point, by less than {EDGE:.0%} (about the held-out error of a priced step): a target that much "
+            "faster leaves it no point, so the ratio hangs on one point's price")
 
 
 FRONT = ["mode", "tok/s/user", "tok/s/gpu", "layout", "concurrency", "k", "ttft_ms", "e2e_s"]
@@ -121,6 +132,8 @@ def run(a: argparse.Namespace) -> int:
         fmt.file_note(d["scenario"])
         for r in _target_rows(d):
             print("note: target " + ", ".join(f"{h} {v}" for h, v in zip(HEADERS, r)), file=sys.stderr)
+        if _edge_note(d):
+            print("note: " + _edge_note(d), file=sys.stderr)
         if not d["feasible"]:
             print(f"note: infeasible: {d['message']}", file=sys.stderr)
         fmt.rejected_note(d["workload"])      # review: CSV had no trace of the requests left out
@@ -135,6 +148,8 @@ def run(a: argparse.Namespace) -> int:
     if not d["feasible"]:
         print(f"infeasible: {d['message']}")
     print(fmt.table(HEADERS, _target_rows(d)))
+    if _edge_note(d):
+        print(_edge_note(d))
     print()
     print(fmt.table(FRONT, _front_rows(d)))
     for s in d["skipped"]:

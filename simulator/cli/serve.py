@@ -162,13 +162,17 @@ def _rows(d: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def _speculation(sc: dict[str, Any]) -> str:
+    """The header's speculation: the method and its acceptance, or off where k = 0 is asked."""
+    return "speculation off (k = 0)" if sc["k"] == 0 else f"{sc['method']} (acceptance {sc['acceptance']})"
+
+
 def hazards_for(res: Any) -> list[Any]:
     """Known hazards for a serving result (as `curve`'s): the layout, whether the target routes to experts, the
     overlap scheduler, and the largest decode batch and k speculation ran at (none without a method)."""
-    sc = res.scenario
-    if not sc["method"]:
+    sc, ph, ok = res.scenario, res.spec, res.feasible
+    if not sc["method"] or not np.any(ph.k[ok]):    # review: --k 0 drew the speculation hazards with none running
         return []
-    ph, ok = res.spec, res.feasible
     opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "moe": sc["moe"],
             "cross_node": sc["cross_node"],
             "max_batch": int(np.ceil(np.max(step_batch(ph.decode_batch, ph.running)[ok], initial=1.0))),  # its steps
@@ -202,7 +206,7 @@ def run(a: argparse.Namespace) -> int:
                f"{w['mean_context']:.0f}{_rejected(w)})")
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
     print(f"{sc['model']} on {d['gpus']:g}x {hw} ({fmt.layout(sc)}; {fmt.formats(sc)}), "
-          f"{sc['method']} (acceptance {sc['acceptance']}), engine {eng}; {lengths}, "
+          f"{_speculation(sc)}, engine {eng}; {lengths}, "
           f"chunk {w['chunk']}, prefix hit {w['prefix_hit']:g}{', PD-disaggregated' if w['pd'] else ''}")
     print(fmt.table([key] + HEADERS, _rows(d)))
     print()
