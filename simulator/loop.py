@@ -50,15 +50,25 @@ def step_batch(B: np.ndarray, R: np.ndarray) -> np.ndarray:
     return np.where(B > 0.0, 1.0 + np.maximum(R - 1.0, 0.0) * B / np.maximum(R, 1e-300), B * 0.0)
 
 
+GRID_PER_DECADE = 24
+
+
+def _lattice(lo: float, hi: float) -> np.ndarray:
+    """The points 10^(j / GRID_PER_DECADE) that cover [lo, hi]: the same points whatever else is priced."""
+    j0, j1 = np.floor(GRID_PER_DECADE * np.log10(lo)), np.ceil(GRID_PER_DECADE * np.log10(hi))
+    return 10.0 ** (np.arange(j0, j1 + 1.0) / GRID_PER_DECADE)
+
+
 def batch_grid(C: np.ndarray, floor: float | None = None) -> np.ndarray:
-    """Decode batches the steady state is solved on: 24 per decade from C_min / 4 to C_max, and each C (the decode
-    batch B lies in (0, C]; between grid points the step is interpolated in log B); with `floor` below C_min / 4, also
-    24 per decade from `floor` up to it (a prefill instance can feed a decode batch far below its concurrency)."""
+    """Decode batches the steady state is solved on: the fixed lattice of GRID_PER_DECADE points per decade
+    (10^(j / 24)) that covers C_min / 4 to C_max (the decode batch B lies in (0, C]; between grid points the step is
+    interpolated in log B); with `floor` below C_min / 4, down to it (a prefill instance can feed a decode batch far
+    below its concurrency). Anchored, so a point's price does not depend on the others priced beside it (found by a
+    hypothesis test: 69 requests were priced an E2E of 1.738 s alone, 1.746 s beside 68 and 1.736 s beside 64, when the
+    grid ran from the smallest to the largest and held each concurrency)."""
     lo, hi = float(C.min()) / 4.0, float(C.max())
-    n = max(2, int(np.ceil(24 * np.log10(hi / lo))) + 1)
-    below = [np.geomspace(floor, lo, max(2, int(np.ceil(24 * np.log10(lo / floor))) + 1))] if floor and floor < lo \
-        else []
-    return np.unique(np.concatenate([np.geomspace(lo, hi, n), C.astype(np.float64), *below]))
+    parts = [_lattice(lo, hi)] + ([_lattice(floor, lo)] if floor and floor < lo else [])
+    return np.unique(np.concatenate(parts))
 
 
 @dataclass(frozen=True)

@@ -369,10 +369,17 @@ def _client_capped(dep: Deployment, w: Workload, pf: PromptSide, spec: bool, gpu
     (running cap, memory, a prefill instance, k = auto's shapes), and delivers what M complete. Elsewhere the point is
     the uncapped one, on the same grid (review: a cap that never bound had moved the root by up to 6 %). Returns (the
     phase, whether each point is served, where M binds)."""
-    hit = np.zeros(ok.size, dtype=bool) if w.max_concurrency is None else (C > w.max_concurrency * (1.0 + TIE)) | ~ok
-    if not hit.any():                 # no cap, or one that binds nowhere: the closed loop of M is not priced
-        return ph, ok, hit
+    if w.max_concurrency is None:
+        return ph, ok, np.zeros(ok.size, dtype=bool)
     at, fits, _ = _closed_loop(dep, w, pf, np.full(ok.size, float(w.max_concurrency)), spec, gpus)
+    # A rate above what M in flight complete binds too: the throughput curve is interpolated between its grid points,
+    # and where the step changes shape (k = auto's depth, a GEMM tile) its root could sit under M at a rate the closed
+    # loop of M does not deliver (found by hypothesis: 39.6 requests/s sustained under a cap of 69 whose loop
+    # completes 39.5)
+    lam = np.asarray(w.rate, dtype=np.float64)
+    hit = (C > w.max_concurrency * (1.0 + TIE)) | ~ok | (fits & (lam > w.max_concurrency / at.e2e_s * (1.0 + TIE)))
+    if not hit.any():                 # a cap that binds nowhere: the points are the uncapped ones
+        return ph, ok, hit
     # With k = auto the closed loop may admit wider shapes than the rate path (`_spec_phase`) and complete more than
     # arrive at a rate just past the rate path's capacity: it delivers the rate there, its latencies those of M in
     # flight (an upper bound, review).

@@ -332,10 +332,30 @@ def test_prefill_bound_ttft_and_tpot_against_inferencex_gb200():
     assert predict_row(rows["V420"]) == pytest.approx(float(rows["V420"]["measured"]), rel=0.15)
 
 
-def test_batch_grid_covers_every_concurrency():
-    C = np.array([1.0, 3.0, 64.0, 1000.0])
+@settings(max_examples=30, deadline=None)
+@given(C=st.lists(st.floats(0.5, 5000.0), min_size=1, max_size=5))
+@example(C=[1.0, 3.0, 64.0, 1000.0])
+def test_batch_grid_covers_every_concurrency_on_a_fixed_lattice(C):
+    C = np.array(C)
     g = batch_grid(C)
-    assert g[0] <= 0.25 and g[-1] == 1000.0 and set(C) <= set(g) and np.all(np.diff(g) > 0)
+    assert g[0] <= C.min() / 4 and g[-1] >= C.max() and np.all(np.diff(g) > 0)
+    j = 24 * np.log10(g)                       # the points 10^(j / 24), whatever else is priced
+    np.testing.assert_allclose(j, np.round(j), atol=1e-9)
+    assert np.all(np.diff(np.round(j)) == 1)
+
+
+def test_a_concurrency_is_priced_the_same_beside_any_other():
+    """Found by hypothesis (test_capped_serving_is_bounded_and_monotone, 2026-12-06): the batch grid ran from the
+    smallest to the largest concurrency and held each one, so 69 requests were priced an E2E of 1.738 s alone, 1.746 s
+    beside 68 and 1.736 s beside 64, and a capped rate path could price more latency than its cap's closed loop."""
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm")
+    alone = serve(s, Workload(isl=512, osl=256, concurrency=(69,)))
+    for other in (68, 64, 7, 300):
+        both = serve(s, Workload(isl=512, osl=256, concurrency=tuple(sorted((69, other)))))
+        i = list(sorted((69, other))).index(69)
+        for a, b in ((alone.spec, both.spec), (alone.base, both.base)):
+            assert b.e2e_s[i] == pytest.approx(a.e2e_s[0], rel=1e-12) and b.tpot_s[i] == pytest.approx(a.tpot_s[0],
+                                                                                                      rel=1e-12)
 
 
 def test_sglang_caps_running_requests_while_speculating():
@@ -1273,15 +1293,16 @@ def test_plain_decoding_is_priced_where_only_speculation_does_not_fit(capsys):
     assert 128 < n < 256 and r.base.running[1] == 256
     assert any(f"with speculation, at most {n:g} requests fit in the KV cache" in t for t in r.notes)
     p = r.to_dict()["points"][1]
-    assert p["base"]["tokens_per_s_per_gpu"] == pytest.approx(7528, rel=0.01)
-    assert p["throughput_ratio"] == pytest.approx(r.spec.tokens_per_s_per_gpu[1] / 7528, rel=0.01)
+    assert p["base"]["tokens_per_s_per_gpu"] == pytest.approx(7444, rel=0.01)
+    assert p["throughput_ratio"] == pytest.approx(r.spec.tokens_per_s_per_gpu[1] / 7444, rel=0.01)
     plain = serve(s.replace(k=0), w)                          # the off mode is plain decoding as k = 0 prices it
     np.testing.assert_allclose(r.base.tokens_per_s_per_gpu, plain.base.tokens_per_s_per_gpu, rtol=1e-12)
     f = frontier(s, replace(w, concurrency=(1,)), gpus=[1], targets=[10.0])
     t = f.targets[0]           # each mode at its most: speculation at the most whose KV cache fits beside the drafter
     # (the narrowest verify's; at 1308-token prompts k = "auto" ran k = 3 with one request fewer than that: the most
     # requests need not be the best shape's)
-    assert t.off.concurrency == 256 and t.on.concurrency == running_limit(s.resolve(), w, True) >= n
+    assert t.off.concurrency == running_limit(s.resolve(), w, False) >= 256     # 257 of 1200-token prompts fit
+    assert t.on.concurrency == running_limit(s.resolve(), w, True) >= n
     assert t.ratio == pytest.approx(t.on.tokens_per_s_per_gpu / t.off.tokens_per_s_per_gpu, rel=1e-9)
     assert t.ratio > 1.41
     b = static_batch(s, [180, 188], 1308, 1024)              # the same for one static batch (189 fits neither)
@@ -1456,7 +1477,9 @@ def test_auto_compares_fixed_shapes_only_where_admission_binds_and_keeps_each_sh
     s = Scenario(hardware="h200-sxm", engine="vllm", k="auto", tree_tokens=16)
     w = Workload(isl=8192, osl=256, concurrency=(1, 64, 1024))
     both, alone = serve(s, w), serve(s, replace(w, concurrency=(64,)))
-    assert both.spec.running[1] == 64 and both.spec.verify_tokens[1] == alone.spec.verify_tokens[0] == 8
+    # (8 verify tokens until the batch grid became a fixed lattice, 2026-12-06: 5 now, the same alone and beside others)
+    assert both.spec.running[1] == 64 and both.spec.verify_tokens[1] == alone.spec.verify_tokens[0] == 5
+    assert both.spec.tpot_s[1] == pytest.approx(alone.spec.tpot_s[0], rel=1e-12)
 
 
 @pytest.mark.parametrize("method, engine, kw", [

@@ -93,14 +93,19 @@ def _target_rows(d: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-def _edge_note(d: dict[str, Any]) -> str:
-    """'' or the footnote to the ratios marked *: a mode meets the target only at its fastest point, narrowly."""
+def _target_notes(d: dict[str, Any]) -> list[str]:
+    """The targets' rows as the CSV mode's notes (stdout holds the frontier), and the footnote to ratios marked *."""
+    return ["target " + ", ".join(f"{h} {v}" for h, v in zip(HEADERS, r)) for r in _target_rows(d)] + _edge_note(d)
+
+
+def _edge_note(d: dict[str, Any]) -> list[str]:
+    """[] or the footnote to the ratios marked *: a mode meets the target only at its fastest point, narrowly."""
     from ..frontier import EDGE  # lazy: keeps --help free of numba
     if not any(t["edge"] and t["throughput_ratio"] for t in d["targets"]):
-        return ""
-    return (f"* {' and '.join(sorted({m for t in d['targets'] for m in t['edge']}))} meets that target only at its "
+        return []
+    return [f"* {' and '.join(sorted({m for t in d['targets'] for m in t['edge']}))} meets that target only at its "
             f"fastest point, by less than {EDGE:.0%} (about the held-out error of a priced step): a target that much "
-            "faster leaves it no point, so the ratio hangs on one point's price")
+            "faster leaves it no point, so the ratio hangs on one point's price"]
 
 
 FRONT = ["mode", "tok/s/user", "tok/s/gpu", "layout", "concurrency", "k", "ttft_ms", "e2e_s"]
@@ -130,10 +135,8 @@ def run(a: argparse.Namespace) -> int:
     if a.format == "csv":            # stdout is the frontier; the best point per target goes to stderr
         print(fmt.csv_text(FRONT, _front_rows(d)))
         fmt.file_note(d["scenario"])
-        for r in _target_rows(d):
-            print("note: target " + ", ".join(f"{h} {v}" for h, v in zip(HEADERS, r)), file=sys.stderr)
-        if _edge_note(d):
-            print("note: " + _edge_note(d), file=sys.stderr)
+        for line in _target_notes(d):
+            print("note: " + line, file=sys.stderr)
         if not d["feasible"]:
             print(f"note: infeasible: {d['message']}", file=sys.stderr)
         fmt.rejected_note(d["workload"])      # review: CSV had no trace of the requests left out
@@ -147,9 +150,7 @@ def run(a: argparse.Namespace) -> int:
           f"{w['isl']}, osl {w['osl']}{', PD-disaggregated' if w['pd'] else ''}; {d['points']} feasible points")
     if not d["feasible"]:
         print(f"infeasible: {d['message']}")
-    print(fmt.table(HEADERS, _target_rows(d)))
-    if _edge_note(d):
-        print(_edge_note(d))
+    print("\n".join([fmt.table(HEADERS, _target_rows(d)), *_edge_note(d)]))
     print()
     print(fmt.table(FRONT, _front_rows(d)))
     for s in d["skipped"]:
