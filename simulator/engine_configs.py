@@ -368,7 +368,8 @@ def _trtllm_table(p: ConfigPlan, last_on: int, upto: list[KRange]) -> tuple[list
     one = [(1, 1, rs[0][2])] if rs[0][1] > 1 else []   # builds whose validator requires key 1 (review, 2026-12-05)
     lines = ["  draft_len_schedule:", *(f"    {e}: {k}" for _, e, k in one + list(rs))]
     notes = ["draft_len_schedule {batch: k}: k applies up to that batch; batches above the last key run k = 0 "
-             "(PR #10860)", *p.below_note()]
+             "(PR #10860, 2026-02); the stage-1 builds before it (PR #8194) read each key as the batch its k starts "
+             "at, the largest key at or below the batch, so there every range shifts up one key", *p.below_note()]
     if one:
         notes.append("key 1 repeats the first range's k: the first builds with draft_len_schedule refuse a schedule "
                      "without it ('draft_len_schedule must include batch_size=1'); later ones need only the smallest "
