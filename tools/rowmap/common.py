@@ -69,6 +69,7 @@ SOURCE_DATES = {
     "vllm-rocm-eagle3-mi355x": "2026-04",         # vLLM ROCm nightly-4eafc729 (InferenceX config of 2026-04-30)
     "trtllm-best-perf-dsr1": "2025-06",
     "specbundle-dashboard": "2025-12",            # SpecForge pinned sglang 0.5.5 (2025-11) then 0.5.6 (2025-12-12)
+    "sgl-cookbook": "2025-12",                    # SGLang 0.5.6 / 0.5.6.post1 (2025-12)
 }
 VERSION_DATES = ((re.compile(r"^0\.16\.0$"), "2024-12"),)   # TRT-LLM 0.16.0 in the AMD best-practices tables
 

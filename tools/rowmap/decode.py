@@ -102,7 +102,16 @@ def d_qwen25(r: Row, out: Row) -> None:
               "(SXM assumed)", VLLM_SYNC)
 
 
+def d_cookbook(r: Row, out: Row) -> None:
+    """SGLang cookbook model pages (section 5.1): bench_serving runs of a stock `--tp 8` server."""
+    note(out, "priced as a steady closed loop at the max concurrency (the runs of 80-500 prompts reached a mean of "
+              "13-14 of 16 and 57-92 of 64-100 requests in flight, the notes say which); KV cache in the model's "
+              "format (SGLang's default, not stated)")
+
+
 DECODE = {
+    "sgl-cookbook-speed": ("sgl-cookbook", "SGLang cookbook: model pages' speed benchmarks (bench_serving)",
+                           d_cookbook),
     "amd-rocm-blog-mi300x-best-practices-2025-01": ("amd-rocm-blog-mi300x-best-practices",
                                                     "AMD ROCm blog: MI300X best practices (static-batch latency)",
                                                     d_amd_latency),
