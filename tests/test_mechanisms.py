@@ -595,7 +595,10 @@ def test_router_and_experts_against_trtllm_deepseek_moe_on_b200():
     # +12 % and +56 % priced unfused, the norm in the router op): TRTLLM-Gen's module runs fewer kernels than the nine
     # priced (router 2, experts 5, two activation quantisations), each at the fitted ~4.3 us floor (flashinfer's
     # trtllm_fused_moe_runner: the router GEMM, two routing kernels, FC1, the activation, FC2 and a finalize, one
-    # quantisation).
+    # quantisation). Since the SGLang cookbook's rows joined the fit (2026-12-06, third session) the floor is 5.15 us:
+    # from M = 16 up within 7 % (336-384 closer: -7 % where it was -10 %), at M = 8 15 % slow, at M = 1 62 % slow: a
+    # per-kernel mean of serving steps, which carry kernels the counts miss (DeepSeek on SGLang's B200 path), priced
+    # on a module timed alone, which has none of them.
     m = model("deepseek-v3")
     fu = FusionRule.of_engine(load_engine("trtllm"), "nvidia", "blackwell").of(m, 8)
     ops = forward_pass(m, Precision(weights="fp4"), Parallelism(8), fusion=fu)
@@ -603,8 +606,8 @@ def test_router_and_experts_against_trtllm_deepseek_moe_on_b200():
     M = np.asarray(_DSV3_B200_M, float)
     us = step_times(moe, rates(B200, moe), M, 1.0, 512.0).total_s / moe.repeat[0] * 1e6
     np.testing.assert_allclose(us[2:], _DSV3_B200_US[2:], rtol=0.10)
-    assert 1.04 < us[1] / _DSV3_B200_US[1] < 1.06
-    assert 1.35 < us[0] / _DSV3_B200_US[0] < 1.45
+    assert 1.13 < us[1] / _DSV3_B200_US[1] < 1.17
+    assert 1.55 < us[0] / _DSV3_B200_US[0] < 1.70
     grow = us[M == 256] / us[M == 64]
     assert 1.12 < grow[0] < 1.215
 

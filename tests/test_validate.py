@@ -822,7 +822,9 @@ def test_calibrate_leaves_an_unset_overlap_unset_when_the_data_do_not_determine_
     alone = calibrate(rows, "vllm", ("host_step_s",))
     p = {x.name: x for x in both.params}
     assert p["overlap_efficiency"].status != "fitted" and load_engine("vllm").overlap_efficiency is None
-    assert p["host_step_s"].value == pytest.approx(alone.params[0].value, rel=1e-6)
+    # the same value to the optimizer's stopping tolerance (xtol; 1.7e-6 apart since the catch-up pass's logits
+    # changed these rows, 2026-12-06), where the bug held it at its start, 0.5 ms against 1.75 ms fitted
+    assert p["host_step_s"].value == pytest.approx(alone.params[0].value, rel=1e-5)
     assert both.rms_before == pytest.approx(alone.rms_before, rel=1e-9)
     assert both.engines["vllm"].overlap_efficiency is None
 
