@@ -179,8 +179,18 @@ class MemoryUse:
         act = f"activations {act / GB:.1f}" if act >= res else f"the engine's start-up reserve {res / GB:.1f}"
         return (f"does not fit: needs {need:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
                 f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + {act}), "
-                f"{hw_name} x {at(self.fraction):g} gives {have:.1f} GB (that share of its "
-                f"memory: {memory_origin(eng)}), {short_gb(need - have)} GB short")
+                f"{share_text(hw_name, at(self.fraction), eng.share_of_free, res)} gives {have:.1f} GB (that share "
+                f"of its memory: {memory_origin(eng)}), {short_gb(need - have)} GB short")
+
+
+def share_text(hw_name: str, f: float, of_free: bool, reserve_bytes: float) -> str:
+    """What gives the capacity: the device x the engine's share, or (TensorRT-LLM's free_gpu_memory_fraction) that
+    share of what the weights and the start-up reserve leave, with them (found by review: 'h100-sxm x 0.9 gives 84.9
+    GB' of an 80 GiB device)."""
+    if not of_free:
+        return f"{hw_name} x {f:g}"
+    return (f"{hw_name} x {f:g} of what the weights and the {reserve_bytes / GB:.1f} GB start-up reserve leave, "
+            "with them,")
 
 
 def short_gb(x: float) -> str:
@@ -194,7 +204,8 @@ def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False)
     dw = dk = 0.0
     if drafter:
         dw, dk = dep.drafter.weights_bytes, dep.drafter.kv_bytes(B, q, L)
-    f, w, r = eng.memory_share(drafter), weight_bytes_per_rank(m, p, par), reserve_bytes(eng, dep.hw, m, par.tp)
+    r = reserve_bytes(eng, dep.hw, m, par.tp, dep.scenario.max_running_requests)
+    f, w = eng.memory_share(drafter), weight_bytes_per_rank(m, p, par)
     cap = dep.hw.hbm_capacity_bytes * f
     if eng.share_of_free:    # TensorRT-LLM: KV <= f (M - W - R), so W + R + KV <= f M + (1 - f)(W + R)
         cap += (1.0 - f) * (w + dw + r)

@@ -22,7 +22,7 @@ import numpy as np
 from ..acceptance import Acceptance, Verify, expected_tokens_iid
 from ..drafters import default_decay
 from ..errors import ScenarioError, SpecroofError
-from ..pricing import base_step, candidates, check_context, memory, spec_step
+from ..pricing import base_step, candidates, check_context, memory, share_text, spec_step
 from ..scenario import Deployment, Scenario
 from ..workload import OVERLAP_MODES
 from .kernels import KERNELS, pool_threads
@@ -206,9 +206,11 @@ class _Shard:
                 self.bad(i, e)
             return
         f, f0 = dep.eng.memory_share(True), dep.eng.memory_share(False)
-        plain = f" (x {f0:g}, {dep.hw.hbm_capacity_bytes * f0 / 1e9:.1f} GB, at k = 0)" if f0 != f else ""
-        m_code = self.msgs.code(f"does not fit: needs more than the {dep.hw.hbm_capacity_bytes * f / 1e9:.1f} GB per "
-                                f"GPU that {dep.hw.name} x {f:g} gives{plain} (memory_bytes: what it needs)")
+        c, c0 = (memory(dep, np.ones(1), 1.0, 0.0, drafter=d) for d in (True, False))
+        plain = f" (x {f0:g}, {c0.capacity_bytes / 1e9:.1f} GB, at k = 0)" if f0 != f else ""
+        m_code = self.msgs.code(f"does not fit: needs more than the {c.capacity_bytes / 1e9:.1f} GB per GPU that "
+                                f"{share_text(dep.hw.name, f, dep.eng.share_of_free, c.reserved_bytes)} gives{plain} "
+                                "(memory_bytes: what it needs)")
         for i in live:
             self.group[i] = g
             self.mem_code[i] = m_code
