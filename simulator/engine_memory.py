@@ -107,15 +107,17 @@ def vllm_sampler_rows(hw: Any) -> int:
     return 1024 if hw.hbm_capacity_bytes >= 70 * 2**30 and "a100" not in hw.name.lower() else 256
 
 
-def reserve_bytes(eng: EngineProfile, hw: Any, target: Any, tp: int) -> float:
+def reserve_bytes(eng: EngineProfile, hw: Any, target: Any, tp: int, max_seqs: float | None = None) -> float:
     """What the engine sets aside at start-up beside the weights and the KV cache, bytes per GPU ([memory] reserve):
-    vLLM's profiling peak (its sampler over `vllm_sampler_rows` requests and the whole vocabulary) and memory
-    outside PyTorch, or the profile's figure in GiB."""
+    vLLM's profiling peak (its sampler over max_num_seqs requests, `max_seqs` where the deployment sets it
+    (--max-running-requests), else `vllm_sampler_rows`, and the whole vocabulary) and memory outside PyTorch, or the
+    profile's figure in GiB."""
     if not eng.memory_reserve:
         return 0.0
     if eng.memory_reserve != "vllm":
         return float(eng.memory_reserve) * 2**30
-    sampler = VLLM_SAMPLER_BYTES_PER_LOGIT * vllm_sampler_rows(hw) * target.vocab_size
+    rows = vllm_sampler_rows(hw) if max_seqs is None else max_seqs
+    sampler = VLLM_SAMPLER_BYTES_PER_LOGIT * rows * target.vocab_size
     return sampler + (VLLM_PROFILE_FIXED_GIB + VLLM_NON_TORCH_GIB[tp > 1]) * 2**30
 
 

@@ -111,3 +111,17 @@ def test_a_reserve_without_a_source_is_refused_and_the_cli_says_so_in_one_line(t
     assert main(["step", "--engine", str(p), "--batch", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "[memory] reserve" in err[0]
+
+
+def test_vllms_reserve_follows_the_deployments_max_num_seqs():
+    """Review (2026-12-06): the sampler's rows were always the device default (1024 on an H100), whatever
+    --max-running-requests (vLLM's --max-num-seqs, which advise writes) said; 16 rows leave about 4.5 GiB more KV."""
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-70b", tp=2, engine="vllm", method=None, k=0, context=4000)
+    t = model("llama-3.1-70b")
+    per_row = VLLM_SAMPLER_BYTES_PER_LOGIT * t.vocab_size
+    r = {n: memory(s.replace(max_running_requests=n).resolve(), np.array([1.0]), 1.0, 0.0).reserved_bytes
+         for n in (None, 16, 2048)}
+    assert r[None] - r[16] == pytest.approx(per_row * (1024 - 16))
+    assert r[2048] - r[None] == pytest.approx(per_row * 1024)
+    assert max_batch(s.replace(max_running_requests=16).resolve(), 1.0, 4000.0, False) > \
+        max_batch(s.resolve(), 1.0, 4000.0, False)
