@@ -232,7 +232,7 @@ def _phase(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, spec: bo
     # both solves price the step on one grid, so two points running as many requests get one answer (the grid's
     # interpolation had given a load of 46 a TPOT 8e-6 below a load of 23, both running the 23 that fit: hypothesis)
     g = batch_grid(np.concatenate([R, np.minimum(R, lim)]) if more.any() else R,
-                   FED_FLOOR if np.isfinite(pf.capacity_rps) else None)
+                   FED_FLOOR if np.isfinite(pf.capacity_rps) else None, dep.hw.gemm_tile_m * dep.par.dp * dep.par.pp)
     ph = _solve(dep, w, pf, C, R, spec, gpus, g)
     if not more.any():
         return ph
