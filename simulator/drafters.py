@@ -312,7 +312,7 @@ def check_drafting(method: str | None, draft_precision: str | None, k: int | str
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
                  precision: Precision | None = None, par: Parallelism | None = None,
                  draft_kv_window: int | None = None, scaleup_domain: int = 1 << 30,
-                 fusions: FusionRule | None = None, catchup_logits: str = "all") -> Drafter:
+                 fusions: FusionRule | None = None, catchup_logits: str = "last") -> Drafter:
     """Resolve and check the drafter for `method` against `target`; errors for a head trained for another model.
     `fusions`: the engine's kernel fusions (`fusion.FusionRule.of_engine`; None: none), applied to the drafter's
     shape. `catchup_logits`: the logit rows of its catch-up pass, 'all' k + 1 tokens or the 'last' of each sequence

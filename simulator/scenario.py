@@ -200,8 +200,8 @@ class Scenario:
                  "like the dense FFN)")
     dp: int = _f(1, "int>=1", "attention data-parallel groups of tp GPUs each (DP attention); the instance has tp x dp "
                  "GPUs and the busiest group serves ceil(batch/dp) sequences")
-    pp: int = _f(1, "int>=1", "pipeline stages of tp x dp GPUs, each with n_layers/pp layers, up to pp micro-batches "
-                 "in flight (the instance has tp x dp x pp GPUs; PP saves memory, not decode latency)")
+    pp: int = _f(1, "int>=1", "pipeline stages of tp x dp GPUs, floor or ceil(n_layers/pp) layers each (the engines' "
+                 "split), up to pp micro-batches in flight (tp x dp x pp GPUs; PP saves memory, not decode latency)")
     acceptance: Acceptance | None = _f(None, "acceptance", "acceptance model (default: the method's published one)",
                                        cli=False, sweep=False)
     k: int | str = _f("auto", "k", "draft depth, or auto for the best per batch (0: speculation off)")

@@ -96,8 +96,8 @@ class Parallelism:
     ep : expert parallelism: each GPU holds E/ep whole routed experts; under DP attention tokens are dispatched and
          combined by all-to-all (DeepSeek-V3 tech report §3.2.2), under TP attention (tokens replicated) one
          all-reduce sums the ranks' outputs; the remaining tp*dp/ep ways split each expert (MoE TP)
-    pp : pipeline stages of tp * dp GPUs with n_layers/pp layers each, up to pp micro-batches in flight (vLLM virtual
-         engines, SGLang PP): a token crosses every stage, so PP saves memory, not latency (GPipe, Huang et al. 2019)
+    pp : pipeline stages of tp * dp GPUs, floor or ceil(n_layers/pp) layers each (pipeline.py), up to pp micro-batches
+         in flight (vLLM virtual engines, SGLang PP): a token crosses every stage, so PP saves memory, not latency
     The instance has tp * dp * pp GPUs.
     """
 

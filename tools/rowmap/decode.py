@@ -107,6 +107,9 @@ def d_cookbook(r: Row, out: Row) -> None:
     note(out, "priced as a steady closed loop at the max concurrency (the runs of 80-500 prompts reached a mean of "
               "13-14 of 16 and 57-92 of 64-100 requests in flight, the notes say which); KV cache in the model's "
               "format (SGLang's default, not stated)")
+    if out["hardware"] == "a100-sxm-80gb":
+        note(out, "the page says 'NVIDIA A100 GPU (8x)': the 80 GB SXM part assumed (not stated; the 40 GB part reads "
+                  "its HBM at 1.56 TB/s, not 2.04); its model is the base Llama-3.1-70B, the same shapes")
 
 
 DECODE = {
