@@ -595,7 +595,7 @@ def test_router_and_experts_against_trtllm_deepseek_moe_on_b200():
     # +12 % and +56 % priced unfused, the norm in the router op): TRTLLM-Gen's module runs fewer kernels than the nine
     # priced (router 2, experts 5, two activation quantisations), each at the fitted ~4.3 us floor (flashinfer's
     # trtllm_fused_moe_runner: the router GEMM, two routing kernels, FC1, the activation, FC2 and a finalize, one
-    # quantisation). Since the SGLang cookbook's rows joined the fit (2026-12-06, third session) the floor is 5.15 us:
+    # quantisation). Since the SGLang cookbook's rows joined the fit (2026-12-06, third session) the floor is 5.18 us:
     # from M = 16 up within 7 % (336-384 closer: -7 % where it was -10 %), at M = 8 15 % slow, at M = 1 62 % slow: a
     # per-kernel mean of serving steps, which carry kernels the counts miss (DeepSeek on SGLang's B200 path), priced
     # on a module timed alone, which has none of them.
