@@ -99,7 +99,7 @@ def _target_notes(d: dict[str, Any]) -> list[str]:
 
 
 def _edge_note(d: dict[str, Any]) -> list[str]:
-    """[] or the footnote to the ratios marked *: a mode meets the target only at its fastest point, narrowly."""
+    """[] or the footnote to the ratios marked *: a mode whose fastest point beats the target by less than EDGE."""
     from ..frontier import EDGE  # lazy: keeps --help free of numba
     if not any(t["edge"] and t["throughput_ratio"] for t in d["targets"]):
         return []
