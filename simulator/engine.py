@@ -68,9 +68,10 @@ class EngineProfile:
     graphs_target, graphs_draft, graphs_verify : bool   CUDA graphs captured for that pass
     target_max_batch, draft_max_batch, verify_max_batch : float   largest captured batch; eager above
     gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations
-    memory_reserve : str            what the engine sets aside at start-up beside the weights and the KV cache,
-                                    the peak of its profiling run ([memory] reserve): '' none, 'vllm' (its
-                                    sampler's buffers, `engine_memory.reserve_bytes`) or a figure in GiB
+    memory_reserve_rule : str       what the engine sets aside at start-up beside the weights and the KV cache,
+                                    the peak of its profiling run ([memory] reserve), by rule: 'vllm' (its
+                                    sampler's buffers, `engine_memory.reserve_bytes`) or '' (none, or the figure)
+    memory_reserve_gib : float      that reserve as a figure, GiB, where the profile gives one ('' rule)
     share_of_free : bool            the share is of the memory the weights and that reserve leave (TensorRT-LLM's
                                     free_gpu_memory_fraction), not of the whole GPU
     plain_memory_fraction : float or None   the share of the same deployment's server without speculation, where it
@@ -134,7 +135,8 @@ class EngineProfile:
     draft_max_batch: float = 1e9
     verify_max_batch: float = 1e9
     gpu_memory_fraction: float = 1.0
-    memory_reserve: str = ""
+    memory_reserve_rule: str = ""
+    memory_reserve_gib: float = 0.0
     share_of_free: bool = False
     plain_memory_fraction: float | None = None
     memory_rule: str = ""
@@ -282,7 +284,7 @@ def read_profile(path: Path) -> EngineProfile:
             if src == "calibrated":
                 priors.append((fld, kind(prior(doc, sec, key))))
     kw["priors"] = tuple(priors)
-    kw["memory_reserve"], src = _reserve(doc, path)
+    kw["memory_reserve_rule"], kw["memory_reserve_gib"], src = _reserve(doc, path)
     sources += [src] if src else []
     kw["no_overlap_methods"] = _methods_list(doc, path, "host", "no_overlap_methods")
     kw["methods"] = _methods_list(doc, path, "spec", "methods")
@@ -311,18 +313,19 @@ def _rule(doc: dict[str, Any], path: Path) -> bool:
     return True
 
 
-def _reserve(doc: dict[str, Any], path: Path) -> tuple[str, str]:
-    """[memory] reserve: a start-up rule by name ("vllm") or a figure in GiB (0-64), as text, and its source."""
+def _reserve(doc: dict[str, Any], path: Path) -> tuple[str, float, str]:
+    """[memory] reserve: a start-up rule by name ("vllm") or a figure in GiB (0-64), and its source."""
     fig = doc.get("memory", {}).get("reserve")
     if fig is None:
-        return "", ""
+        return "", 0.0, ""
     where = f"{path}: [memory] reserve"
     check_fields(fig, where, frozenset(), allow_estimate=True)
     v = fig["value"]
     if v != "vllm" and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 64.0):
         raise SpecError(f"{where}: value = {v!r}; expected a figure in GiB from 0 to 64 or \"vllm\" (vLLM's "
                         "profiling run)")
-    return str(v) if v == "vllm" else repr(float(v)), "" if fig["source"] == "estimate" else fig["source"]
+    src = "" if fig["source"] == "estimate" else fig["source"]
+    return ("vllm", 0.0, src) if v == "vllm" else ("", float(v), src)
 
 
 def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,

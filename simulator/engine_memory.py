@@ -112,10 +112,8 @@ def reserve_bytes(eng: EngineProfile, hw: Any, target: Any, tp: int, max_seqs: f
     vLLM's profiling peak (its sampler over max_num_seqs requests, `max_seqs` where the deployment sets it
     (--max-running-requests), else `vllm_sampler_rows`, and the whole vocabulary) and memory outside PyTorch, or the
     profile's figure in GiB."""
-    if not eng.memory_reserve:
-        return 0.0
-    if eng.memory_reserve != "vllm":
-        return float(eng.memory_reserve) * 2**30
+    if eng.memory_reserve_rule != "vllm":
+        return eng.memory_reserve_gib * 2**30
     rows = vllm_sampler_rows(hw) if max_seqs is None else max_seqs
     sampler = VLLM_SAMPLER_BYTES_PER_LOGIT * rows * target.vocab_size
     return sampler + (VLLM_PROFILE_FIXED_GIB + VLLM_NON_TORCH_GIB[tp > 1]) * 2**30

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.cli import main
+from simulator.data import data_dir
 from simulator.engine import load_engine
 from simulator.engine_memory import VLLM_SAMPLER_BYTES_PER_LOGIT, reserve_bytes, vllm_sampler_rows
 from simulator.errors import SpecError
@@ -125,3 +126,19 @@ def test_vllms_reserve_follows_the_deployments_max_num_seqs():
     assert r[2048] - r[None] == pytest.approx(per_row * 1024)
     assert max_batch(s.replace(max_running_requests=16).resolve(), 1.0, 4000.0, False) > \
         max_batch(s.resolve(), 1.0, 4000.0, False)
+
+
+def test_a_reserve_is_a_rule_or_a_figure(tmp_path):
+    """[memory] reserve: "vllm" names vLLM's profiling rule, a number is GiB (TensorRT-LLM's 5.1); anything else is
+    refused naming the file, the field, the value and what is allowed."""
+    h, t = load_hardware("h100-sxm"), model("llama-3.1-8b")
+    trt = load_engine("trtllm")
+    assert (trt.memory_reserve_rule, trt.memory_reserve_gib) == ("", 5.1)
+    assert reserve_bytes(trt, h, t, 1) == pytest.approx(5.1 * 2**30)
+    assert load_engine("vllm").memory_reserve_rule == "vllm"
+    text = (data_dir("engine_profiles") / "trtllm.toml").read_text()
+    for bad in ('"sglang"', "65.0", "true"):
+        p = tmp_path / "trt.toml"
+        p.write_text(text.replace("reserve = { value = 5.1,", f"reserve = {{ value = {bad},"))
+        with pytest.raises(SpecError, match=r"trt\.toml: \[memory\] reserve: value = .*expected a figure in GiB"):
+            load_engine(str(p))
