@@ -25,7 +25,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction", "reserve", "share_of_free"}, "collectives": {"allreduce_latency_s"},
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"}, "scope": {"valid_from", "vendors"},
-    "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention"},
+    "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention", "dp_prompt_balance"},
     "attention": {"mla_verify_kv_reread_blackwell"},
     "kernels": {"fused", "allreduce_norm_min_hidden", "fused_from", "fused_on"},
 }
@@ -104,6 +104,10 @@ class EngineProfile:
                                     DP (SGLang divides it among the DP schedulers); False: each DP rank runs the cap
                                     (vLLM's engine cores, TensorRT-LLM's per-rank max_batch_size); a dense model's dp
                                     runs replicas, each with the cap, in every engine
+    dp_prompt_balance : bool        an MoE's attention-DP ranks, which step in lockstep, schedule their prompts'
+                                    chunks into the same steps (TensorRT-LLM's attention_dp_config.enable_balance);
+                                    False: each rank mixes its own prompts in as they come, and a step waits for
+                                    the rank that carries one (`prompts.straggler_load`)
     path : str                      the file a profile loaded by path was read from ('' by bundled name): it is used
                                     as written, without the shipped calibration (provenance: equality ignores it;
                                     results report it as engine_file)
@@ -157,6 +161,7 @@ class EngineProfile:
     spec_max_running: float = 1e9
     mixed_prefill: bool = True
     cap_per_instance_under_dp_attention: bool = False
+    dp_prompt_balance: bool = False
     path: str = field(default="", compare=False)
 
     def graphed(self, pass_kind: str, batch, max_batch: float | None = None):
@@ -225,7 +230,7 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
                          "plain_memory_fraction", "memory_rule", "valid_from", "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
-                         "path", "fused_from"})
+                         "dp_prompt_balance", "path", "fused_from"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -253,6 +258,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("spec", "max_running_requests"): ("spec_max_running", int, 1, 10**9),
     ("schedule", "mixed_prefill"): ("mixed_prefill", bool, None, None),
     ("schedule", "cap_per_instance_under_dp_attention"): ("cap_per_instance_under_dp_attention", bool, None, None),
+    ("schedule", "dp_prompt_balance"): ("dp_prompt_balance", bool, None, None),
     ("collectives", "allreduce_latency_s"): ("allreduce_latency_s", float, 1e-7, 1e-3),
     ("efficiency", "hbm_fraction"): ("hbm_fraction", float, 0.2, 1.0),
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),

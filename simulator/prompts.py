@@ -35,7 +35,9 @@ class PromptSide:
     waiting prompts' chunks fill together. own_s: a mean prompt's tokens at their cost on the one rank that
     prefills it (a mixed step's chunk on that rank alone), which per_token_s spreads over the ranks' chunks: what a
     lone prompt waits for under dp > 1 (review, 2026-12-05: TTFT was up to dp x below the prompt's own pass); ranks:
-    the attention-DP ranks (or a dense model's replicas) prompts are dealt to."""
+    the attention-DP ranks (or a dense model's replicas) prompts are dealt to; lockstep: those ranks run every step
+    together (an MoE under DP attention, whose expert collectives join them), so a step waits for the rank carrying a
+    prompt's chunk (`prompt_load`); a dense model's replicas step apart."""
 
     per_token_s: float
     chunk_tokens: float
@@ -51,6 +53,7 @@ class PromptSide:
     fill: float = 1.0
     own_s: float = 0.0
     ranks: float = 1.0
+    lockstep: bool = False
 
 
 def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int,
@@ -159,6 +162,7 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
         pf = replace(pf, solo_s=float(np.mean([alone[c] for c in classes])), per_pass=float(per_pass),
                      fill=float(p.mean()) / (w.chunk * dep.par.dp), own_s=float(p.mean()) * own,
                      ranks=float(dep.par.dp),
+                     lockstep=dep.par.dp > 1 and dep.target.is_moe and not dep.eng.dp_prompt_balance,
                      pass_prompt_s=_pass_prompt(dep, float(p.mean()), float(cached.mean()), w.chunk, packed,
                                                 float(p.mean()) * per_tok))
         return pf if dep.eng.mixed_prefill else replace(pf, alone_s=pf.solo_s)
@@ -179,9 +183,26 @@ def prompt_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> tuple[np.ndar
     a prompt's own time is its pass plus the tokens of the Poisson(f) others that arrived in its step (Palm): an
     estimate, exact when they fit one pass (f much below k), which ignores the order of passes within a step."""
     if not pf.alone_s:
-        return f * tokens_s, np.zeros_like(f)
+        return np.maximum(f * tokens_s, straggler_load(pf, f)), np.zeros_like(f)
     fixed = max(pf.alone_s - tokens_s, 0.0)
     return expected_passes(f, pf.per_pass) * fixed + f * tokens_s, pf.alone_s + f * tokens_s
+
+
+def straggler_load(pf: PromptSide, f: np.ndarray) -> np.ndarray:
+    """Prefill time per decode step of ranks in lockstep (pf.lockstep) that mix prompts into their decode steps: a
+    prompt is prefilled on the one rank that holds its request, and every rank's step lasts as long as the busiest
+    rank's, so a step costs a chunk on one rank whenever any rank carries one. Each rank carries a chunk in a share
+    u = min(1, f n_chunks / R) of the steps (f prompts per step dealt over R ranks, each taking n_chunks steps);
+    taken as independent, a step carries one somewhere with probability 1 - (1 - u)^R, and a chunk costs
+    own_s / n_chunks: load = (1 - (1 - u)^R) own_s / n_chunks. It is f tokens_s (the prompts' tokens spread over
+    every rank's chunk) at R = 1 and, as u reaches 1 (every rank carries a chunk in every step), the cost of a chunk
+    on each rank at once; below that, up to R times it (u -> 0). 0 where ranks step apart."""
+    if not pf.lockstep:
+        return np.zeros_like(f)
+    u = np.minimum(f * pf.n_chunks / pf.ranks, 1.0)
+    with np.errstate(divide="ignore"):          # u = 1: log1p(-1) = -inf, and the step always carries a chunk
+        busy = -np.expm1(pf.ranks * np.log1p(-u))   # 1 - (1 - u)^R without its cancellation at small u (found by
+    return busy * pf.own_s / pf.n_chunks            # a property test: 4e-5 off at u = 1e-13)
 
 
 def prefill_wait(pf: PromptSide, n: np.ndarray, tokens_s: float, step: np.ndarray, decodes: bool) -> np.ndarray:
@@ -239,4 +260,4 @@ def kv_transfer_s(dep: Deployment, w: Workload) -> float:
 
 
 __all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prefill_wait", "prompt_load",
-           "prompt_side"]
+           "prompt_side", "straggler_load"]

@@ -238,6 +238,10 @@ class Scenario:
                                    "SpecV2 worker, its default from v0.5.11; vLLM async scheduling): on or off "
                                    "(off: SGLang's V1 worker); default: the engine profile's (on for SGLang, vLLM, "
                                    "TensorRT-LLM; HF off)")
+    dp_balance: bool | None = _f(None, "bool?", "an MoE's attention-DP ranks schedule their prompts into the same "
+                                 "steps (TensorRT-LLM attention_dp_config.enable_balance); off, a step waits for the "
+                                 "rank carrying a prompt; default: the engine profile's (off); serving only (serve, "
+                                 "frontier)", sweep=False)
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 
@@ -464,9 +468,10 @@ def check_stages(par: Parallelism, hw: Hardware) -> None:
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
     eng = _load("engine", s.engine, loaded)
     check_engine_method(eng, s.method, s.tree, s.k)
-    eng = spec_overlapped(eng, s.spec_overlap_asked, s.method)
-    if s.max_running_requests is not None:
-        eng = replace(eng, spec_max_running=float(s.max_running_requests))
+    asked = {"spec_max_running": None if s.max_running_requests is None else float(s.max_running_requests),
+             "dp_prompt_balance": s.dp_balance}        # the deployment's own, over the engine profile's
+    eng = replace(spec_overlapped(eng, s.spec_overlap_asked, s.method),
+                  **{f: v for f, v in asked.items() if v is not None})
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
     check_engine_vendor(eng, hw.vendor, hw.name)
     target = _load("model", s.model, loaded)

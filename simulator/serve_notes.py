@@ -48,6 +48,11 @@ def workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) 
     if pf.alone_s:
         notes += ("prompts are prefilled in passes of their own that pause every decode (the engine does not mix "
                   "prefill into decode steps); TTFT waits for the step in flight",)
+    elif pf.lockstep:
+        notes += (f"the {pf.ranks:g} attention-DP ranks step together and each mixes its own prompts in: a step "
+                  f"lasts as long as the rank carrying a prompt's chunk ({dep.eng.name} does not schedule the ranks' "
+                  "prompts into the same steps; --dp-balance prices a server that does, e.g. TensorRT-LLM with "
+                  "attention_dp_config.enable_balance)",)
     return notes
 
 

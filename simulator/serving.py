@@ -15,6 +15,10 @@ cache) and `osl` output tokens. In steady state (Little's law on the request slo
                                                       prefilled before it decodes), each isl' = isl (1 - prefix_hit)
     m              marginal cost of one prompt token in a mixed (chunked-prefill) step: the priced extra time of a
                    chunk of min(chunk, isl') prompt tokens over the step without it, per token
+    P m  ->  max(P m, (1 - (1 - u)^R) t_c)    an MoE's R attention-DP ranks step together and each mixes its own
+                   prompts in: a step lasts as long as the rank carrying a chunk (t_c, a chunk on its one rank), which
+                   each rank does in a share u = min(1, f n_c / R) of the steps (prompts.straggler_load); not where
+                   the engine schedules the ranks' prompts into the same steps (EngineProfile.dp_prompt_balance)
     TPOT = ITL = T / tau     (tau tokens per step; 1 without speculation)
     TTFT = W(n) = c max(n_c, n isl' / (dp chunk)) + n q    every slot's prompt is prefilled once in a request's
                        lifetime (X E2E = R): those arriving while it decodes load its steps (P), the other n - 1 =
@@ -436,7 +440,7 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
             "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe, "cross_node": dep.cross_node,
             "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction,
-            "memory_fraction_plain": dep.eng.memory_share(False)}
+            "memory_fraction_plain": dep.eng.memory_share(False), "dp_balance": dep.eng.dp_prompt_balance}
 
 
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,

@@ -73,6 +73,11 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
     elif date and eng.overlap_with_spec_from and date < eng.overlap_with_spec_from:
         eng = replace(eng, overlap_with_spec=False)
     eng = without(eng, {f for f, month in eng.fused_from if date and date < month})  # fusions its build lacked
+    bal = (r.get("dp_balance") or "").strip().lower()
+    if bal not in ("", "true", "false"):
+        raise ScenarioError(f"row {r['row_id']}: dp_balance = {bal!r}; expected true or false")
+    if bal:
+        eng = replace(eng, dp_prompt_balance=bal == "true")
     cap = _int(r, "spec_max_running")
     if cap is not None:
         if cap < 1:

@@ -12,6 +12,7 @@ case against a cited measurement.
     sampler                     two fp32 passes over the vocabulary per token
     active experts per step     vLLM PR #24700 benchmark_moe kernel times on H100; TensorRT-LLM's DeepSeek MoE on B200
     busiest EP rank             tests/test_layouts.py (Monte Carlo)
+    DP prompt straggler         tests/test_dp_straggler.py (TensorRT-LLM's DeepSeek-R1 max-throughput guide)
     acceptance decay            tests/test_acceptance.py (vLLM #20780 per-k table)
 """
 

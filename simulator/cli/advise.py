@@ -27,7 +27,7 @@ def _engines(s: str) -> list[str]:
 def add(sub: Any, name: str) -> None:
     p = sub.add_parser("advise", help="best k per batch, the batch above which to switch speculation off, and the "
                                       "vLLM / SGLang / TensorRT-LLM configuration for it (a prediction)")
-    add_scenario_args(p, skip=("k",), batch=(1, 256))
+    add_scenario_args(p, skip=("k", "dp_balance"), batch=(1, 256))     # decode steps only: no prompts
     add_acceptance_args(p)
     p.add_argument("--max-batch", type=int_arg("max-batch", 1), default=None,
                    help="largest batch (concurrent sequences) the deployment sees; the range runs from the smallest "

@@ -25,7 +25,7 @@ from .args import (
 
 def add(sub: Any, name: str) -> None:
     p = sub.add_parser("curve", help="speedup of speculative decoding over batch size (a prediction)")
-    add_scenario_args(p)
+    add_scenario_args(p, skip=("dp_balance",))      # decode steps only: no prompts to schedule
     add_acceptance_args(p)
     p.add_argument("--plot", default=None, metavar="FILE.png", help="write a PNG of speedup vs batch")
     p.add_argument("--num-prompts", type=int_arg("num-prompts", 1), default=None, metavar="N",

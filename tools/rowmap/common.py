@@ -21,7 +21,7 @@ COLS = ["row_id", "source_id", "source", "source_url", "locator", "published_row
         "ep", "engine", "engine_version", "model", "precision", "expert_precision", "attention_precision",
         "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "length_ratio", "context", "k",
         "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "memory_fraction",
-        "num_prompts", "engine_date", "metric", "measured", "notes"]
+        "dp_balance", "num_prompts", "engine_date", "metric", "measured", "notes"]
 INT_COLS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
             "tree_branching", "tau_k", "num_prompts")
 METHODS = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash")

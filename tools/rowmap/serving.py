@@ -142,6 +142,19 @@ def ix_sglang_memory(out: Row, disagg: bool) -> None:
                   "memory_fraction")
 
 
+def ix_trt_balance(out: Row, disagg: bool) -> None:
+    """A single-node InferenceX TensorRT-LLM run under attention DP schedules its ranks' prompts together: the
+    scripts append attention_dp_config (batching_wait_iters 0, enable_balance true, timeout_iters 60) whenever
+    DP_ATTENTION is true, since InferenceX PR #22 (2025-09-18: dsr1_fp4_b200_trt_slurm.sh, dsr1_fp8_b200_trt_slurm.sh,
+    dsr1_fp8_h200_trt_slurm.sh; HEAD 843c6254 benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200_trt.sh L61-67), before
+    every run mapped here. TensorRT-LLM's own default is off (llm_args.py AttentionDpConfig)."""
+    if disagg or out["engine"] != "trtllm" or int(out["dp"] or 1) == 1:
+        return
+    out["dp_balance"] = "true"
+    note(out, "attention_dp_config enable_balance true under DP attention (InferenceX PR #22, 2025-09-18; HEAD "
+              "843c6254 dsr1_fp4_b200_trt.sh L61-67): dp_balance")
+
+
 def ix_sglang_mtp(out: Row, disagg: bool) -> None:
     """A single-node InferenceX SGLang DeepSeek-R1 MTP run's scheduler facts from its script (IX_SGLANG_MTP): every
     row of the run, its speedup included (whose notes do not name the script). The scripts were added on the dates
@@ -188,6 +201,7 @@ def v_fixture(r: Row, out: Row) -> None:
     ksrc = [s for s in r["notes"].split("; ") if s.startswith("MTP k source") and not (out["k"] and "not determ" in s)]
     ix_sglang_mtp(out, disagg)
     ix_sglang_memory(out, disagg)
+    ix_trt_balance(out, disagg)
     if disagg and out["engine"] == "sglang" and out["method"] == "mtp":
         srt_slurm_decode(out, ksrc)
     pair = re.search(r"matched pair pair\d+ \(.*\)$", r["notes"])
