@@ -6,7 +6,8 @@ Each row states what the source published and what the mapping assumed. Found on
 engine blogs, vendor blogs and papers for measurements not already in validation/sources/*.csv or
 validation/not_mapped.csv, and on 2026-12-05 by a fourth (round 4: every row it found that a bundled model and
 profile can express). Rows the search found but no profile or bundled model can express (gpt-fast in MagicDec,
-Kimi-K2.6, A100-40GB, figure-only results) are listed in BLIND_TEST.md, not here.
+Kimi-K2.6, A100-40GB, figure-only results) are listed in BLIND_TEST.md, not here. Round 9's rows (2026-12-06) are in
+tools/blind_rows_round9.py.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from simulator.fusion import without
 from simulator.heldout import speedup_ceiling
 from simulator.scenario import Scenario
 from simulator.serving import Workload, serve
+from simulator.validation import predict_row
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from blind_rows_round9 import ROUND9  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -88,6 +93,7 @@ class Row:
     tau: float | None = None      # published acceptance length at scenario['k'] (None: the method's default)
     assumed: str = ""
     lengths: tuple[int, int] = (0, 0)   # (isl, osl) of a one-request run scored by request_tokens_per_s
+    csv: dict = field(default_factory=dict)  # a row in validation/rows.csv's columns, priced as validation prices it
 
 
 ROWS = (
@@ -202,11 +208,14 @@ ROWS = (
         "description, '--enable-flashinfer-allreduce-fusion': decode steps 0-4 of 15.17, 15.19, 15.21, 15.32, 15.39 ms "
         "(mean 15.26 ms)", "step_s", 0.015256, dict(B1B),
         assumed=B1B_ASSUMED + "; the all-reduce fusion, default from v0.5.7 on SM90, counted (allreduce_norm_mla)"),
+    *(Row(**r) for r in ROUND9),     # round 9 (2026-12-06): tools/blind_rows_round9.py
 )
 
 
 def predict(r: Row) -> float:
     """The shipped prediction of row `r`'s metric at batch 1 (or the row's batch)."""
+    if r.csv:       # priced by validation's own route (serving, plain step or speculative step), engine_date applied
+        return predict_row({"row_id": "blind", **r.csv, "metric": r.metric, "measured": repr(r.measured)})
     s = dict(r.scenario)
     if r.metric == "step_s":
         return float(simulate_step(**{"batch": [1], **s}).step_s[0])
@@ -231,10 +240,15 @@ def inside_band(r: Row, predicted: float, bands: tuple) -> bool | None:
     another metric or where no band covers the row."""
     if r.metric != "speedup":
         return None
-    b = band_for(bands, load_model(r.scenario["model"]).is_moe, r.scenario.get("batch", [1])[0], r.tau is not None)
+    if r.csv:
+        model, tau, k = r.csv["model"], float(r.csv["tau"]) if r.csv.get("tau") else None, int(r.csv["k"])
+        batch = int(r.csv.get("batch") or r.csv.get("concurrency") or 1)
+    else:
+        model, tau, k, batch = r.scenario["model"], r.tau, r.scenario.get("k"), r.scenario.get("batch", [1])[0]
+    b = band_for(bands, load_model(model).is_moe, batch, tau is not None)
     if b is None:
         return None
-    lo, hi = b.speedup_range(predicted, speedup_ceiling(r.tau, r.scenario.get("k")))      # as curve caps it
+    lo, hi = b.speedup_range(predicted, speedup_ceiling(tau, k))      # as curve caps it
     return bool(lo <= r.measured <= hi)
 
 
