@@ -255,9 +255,11 @@ def test_the_mtp_drafter_takes_sglang_s_fusions():
 def test_sglang_deepseek_step_against_inferencex():
     # InferenceX, SGLang v0.5.8.post1 (lmsysorg image), DeepSeek-R1 FP8 on 8x H200 at TP8, one request of 1024 / 1024
     # tokens: 8.923 ms TPOT (validation row V700). Counted unfused the step is priced 10.30 ms (+15.4 %) at the shipped
-    # per-kernel cost; with SGLang's fusions 8.30 ms (-7.0 %; 8.23 ms, -7.7 %, before the refit that followed Hopper's
-    # all-to-all latency of 2026-12-06 raised the Hopper per-kernel cost from 5.34 to 5.41 us, the a2a's 66 us having
-    # stood in for part of it on the EP rows). Pinned both ways where it stands: it was 8.80 ms (-1.4 %)
+    # per-kernel cost; with SGLang's fusions 8.04 ms (-9.9 %; 8.30 ms, -7.0 %, before the refit that followed the
+    # attention-DP prompt straggler of 2026-12-06 lowered the Hopper per-kernel cost from 5.41 to 5.15 us, the
+    # TensorRT-LLM max-throughput rows no longer pulling it up; 8.23 ms, -7.7 %, before the refit that followed
+    # Hopper's all-to-all latency of 2026-12-06 raised the Hopper per-kernel cost from 5.34 to 5.41 us, the a2a's 66 us
+    # having stood in for part of it on the EP rows). Pinned both ways where it stands: it was 8.80 ms (-1.4 %)
     # before the all-reduce + RMSNorm fusion was counted (2026-12-06; two kernels a layer, on in v0.5.7+ on H200 and
     # seen in InferenceX's H200 trace); the audit's one kernel a MoE layer still uncounted on this build (Triton's
     # second align kernel, count_and_sort_expert_tokens, 58 a step in that trace) is 0.31 ms of the 0.70 ms.
@@ -267,7 +269,7 @@ def test_sglang_deepseek_step_against_inferencex():
     plain = s.replace(engine=replace(load_engine("sglang"), fused=())).resolve()
     t_f, t_p = (base_step(d, np.asarray([1.0]), 1536.0)[0][0] for d in (fused, plain))
     assert t_f < t_p and abs(t_f / 0.008923 - 1) < abs(t_p / 0.008923 - 1)
-    assert -0.075 < t_f / 0.008923 - 1 < -0.06
+    assert -0.105 < t_f / 0.008923 - 1 < -0.09
 
 
 @pytest.mark.parametrize("arch, bf16_bmm", [("hopper", False), ("blackwell", True)])

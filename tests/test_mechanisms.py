@@ -599,7 +599,8 @@ def test_router_and_experts_against_trtllm_deepseek_moe_on_b200():
     # quantisation). Since the SGLang cookbook's rows joined the fit (2026-12-06, third session) the floor is 5.18 us:
     # from M = 16 up within 7 % (336-384 closer: -7 % where it was -10 %), at M = 8 15 % slow, at M = 1 62 % slow: a
     # per-kernel mean of serving steps, which carry kernels the counts miss (DeepSeek on SGLang's B200 path), priced
-    # on a module timed alone, which has none of them.
+    # on a module timed alone, which has none of them. Since the refit after the attention-DP prompt straggler
+    # (2026-12-06, fourth session) the floor is 4.86 us: at M = 8 11 % slow, at M = 1 54 % slow, 64 -> 256 1.171x.
     m = model("deepseek-v3")
     fu = FusionRule.of_engine(load_engine("trtllm"), "nvidia", "blackwell").of(m, 8)
     ops = forward_pass(m, Precision(weights="fp4"), Parallelism(8), fusion=fu)
@@ -607,8 +608,8 @@ def test_router_and_experts_against_trtllm_deepseek_moe_on_b200():
     M = np.asarray(_DSV3_B200_M, float)
     us = step_times(moe, rates(B200, moe), M, 1.0, 512.0).total_s / moe.repeat[0] * 1e6
     np.testing.assert_allclose(us[2:], _DSV3_B200_US[2:], rtol=0.10)
-    assert 1.13 < us[1] / _DSV3_B200_US[1] < 1.17
-    assert 1.55 < us[0] / _DSV3_B200_US[0] < 1.70
+    assert 1.10 < us[1] / _DSV3_B200_US[1] < 1.13
+    assert 1.45 < us[0] / _DSV3_B200_US[0] < 1.60
     grow = us[M == 256] / us[M == 64]
     assert 1.12 < grow[0] < 1.215
 

@@ -496,17 +496,19 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     # A build of that date (v0.5.4-v0.5.5) runs the all-reduce + RMSNorm fusion on SM100 only (SM90 from v0.5.7, PR
     # #14764): priced without it (the shipped profile, which counts it on Hopper, prices V1 at +17 % and SpecV2 +11 %).
     # Since the MTP module's eh_proj is priced whole and BF16 (2026-12-06, +0.15 ms a step) V1 is +9.5 % (+12 %
-    # before), the shipped profile +14.6 % (+17 %), SpecV2 +4.1 % (+6 %), the sourced priors +24 % (+27 %).
+    # before), the shipped profile +14.6 % (+17 %), SpecV2 +4.1 % (+6 %), the sourced priors +24 % (+27 %); since the
+    # refit after the attention-DP prompt straggler (2026-12-06, fourth session: Hopper's per-kernel cost 5.41 -> 5.15
+    # us) V1 +12.5 %, the shipped profile +17.6 %, SpecV2 +7.1 %, the sourced priors +27 %.
     p = prepare_row(r)
     eng = without(p.dep.eng, {"allreduce_norm_mla"})
-    assert 1.08 < predict_prepared(p, eng) / 140.52 < 1.11
-    assert 1.13 < predict_prepared(p) / 140.52 < 1.16
+    assert 1.11 < predict_prepared(p, eng) / 140.52 < 1.14
+    assert 1.16 < predict_prepared(p) / 140.52 < 1.19
     prior = load_engine("sglang").uncalibrated()
     assert predict_prepared(p, replace(eng, spec_bookkeeping_s=prior.spec_bookkeeping_s,
                                        draft_step_overhead_s=prior.draft_step_overhead_s)) / 140.52 == \
-        pytest.approx(1.240, abs=0.02)
+        pytest.approx(1.271, abs=0.02)
     v2 = prepare_row(dict(r, overlap_scheduler="true", measured="159.71"))
-    assert 1.03 < predict_prepared(v2, replace(v2.dep.eng, fused=eng.fused)) / 159.71 < 1.06
+    assert 1.06 < predict_prepared(v2, replace(v2.dep.eng, fused=eng.fused)) / 159.71 < 1.085
 
 
 def test_crossval_fold_rule_one_source_tests_transfer_between_two(tmp_path):
