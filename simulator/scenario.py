@@ -17,7 +17,6 @@ import numpy as np
 from .acceptance import Acceptance, Verify, check_branching, verify_shape
 from .data import suggest
 from .drafters import (
-    MEDUSA_TREE_BRANCHING,
     MEDUSA_TREE_TOKENS,
     METHODS,
     PUBLISHED_ACCEPTANCE,
@@ -26,6 +25,7 @@ from .drafters import (
     check_drafting,
     default_acceptance,
     make_drafter,
+    verified_tree,
 )
 from .engine import EngineProfile, check_engine_method, check_engine_vendor, load_engine, pp_overlapped, spec_overlapped
 from .engine_memory import with_memory
@@ -300,12 +300,12 @@ class Scenario:
     @property
     def tree(self) -> int | None:
         """Tokens verified per sequence by a tree (None: a chain)."""
-        return MEDUSA_TREE_TOKENS if self.fixed_tree else self.tree_tokens
+        return verified_tree(self.method, self.tree_tokens, self.tree_branching)[0]
 
     @property
     def branching(self) -> int | None:  # API review: spread evenly, Medusa's depth 1 held 63 candidates, all accepted
         """Candidates per depth of the tree priced: tree_branching, else Medusa's default tree's (its acceptance's)."""
-        return MEDUSA_TREE_BRANCHING if self.fixed_tree and self.tree_branching is None else self.tree_branching
+        return verified_tree(self.method, self.tree_tokens, self.tree_branching)[1]
 
     def verify(self, k: int) -> Verify:
         """The verify shape at depth k (acceptance.verify_shape over this scenario's tree)."""
