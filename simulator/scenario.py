@@ -226,8 +226,10 @@ class Scenario:
     max_running_requests: int | None = _f(None, "int>=1?", "requests the engine runs at once, with speculation and "
                                           "without; the rest queue (SGLang's --max-running-requests, vLLM's "
                                           "--max-num-seqs; default: the engine profile's, SGLang 48 while "
-                                          "speculating and no cap without, others no cap); serving only (serve, "
-                                          "frontier), so not a sweep parameter", sweep=False)
+                                          "speculating and no cap without, others no cap); under vLLM also the "
+                                          "rows its start-up sampler reserves memory for (its default: 1024 on "
+                                          "70 GiB GPUs; advise takes the range's top); not a sweep parameter",
+                                          sweep=False)
     memory_fraction: float | None = _f(None, "fraction?", "share of each GPU's memory the engine may fill (vLLM "
                                        "--gpu-memory-utilization; SGLang --mem-fraction-static, which leaves "
                                        "activations and CUDA graphs outside it; TensorRT-LLM's "
