@@ -1207,6 +1207,7 @@ def test_a_prompts_own_pass_grows_with_it_as_inferencex_ttft_does():
 @settings(max_examples=20)
 @example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang"), isl=1024, osl=1, c=64)
 @example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=1024, osl=2, c=256)
+@example(sc=dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm"), isl=256, osl=2, c=2)
 @given(sc=SERVE_SCENARIOS, isl=st.sampled_from([256, 1024, 4096, 12000]), osl=st.integers(1, 16),
        c=st.integers(1, 256))
 def test_short_outputs_never_outrun_the_prefill_of_their_prompts(sc, isl, osl, c):
@@ -1228,8 +1229,11 @@ def test_short_outputs_never_outrun_the_prefill_of_their_prompts(sc, isl, osl, c
         X = c / ph.e2e_s[0]                                              # completions per s (queued ones included)
         assert X * least <= 1.0 + 1e-9
         assert ph.e2e_s[0] == pytest.approx(ph.ttft_s[0] + (osl - 1) * ph.tpot_s[0], rel=1e-12)
-        own = pf.solo_s if apart else pf.n_chunks * ph.step_s[0] + tokens
-        assert ph.ttft_s[0] >= own * (1 - 1e-9)                        # at least its own prefill
+        # at least its own prefill: its chunks on decode steps, less the other slots' prompt load a step carries on
+        # average (ph.step_s includes it; the prompts waiting beside it are charged apart, n q: hypothesis found
+        # 2 requests of 256 / 2 tokens under vLLM, where every step carries one prompt, held to two prompts' cost)
+        own = pf.solo_s if apart else pf.n_chunks * ph.step_s[0] * (1.0 - ph.prefill_share[0]) + tokens
+        assert ph.ttft_s[0] >= own * (1 - 1e-9)
         if osl == 1:         # no decode: a closed loop of prefill passes of the running prompts
             R = min(c, dep.eng.spec_max_running) if ph is r.spec else c
             want = (pf.solo_s - tokens) * max(1.0, R / pf.per_pass) + R * tokens
