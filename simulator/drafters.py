@@ -303,7 +303,8 @@ def _weight_bytes(method: str, target: ModelShape, shape: ModelShape, p: Precisi
     return weight_bytes_per_rank(shape, p, par)
 
 
-def check_drafting(method: str | None, draft_precision: str | None, k: int | str = 0, k_max: int = 1) -> None:
+def check_drafting(method: str | None, draft_precision: str | None, k: int | str = 0, k_max: int = 1,
+                   draft_kv_window: int | None = None) -> None:
     """A drafter weight format only where the drafter has weights of its own: not with speculation off, a host-side
     lookup (ngram, suffix) or the target drafting itself (self-sparse), where it would be ignored or, for self-sparse,
     priced as the target's own weights in another format (found by review). And a draft depth (k, k_max) of at most
@@ -318,6 +319,12 @@ def check_drafting(method: str | None, draft_precision: str | None, k: int | str
         what = "speculation is off" if method is None else f"method {method} drafts without weights of its own"
         raise ScenarioError(f"draft_precision (--draft-precision) = {draft_precision} but {what}: leave it out (the "
                             "weight format of a draft model, head or MTP module)")
+    if draft_kv_window is not None and (method is None or method in GPU_FREE or method == "medusa"):
+        # found by review: a window was accepted there and changed nothing
+        what = "speculation is off" if method is None else f"method {method} drafts without a KV cache of its own" \
+            + (" (its heads read the target's last hidden state)" if method == "medusa" else " (a host-side lookup)")
+        raise ScenarioError(f"draft_kv_window (--draft-kv-window) = {draft_kv_window} but {what}: leave it out (the "
+                            "window of a drafter's KV cache)")
 
 
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,

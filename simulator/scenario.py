@@ -480,7 +480,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     eng = pp_overlapped(eng, par.pp, s.spec_overlap_asked, s.method)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     hw.check_kv_format(p.kv)
-    check_drafting(s.method, s.draft_precision, s.k, s.k_max)
+    check_drafting(s.method, s.draft_precision, s.k, s.k_max, s.draft_kv_window)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
