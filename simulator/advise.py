@@ -285,6 +285,17 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
     return topk, resolve_options({**auto_opts, **dict(s.options)})
 
 
+def _sized(s: Scenario, hi: int) -> Scenario:
+    """The scenario with the request cap the configs write (vLLM's --max-num-seqs: the range's top per DP rank, or
+    less where that does not fit) where the deployment sets none, for an engine whose start-up reserve follows it
+    (vLLM's profiling sampler, engine_memory.reserve_bytes): the memory edges are those of the server the advice
+    configures, at most that many rows, not of vLLM's default 1024 (found by review: Llama-3.1-70B on 2x H100 was
+    advised off above batch 6 with --max-num-seqs 6 written, where that server fits 35 with the drafter)."""
+    if s.max_running_requests is not None or s.resolve().eng.memory_reserve != "vllm":
+        return s
+    return s.replace(max_running_requests=-(-hi // s.dp))
+
+
 def _aiter(s: Scenario) -> bool:
     """Whether SGLang would scale the share its flag carries for this deployment (engine_memory.sglang_aiter)."""
     d = s.resolve()
@@ -307,7 +318,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     """
     lo, hi = _batch_bounds(scenario, batch_range)
     B = advise_batches(lo, hi, max_points)
-    s = (scenario or Scenario()).replace(**kw, k="auto", batch=tuple(int(b) for b in B))
+    s = _sized((scenario or Scenario()).replace(**kw, k="auto", batch=tuple(int(b) for b in B)), hi)
     targets = _check_emit(emit)
     hazards_all = load_hazards(hazard_files)       # bad hazard files fail before the long part
     B, s, r = _priced(s, B, lo, hi)

@@ -51,6 +51,8 @@ def step_batch(B: np.ndarray, R: np.ndarray) -> np.ndarray:
 
 
 GRID_PER_DECADE = 24
+# The fewest sequences a decoding request's step carries (step_batch: itself), where the batch grid starts.
+STEP_FLOOR = 1.0
 
 
 def _lattice(lo: float, hi: float) -> np.ndarray:
@@ -61,18 +63,24 @@ def _lattice(lo: float, hi: float) -> np.ndarray:
 
 def batch_grid(C: np.ndarray, floor: float | None = None, tile: float = 0.0) -> np.ndarray:
     """Decode batches the steady state is solved on: the fixed lattice of GRID_PER_DECADE points per decade
-    (10^(j / 24)) that covers C_min / 4 to C_max (the decode batch B lies in (0, C]; between grid points the step is
-    interpolated in log B); with `floor` below C_min / 4, down to it (a prefill instance can feed a decode batch far
-    below its concurrency). Anchored, so a point's price does not depend on the others priced beside it (found by a
+    (10^(j / 24)) that covers STEP_FLOOR to C_max (a decoding request's step carries 1 + (R - 1) B / R sequences,
+    `step_batch`, from one to its R <= C; between grid points the step is interpolated in log B); with `floor` below
+    it, down to `floor`. Anchored, so a point's price does not depend on the others priced beside it (found by a
     hypothesis test: 69 requests were priced an E2E of 1.738 s alone, 1.746 s beside 68 and 1.736 s beside 64, when the
     grid ran from the smallest to the largest and held each concurrency). With `tile` (sequences per GEMM tile edge of
-    a plain step, the device's tile height x dp x pp), each edge n x tile and n x tile + 1 too: the step jumps there,
-    and the lattice alone had priced 256 sequences 1.2 % slow, between 237 and 261 across the 256-row edge (review)."""
-    lo, hi = float(C.min()) / 4.0, float(C.max())
-    parts = [_lattice(lo, hi)] + ([_lattice(floor, lo)] if floor and floor < lo else [])
+    a plain step, the device's tile height x dp x pp), each edge n x tile and n x tile + 1 too, up to the lattice's top
+    point: the step jumps there, and the lattice alone had priced 256 sequences 1.2 % slow, between 237 and 261 across
+    the 256-row edge (review). The lattice had started at C_min / 4 and the edges stopped at C_max, so a point's
+    bracket depended on the list: 183 requests were priced 0.7 % slower alone than beside 295, whose grid held the
+    192-row edge below the lattice point 196, and a step of fewer than C_min / 4 sequences was priced at C_min / 4
+    (review, 2026-12-06)."""
+    lo = min(STEP_FLOOR, floor) if floor else STEP_FLOOR
+    lattice = _lattice(lo, max(float(C.max()), lo))
+    parts = [lattice]
     if tile > 0.0:
-        edge = tile * np.arange(np.ceil(lo / tile), np.floor(hi / tile) + 1.0)
-        parts += [edge, edge[edge + 1.0 <= hi] + 1.0]
+        top = float(lattice[-1])
+        edge = tile * np.arange(np.ceil(lo / tile), np.floor(top / tile) + 1.0)
+        parts += [edge, edge[edge + 1.0 <= top] + 1.0]
     return np.unique(np.concatenate(parts))
 
 
@@ -240,5 +248,5 @@ def fed_batch(mid: Curve, R: np.ndarray, osl: float, cap: float) -> np.ndarray:
     return np.exp(hi)
 
 
-__all__ = ["FED_FLOOR", "Curve", "Loop", "batch_grid", "curve", "curve_with", "decode", "fed_batch", "step_batch",
-           "ttft"]
+__all__ = ["FED_FLOOR", "STEP_FLOOR", "Curve", "Loop", "batch_grid", "curve", "curve_with", "decode", "fed_batch",
+           "step_batch", "ttft"]

@@ -17,7 +17,6 @@ import numpy as np
 from .acceptance import Acceptance, Verify, check_branching, verify_shape
 from .data import suggest
 from .drafters import (
-    MEDUSA_TREE_BRANCHING,
     MEDUSA_TREE_TOKENS,
     METHODS,
     PUBLISHED_ACCEPTANCE,
@@ -26,6 +25,7 @@ from .drafters import (
     check_drafting,
     default_acceptance,
     make_drafter,
+    verified_tree,
 )
 from .engine import EngineProfile, check_engine_method, check_engine_vendor, load_engine, pp_overlapped, spec_overlapped
 from .engine_memory import with_memory
@@ -226,8 +226,10 @@ class Scenario:
     max_running_requests: int | None = _f(None, "int>=1?", "requests the engine runs at once, with speculation and "
                                           "without; the rest queue (SGLang's --max-running-requests, vLLM's "
                                           "--max-num-seqs; default: the engine profile's, SGLang 48 while "
-                                          "speculating and no cap without, others no cap); serving only (serve, "
-                                          "frontier), so not a sweep parameter", sweep=False)
+                                          "speculating and no cap without, others no cap); under vLLM also the "
+                                          "rows its start-up sampler reserves memory for (its default: 1024 on "
+                                          "70 GiB GPUs; advise takes the range's top); not a sweep parameter",
+                                          sweep=False)
     memory_fraction: float | None = _f(None, "fraction?", "share of each GPU's memory the engine may fill (vLLM "
                                        "--gpu-memory-utilization; SGLang --mem-fraction-static, which leaves "
                                        "activations and CUDA graphs outside it; TensorRT-LLM's "
@@ -304,12 +306,12 @@ class Scenario:
     @property
     def tree(self) -> int | None:
         """Tokens verified per sequence by a tree (None: a chain)."""
-        return MEDUSA_TREE_TOKENS if self.fixed_tree else self.tree_tokens
+        return verified_tree(self.method, self.tree_tokens, self.tree_branching)[0]
 
     @property
     def branching(self) -> int | None:  # API review: spread evenly, Medusa's depth 1 held 63 candidates, all accepted
         """Candidates per depth of the tree priced: tree_branching, else Medusa's default tree's (its acceptance's)."""
-        return MEDUSA_TREE_BRANCHING if self.fixed_tree and self.tree_branching is None else self.tree_branching
+        return verified_tree(self.method, self.tree_tokens, self.tree_branching)[1]
 
     def verify(self, k: int) -> Verify:
         """The verify shape at depth k (acceptance.verify_shape over this scenario's tree)."""
@@ -483,7 +485,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     eng = pp_overlapped(eng, par.pp, s.spec_overlap_asked, s.method)
     p = make_precision(s.precision, s.kv_precision, s.expert_precision, s.attention_precision)
     hw.check_kv_format(p.kv)
-    check_drafting(s.method, s.draft_precision, s.k, s.k_max)
+    check_drafting(s.method, s.draft_precision, s.k, s.k_max, s.draft_kv_window)
     dp = make_precision(s.draft_precision or p.weights, s.kv_precision)
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \

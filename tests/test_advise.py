@@ -987,3 +987,23 @@ def test_sglang_eagle1_config_says_how_sglang_reads_the_head():
     a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle", engine="sglang", batch_range=(1, 16),
                emit="sglang")
     assert any("LlamaForCausalLMEagle3" in n and "LlamaForCausalLMEagle," in n for n in a.config("sglang").notes)
+
+
+def test_vllms_reserve_is_sized_by_the_max_num_seqs_advise_writes():
+    """Review (2026-12-06): advise priced vLLM's start-up reserve at its default 1024 sampler rows (5.7 GB on
+    Llama-3.1-70B at TP2) while it wrote --max-num-seqs 6: speculation was switched off above batch 6 as not fitting,
+    where the server it configures fits 34. The memory edges are now those of the range's top per DP rank at most,
+    the most the written cap can be; a cap the user sets is kept."""
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-70b", tp=2, engine="vllm", method="eagle3")
+    a = advise(s, batch_range=(1, 64))
+    seqs = int(re.search(r"--max-num-seqs (\d+)", a.config("vllm").text).group(1))
+    assert seqs == a.off_above > 6 and a.off_fits
+    served = predict(s.replace(max_running_requests=seqs, batch=(seqs, seqs + 1)))
+    assert served.feasible.tolist() == [True, False]
+    assert a.result.max_batch_spec == predict(s.replace(max_running_requests=64, batch=(1,))).max_batch_spec
+    kept = advise(s.replace(max_running_requests=1024), batch_range=(1, 64))
+    assert kept.off_above == 6                                 # vLLM's default reserve, as the user asked
+    dp = advise(Scenario(model="llama-3.1-8b", engine="vllm", method="eagle3", dp=2), batch_range=(1, 512))
+    per_rank = Scenario(model="llama-3.1-8b", engine="vllm", method="eagle3", dp=2, batch=(1,))
+    assert dp.result.max_batch_base == predict(per_rank.replace(max_running_requests=256)).max_batch_base \
+        > predict(per_rank).max_batch_base                   # 512 over 2 ranks: 256 rows each, not 1024

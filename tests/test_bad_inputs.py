@@ -115,6 +115,12 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
              "draft_precision (--draft-precision) = fp8 but method ngram drafts without weights of its own"),
             (cmd + ["--method", "self-sparse", "--engine", "ideal", "--draft-precision", "fp8"],
              "but method self-sparse drafts without weights of its own"),
+            # review (2026-12-06): a drafter KV window was accepted and changed nothing where no drafter holds a KV
+            # cache (a host-side lookup, Medusa's heads)
+            (cmd + ["--method", "ngram", "--acceptance-rate", "0.5", "--draft-kv-window", "512"],
+             "draft_kv_window (--draft-kv-window) = 512 but method ngram drafts without a KV cache of its own"),
+            (cmd + ["--method", "medusa", "--engine", "hf", "--draft-kv-window", "512"],
+             "but method medusa drafts without a KV cache of its own"),
             # review (2026-12-05): k_max 30000 took 107 s before any output, the time growing as its square
             (cmd + ["--k-max", "100000"], "k_max (--k-max) = 100000; expected at most 64 draft tokens per step"),
         ]

@@ -621,6 +621,16 @@ def test_frontier_names_why_a_layout_has_no_point(capsys):
     assert "skipped tp1xdp3 ep3: no concurrency fits in memory (at 3: does not fit: needs 239.2 GB per GPU" in out
 
 
+def test_frontiers_header_names_the_weight_formats_as_curve_and_serve_do(capsys):
+    """Review (2026-12-06): frontier's header read 'weights bf16 (experts bf16)' for a dense model; it names the
+    experts' format where it differs from the weights', as curve's and serve's headers do."""
+    rc, out, _ = run(capsys, "frontier", "--model", "llama-3.1-8b", "--gpus", "1", "--targets", "50")
+    assert rc == 0 and "engine sglang, weights bf16; isl 1024" in out.splitlines()[0]
+    rc, out, _ = run(capsys, "frontier", "--model", "gpt-oss-120b", "--expert-precision", "mxfp4", "--gpus", "1",
+                     "--targets", "50")
+    assert rc == 0 and "weights bf16, experts mxfp4; isl" in out.splitlines()[0]
+
+
 def _four_sglang_rows(tmp_path):
     with (REPO / "validation" / "rows.csv").open(newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["engine"] == "sglang" and r["hardware"] == "h100-sxm"][:4]

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from simulator import Acceptance, speedup_curve
 from simulator.cli import main
-from simulator.drafters import METHODS, default_decay
+from simulator.drafters import METHODS, default_decay, verified_tree
 from simulator.errors import ModelConfigError, ScenarioError, SpecError
 from simulator.sweep import (
     evaluate,
@@ -65,9 +65,9 @@ def _one_by_one(ds, spec_dict) -> int:
         acc = None
         if "acceptance_rate" in d:
             acc = Acceptance.from_rate(float(d["acceptance_rate"]))
-        elif "acceptance_length" in d:
-            acc = Acceptance.from_length(float(d["acceptance_length"]), int(d["acceptance_k"]),
-                                         default_decay(d["method"]))
+        elif "acceptance_length" in d:        # on the tree the configuration verifies (Medusa's default), as the CLI
+            acc = Acceptance.from_measurement(float(d["acceptance_length"]), int(d["acceptance_k"]),
+                                              *verified_tree(d["method"], None, None), default_decay(d["method"]))
         try:
             r = speedup_curve(d["hardware"], d["model"], d["method"], draft=_default(d["draft"]), acceptance=acc,
                               k="auto" if auto else int(d["k"]), batch=[int(b) for b in g["batch"]],
@@ -131,6 +131,11 @@ def small_specs(draw):
 # resolved every configuration at k = "auto", and priced as plain decoding by curve
 @example({"hardware": "h100-sxm", "model": "llama-3.1-8b", "method": "medusa", "tp": 1, "precision": "bf16",
           "engine": "vllm", "k": 0, "acceptance_rate": 0.0, "context": 0, "batch": [1]})
+# found by this property after the review's Medusa fix (2026-12-06): the reference read a length on Medusa's default
+# tree as a chain's, as the CLI and the sweep had
+@example({"hardware": "h100-sxm", "model": "llama-3.1-8b", "method": "medusa", "tp": 1, "precision": "bf16",
+          "engine": "ideal", "k": "auto", "k_max": 2, "acceptance_k": 2, "acceptance_length": 2.0, "context": 0,
+          "batch": [1]})
 def test_sweep_equals_speedup_curve_point_by_point(spec):
     try:
         ds = run_sweep(spec)

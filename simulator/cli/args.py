@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..acceptance import Acceptance
-from ..drafters import MAX_DEPTH, default_decay
+from ..drafters import MAX_DEPTH, default_decay, verified_tree
 from ..errors import ScenarioError
 from ..hazards import OPTIONS
 from ..scenario import Scenario, scenario_fields
@@ -230,8 +230,10 @@ def acceptance_from(a: argparse.Namespace) -> Any:
         if k0 is None:
             raise ScenarioError("--acceptance-length needs the k it was measured at: pass --acceptance-k K "
                                 "(or a numeric --k)")
-        return Acceptance.from_measurement(a.acceptance_length, k0, a.tree_tokens, a.tree_branching,
-                                           default_decay(getattr(a, "method", None)))
+        method = getattr(a, "method", None)     # on the tree the run verifies (Medusa's default one included)
+        return Acceptance.from_measurement(a.acceptance_length, k0, *verified_tree(method, a.tree_tokens,
+                                                                                   a.tree_branching),
+                                           default_decay(method))
     return None
 
 

@@ -145,8 +145,7 @@ def run(a: argparse.Namespace) -> int:
     sc, w = d["scenario"], d["workload"]
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
     print(f"{sc['model']} on {hw} ({', '.join(map(str, sc['gpus']))} GPUs per instance), {sc['method']} "
-          f"vs off, engine {eng}, weights {sc['precision']} (experts {sc['expert_precision']}"
-          f"{'; ' + sc['checkpoint'] if sc.get('checkpoint') else ''}); isl "
+          f"vs off, engine {eng}, {fmt.formats(sc)}; isl "    # experts only apart (review: a dense model's 'experts')
           f"{w['isl']}, osl {w['osl']}{', PD-disaggregated' if w['pd'] else ''}; {d['points']} feasible points")
     if not d["feasible"]:
         print(f"infeasible: {d['message']}")

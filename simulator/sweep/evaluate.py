@@ -95,10 +95,11 @@ def _acceptances(spec: SweepSpec, d: dict[str, Any], dep: Deployment, cache: dic
         return [dep.acceptance]          # the method's published one; raises for methods without one
     out, sc = [], dep.scenario
     for v in vals:
-        key = (p, v, d.get("acceptance_k"), d["method"], sc.tree_tokens, sc.branching)
-        if key not in cache:       # a length measured on the cell's tree when it verifies one (as the CLI reads it)
+        key = (p, v, d.get("acceptance_k"), d["method"], sc.tree, sc.branching)
+        if key not in cache:       # a length measured on the cell's tree when it verifies one (as the CLI reads it;
+            # Medusa's default tree included: review, it was read as a chain's)
             cache[key] = Acceptance.from_rate(v) if p == "acceptance_rate" else Acceptance.from_measurement(
-                v, d["acceptance_k"], sc.tree_tokens, sc.branching, default_decay(d["method"]))
+                v, d["acceptance_k"], sc.tree, sc.branching, default_decay(d["method"]))
         out.append(cache[key])
     return out
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..acceptance import Acceptance
-from ..drafters import default_decay
+from ..drafters import default_decay, verified_tree
 from ..errors import ScenarioError, SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
 from ..serving import Workload, serve
@@ -116,8 +116,9 @@ def _acceptance(doc: dict[str, Any]) -> AccFn | None:
             Acceptance.from_length(tau, k)               # a bad length is refused here, before any pricing
         except SpecroofError as e:                       # naming the key, as a batch sweep does (review)
             raise err("acceptance_length", str(e)) from None
-        return lambda kw: Acceptance.from_measurement(tau, k, kw.get("tree_tokens"), kw.get("tree_branching"),
-                                                      default_decay(kw.get("method", "eagle3")))
+        return lambda kw: Acceptance.from_measurement(        # on the tree the cell verifies (Medusa's default)
+            tau, k, *verified_tree(kw.get("method", "eagle3"), kw.get("tree_tokens"), kw.get("tree_branching")),
+            default_decay(kw.get("method", "eagle3")))
     return None
 
 
