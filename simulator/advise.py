@@ -291,7 +291,7 @@ def _sized(s: Scenario, hi: int) -> Scenario:
     (vLLM's profiling sampler, engine_memory.reserve_bytes): the memory edges are those of the server the advice
     configures, at most that many rows, not of vLLM's default 1024 (found by review: Llama-3.1-70B on 2x H100 was
     advised off above batch 6 with --max-num-seqs 6 written, where that server fits 35 with the drafter)."""
-    if s.max_running_requests is not None or s.resolve().eng.memory_reserve != "vllm":
+    if s.max_running_requests is not None or s.resolve().eng.memory_reserve_rule != "vllm":
         return s
     return s.replace(max_running_requests=-(-hi // s.dp))
 

@@ -242,8 +242,7 @@ class Scenario:
                                    "TensorRT-LLM; HF off)")
     dp_balance: bool | None = _f(None, "bool?", "an MoE's attention-DP ranks schedule their prompts into the same "
                                  "steps (TensorRT-LLM attention_dp_config.enable_balance); off, a step waits for the "
-                                 "rank carrying a prompt; default: the engine profile's (off); serving only (serve, "
-                                 "frontier)", sweep=False)
+                                 "rank carrying a prompt; default: the profile's (off); serve, frontier", sweep=False)
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 
