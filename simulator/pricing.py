@@ -358,8 +358,8 @@ def overlap_note(dep: Deployment) -> tuple[str, ...]:
     """Which host-overlap mode priced the speculative steps, and how to price the other (found by an out-of-sample
     check: a 2025 vLLM build priced in the current default's overlapped mode came out 10 % fast at batch 1)."""
     e, m = dep.eng, dep.scenario.method
-    if m is None or not (e.host_step_s or e.spec_bookkeeping_s):      # nothing on the host to hide (ideal)
-        return ()
+    if m is None or dep.scenario.k == 0 or not (e.host_step_s or e.spec_bookkeeping_s):   # no speculative step (k =
+        return ()                                          # 0: review) or nothing on the host to hide (ideal)
     s = dep.scenario
     if e.overlaps(m):        # no build date: it differs by method and tree (SGLang: chains first; review)
         why = "as asked: --spec-overlap" if s.spec_overlap_asked else f"{e.name}'s default in current builds"

@@ -784,3 +784,18 @@ def test_k0_says_speculation_is_off_and_draws_no_speculation_warning(capsys):
     assert rc == 0 and "warnings:" not in out
     rc, out, _ = run(capsys, "serve", *common[:-2], "--concurrency", "16")     # speculating, the warning stays
     assert rc == 0 and "moe-speculation-under-load-overpredicted" in out
+
+
+def test_k0_frontier_and_notes_say_speculation_is_off(capsys):
+    """Review (2026-12-06, fourth session): `frontier --k 0` headed its tables '<method> vs off' and printed the MoE
+    speculation-under-load warning; `curve --k 0` and `serve --k 0` printed how the speculative steps' host work was
+    priced, with no speculative step priced."""
+    common = ["--hardware", "h200-sxm", "--model", "deepseek-r1", "--precision", "fp8", "--engine", "trtllm", "--k", "0"]
+    rc, out, _ = run(capsys, "frontier", *common, "--gpus", "8", "--isl", "1024", "--osl", "1024")
+    assert rc == 0 and "speculation off (k = 0)" in out.splitlines()[0] and " vs off" not in out.splitlines()[0]
+    assert "warnings:" not in out
+    for cmd, extra in (("curve", ["--batch", "1,16"]), ("serve", ["--concurrency", "4"])):
+        rc, out, _ = run(capsys, cmd, "--model", "llama-3.1-8b", "--k", "0", *extra)
+        assert rc == 0 and "host work" not in out
+        rc, out, _ = run(capsys, cmd, "--model", "llama-3.1-8b", *extra)            # speculating: the note stays
+        assert rc == 0 and "speculative steps priced with their host work" in out

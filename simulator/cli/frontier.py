@@ -29,6 +29,8 @@ def hazards_for(s: Any, res: Any) -> list[Any]:
     frontier on two H100 boards carried only its note). The deployment is the one the search resolved for that layout
     (`FrontierResult.deployment`), not resolved again here."""
     from ..hazards import check  # lazy: keeps --help free of numba
+    if not s.method or s.k == 0:      # review, 2026-12-06: --k 0 drew the speculation hazards with none running
+        return []
     out: dict[str, Any] = {}
     w = res.workload
     for lay in sorted({p.layout for p in res.on}, key=lambda x: (x.tp, x.dp, x.ep)):
@@ -144,8 +146,9 @@ def run(a: argparse.Namespace) -> int:
         return 0
     sc, w = d["scenario"], d["workload"]
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
-    print(f"{sc['model']} on {hw} ({', '.join(map(str, sc['gpus']))} GPUs per instance), {sc['method']} "
-          f"vs off, engine {eng}, {fmt.formats(sc)}; isl "    # experts only apart (review: a dense model's 'experts')
+    spec = "speculation off (k = 0)" if s.k == 0 else f"{sc['method']} vs off"     # review, 2026-12-06: --k 0
+    print(f"{sc['model']} on {hw} ({', '.join(map(str, sc['gpus']))} GPUs per instance), {spec}, "
+          f"engine {eng}, {fmt.formats(sc)}; isl "    # experts only apart (review: a dense model's 'experts')
           f"{w['isl']}, osl {w['osl']}{', PD-disaggregated' if w['pd'] else ''}; {d['points']} feasible points")
     if not d["feasible"]:
         print(f"infeasible: {d['message']}")
