@@ -412,9 +412,12 @@ def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile |
     its column's engine, which must load). A row whose hardware, model, engine or draft does not load is refused
     first."""
     eng0 = base if isinstance(base, EngineProfile) else load_engine(base)
-    if not isinstance(rows, (str, Path, list, tuple)) or isinstance(params, str) or len(set(params)) != len(params):
-        raise ScenarioError(f"rows = {type(rows).__name__}, params = {params!r}; expected a rows CSV path or a list "
-                            "of rows, and a list of distinct parameter names such as ('host_step_s',)")
+    if not isinstance(rows, (str, Path, list, tuple)):
+        raise ScenarioError(f"rows = {type(rows).__name__}; expected a rows CSV path or a list of rows")
+    if isinstance(params, str) or len(set(params)) != len(params):    # review: the message had named the rows
+        twice = sorted({q for q in params if list(params).count(q) > 1}) if not isinstance(params, str) else []
+        raise ScenarioError(f"params = {params!r}; expected a list of distinct parameter names such as "
+                            f"('host_step_s',){f' ({twice} given more than once)' if twice else ''}")
     rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
     given = [dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs
     bad = load_refusal(given, rows if isinstance(rows, (str, Path)) else None)   # an engine column replaced loads

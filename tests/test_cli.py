@@ -790,7 +790,8 @@ def test_k0_frontier_and_notes_say_speculation_is_off(capsys):
     """Review (2026-12-06, fourth session): `frontier --k 0` headed its tables '<method> vs off' and printed the MoE
     speculation-under-load warning; `curve --k 0` and `serve --k 0` printed how the speculative steps' host work was
     priced, with no speculative step priced."""
-    common = ["--hardware", "h200-sxm", "--model", "deepseek-r1", "--precision", "fp8", "--engine", "trtllm", "--k", "0"]
+    common = ["--hardware", "h200-sxm", "--model", "deepseek-r1", "--precision", "fp8", "--engine", "trtllm",
+              "--k", "0"]
     rc, out, _ = run(capsys, "frontier", *common, "--gpus", "8", "--isl", "1024", "--osl", "1024")
     assert rc == 0 and "speculation off (k = 0)" in out.splitlines()[0] and " vs off" not in out.splitlines()[0]
     assert "warnings:" not in out

@@ -179,9 +179,11 @@ def test_config_json_sizes_beyond_any_model_name_their_key(tmp_path, capsys, fil
     (lambda: frontier(max_tp=0, gpus=[1]), "max_tp = 0; expected an integer >= 1"),
     # fourth audit: with pp 2 each point was divided by 16 GPUs and reported as 8
     (lambda: frontier(pp=2, gpus=[8]), "pp = 2: the frontier searches tp x dp layouts"),
-    (lambda: calibrate(ROWS, "vllm", params="host_step_s"), "params = 'host_step_s'; expected a rows CSV path"),
-    (lambda: calibrate(ROWS, "vllm", params=("host_step_s", "host_step_s")), "a list of distinct parameter names"),
-    (lambda: calibrate(None, "vllm"), "rows = NoneType, params = "),
+    (lambda: calibrate(ROWS, "vllm", params="host_step_s"), "params = 'host_step_s'; expected a list of distinct"),
+    (lambda: calibrate(ROWS, "vllm", params=("host_step_s", "host_step_s")),     # review: the message named rows
+     "params = ('host_step_s', 'host_step_s'); expected a list of distinct parameter names such as ('host_step_s',) "
+     "(['host_step_s'] given more than once)"),
+    (lambda: calibrate(None, "vllm"), "rows = NoneType; expected a rows CSV path or a list of rows"),
 ])
 def test_library_calls_fail_as_scenario_errors(make, needle):
     """Audit: these raised TypeError, AttributeError or KeyError, or let NaN through to a 'feasible' point."""
