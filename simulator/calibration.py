@@ -1,15 +1,13 @@
 """Fit engine overheads to measurements: bounded least squares (scipy.optimize.least_squares) on log(predicted /
 measured), with each parameter's uncertainty and a verdict on whether the data determine it.
 
-Every parameter is a named mechanism with physical bounds (`PARAMS`). Parameters are per engine: a row constrains only
-the parameters of the engine that ran it, so several engines are fitted jointly with a block-sparse Jacobian. Rows
-are weighted so that each source counts about equally (weight 1/sqrt(rows of the source)): one source with hundreds
-of rows must not set a profile alone.
-
+Every parameter is a named mechanism with physical bounds (`PARAMS`), per engine (a row constrains only its engine's,
+so engines are fitted jointly with a block-sparse Jacobian) or per architecture. Rows are weighted so that each source
+counts about equally (1/sqrt(rows of the source)): one source with hundreds of rows must not set a profile alone.
 Uncertainty: the Gauss-Newton covariance s^2 (J^T J)^-1 at the optimum, s^2 the weighted residual variance (Bates &
-Watts 1988, sec. 2.3). A parameter that ends on a bound, or whose 1-sigma exceeds its value, is not determined by the
-data: with `prune` it is fixed at its profile's sourced value and the rest refitted, and the verdict is reported (a
-finding to explain, never a value to ship).
+Watts 1988, sec. 2.3). A parameter that ends on a bound, or whose 1-sigma exceeds its value, is not determined: with
+`prune` it is fixed at its profile's sourced value and the rest refitted, and the verdict is reported (a finding to
+explain, never a value to ship).
 """
 
 from __future__ import annotations
@@ -76,10 +74,9 @@ PARAMS: dict[str, Param] = {
 }
 # The per-engine host mechanisms a user's profile is calibrated on by default (the GPU side is physics).
 ENGINE_PARAMS = ("host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "draft_step_overhead_s")
-# The shipped fit: per-engine host mechanisms and the per-kernel graph cost of each architecture, jointly. Not the
-# per-draft-pass host work: measured where the rows would fit it (SGLang: engine_profiles/sglang.toml, PR #4247's
-# 0.43 ms per extra pass, GPU time included), it had traded against the per-step bookkeeping (0.57 +- 0.21 ms per pass
-# against 0.87 +- 0.76 ms per step, the RMS residual the same either way), so the rows cannot place it.
+# The shipped fit: per-engine host mechanisms and each architecture's per-kernel graph cost, jointly. Not the host work
+# per draft pass: measured (SGLang: engine_profiles/sglang.toml, PR #4247's 0.43 ms per extra pass, GPU included), it
+# had traded against the bookkeeping per step (0.57 +- 0.21 ms against 0.87 +- 0.76 ms, one RMS residual either way).
 SHIPPED_PARAMS = ("host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "kernel_floor_s")
 FITTED, AT_BOUND, LOOSE, NO_ROWS = "fitted", "at bound", "1-sigma > value", "no row depends on it"
 ONE_SOURCE = "one source only (cannot be checked held out)"
@@ -106,7 +103,6 @@ class FitParam:
 
     def line(self) -> str:
         v = f"{self.value:.4g} +- {self.stderr:.2g}" if self.status == FITTED else f"{self.value:.4g} (kept)"
-        # a 1-sigma the rows leave unbounded is said in words, not printed as inf (found by review)
         sd = f"+- {self.stderr:.2g}" if np.isfinite(self.stderr) else "with no finite 1-sigma: the rows do not bound it"
         why = "" if self.status == FITTED else f"; not determined: {self.status} (fit wanted {self.tried:.3g} {sd}, " \
                                                 f"bounds {self.lo:g}..{self.hi:g})"
@@ -405,19 +401,23 @@ def usable(rows: Sequence[dict[str, str]], keep: Callable[[PreparedRow], bool] =
     return good, skipped
 
 
+def _check_args(rows: Any, params: Any) -> None:
+    """`calibrate`'s rows (a CSV path or a list) and params (distinct: review, a repeat was named 'rows = str')."""
+    if not isinstance(rows, (str, Path, list, tuple)):
+        raise ScenarioError(f"rows = {type(rows).__name__}; expected a rows CSV path or a list of rows")
+    twice = [] if isinstance(params, str) else sorted({q for q in params if list(params).count(q) > 1})
+    if isinstance(params, str) or twice:
+        raise ScenarioError(f"params = {params!r}; expected a list of distinct parameter names such as "
+                            f"('host_step_s',){f' ({twice} given more than once)' if twice else ''}")
+
+
 def calibrate(rows: str | Path | Sequence[dict[str, str]], base: EngineProfile | str,
               params: Sequence[str] = ENGINE_PARAMS, prune: bool = True) -> FitResult:
     """Fit `params` of the `base` profile to `rows` (a rows CSV path or loaded rows; the validation schema). Every
     row is priced with `base`, whatever its engine column says (given as a profile, each row is still prepared with
-    its column's engine, which must load). A row whose hardware, model, engine or draft does not load is refused
-    first."""
+    its column's engine, which must load). A row whose hardware, model, engine or draft does not load is refused."""
     eng0 = base if isinstance(base, EngineProfile) else load_engine(base)
-    if not isinstance(rows, (str, Path, list, tuple)):
-        raise ScenarioError(f"rows = {type(rows).__name__}; expected a rows CSV path or a list of rows")
-    if isinstance(params, str) or len(set(params)) != len(params):    # review: the message had named the rows
-        twice = sorted({q for q in params if list(params).count(q) > 1}) if not isinstance(params, str) else []
-        raise ScenarioError(f"params = {params!r}; expected a list of distinct parameter names such as "
-                            f"('host_step_s',){f' ({twice} given more than once)' if twice else ''}")
+    _check_args(rows, params)
     rs = load_rows(rows) if isinstance(rows, (str, Path)) else list(rows)
     given = [dict(r, engine=str(base)) for r in rs] if isinstance(base, (str, Path)) else rs
     bad = load_refusal(given, rows if isinstance(rows, (str, Path)) else None)   # an engine column replaced loads

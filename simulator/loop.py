@@ -157,20 +157,23 @@ class Loop:
     tokens_s: float
     osl: float
 
-    @property
-    def per(self) -> np.ndarray:
-        """Prompts of the other slots per step, per unit of b tau (b = step_batch(B, R), a request's step's
-        sequences): b tau / (osl - 1) requests finish per step (each
-        decodes its osl - 1 tokens after the first) and are replaced; a request's own prompt is prefilled before it
-        decodes. With osl 1 no request decodes: no step carries a prompt, every prompt waits for a pass (ttft)."""
-        R = self.R
-        return np.maximum(R - 1.0, 0.0) / R / (self.osl - 1.0) if self.osl > 1.0 else np.zeros(R.size)
+    def arrivals(self, n: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """Prompts of the other slots per step of a decoding request whose steps carry n = step_batch(B, R)
+        sequences: the n - 1 others finish tau / (osl - 1) requests each per step (each decodes its osl - 1 tokens
+        after the first) and are replaced, (R - 1) B / R others' prompts over its (osl - 1) / tau steps; a request's
+        own prompt is prefilled before it decodes, and the (R - 1)(1 - B / R) waiting beside it are in TTFT, so a
+        lifetime holds R - 1 others' prompts (found by review: n (R - 1) / R had counted up to 2.4 prompts a lifetime
+        for 2 slots, and throughput fell from 1 to 2 requests at 8192 / 2 tokens). With osl 1 no request decodes: no
+        step carries a prompt, every prompt waits for a pass (ttft)."""
+        if self.osl <= 1.0:
+            return np.zeros(np.shape(n))
+        return np.maximum(n - 1.0, 0.0) * tau / (self.osl - 1.0)
 
     def at(self, B: np.ndarray) -> tuple[np.ndarray, ...]:
         """(step, tau, k, bound, prompt load per step, T = step + load, TTFT) at decode batch B."""
         n = step_batch(B, self.R)                       # a step's sequences: B counts time when none decodes
         step, tau, k, bound = self.mid.at(n)
-        load = prompt_load(self.pf, n * tau * self.per, self.tokens_s)[0]
+        load = prompt_load(self.pf, self.arrivals(n, tau), self.tokens_s)[0]
         T = step + load
         return step, tau, k, bound, load, T, ttft(self.pf, self.w, step, T, self.tokens_s, B, self.R,
                                                      self.osl > 1.0)

@@ -8,11 +8,14 @@ cache) and `osl` output tokens. In steady state (Little's law on the request slo
                                                       other slot with its share of a lifetime decoding (size-biased;
                                                       loop.step_batch: 1 for one request, R when all decode)
     decode step    T = T_step(b, L) + P m             L = isl + osl/2, the mean context of a decoding request
-    prefill load   P = f isl'                         prompt tokens per step of a request: f = b tau / (osl - 1)
-                                                      (R - 1) / R, the other slots' prompts (b tau / (osl - 1)
-                                                      requests finish per step, each decoding its osl - 1 tokens
-                                                      after the first, and are replaced; a request's own prompt is
-                                                      prefilled before it decodes), each isl' = isl (1 - prefix_hit)
+    prefill load   P = f isl'                         prompt tokens per step of a request: f = (b - 1) tau /
+                                                      (osl - 1), the other slots' prompts (the b - 1 others in its
+                                                      steps finish tau / (osl - 1) requests each per step, each
+                                                      decoding its osl - 1 tokens after the first, and are
+                                                      replaced; a request's own prompt is prefilled before it
+                                                      decodes), each isl' = isl (1 - prefix_hit); with the n - 1
+                                                      of TTFT, (R - 1)(1 - B / R) + (R - 1) B / R = R - 1 others'
+                                                      prompts in a lifetime
     m              marginal cost of one prompt token in a mixed (chunked-prefill) step: the priced extra time of a
                    chunk of min(chunk, isl') prompt tokens over the step without it, per token
     P m  ->  max(P m, (1 - (1 - u)^R) t_c)    an MoE's R attention-DP ranks step together and each mixes its own
@@ -63,7 +66,7 @@ Speculation off is k = 0: the plain decode step of `pricing.base_step`.
 
 Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the draw of `Workload.length_ratio`): every
 formula takes the means over requests; L = sum osl_i (isl_i + osl_i / 2) / sum osl_i (the context averaged over output
-tokens: long outputs hold more steps), P = b tau mean(isl_i') / mean(osl_i) (R - 1) / R, TTFT = mean over requests of
+tokens: long outputs hold more steps), P = (b - 1) tau mean(isl_i') / mean(osl_i), TTFT = mean over requests of
 n_i (T_step + isl_i' / n_i m) with n_i = ceil(isl_i' / chunk) equal chunks, E2E = TTFT + (mean osl - 1) ITL; memory at
 L, the positions checked on the longest request; a sample of `lengths` that needs more positions than the model has
 is left out (`Workload.fitting`: an engine rejects that request) and counted in `ServeResult.rejected`.
@@ -322,7 +325,7 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     # TPOT with every running request at the first or the last context: the step of the load's verify shape there,
     # and the prompt load its completions bring.
     n = step_batch(B, R)
-    ends = [(c[0] + prompt_load(pf, n * c[1] * loop.per, tokens_s)[0]) / c[1] for c in (first.at(n), last.at(n))]
+    ends = [(c[0] + prompt_load(pf, loop.arrivals(n, c[1]), tokens_s)[0]) / c[1] for c in (first.at(n), last.at(n))]
     wait = e2e * (C / R - 1.0)
     return Phase(C.astype(np.float64), R, B, k, mid.verify_tokens(n), tau, T, ttft + wait, tpot, tpot, e2e + wait,
                  *ends, R * osl / e2e / gpus, 1.0 / tpot, load / T,

@@ -184,15 +184,16 @@ def _pd(prefill_gpus, conc=(1, 16, 64, 256, 1024), isl=8192, osl=1024, sc=DSR1_H
 
 def _capacity(prefill_gpus, isl=8192, sc=DSR1_H200):
     # mu = (prefill GPUs / decode GPUs) / (isl x m): m, a prompt token's marginal cost, from a co-located run whose
-    # step carries a known prompt load (the prefill share of a step at two requests is P m / T, P = n tau isl /
-    # (osl - 1) x 1/2: the other request's prompts, n = step_batch(B, 2) the sequences of a step), on an engine that
+    # step carries a known prompt load (the prefill share of a step at two requests is P m / T, P = (n - 1) tau isl /
+    # (osl - 1): the other request's prompts, n = step_batch(B, 2) the sequences of a step, loop.Loop.arrivals; it
+    # was n tau isl / (osl - 1) x 1/2 until review found it counting up to 2.4 prompts a lifetime), on an engine that
     # mixes prompts into decode steps (SGLang does not)
     dep = Scenario(**sc).resolve()
     co = serve(workload=Workload(isl=isl, osl=1024, concurrency=(2,)), dep=replace(dep, eng=replace(dep.eng,
                                                                                                   mixed_prefill=True)))
     ph = co.base
     n = step_batch(ph.decode_batch, np.array([2.0]))[0]
-    m = ph.prefill_share[0] * ph.step_s[0] / (n * isl / 1023 / 2)
+    m = ph.prefill_share[0] * ph.step_s[0] / ((n - 1.0) * isl / 1023)
     return prefill_gpus / 8 / (m * isl)
 
 
