@@ -112,9 +112,21 @@ class ConfigPlan:
     pp: int = 1                        # pipeline stages
     memory_fraction: float | None = None   # the share of GPU memory priced (the profile's or Scenario's)
     memory_origin: str = ""            # where that share came from (engine_memory.memory_origin): said beside each flag
+    memory_engine: str = ""            # the engine whose own share that is ('': the deployment's, asked, for any
+    #                                    engine); another engine's flag is not given it
     sglang_aiter: bool = False         # SGLang scales the share it is given by engine_memory.AITER_SHARE (ROCm aiter)
     moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
     graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
+
+    def share_for(self, engine: str) -> float | None:
+        """The share priced, for `engine`'s flag where it is that engine's (review: advise priced under HF wrote
+        --gpu-memory-utilization 1 into vLLM's line, a share vLLM's own start-up leaves no room for); else None."""
+        return self.memory_fraction if self.memory_engine in ("", engine) else None
+
+    def foreign_note(self, flag: str) -> str:
+        """Why `flag` is not written: the share priced is another engine's."""
+        return (f"{flag} is not written: the share priced, {self.memory_fraction:g}, is {self.memory_engine}'s; the "
+                "limits above are sized to it (price this engine, --engine, for limits sized to its own share)")
 
     def memory_note(self, flag: str) -> str:
         """Why `flag` carries the share priced: the limits written are sized to it, whatever the engine would choose."""

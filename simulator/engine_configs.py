@@ -167,9 +167,11 @@ def _vllm(p: ConfigPlan) -> EngineConfig:
     if p.ep > 1:
         args.append("--enable-expert-parallel")
     args.append(f"--max-num-seqs {p.per_rank(p.most)}")
-    if p.memory_fraction is not None:
+    if p.share_for("vllm") is not None:
         args.append(f"--gpu-memory-utilization {p.memory_fraction:g}")
         notes.append(p.memory_note("--gpu-memory-utilization"))
+    elif p.memory_fraction is not None:
+        notes.append(p.foreign_note("--gpu-memory-utilization"))
     notes.append(p.cap_note("--max-num-seqs", p.per_rank(p.most)))   # each DP engine core schedules its own
     return EngineConfig("vllm", True, "shell", " \\\n  ".join(args), tuple(notes))
 
@@ -239,6 +241,8 @@ def _sglang_memory(p: ConfigPlan, args: list[str]) -> list[str]:
     SGLang applies to what it is given on ROCm's aiter backend (engine_memory.sglang_aiter)."""
     if p.memory_fraction is None:
         return []
+    if p.share_for("sglang") is None:
+        return [p.foreign_note("--mem-fraction-static")]
     flag = round(p.memory_fraction / AITER_SHARE, 4) if p.sglang_aiter else p.memory_fraction
     args.append(f"--mem-fraction-static {flag:g}")
     aiter = (f"; SGLang multiplies the {flag:g} written by {AITER_SHARE:g} on ROCm's aiter attention backend for a "

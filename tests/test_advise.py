@@ -1007,3 +1007,21 @@ def test_vllms_reserve_is_sized_by_the_max_num_seqs_advise_writes():
     per_rank = Scenario(model="llama-3.1-8b", engine="vllm", method="eagle3", dp=2, batch=(1,))
     assert dp.result.max_batch_base == predict(per_rank.replace(max_running_requests=256)).max_batch_base \
         > predict(per_rank).max_batch_base                   # 512 over 2 ranks: 256 rows each, not 1024
+
+
+def test_another_engines_memory_share_is_not_written_into_a_flag():
+    """Review (2026-12-06): advise priced under HF (its profile's share, 1.0) wrote --gpu-memory-utilization 1 into
+    vLLM's line, and a vLLM prediction wrote vLLM's 0.92 as SGLang's --mem-fraction-static: a share is an engine's own
+    start-up rule or profile value, so another engine's flag gets a note instead. A share the deployment asks for
+    (memory_fraction) is the deployment's, written for every engine whose flag means the same."""
+    hf = advise(model="llama-3.1-8b", method="eagle3", engine="hf", batch_range=(1, 16), emit=("vllm", "sglang"))
+    assert "--gpu-memory-utilization" not in hf.config("vllm").text
+    assert "--mem-fraction-static" not in hf.config("sglang").text
+    assert any("is hf's" in n for n in hf.config("vllm").notes + hf.config("sglang").notes)
+    vl = advise(model="llama-3.1-8b", method="eagle3", engine="vllm", batch_range=(1, 16), emit=("vllm", "sglang"))
+    assert "--gpu-memory-utilization 0.92" in vl.config("vllm").text
+    assert "--mem-fraction-static" not in vl.config("sglang").text
+    asked = advise(model="llama-3.1-8b", method="eagle3", engine="hf", batch_range=(1, 16), memory_fraction=0.8,
+                   emit=("vllm", "sglang"))
+    assert "--gpu-memory-utilization 0.8" in asked.config("vllm").text
+    assert "--mem-fraction-static 0.8" in asked.config("sglang").text
