@@ -276,6 +276,10 @@ def _model_shape(method: str, target: ModelShape, draft: str | ModelShape | None
     if shape.vocab_size != target.vocab_size:
         raise ScenarioError(f"draft {shape.name} has vocabulary {shape.vocab_size}, target {target.name} has "
                             f"{target.vocab_size}: draft and target must share a tokenizer")
+    if method == "draft" and shape.n_params >= target.n_params:     # review: accepted, refused only by memory
+        raise ScenarioError(f"draft {shape.name} ({shape.n_params / 1e9:.1f}B parameters) is no smaller than target "
+                            f"{target.name} ({target.n_params / 1e9:.1f}B): each draft token would cost a target "
+                            "step or more; expected a smaller draft model (--draft)")
     if method == "dflash":
         desc += "; one forward pass drafts the whole block (q = k)"
     return shape, desc

@@ -102,6 +102,9 @@ def _cases(d: Path) -> list[tuple[list[str], str]]:
             (cmd + ["--engine", "hf", "--model", "vicuna-7b", "--method", "suffix", "--acceptance-rate", "0.6"],
              "engine hf does not run suffix; its profile ([spec] methods) lists draft, ngram, eagle, eagle3, medusa"),
             (cmd + ["--method", "draft", "--draft", "nonexistent-draft"], "unknown model"),
+            # review (2026-12-06): a draft larger than its target was accepted, refused only by memory
+            (cmd + ["--method", "draft", "--draft", "llama-3.1-70b"], "draft llama-3.1-70b (70.6B parameters) is no "
+             "smaller than target llama-3.1-8b (8.0B): each draft token would cost a target step or more"),
             (cmd + ["--context", "-5"], "context"), (cmd + ["--overlap", "fast"], "overlap"),
             (cmd + ["--overlap", "2"], "overlap"), (cmd + ["--cuda-graph-max-batch", "0"], "cuda"),
             (cmd + ["--engine", "hf", "--model", "vicuna-7b", "--method", "draft", "--draft", "llama-68m",
