@@ -280,7 +280,8 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context,
                  "topk": topk if one is None or not one[0] else tree_width(one[0], one[1], s.branching),
                  "dynamic_k": dynamic, "batch_off": pays and not on.all(),
-                 "overlap_scheduler": bool(sc["spec_overlap"]), "moe": bool(sc["moe"]),
+                 "overlap_scheduler": bool(sc["spec_overlap"]), "moe": bool(sc["moe"]), "mla": bool(sc["mla"]),
+                 "architecture": sc["architecture"],
                  "cross_node": bool(sc["cross_node"])}
     return topk, resolve_options({**auto_opts, **dict(s.options)})
 

@@ -32,6 +32,10 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
     "prefix_caching": (bool, False, "prefix / radix KV caching on"),
     "hybrid_model": (bool, False, "the target has Mamba / GDN (linear-attention) layers"),
     "moe": (bool, False, "the target routes tokens to experts (mixture of experts); filled in from the model"),
+    "mla": (bool, False, "the target's attention is multi-head latent attention (DeepSeek-V2/V3 class); filled in "
+            "from the model"),
+    "architecture": (str, None, "the device's chip generation (ampere, hopper, blackwell, cdna3, cdna4); filled in "
+                     "from the hardware"),
     "cross_node": (bool, False, "one instance's tensor-parallel or pipeline group spans more than one scale-up "
                    "domain (its collectives or stage sends cross the network); filled in from the deployment"),
     "pd_disaggregation": (bool, False, "prefill and decode run on separate instances"),
@@ -107,11 +111,19 @@ def _parse_condition(key: str, value: Any, where: str) -> tuple[str, str, Any]:
         if suffix in _OPS and base in OPTIONS:
             opt, op = base, suffix
         else:
-            names = list(OPTIONS) + [f"{o}_{s}" for o in OPTIONS if OPTIONS[o][0] is not bool for s in _OPS]
+            names = list(OPTIONS) + [f"{o}_{s}" for o in OPTIONS if OPTIONS[o][0] in (int, float) for s in _OPS]
             raise SpecError(f"{where}: unknown condition {key!r}{suggest(key, names)}; options: "
                             f"{', '.join(OPTIONS)} (numbers also take _gt, _ge, _lt, _le)")
-    kind = OPTIONS[opt][0]
-    if kind is bool:
+    _check_condition(OPTIONS[opt][0], opt, op, key, value, where)
+    return opt, op, value
+
+
+def _check_condition(kind: type, opt: str, op: str, key: str, value: Any, where: str) -> None:
+    """A condition's value for an option of `kind`: a name (equality only), true / false, or a finite number."""
+    if kind is str:
+        if op != "eq" or not isinstance(value, str) or not value:
+            raise SpecError(f"{where}: {key} = {value!r}, expected {opt} = \"name\" (a name, compared for equality)")
+    elif kind is bool:
         if op != "eq":
             raise SpecError(f"{where}: {key} compares a true/false option; write {opt} = true or false")
         if not isinstance(value, bool):
@@ -120,7 +132,6 @@ def _parse_condition(key: str, value: Any, where: str) -> tuple[str, str, Any]:
         raise SpecError(f"{where}: {key} = {value!r}, expected a number")
     elif not math.isfinite(value):             # found by review: nan was accepted and matched nothing, silently
         raise SpecError(f"{where}: {key} = {value!r}, expected a finite number")
-    return opt, op, value
 
 
 def _str_list(h: dict[str, Any], key: str, where: str, allowed: Sequence[str] | None = None) -> tuple[str, ...]:
@@ -220,19 +231,25 @@ def resolve_options(options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         if k not in OPTIONS:
             raise ScenarioError(f"unknown deployment option {k!r}{suggest(k, list(OPTIONS))}; "
                                 f"expected some of {', '.join(OPTIONS)}")
-        kind = OPTIONS[k][0]
-        if v is None:
-            out[k] = None if kind is not bool else False
-            continue
-        if kind is bool:
-            if not isinstance(v, bool):
-                raise ScenarioError(f"deployment option {k} = {v!r}; expected True or False")
-        elif isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
-            raise ScenarioError(f"deployment option {k} = {v!r}; expected a number")
-        elif kind is int and (not math.isfinite(v) or v != int(v)):
-            raise ScenarioError(f"deployment option {k} = {v!r}; expected an integer")
-        out[k] = kind(v)
+        out[k] = _option_value(k, v, OPTIONS[k][0])
     return out
+
+
+def _option_value(k: str, v: Any, kind: type) -> Any:
+    """One deployment option's value, checked against its kind (None: unknown, or off for a true/false option)."""
+    if v is None:
+        return None if kind is not bool else False
+    if kind is bool:
+        if not isinstance(v, bool):
+            raise ScenarioError(f"deployment option {k} = {v!r}; expected True or False")
+    elif kind is str:
+        if not isinstance(v, str):
+            raise ScenarioError(f"deployment option {k} = {v!r}; expected a name")
+    elif isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        raise ScenarioError(f"deployment option {k} = {v!r}; expected a number")
+    elif kind is int and (not math.isfinite(v) or v != int(v)):
+        raise ScenarioError(f"deployment option {k} = {v!r}; expected an integer")
+    return kind(v)
 
 
 def check(engine: Any, method: str, options: Mapping[str, Any] | None = None,

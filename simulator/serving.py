@@ -441,7 +441,8 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
             "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,
             "engine_file": dep.eng.path or None,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
-            "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe, "cross_node": dep.cross_node,
+            "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe, "mla": dep.target.is_mla,
+            "architecture": dep.hw.architecture, "cross_node": dep.cross_node,
             "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction,
             "memory_fraction_plain": dep.eng.memory_share(False), "dp_balance": dep.eng.dp_prompt_balance}
 

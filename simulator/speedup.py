@@ -157,7 +157,8 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "memory_fraction": dep.eng.gpu_memory_fraction, "memory_fraction_plain": dep.eng.memory_share(False),
             "memory_origin": f"{dep.eng.name}: {memory_origin(dep.eng)}",
             "spec_overlap": dep.eng.overlaps(s.method),
-            "moe": dep.target.is_moe, "cross_node": dep.cross_node, "hardware_file": dep.hw.path or None,
+            "moe": dep.target.is_moe, "mla": dep.target.is_mla, "architecture": dep.hw.architecture,
+            "cross_node": dep.cross_node, "hardware_file": dep.hw.path or None,
             "engine_file": dep.eng.path or None}
 
 

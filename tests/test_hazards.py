@@ -76,6 +76,9 @@ def test_bundled_list_is_well_formed():
     ("trtllm", "eagle", {}, "trtllm-eagle1-head-on-pytorch-backend", "llm_args.py"),
     ("sglang", "mtp", {"cross_node": True}, "tensor-parallel-across-nodes-underpriced",
      "tt-inference-server/issues/356"),
+    # blind test round 9 (2026-12-06): the SGLang cookbook's DeepSeek-V3.1 on MI300X, about 2.5x the priced step
+    ("sglang", "mtp", {"mla": True, "architecture": "cdna3"}, "sglang-deepseek-cdna3-decode-underpriced",
+     "sgl-cookbook"),
 ])
 def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     hs = check(engine, method, opts)
@@ -99,6 +102,9 @@ def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     ("sglang", "eagle", {"pp": 2, "topk": 1}, "sglang-pp-spec-tree-or-dp-attention"),         # a chain runs
     ("sglang", "eagle3", {"pp": 1}, "sglang-pp-spec-eagle-chain-only"),
     ("sglang", "dflash", {"dp": 8}, "sglang-dflash-no-dp-attention"),                         # dense: replicas
+    ("sglang", "mtp", {"mla": True, "architecture": "cdna4"}, "sglang-deepseek-cdna3-decode-underpriced"),   # MI355X
+    ("sglang", "eagle3", {"architecture": "cdna3"}, "sglang-deepseek-cdna3-decode-underpriced"),    # not MLA
+    ("vllm", "mtp", {"mla": True, "architecture": "cdna3"}, "sglang-deepseek-cdna3-decode-underpriced"),  # vLLM
 ])
 def test_conditions_must_all_hold(engine, method, opts, absent):
     assert absent not in ids(check(engine, method, opts))
@@ -185,6 +191,7 @@ def test_resolve_options_defaults_and_types():
     ({"temperature": True}, "temperature = True; expected a number"),
     ({"temperature": float("nan")}, "temperature = nan; expected a number"),
     ({"tp": 2.5}, "tp = 2.5; expected an integer"),
+    ({"architecture": 3}, "architecture = 3; expected a name"),
 ])
 def test_bad_options(opts, msg):
     with pytest.raises(ScenarioError, match=msg.replace("(", r"\(")):
@@ -237,6 +244,8 @@ def hazard(**over):
     (hazard(conditions='{ prefix_caching = "yes" }'), "prefix_caching = 'yes', expected true or false"),
     (hazard(conditions="{ topk_gt = true }"), "topk_gt = True, expected a number"),
     (hazard(conditions='{ temperature = "0" }'), "temperature = '0', expected a number"),
+    (hazard(conditions="{ architecture = 3 }"), "architecture = 3, expected architecture = \"name\""),
+    (hazard(conditions='{ architecture_gt = "cdna3" }'), "architecture_gt = 'cdna3', expected architecture = "),
     ("schema = 1\n[[hazard]\n", "malformed TOML"),
 ])
 def test_loader_errors_name_file_and_key(tmp_path, body, msg):
@@ -366,6 +375,19 @@ def test_curve_user_hazards_file(capsys, tmp_path):
     p = write(tmp_path, GOOD)
     rc, out, _ = run(capsys, "curve", "--engine", "vllm", "--batch", "1", "--context", "8192", "--hazards", str(p))
     assert rc == 0 and "(my-hazard)" in out and "https://example.com/1" in out
+
+
+def test_curve_and_serve_warn_of_sglang_deepseek_on_cdna3_from_the_deployment(capsys):
+    """Blind test round 9 (2026-12-06): the device's generation and the target's attention are filled in from the
+    deployment, not asked for: MI300X + DeepSeek-V3 under SGLang warns, MI355X and a dense target do not."""
+    base = ["--model", "deepseek-v3", "--tp", "8", "--precision", "fp8", "--method", "mtp", "--k", "2"]
+    for cmd, extra in (("curve", ["--batch", "1,8"]), ("serve", ["--concurrency", "4"])):
+        rc, out, _ = run(capsys, cmd, "--hardware", "mi300x", *base, *extra)
+        assert rc == 0 and "sglang-deepseek-cdna3-decode-underpriced" in out
+        rc, out, _ = run(capsys, cmd, "--hardware", "mi355x", *base, *extra)
+        assert rc == 0 and "sglang-deepseek-cdna3-decode-underpriced" not in out
+    rc, out, _ = run(capsys, "curve", "--hardware", "mi300x", "--model", "llama-3.1-8b", "--batch", "1")
+    assert rc == 0 and "cdna3-decode" not in out
 
 
 @pytest.mark.parametrize("args, needle", [

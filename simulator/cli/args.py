@@ -204,7 +204,7 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("deployment options (checked against known hazards only: they change no number)")
     for name, (kind, _, meaning) in OPTIONS.items():
         if name in ("dynamic_k", "batch_off", "topk", "tp", "ep", "dp", "pp", "max_batch", "max_k", "verify_tokens",
-                    "context", "overlap_scheduler", "moe", "cross_node"):
+                    "context", "overlap_scheduler", "moe", "mla", "architecture", "cross_node"):
             continue       # filled in from the scenario and the prediction (overlap_scheduler: --spec-overlap)
         flag = "--" + name.replace("_", "-")
         if kind is bool:

@@ -50,7 +50,8 @@ def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
             "context": a.context, "topk": topk,
             "max_k": int(r.k[ok].max()) if ok.any() else 0,
             "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0,
-            "overlap_scheduler": r.scenario["spec_overlap"], "moe": r.scenario["moe"],
+            "overlap_scheduler": r.scenario["spec_overlap"], "moe": r.scenario["moe"], "mla": r.scenario["mla"],
+            "architecture": r.scenario["architecture"],
             "cross_node": r.scenario["cross_node"], **options_from(a)}
     return check(r.scenario["engine"], r.scenario["method"], opts, files=a.hazards)
 

@@ -38,6 +38,7 @@ def hazards_for(s: Any, res: Any) -> list[Any]:
         dep = res.deployment(lay)
         shapes = [s.verify(p.k) for p in pts if p.k]      # the tree a point verifies (a chain without one)
         opts = {"tp": lay.tp, "dp": lay.dp, "ep": lay.ep, "pp": s.pp, "moe": dep.target.is_moe,
+                "mla": dep.target.is_mla, "architecture": dep.hw.architecture,
                 "cross_node": dep.cross_node, "overlap_scheduler": dep.eng.overlaps(s.method),
                 "max_batch": max(p.concurrency for p in pts), "max_k": max(p.k for p in pts),
                 # review: without these the tree hazards (SGLang's overlap needs topk 1, ...) never fired

@@ -173,7 +173,8 @@ def hazards_for(res: Any) -> list[Any]:
     sc, ph, ok = res.scenario, res.spec, res.feasible
     if not sc["method"] or not np.any(ph.k[ok]):    # review: --k 0 drew the speculation hazards with none running
         return []
-    opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "moe": sc["moe"],
+    opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "moe": sc["moe"], "mla": sc["mla"],
+            "architecture": sc["architecture"],
             "cross_node": sc["cross_node"],
             "max_batch": int(np.ceil(np.max(step_batch(ph.decode_batch, ph.running)[ok], initial=1.0))),  # its steps
             "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"]),
