@@ -124,6 +124,8 @@ class _Group:
     fits: np.ndarray            # (nL, nU, NB)
     L_index: dict[float, int]
     U_index: dict[Verify, int]
+    capacity: tuple[float, float] = (0.0, 0.0)   # bytes per GPU the engine's share gives, with the drafter and without
+    reserved: float = 0.0                        # the engine's start-up reserve, bytes per GPU (for the message)
 
 
 def _price_group(dep: Deployment, Ls: np.ndarray, U: list[Verify], B: np.ndarray,
@@ -146,8 +148,10 @@ def _price_group(dep: Deployment, Ls: np.ndarray, U: list[Verify], B: np.ndarray
     spec = np.array([v.k > 0 for v in U])[None, :, None]          # k = 0 is plain decoding: no drafter loaded
     total = np.where(spec, np.broadcast_to(m.total_bytes, shape), np.broadcast_to(m0.total_bytes, shape))
     cap = np.where(spec, m.capacity_bytes, m0.capacity_bytes)    # a plain server's share (engine.memory_share)
+    one = lambda x: float(np.ravel(x)[0])  # noqa: E731   capacity depends on neither batch nor context
     return _Group(dep, base, parts, total, total <= cap, {float(L): j for j, L in enumerate(Ls)},
-                  {v: j for j, v in enumerate(U)})
+                  {v: j for j, v in enumerate(U)}, (one(m.capacity_bytes), one(m0.capacity_bytes)),
+                  one(m.reserved_bytes))
 
 
 class _Shard:
@@ -207,10 +211,10 @@ class _Shard:
                 self.bad(i, e)
             return
         f, f0 = dep.eng.memory_share(True), dep.eng.memory_share(False)
-        c, c0 = (memory(dep, np.ones(1), 1.0, 0.0, drafter=d) for d in (True, False))
-        plain = f" (x {f0:g}, {c0.capacity_bytes / 1e9:.1f} GB, at k = 0)" if f0 != f else ""
-        m_code = self.msgs.code(f"does not fit: needs more than the {c.capacity_bytes / 1e9:.1f} GB per GPU that "
-                                f"{share_text(dep.hw.name, f, dep.eng.share_of_free, c.reserved_bytes)} gives{plain} "
+        (c, c0), r = g.capacity, g.reserved     # priced with the group (it had priced memory twice more here)
+        plain = f" (x {f0:g}, {c0 / 1e9:.1f} GB, at k = 0)" if f0 != f else ""
+        m_code = self.msgs.code(f"does not fit: needs more than the {c / 1e9:.1f} GB per GPU that "
+                                f"{share_text(dep.hw.name, f, dep.eng.share_of_free, r)} gives{plain} "
                                 "(memory_bytes: what it needs)")
         for i in live:
             self.group[i] = g
