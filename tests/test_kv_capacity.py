@@ -142,3 +142,17 @@ def test_a_reserve_is_a_rule_or_a_figure(tmp_path):
         p.write_text(text.replace("reserve = { value = 5.1,", f"reserve = {{ value = {bad},"))
         with pytest.raises(SpecError, match=r"trt\.toml: \[memory\] reserve: value = .*expected a figure in GiB"):
             load_engine(str(p))
+
+
+def test_a_sweeps_does_not_fit_message_names_the_share_of_free_memory():
+    """The sweep's refusal names the capacity memory() prices for the deployment (TensorRT-LLM's share of what the
+    weights and its start-up reserve leave), from the group's own pricing (review, 2026-12-06: it priced memory twice
+    more for the message)."""
+    from simulator.sweep import run_sweep
+    sc = dict(hardware="h100-sxm", model="llama-3.1-70b", engine="trtllm", method="eagle3", tp=1)
+    msg = str(run_sweep({**sc, "acceptance_rate": 0.7, "batch": [1, 2]})["message"].values.ravel()[0])
+    dep = Scenario(**sc, batch=(1,)).resolve()
+    mu = memory(dep, np.array([1.0]), 1.0, 0.0, drafter=True)
+    assert msg.startswith(f"does not fit: needs more than the {float(np.ravel(mu.capacity_bytes)[0]) / 1e9:.1f} GB per "
+                          f"GPU that h100-sxm x 0.9 of what the weights and the {mu.reserved_bytes / 1e9:.1f} GB "
+                          "start-up reserve leave, with them, gives")
