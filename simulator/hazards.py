@@ -57,6 +57,17 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
     "verify_tokens": (int, None, "largest number of tokens verified per sequence"),
     "context": (int, None, "tokens in the KV cache per sequence"),
 }
+# The options filled in from the deployment (its model, device and layout), never asked of a user: one place for the
+# commands that check hazards (curve, advise, serve, frontier) and for the results' scenario dicts that carry them.
+DEPLOYMENT_OPTIONS = ("moe", "mla", "architecture", "cross_node")
+
+
+def deployment_options(dep: Any) -> dict[str, Any]:
+    """DEPLOYMENT_OPTIONS of a resolved deployment (scenario.Deployment)."""
+    return {"moe": dep.target.is_moe, "mla": dep.target.is_mla, "architecture": dep.hw.architecture,
+            "cross_node": dep.cross_node}
+
+
 _OPS = {"gt": lambda a, b: a > b, "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}
 _KEYS = {"id", "title", "severity", "engines", "methods", "conditions", "links", "detail"}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")

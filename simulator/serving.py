@@ -90,6 +90,7 @@ from .acceptance import extrapolation_note
 from .admission import admission_width, feasibility, fit_limit, fixed_shape, held, running_cap, speculates
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
+from .hazards import deployment_options
 from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch, step_batch
 from .pricing import candidates, check_context, context_message, overlap_note
 from .prompts import PromptSide, prompt_load, prompt_side
@@ -441,8 +442,7 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
             "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,
             "engine_file": dep.eng.path or None,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
-            "max_running_requests": dep.eng.running_cap, "moe": dep.target.is_moe, "mla": dep.target.is_mla,
-            "architecture": dep.hw.architecture, "cross_node": dep.cross_node,
+            "max_running_requests": dep.eng.running_cap, **deployment_options(dep),
             "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction,
             "memory_fraction_plain": dep.eng.memory_share(False), "dp_balance": dep.eng.dp_prompt_balance}
 

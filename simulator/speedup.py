@@ -19,6 +19,7 @@ from .checkpoint import checkpoint_note
 from .config_plan import ranges_text
 from .engine_memory import memory_origin
 from .errors import ScenarioError
+from .hazards import deployment_options
 from .pricing import (
     base_step,
     best_spec_step,
@@ -157,8 +158,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "memory_fraction": dep.eng.gpu_memory_fraction, "memory_fraction_plain": dep.eng.memory_share(False),
             "memory_origin": f"{dep.eng.name}: {memory_origin(dep.eng)}",
             "spec_overlap": dep.eng.overlaps(s.method),
-            "moe": dep.target.is_moe, "mla": dep.target.is_mla, "architecture": dep.hw.architecture,
-            "cross_node": dep.cross_node, "hardware_file": dep.hw.path or None,
+            **deployment_options(dep), "hardware_file": dep.hw.path or None,
             "engine_file": dep.eng.path or None}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..acceptance import Acceptance
 from ..drafters import MAX_DEPTH, default_decay, verified_tree
 from ..errors import ScenarioError
-from ..hazards import OPTIONS
+from ..hazards import DEPLOYMENT_OPTIONS, OPTIONS
 from ..scenario import Scenario, scenario_fields
 from ..workload import OVERLAP_MODES
 
@@ -204,7 +204,7 @@ def add_option_args(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("deployment options (checked against known hazards only: they change no number)")
     for name, (kind, _, meaning) in OPTIONS.items():
         if name in ("dynamic_k", "batch_off", "topk", "tp", "ep", "dp", "pp", "max_batch", "max_k", "verify_tokens",
-                    "context", "overlap_scheduler", "moe", "mla", "architecture", "cross_node"):
+                    "context", "overlap_scheduler", *DEPLOYMENT_OPTIONS):
             continue       # filled in from the scenario and the prediction (overlap_scheduler: --spec-overlap)
         flag = "--" + name.replace("_", "-")
         if kind is bool:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..acceptance import tree_width
 from ..files import check_output
-from ..hazards import check
+from ..hazards import DEPLOYMENT_OPTIONS, check
 from . import fmt
 from .args import (
     add_acceptance_args,
@@ -50,9 +50,8 @@ def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
             "context": a.context, "topk": topk,
             "max_k": int(r.k[ok].max()) if ok.any() else 0,
             "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0,
-            "overlap_scheduler": r.scenario["spec_overlap"], "moe": r.scenario["moe"], "mla": r.scenario["mla"],
-            "architecture": r.scenario["architecture"],
-            "cross_node": r.scenario["cross_node"], **options_from(a)}
+            "overlap_scheduler": r.scenario["spec_overlap"],
+            **{o: r.scenario[o] for o in DEPLOYMENT_OPTIONS}, **options_from(a)}
     return check(r.scenario["engine"], r.scenario["method"], opts, files=a.hazards)
 
 

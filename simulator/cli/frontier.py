@@ -28,7 +28,7 @@ def hazards_for(s: Any, res: Any) -> list[Any]:
     largest concurrency and k it runs at; each hazard once (review, 2026-12-05: frontier printed none, so a TP16
     frontier on two H100 boards carried only its note). The deployment is the one the search resolved for that layout
     (`FrontierResult.deployment`), not resolved again here."""
-    from ..hazards import check  # lazy: keeps --help free of numba
+    from ..hazards import check, deployment_options  # lazy: keeps --help free of numba
     if not s.method or s.k == 0:      # review, 2026-12-06: --k 0 drew the speculation hazards with none running
         return []
     out: dict[str, Any] = {}
@@ -37,9 +37,8 @@ def hazards_for(s: Any, res: Any) -> list[Any]:
         pts = [p for p in res.on if p.layout == lay]
         dep = res.deployment(lay)
         shapes = [s.verify(p.k) for p in pts if p.k]      # the tree a point verifies (a chain without one)
-        opts = {"tp": lay.tp, "dp": lay.dp, "ep": lay.ep, "pp": s.pp, "moe": dep.target.is_moe,
-                "mla": dep.target.is_mla, "architecture": dep.hw.architecture,
-                "cross_node": dep.cross_node, "overlap_scheduler": dep.eng.overlaps(s.method),
+        opts = {"tp": lay.tp, "dp": lay.dp, "ep": lay.ep, "pp": s.pp, **deployment_options(dep),
+                "overlap_scheduler": dep.eng.overlaps(s.method),
                 "max_batch": max(p.concurrency for p in pts), "max_k": max(p.k for p in pts),
                 # review: without these the tree hazards (SGLang's overlap needs topk 1, ...) never fired
                 "topk": max([v.w for v in shapes], default=1), "verify_tokens": max([v.T for v in shapes], default=1),

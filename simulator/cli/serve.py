@@ -10,7 +10,7 @@ import numpy as np
 
 from ..acceptance import tree_width
 from ..errors import ScenarioError
-from ..hazards import check
+from ..hazards import DEPLOYMENT_OPTIONS, check
 from ..loop import step_batch
 from . import fmt
 from .args import (
@@ -173,9 +173,7 @@ def hazards_for(res: Any) -> list[Any]:
     sc, ph, ok = res.scenario, res.spec, res.feasible
     if not sc["method"] or not np.any(ph.k[ok]):    # review: --k 0 drew the speculation hazards with none running
         return []
-    opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "moe": sc["moe"], "mla": sc["mla"],
-            "architecture": sc["architecture"],
-            "cross_node": sc["cross_node"],
+    opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], **{o: sc[o] for o in DEPLOYMENT_OPTIONS},
             "max_batch": int(np.ceil(np.max(step_batch(ph.decode_batch, ph.running)[ok], initial=1.0))),  # its steps
             "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"]),
             "topk": max([tree_width(int(k), int(T), sc["tree_branching"]) for k, T in
