@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .admission import running_cap
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .pricing import check_context, context_message, host_rule, memory, price_pass
@@ -59,6 +60,21 @@ def _room(q: int) -> str:
         "a decode step adds one token"
 
 
+def _over_cap(dep: Deployment, B: np.ndarray) -> np.ndarray:
+    """Batches above the requests the deployment lets the engine run at once (Scenario.max_running_requests: SGLang's
+    --max-running-requests, vLLM's --max-num-seqs, over its dp ranks as `admission.running_cap` counts them): the
+    engine never runs such a step, so it is infeasible, not priced (found by review: the CLI refused the flag though
+    it sizes vLLM's start-up reserve)."""
+    return B > running_cap(dep, False)
+
+
+def _over_cap_message(dep: Deployment, b: float) -> str:
+    cap, user = running_cap(dep, False), dep.scenario.max_running_requests
+    per = f" ({user} per rank x dp {dep.par.dp})" if cap != user else ""
+    return (f"batch {b:g} > {cap:g} requests at once (--max-running-requests {user}{per}): the engine never runs "
+            f"this step; the rest of the requests wait for a slot")
+
+
 # The Scenario fields of speculation, at their plain values: simulate_step prices one pass, whatever the scenario
 # says of drafting.
 PLAIN = {"method": None, "draft": None, "draft_precision": None, "acceptance": None, "k": "auto", "tree_tokens": None,
@@ -97,6 +113,10 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     mem = memory(dep, B, q, L, logits)
     ok = mem.fits.copy()
     msgs = [mem.message(i, dep.hw.name, dep.eng) for i in range(B.size)]
+    over = _over_cap(dep, B)
+    for i in np.flatnonzero(over & ok):
+        msgs[i] = _over_cap_message(dep, B[i])
+    ok &= ~over
     pos = context_message(dep, s.context, q, "new tokens")
     if pos:
         ok[:] = False
@@ -108,5 +128,5 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
             "lm_head_precision": p.lm_head, "kv_precision": p.kv, "checkpoint": checkpoint_note(dep.target, p),
             "query_tokens": q, "context": s.context, "engine": dep.eng.name, "overlap": dep.overlap,
             "logits": logits, "n_gpus": dep.n_gpus, "memory_fraction": dep.eng.gpu_memory_fraction,
-            "cuda_graph_max_batch": s.cuda_graph_max_batch}
+            "cuda_graph_max_batch": s.cuda_graph_max_batch, "max_running_requests": s.max_running_requests}
     return StepResult(scen, B, total, fam, tuple(BOUNDS[i] for i in st.bound), mem.total_bytes, ok, tuple(msgs))

@@ -230,8 +230,10 @@ def test_a_hazard_condition_must_be_a_finite_number(tmp_path, capsys):
 
 
 def test_step_refuses_a_serving_only_flag(capsys):
-    rc, _, err = run(capsys, "step", "--batch", "1", "--max-running-requests", "5")
-    assert rc == 2 and "unrecognized arguments: --max-running-requests" in err
+    # --max-running-requests was the flag here until step priced it (it sizes vLLM's reserve and caps the batch:
+    # tests/test_step_cap.py); --dp-balance schedules prompts, which one pass has none of
+    rc, _, err = run(capsys, "step", "--batch", "1", "--dp-balance", "true")
+    assert rc == 2 and "unrecognized arguments: --dp-balance" in err
 
 
 def test_a_rows_file_of_which_no_row_can_be_priced_is_an_error(tmp_path, capsys):

@@ -11,7 +11,7 @@ from .args import add_format, add_scenario_args, int_arg, scenario_from
 
 # Speculative fields do not apply to one forward pass.
 _SKIP = ("method", "draft", "draft_precision", "k", "k_max", "tree_tokens", "tree_branching", "draft_kv_window",
-         "max_running_requests", "dp_balance",   # serving only: it was accepted and ignored (found by review)
+         "dp_balance",   # serving only: it was accepted and ignored (found by review)
          "spec_overlap")                # one pass has no speculative step to overlap (found by review, 2026-12-05)
 
 
