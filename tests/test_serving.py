@@ -1366,6 +1366,18 @@ def test_serve_sweep_reads_a_length_on_each_configurations_tree_and_method():
         np.testing.assert_allclose(df[df.method == m]["spec_tpot_s"].to_numpy(float), ref.spec.tpot_s, rtol=1e-12)
 
 
+def test_a_serving_sweep_row_carries_every_field_serve_gives():
+    """Review: the sweep's columns were a hand-written subset of a serving Phase, without prefill_share, decode_bound
+    or the first and last output token's TPOT that `specroof serve --format json` prints."""
+    from simulator.serving import Phase
+    from simulator.sweep.serving import serve_sweep
+    df = serve_sweep({"model": "llama-3.1-8b", "method": "eagle3", "serve": {"osl": 256, "concurrency": [1, 16]}})
+    ref = serve(Scenario(method="eagle3"), Workload(osl=256, concurrency=(1, 16))).to_dict()["points"]
+    for name in ("spec", "base"):
+        for f in Phase.__dataclass_fields__:
+            assert df[f"{name}_{f}"].tolist() == [p[name][f] for p in ref], (name, f)
+
+
 def test_step_prices_a_prefill_with_last_logits_as_serve_does(capsys):
     """Audit: `step --query-tokens 8192` computed logits for every prompt token (188.9 ms where serve's TTFT is
     175.1 ms, and fp32 logits memory that could refuse a prefill that fits); --logits last prices the prefill pass."""

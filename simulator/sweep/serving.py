@@ -26,7 +26,7 @@ from ..acceptance import Acceptance
 from ..drafters import default_decay, verified_tree
 from ..errors import ScenarioError, SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
-from ..serving import Workload, serve
+from ..serving import Phase, Workload, serve
 from ..traffic import length_ratio
 from .spec import check_number, err, names_exist, parse_values
 
@@ -35,8 +35,9 @@ AccFn = Callable[[dict[str, Any]], Acceptance]     # a configuration's acceptanc
 WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "max_concurrency", "chunk", "prefix_hit", "pd")
 _POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
 _NOT_SERVING = ("batch", "context", "k_max")
-PHASE_FIELDS = ("in_flight", "running", "decode_batch", "k", "verify_tokens", "ttft_s", "tpot_s", "e2e_s",
-                "tokens_per_s_per_gpu", "tokens_per_s_per_user")
+# every field of a serving Phase, as `specroof serve --format json` gives it (found by review: the sweep's columns
+# were a hand-written subset without prefill_share, decode_bound or the first / last token's TPOT)
+PHASE_FIELDS = tuple(Phase.__dataclass_fields__)
 MAX_CONFIGS = 4096
 MAX_POINTS = 1024                             # concurrencies or rates per configuration (each a steady state)
 
@@ -249,7 +250,7 @@ def _point_row(pt: dict[str, Any], head: dict[str, Any], key: str) -> dict[str, 
     for name in ("spec", "base"):
         for f in PHASE_FIELDS:
             v = pt[name][f] if pt[name] is not None else None
-            row[f"{name}_{f}"] = None if v is None else float(v)
+            row[f"{name}_{f}"] = v if v is None or isinstance(v, str) else float(v)
     row.update({f: pt[f] for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio")})
     return row
 
