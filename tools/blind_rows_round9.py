@@ -34,7 +34,9 @@ MLE_ASSUMED = ("vLLM v0.11.1 (the benchmark's server image vllm/vllm-openai:v0.1
                "H100 read as the 80 GB SXM part ('H100 80GB HBM3')")
 MLE_DS = ("; 8 GPUs with --enable-expert-parallel and no data-parallel-size in the config, which the benchmark's "
           "driver launches as --tensor-parallel-size 8 (TP8 attention, EP8 experts; the leaderboard's own label reads "
-          "tensor_parallel 1, expert_parallel 8, data_parallel 1); FP8 block-quantised weights (the checkpoint's)")
+          "tensor_parallel 1, expert_parallel 8, data_parallel 1: its scripts/build_data.py lines 686-693 read the "
+          "TP size from the YAML only, where ml-energy/benchmark benchmark.py lines 1119-1130 pass it on the command "
+          "line); FP8 block-quantised weights (the checkpoint's)")
 
 # (file, model id, precision, name prefix, [(GPU, GPUs, configurations index, max_num_seqs, mean batch,
 #  median ITL ms, mean output tokens)]): the configurations that pass the ln 2 rule, as the file gives them.
