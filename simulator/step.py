@@ -60,6 +60,23 @@ def _room(q: int) -> str:
         "a decode step adds one token"
 
 
+def _feasible(dep: Deployment, B: np.ndarray, q: int, context: int, logits: str) -> tuple[Any, np.ndarray, list[str]]:
+    """Memory per point, whether each point is a step the deployment runs, and why not: memory, the running cap,
+    then the model's positions (a context past them refuses every point)."""
+    mem = memory(dep, B, q, float(context), logits)
+    ok = mem.fits.copy()
+    msgs = [mem.message(i, dep.hw.name, dep.eng) for i in range(B.size)]
+    over = _over_cap(dep, B)
+    for i in np.flatnonzero(over & ok):
+        msgs[i] = _over_cap_message(dep, B[i])
+    ok &= ~over
+    pos = context_message(dep, context, q, "new tokens")
+    if pos:
+        ok[:] = False
+        msgs = [pos] * B.size
+    return mem, ok, msgs
+
+
 def _over_cap(dep: Deployment, B: np.ndarray) -> np.ndarray:
     """Batches above the requests the deployment lets the engine run at once (Scenario.max_running_requests: SGLang's
     --max-running-requests, vLLM's --max-num-seqs, over its dp ranks as `admission.running_cap` counts them): the
@@ -110,17 +127,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     total = host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None))
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}
     fam["overhead"] = fam["overhead"] + (total - st.total_s)
-    mem = memory(dep, B, q, L, logits)
-    ok = mem.fits.copy()
-    msgs = [mem.message(i, dep.hw.name, dep.eng) for i in range(B.size)]
-    over = _over_cap(dep, B)
-    for i in np.flatnonzero(over & ok):
-        msgs[i] = _over_cap_message(dep, B[i])
-    ok &= ~over
-    pos = context_message(dep, s.context, q, "new tokens")
-    if pos:
-        ok[:] = False
-        msgs = [pos] * B.size
+    mem, ok, msgs = _feasible(dep, B, q, s.context, logits)
     p = dep.p
     scen = {"hardware": dep.hw.name, "model": dep.target.name, "tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp,
             "precision": p.weights, "hardware_file": dep.hw.path or None, "engine_file": dep.eng.path or None,
