@@ -55,11 +55,16 @@ DEFAULT_HEAD = {("eagle3", "llama-3.1-8b"): "eagle3-llama3.1-8b", ("eagle", "lla
 
 def default_decay(method: str | None) -> float:
     """The per-position acceptance decay d of `method` fitted on published per-k tables (acceptance/decay.toml,
-    written by tools/fit_acceptance_decay.py); 1 (i.i.d.) for methods without such a table."""
+    written by tools/fit_acceptance_decay.py); 1 (i.i.d.) for methods without such a table. The name is read as a
+    Scenario reads it (case-insensitive); a name that is no method is refused (review: "MTP" gave d = 1, not 0.72,
+    and `--method MTP --acceptance-length` priced 17-23 % above `--method mtp`)."""
     if method is None:
         return 1.0
+    key = method.strip().lower() if isinstance(method, str) else method
+    if key not in METHODS:
+        raise ScenarioError(f"method = {method!r}; expected one of {', '.join(METHODS)} (default_decay)")
     doc = read_toml(data_dir("acceptance") / "decay.toml")
-    entry = doc.get(method)
+    entry = doc.get(key)
     return float(entry["decay"]) if isinstance(entry, dict) and "decay" in entry else 1.0
 
 

@@ -684,6 +684,20 @@ def test_curve_and_serve_say_which_positions_per_position_rates_extrapolate(caps
     assert rc == 0 and "positions 4-5 repeat the last one, 0.6, at k 5 (every concurrency reported)" in out
 
 
+def test_acceptance_length_extrapolates_by_the_methods_decay_whatever_its_case(capsys):
+    # Review: --method MTP is MTP (the Scenario reads names case-insensitively), but the length was carried to other
+    # k i.i.d. (d = 1, not MTP's 0.72): k 6-7 and speedups 17-23 % above --method mtp's for the same measurement.
+    args = ["curve", "--hardware", "h200-sxm", "--model", "deepseek-v3", "--tp", "8", "--precision", "fp8",
+            "--acceptance-length", "2.4", "--acceptance-k", "2", "--batch", "1,64", "--format", "json"]
+    got = []
+    for m in ("mtp", "MTP"):
+        rc, out, _ = run(capsys, *args, "--method", m)
+        assert rc == 0
+        d = loads(out)
+        got.append(([(p["k"], p["speedup"]) for p in d["points"]], d["scenario"]["acceptance_model"]))
+    assert got[0] == got[1] and "decay" in got[0][1]
+
+
 def test_curve_refuses_a_context_past_the_models_positions_and_prints_no_capacity(capsys):
     # It printed an all-infeasible table and "largest batch that fits in memory: 2 without speculation" for a
     # context llama-3.1-8b (131072 positions) cannot hold.
