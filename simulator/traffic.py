@@ -46,7 +46,7 @@ def _check_prefill_gpus(pg: Any, pd: bool) -> None:
     """prefill_gpus: a positive number, and only under prefill/decode disaggregation."""
     if pg is None:
         return
-    if isinstance(pg, bool) or not isinstance(pg, (int, float)) or not pg > 0 or not np.isfinite(pg):
+    if not _is_num(pg) or not pg > 0 or not np.isfinite(pg):
         raise ScenarioError(f"prefill_gpus = {pg!r}; expected a positive number (the GPUs that prefill for "
                             "this decode instance)")
     if not pd:
@@ -54,13 +54,18 @@ def _check_prefill_gpus(pg: Any, pd: bool) -> None:
                             "disaggregation (pass --pd, or leave --prefill-gpus out)")
 
 
+def _is_num(v: Any) -> bool:
+    """A real number, numpy's included (review: rate=np.arange(1, 4) was refused as not 'a positive number')."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
 def _rates(v: Any) -> tuple[float, ...]:
-    r = (v,) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+    r = (v,) if _is_num(v) else v
     if isinstance(r, (str, bytes)) or not hasattr(r, "__iter__"):
         raise ScenarioError(f"rate = {v!r}; expected arrival rates in requests/s (positive numbers)")
     out = tuple(r)
     for x in out:
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not (np.isfinite(x) and x > 0):
+        if not _is_num(x) or not (np.isfinite(x) and x > 0):
             raise ScenarioError(f"rate = {x!r}; expected a positive number of requests/s")
     return tuple(float(x) for x in out)
 
@@ -171,8 +176,9 @@ class Workload:
             raise ScenarioError("concurrency: the list is empty; expected at least one")
         object.__setattr__(self, "concurrency", tuple(pos_int("concurrency", c) for c in conc))
         hit = self.prefix_hit
-        if isinstance(hit, bool) or not isinstance(hit, (int, float)) or not 0.0 <= hit < 1.0:
+        if not _is_num(hit) or not 0.0 <= hit < 1.0:
             raise ScenarioError(f"prefix_hit = {hit!r}; expected a share in [0, 1)")
+        object.__setattr__(self, "prefix_hit", float(hit))
         if not isinstance(self.pd, bool):
             raise ScenarioError(f"pd = {self.pd!r}; expected True or False")
         _check_prefill_gpus(self.prefill_gpus, self.pd)

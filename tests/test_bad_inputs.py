@@ -244,6 +244,19 @@ def test_api_calls_a_notebook_makes_by_mistake():
         assert got.step_s == eight.step_s
 
 
+def test_a_workload_takes_numpy_numbers_as_a_scenario_does():
+    # Review: Scenario(batch=np.arange(1, 5)) works, but Workload(rate=np.arange(1, 4)) was refused as
+    # "rate = np.int64(1); expected a positive number of requests/s", and so was a float32 prefix_hit or rate.
+    from simulator import Workload
+    w = Workload(rate=np.arange(1, 4), prefix_hit=np.float32(0.5), pd=True, prefill_gpus=np.int64(4))
+    assert w.rate == (1.0, 2.0, 3.0) and w.prefix_hit == 0.5 and w.prefill_gpus == 4
+    assert Workload(rate=np.float32(0.5)).rate == (0.5,) == Workload(rate=[np.float32(0.5)]).rate
+    for kw, msg in ((dict(rate=[np.bool_(True)]), "rate = "), (dict(rate=np.array([0.0])), "rate = "),
+                    (dict(prefix_hit=np.float64(1.0)), "prefix_hit = "), (dict(rate=["2"]), "rate = ")):
+        with pytest.raises(ScenarioError, match=msg):
+            Workload(**kw)
+
+
 # ---- malformed files from hypothesis -----------------------------------------------------------------------------
 
 @settings(max_examples=30, deadline=None)
