@@ -10,8 +10,8 @@ Public API::
     speedup_curve(**scenario_fields) -> SpeedupResult  predict(Scenario(**fields))
     simulate_step(hw, model, batch, query_tokens, context, ...) -> StepResult
     serve(scenario, Workload(isl, osl, concurrency)) -> ServeResult   TTFT, TPOT, E2E and throughput per concurrency
-    validate(rows_csv=None) -> ValidationReport       predicted vs published measurements (in-sample)
-    crossval(rows_csv=None) -> CrossValidation        leave-one-source-out: held-out error of the calibration
+    validate(path=None) -> ValidationReport           predicted vs published measurements (in-sample)
+    crossval(rows=None) -> CrossValidation            leave-one-source-out: held-out error of the calibration
     load_bands() -> tuple[Band, ...]; band_for(bands, moe, batch, given) -> Band | None
                                                        what held-out speedups like a prediction measured against it
     calibrate(rows, base_engine, params) -> FitResult  fit an engine profile's host mechanisms (least squares)
