@@ -76,8 +76,8 @@ def verified_tree(method: str | None, tree_tokens: int | None, tree_branching: i
     """(tokens, branching) of the tree a method verifies: Medusa's default tree unless a tree size is given, else
     the given tree (None: a chain). A measured acceptance length is read on this tree, as the step is priced on it
     (found by review: --acceptance-length on Medusa's default tree was read as a chain's, tau 2.32 at k = 5 priced
-    2.98 tokens per step)."""
-    if method == "medusa" and tree_tokens is None:
+    2.98 tokens per step; and again for "MEDUSA", which the Scenario reads as medusa: names are case-insensitive)."""
+    if isinstance(method, str) and method.strip().lower() == "medusa" and tree_tokens is None:
         return MEDUSA_TREE_TOKENS, MEDUSA_TREE_BRANCHING if tree_branching is None else tree_branching
     return tree_tokens, tree_branching
 

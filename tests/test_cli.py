@@ -696,6 +696,15 @@ def test_acceptance_length_extrapolates_by_the_methods_decay_whatever_its_case(c
         d = loads(out)
         got.append(([(p["k"], p["speedup"]) for p in d["points"]], d["scenario"]["acceptance_model"]))
     assert got[0] == got[1] and "decay" in got[0][1]
+    # and on Medusa's default tree: --method MEDUSA read the length as a chain's (2.96 tokens per step, not 2.3)
+    args = ["curve", "--model", "vicuna-7b", "--precision", "fp16", "--engine", "hf", "--acceptance-length", "2.3",
+            "--acceptance-k", "5", "--batch", "1,8", "--format", "json"]
+    got = []
+    for m in ("medusa", "MEDUSA"):
+        rc, out, _ = run(capsys, *args, "--method", m)
+        assert rc == 0
+        got.append([(p["tree_tokens"], p["tokens_per_step"], p["speedup"]) for p in loads(out)["points"]])
+    assert got[0] == got[1] and got[0][0][:2] == (64, pytest.approx(2.3))
 
 
 def test_curve_refuses_a_context_past_the_models_positions_and_prints_no_capacity(capsys):
