@@ -100,7 +100,9 @@ def default_acceptance(method: str) -> Acceptance:
     if method == "mtp":
         return Acceptance.from_length(2.82, 3, default_decay(method))
     raise ScenarioError(f"method {method} has no published default acceptance here; pass --acceptance-rate, "
-                        "--acceptance-length (with --acceptance-k) or --acceptance-rates")
+                        "--acceptance-length (with --acceptance-k) or --acceptance-rates (Python: Scenario("
+                        "acceptance=Acceptance.from_rate(a), .from_length(tau, k, default_decay(method)) or "
+                        ".from_rates([...])))")
 
 
 @dataclass(frozen=True)

@@ -195,6 +195,8 @@ def test_tree_and_input_errors():
         speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", acceptance=a, k=3, tree_tokens=8)
     with pytest.raises(ScenarioError, match="no published default acceptance"):
         speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", k=3)
+    with pytest.raises(ScenarioError, match=r"Python: Scenario\(acceptance=Acceptance.from_rate"):   # not flags only
+        speedup_curve("h100-sxm", "llama-3.1-8b", "ngram", k=3)
     with pytest.raises(ScenarioError, match="unknown method"):
         make_drafter("lookahead", load_model("llama-3.1-8b"))
 
