@@ -221,6 +221,9 @@ def _check(s: Scenario, w: Any, gpus: Any, targets: Any, max_tp: Any) -> tuple[f
     """The frontier's arguments, each refused by name (a ScenarioError) before the search."""
     if not isinstance(w, Workload):
         raise ScenarioError(f"frontier: workload = {w!r}; expected a Workload")
+    if w.rate:            # review: the rates were dropped without a word (the search sets the load)
+        raise ScenarioError(f"frontier: workload rate = {list(w.rate)}; the frontier searches concurrencies and "
+                            "prices no arrival rate: leave rate (and max_concurrency) out, or price rates with serve")
     if s.method is None:
         raise ScenarioError("frontier compares speculation on and off: give a method")
     if s.pp != 1:        # the search spans tp x dp = gpus; stages would multiply the GPUs each point is divided by

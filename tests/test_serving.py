@@ -1306,6 +1306,12 @@ def test_frontier_refuses_outputs_without_a_decode():
         frontier(Scenario(), Workload(isl=1024, osl=1))
 
 
+def test_frontier_refuses_an_arrival_rate_it_would_not_price():
+    # Review: Workload(rate=(1.0,)) gave the same frontier as no rate, without a word.
+    with pytest.raises(ScenarioError, match=r"frontier: workload rate = \[1.0\]; the frontier searches concurr"):
+        frontier(Scenario(), Workload(rate=(1.0,), max_concurrency=8), gpus=(1,))
+
+
 def test_serving_sweep_takes_whole_float_concurrencies_and_nulls_per_token_times_without_decode():
     """Review: `concurrency = [1.0, 4.0]` was refused by the new up-front check (the rows take int(c)); with osl 1
     the sweep wrote a TPOT and a TPOT speedup."""
