@@ -1,4 +1,4 @@
-"""Regenerate notebooks 01-06 from the cell sources below (outputs stripped): python notebooks/_build.py
+"""Regenerate notebooks 01-08 from the cell sources below (outputs stripped): python notebooks/_build.py
 
 The notebooks use the public API only (simulator, simulator.plots, simulator.advise) and compute no FLOPs; every
 number they show is a prediction. tests/test_notebooks.py runs each one top to bottom.
@@ -64,8 +64,9 @@ plots.speedup_heatmap(grid);"""),
     ("md", """## What to paste into the engine
 
 `simulator.advise.advise` turns the prediction into a per-batch k table, the batch above which to switch speculation
-off, and the engine's own configuration (here vLLM's `--speculative-config` with its
-`num_speculative_tokens_per_batch_size` table). `specroof advise` on the command line prints the same."""),
+off, and the engine's own configuration (here vLLM's `--speculative-config`: its
+`num_speculative_tokens_per_batch_size` table where the table pays past the PIECEWISE CUDA graphs it forces,
+else one k). `specroof advise` on the command line prints the same."""),
     ("code", """from simulator.advise import advise
 
 adv = advise(s, batch_range=(1, 256))
@@ -113,8 +114,10 @@ plots.time_breakdown(llama["eagle3"], ax=axs[1], title="EAGLE-3 head");"""),
     ("md", """## Medusa and MTP
 
 Medusa heads exist for Vicuna, and MTP modules for DeepSeek-V3/R1, so these run on their own targets: Vicuna-7B with
-Medusa's 64-token tree on an H100, and DeepSeek-R1 in FP8 on eight B200s (tensor parallel 8) under TensorRT-LLM."""),
-    ("code", """medusa = speedup_curve("h100-sxm", "vicuna-7b", "medusa", tree_tokens=64, engine="vllm", k="auto",
+Medusa's 64-token tree on an H100 (priced with the `hf` profile, Spec-Bench's research implementations: vLLM drafts
+Medusa only as a chain, one token per head), and DeepSeek-R1 in FP8 on eight B200s (tensor parallel 8) under
+TensorRT-LLM."""),
+    ("code", """medusa = speedup_curve("h100-sxm", "vicuna-7b", "medusa", tree_tokens=64, engine="hf", k="auto",
                        batch=BATCH)
 mtp = speedup_curve("b200", "deepseek-r1", "mtp", tp=8, precision="fp8", engine="trtllm", k="auto", batch=BATCH)
 plots.speedup_vs_batch([medusa, mtp], labels=["Medusa, Vicuna-7B, H100", "MTP, DeepSeek-R1, 8x B200"]);"""),
@@ -380,14 +383,18 @@ from simulator.frontier import frontier
 
 s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="vllm", k="auto")
 r = serve(s, Workload(isl=1024, osl=1024, concurrency=(1, 4, 16, 64, 256)))
+ok = r.feasible & r.base_feasible      # the arrays hold numbers only where both modes fit (as to_dict's nulls)
 for i, c in enumerate(r.concurrency):
+    if not ok[i]:
+        print(f"C={c:4d}: infeasible: {r.message[i] or r.base_message[i]}")
+        continue
     print(f"C={c:4d}: TTFT {r.spec.ttft_s[i] * 1e3:6.1f} / {r.base.ttft_s[i] * 1e3:6.1f} ms, TPOT "
           f"{r.spec.tpot_s[i] * 1e3:5.2f} / {r.base.tpot_s[i] * 1e3:5.2f} ms, E2E speedup {r.e2e_speedup[i]:.2f}, "
           f"throughput ratio {r.throughput_ratio[i]:.2f}")"""),
     ("code", """import matplotlib.pyplot as plt
 fig, ax = plt.subplots(figsize=(6, 3.5))
-ax.plot(r.concurrency, r.e2e_speedup, marker="o", label="E2E speedup")
-ax.plot(r.concurrency, r.throughput_ratio, marker="s", label="throughput ratio (on / off)")
+ax.plot(r.concurrency[ok], r.e2e_speedup[ok], marker="o", label="E2E speedup")
+ax.plot(r.concurrency[ok], r.throughput_ratio[ok], marker="s", label="throughput ratio (on / off)")
 ax.axhline(1.0, color="grey", lw=0.8)
 ax.set_xscale("log", base=2)
 ax.set_xlabel("requests in flight")
@@ -497,9 +504,12 @@ def build(cells, path: Path) -> None:
     nbformat.write(nb, str(path))
 
 
+NOTEBOOKS = (("01_quickstart", NB01), ("02_drafters_compared", NB02), ("03_moe_vs_dense", NB03),
+             ("04_long_context", NB04), ("05_calibrate", NB05), ("06_sweep", NB06), ("07_deployments", NB07),
+             ("08_serving", NB08))
+
+
 if __name__ == "__main__":
-    for name, cells in (("01_quickstart", NB01), ("02_drafters_compared", NB02), ("03_moe_vs_dense", NB03),
-                        ("04_long_context", NB04), ("05_calibrate", NB05), ("06_sweep", NB06),
-                        ("07_deployments", NB07), ("08_serving", NB08)):
+    for name, cells in NOTEBOOKS:
         build(cells, HERE / f"{name}.ipynb")
         print(f"wrote notebooks/{name}.ipynb")

@@ -145,7 +145,9 @@ class ServeResult:
     prefill_bound : what bounds a prefill chunk; feasible, message : with speculation, the KV cache of the requests
     the decode GPUs hold fits beside the drafter (all C, or the fed decode batch where a prefill instance sets the
     rate) at the mean context, and the rate is sustained; base_feasible, base_message : the same without speculation
-    (no drafter loaded), which can fit where speculation does not;
+    (no drafter loaded), which can fit where speculation does not. As in StepResult and SpeedupResult, the arrays
+    hold numbers at every point, valid only where their mode is feasible (`spec` where `feasible`, `base` where
+    `base_feasible`, the three ratios where both; to_dict gives null elsewhere): mask them before plotting;
     prefill_rps : the requests/s a disaggregated prefill instance prefills (the most a closed loop completes); inf
     when prefill shares the decode steps (null in to_dict when infinite); rejected : samples of the length
     distribution left out because they need more positions than the model has (`Workload.fitting`; `workload` holds
