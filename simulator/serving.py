@@ -97,6 +97,7 @@ from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
 from .serve_notes import cap_note, kv_notes, workload_notes
+from .tables import frame, serve_row
 from .traffic import DEFAULT_CHUNK, Workload, read_lengths
 
 
@@ -145,14 +146,11 @@ class ServeResult:
     prefill_bound : what bounds a prefill chunk; feasible, message : with speculation, the KV cache of the requests
     the decode GPUs hold fits beside the drafter (all C, or the fed decode batch where a prefill instance sets the
     rate) at the mean context, and the rate is sustained; base_feasible, base_message : the same without speculation
-    (no drafter loaded), which can fit where speculation does not. As in StepResult and SpeedupResult, the arrays
-    hold numbers at every point, valid only where their mode is feasible (`spec` where `feasible`, `base` where
-    `base_feasible`, the three ratios where both; to_dict gives null elsewhere): mask them before plotting;
-    prefill_rps : the requests/s a disaggregated prefill instance prefills (the most a closed loop completes); inf
-    when prefill shares the decode steps (null in to_dict when infinite); rejected : samples of the length
-    distribution left out because they need more positions than the model has (`Workload.fitting`; `workload` holds
-    the rest).
-    """
+    (no drafter loaded), which can fit where speculation does not. The arrays hold numbers at every point, valid only
+    where their mode fits (the ratios where both; to_dict and to_dataframe give null elsewhere); prefill_rps : the
+    requests/s a disaggregated prefill instance prefills (the most a closed loop completes); inf when prefill shares
+    the decode steps (null in to_dict when infinite); rejected : samples of the length distribution left out because
+    they need more positions than the model has (`Workload.fitting`; `workload` holds the rest)."""
 
     scenario: dict[str, Any]
     workload: Workload
@@ -181,6 +179,9 @@ class ServeResult:
     @property
     def throughput_ratio(self) -> np.ndarray:
         return self.spec.tokens_per_s_per_gpu / self.base.tokens_per_s_per_gpu
+
+    def to_dataframe(self):  # pandas, one row per point: spec_* and base_* columns (null where that mode does not fit)
+        return frame([serve_row(p, tuple(Phase.__dataclass_fields__)) for p in self.to_dict()["points"]])
 
     @property
     def decodes(self) -> bool:

@@ -13,6 +13,7 @@ from .errors import ScenarioError
 from .pricing import check_context, context_message, host_rule, memory, price_pass
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
+from .tables import frame, step_row
 from .workload import FAMILIES
 
 
@@ -52,6 +53,10 @@ class StepResult:
                 "breakdown_s": {k: float(v[i]) for k, v in self.breakdown_s.items()} if ok else None,
                 "memory_bytes": float(self.memory_bytes[i]), "feasible": ok, "message": self.message[i]})
         return {"scenario": self.scenario, "points": pts}
+
+    def to_dataframe(self):
+        """pandas DataFrame, one row per batch: the time per op family as <family>_s (null where infeasible)."""
+        return frame([step_row(p) for p in self.to_dict()["points"]])
 
 
 def _room(q: int) -> str:

@@ -27,6 +27,7 @@ from ..drafters import default_decay, verified_tree
 from ..errors import ScenarioError, SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
 from ..serving import Phase, Workload, serve
+from ..tables import serve_row
 from ..traffic import length_ratio
 from .spec import check_number, err, names_exist, parse_values
 
@@ -239,20 +240,12 @@ def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc
     except SpecroofError as e:
         return [{**head, key: p, "feasible": False, "message": str(e), "base_feasible": False,
                  "base_message": str(e)} for p in pts]
-    return [_point_row(pt, head, key) for pt in res.to_dict()["points"]]
+    return [_point_row(pt, head) for pt in res.to_dict()["points"]]
 
 
-def _point_row(pt: dict[str, Any], head: dict[str, Any], key: str) -> dict[str, Any]:
+def _point_row(pt: dict[str, Any], head: dict[str, Any]) -> dict[str, Any]:
     """One point of `ServeResult.to_dict` (where each mode's numbers and the ratios are null) as a flat row."""
-    row = {**head, **{f: pt[f] for f in ("concurrency", "feasible", "message", "base_feasible", "base_message")}}
-    if key == "rate":
-        row["rate"] = pt["rate"]
-    for name in ("spec", "base"):
-        for f in PHASE_FIELDS:
-            v = pt[name][f] if pt[name] is not None else None
-            row[f"{name}_{f}"] = v if v is None or isinstance(v, str) else float(v)
-    row.update({f: pt[f] for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio")})
-    return row
+    return {**head, **serve_row(pt, PHASE_FIELDS)}
 
 
 __all__ = ["WORKLOAD_KEYS", "serve_sweep"]
