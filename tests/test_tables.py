@@ -42,7 +42,7 @@ def test_a_step_table_spreads_the_families_and_nulls_an_infeasible_point():
     r = simulate_step(hardware="h100-sxm", model="llama-3.1-8b", batch=[1, 64, 65], max_running_requests=64)
     df = r.to_dataframe()
     assert df.feasible.tolist() == [True, True, False]
-    for i, f in enumerate(FAMILIES):
+    for f in FAMILIES:
         assert df[f"{f}_s"].iloc[:2].tolist() == pytest.approx(r.breakdown_s[f][:2].tolist()), f
     assert df.loc[2, [f"{f}_s" for f in FAMILIES]].isna().all() and math.isnan(df.step_s[2])
     assert df.step_s.iloc[:2].tolist() == pytest.approx(r.step_s[:2].tolist())
