@@ -14,6 +14,8 @@ Public API::
     crossval(rows=None) -> CrossValidation            leave-one-source-out: held-out error of the calibration
     load_bands() -> tuple[Band, ...]; band_for(bands, moe, batch, given) -> Band | None
                                                        what held-out speedups like a prediction measured against it
+    known_hazards(result, options=None) -> list[Hazard]   the warnings the CLI prints beside a predict, serve or
+                                                       frontier result (hazards/known_hazards.toml)
     calibrate(rows, base_engine, params) -> FitResult  fit an engine profile's host mechanisms (least squares)
     simulator.advise.advise(scenario, batch_range) -> Advice    best k per batch, switch-off batch, engine configs
     simulator.frontier.frontier(scenario, workload, gpus) -> FrontierResult   throughput-interactivity frontiers
@@ -53,15 +55,15 @@ _EXPORTS: dict[str, str] = {
     "StepResult": "step", "simulate_step": "step", "ValidationReport": "report", "load_rows": "validation",
     "validate": "validation", "Parallelism": "workload", "Precision": "workload", "forward_pass": "workload",
     "FrontierResult": "frontier", "Advice": "advise", "default_decay": "drafters", "Band": "heldout",
-    "band_for": "heldout", "load_bands": "heldout",
+    "band_for": "heldout", "load_bands": "heldout", "known_hazards": "result_hazards",
 }
 __all__ = ["Acceptance", "Advice", "Band", "CrossValidation", "Deployment", "EngineProfile", "FitResult",
            "FrontierResult", "Hardware", "ModelConfigError", "ModelShape", "OutputError", "Parallelism", "Precision",
            "Scenario", "ScenarioError", "ServeResult", "SpecError", "SpecroofError", "SpeedupResult", "StepResult",
            "ValidationReport", "Workload", "band_for", "calibrate", "crossval", "default_decay", "forward_pass",
-           "list_engines", "list_hardware", "list_models", "load_bands", "load_engine", "load_hardware", "load_model",
-           "load_rows", "predict", "run_points", "run_speedup", "serve", "simulate_step", "speedup_curve",
-           "static_batch", "validate", "write_profile", "__version__"]
+           "known_hazards", "list_engines", "list_hardware", "list_models", "load_bands", "load_engine",
+           "load_hardware", "load_model", "load_rows", "predict", "run_points", "run_speedup", "serve",
+           "simulate_step", "speedup_curve", "static_batch", "validate", "write_profile", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -6,11 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-import numpy as np
-
-from ..acceptance import tree_width
 from ..files import check_output
-from ..hazards import DEPLOYMENT_OPTIONS, check
 from . import fmt
 from .args import (
     add_acceptance_args,
@@ -38,21 +34,9 @@ def add(sub: Any, name: str) -> None:
 
 
 def hazards_for(a: argparse.Namespace, r: Any) -> list[Any]:
-    """Known hazards for a result: the flags' options plus what the prediction used (tp, ep, batch, k, tree, and
-    whether the target is a mixture of experts), over the feasible points, as serve's (found by review: a curve whose
-    every batch was infeasible warned that its speedups at 16 to 96 requests measure below the prediction)."""
-    ok = r.feasible
-    if not np.any(r.k[ok]):                    # no feasible point speculates (--k 0): nothing of it to warn about
-        return []
-    br = r.scenario["tree_branching"]          # the branching priced (Scenario.branching: Medusa's default tree's)
-    topk = max([tree_width(int(k), int(T), br) for k, T in zip(r.k[ok], r.tree_tokens[ok])], default=1)
-    opts = {"tp": a.tp, "ep": a.ep, "dp": a.dp, "pp": a.pp, "max_batch": int(np.max(r.batch[ok], initial=0)),
-            "context": a.context, "topk": topk,
-            "max_k": int(r.k[ok].max()) if ok.any() else 0,
-            "verify_tokens": int(r.tree_tokens[ok].max()) if ok.any() else 0,
-            "overlap_scheduler": r.scenario["spec_overlap"],
-            **{o: r.scenario[o] for o in DEPLOYMENT_OPTIONS}, **options_from(a)}
-    return check(r.scenario["engine"], r.scenario["method"], opts, files=a.hazards)
+    """Known hazards for a result (result_hazards.known_hazards) with the option flags and --hazards files."""
+    from ..result_hazards import known_hazards  # lazy: keeps --help free of numba
+    return known_hazards(r, options_from(a), a.hazards)
 
 
 def _rows(d: dict[str, Any]) -> list[list[Any]]:

@@ -22,32 +22,6 @@ from .args import (
 from .serve import add_workload_args, workload_from
 
 
-def hazards_for(s: Any, res: Any) -> list[Any]:
-    """Known hazards of the speculative frontier (as curve's and serve's): per layout on it, that layout's deployment
-    (tensor, data and expert parallelism, whether a collective leaves the scale-up domain, the overlap mode) with the
-    largest concurrency and k it runs at; each hazard once (review, 2026-12-05: frontier printed none, so a TP16
-    frontier on two H100 boards carried only its note). The deployment is the one the search resolved for that layout
-    (`FrontierResult.deployment`), not resolved again here."""
-    from ..hazards import check, deployment_options  # lazy: keeps --help free of numba
-    if not s.method or s.k == 0:      # review, 2026-12-06: --k 0 drew the speculation hazards with none running
-        return []
-    out: dict[str, Any] = {}
-    w = res.workload
-    for lay in sorted({p.layout for p in res.on}, key=lambda x: (x.tp, x.dp, x.ep)):
-        pts = [p for p in res.on if p.layout == lay]
-        dep = res.deployment(lay)
-        shapes = [s.verify(p.k) for p in pts if p.k]      # the tree a point verifies (a chain without one)
-        opts = {"tp": lay.tp, "dp": lay.dp, "ep": lay.ep, "pp": s.pp, **deployment_options(dep),
-                "overlap_scheduler": dep.eng.overlaps(s.method),
-                "max_batch": max(p.concurrency for p in pts), "max_k": max(p.k for p in pts),
-                # review: without these the tree hazards (SGLang's overlap needs topk 1, ...) never fired
-                "topk": max([v.w for v in shapes], default=1), "verify_tokens": max([v.T for v in shapes], default=1),
-                "context": int(max(w.samples[0] + w.samples[1])), **dict(s.options)}
-        for h in check(dep.eng.name, s.method, opts):
-            out.setdefault(h.id, h)
-    return list(out.values())
-
-
 def _list(name: str, conv: Any) -> Any:
     def f(s: str) -> tuple[Any, ...]:
         out = tuple(conv(t.strip()) for t in s.split(",") if t.strip())
@@ -121,12 +95,13 @@ def _front_rows(d: dict[str, Any]) -> list[list[Any]]:
 
 def run(a: argparse.Namespace) -> int:
     from ..frontier import frontier  # lazy: keeps --help free of numba
+    from ..result_hazards import known_hazards  # lazy, as frontier is
     if a.plot:
         check_output(a.plot, "--plot")
     targets = tuple(a.targets) + ((1000.0 / a.tpot_slo_ms,) if a.tpot_slo_ms else ())
     s = scenario_from(a, batch=(1,))
     res = frontier(s, workload_from(a, concurrency=(1,)), gpus=a.gpus, targets=targets, max_tp=a.max_tp)
-    d, hz = res.to_dict(), hazards_for(s, res)
+    d, hz = res.to_dict(), known_hazards(res)
     if a.plot:
         from .. import plots  # lazy: matplotlib is an optional extra
         print(f"wrote {plots.save(plots.frontier(res), a.plot, close=True)}", file=sys.stderr)

@@ -6,12 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
-
-from ..acceptance import tree_width
 from ..errors import ScenarioError
-from ..hazards import DEPLOYMENT_OPTIONS, check
-from ..loop import step_batch
 from . import fmt
 from .args import (
     CONTEXT_FROM_LENGTHS,
@@ -167,26 +162,13 @@ def _speculation(sc: dict[str, Any]) -> str:
     return "speculation off (k = 0)" if sc["k"] == 0 else f"{sc['method']} (acceptance {sc['acceptance']})"
 
 
-def hazards_for(res: Any) -> list[Any]:
-    """Known hazards for a serving result (as `curve`'s): the layout, whether the target routes to experts, the
-    overlap scheduler, and the largest decode batch and k speculation ran at (none without a method)."""
-    sc, ph, ok = res.scenario, res.spec, res.feasible
-    if not sc["method"] or not np.any(ph.k[ok]):    # review: --k 0 drew the speculation hazards with none running
-        return []
-    opts = {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], **{o: sc[o] for o in DEPLOYMENT_OPTIONS},
-            "max_batch": int(np.ceil(np.max(step_batch(ph.decode_batch, ph.running)[ok], initial=1.0))),  # its steps
-            "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"]),
-            "topk": max([tree_width(int(k), int(T), sc["tree_branching"]) for k, T in
-                         zip(ph.k[ok], ph.verify_tokens[ok]) if k], default=1)}   # review: trees
-    return check(sc["engine"], sc["method"], opts)
-
-
 def run(a: argparse.Namespace) -> int:
-    from ..serving import serve  # lazy: keeps --help free of numba
+    from ..result_hazards import known_hazards  # lazy: keeps --help free of numba
+    from ..serving import serve  # lazy, as the hazards are
     s = scenario_from(a)
     res = serve(s, workload_from(a))
     d = res.to_dict()
-    hz = hazards_for(res)
+    hz = known_hazards(res)
     if a.format == "json":
         d["hazards"] = [h.to_dict() for h in hz]
         print(fmt.dumps(d))
