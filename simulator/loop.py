@@ -224,14 +224,16 @@ def ttft(pf: PromptSide, w: Workload, step: np.ndarray, T: np.ndarray, tokens_s:
     prefill of its prompt with those of the (R - 1)(1 - B / R) other slots waiting for their first token beside it
     (each slot's prompt is prefilled once in a request's lifetime: the rest arrive while it decodes, in its steps'
     load), in passes as full as they fill (prompts.prefill_wait); where prompts do not mix into decode steps, after
-    the rest of a step in flight where another slot decodes (each of the R - 1 others with probability B / R)."""
+    the rest of a step in flight where another slot decodes (each of the R - 1 others with probability B / R; on
+    replicas that step apart, pf.apart, only one on its own replica's step: B / (R dp))."""
     if w.pd:
         return pf.pass_s * np.ones_like(T)
     waiting = 1.0 + np.maximum(R - 1.0, 0.0) * (1.0 - B / R)
     prefill = prefill_wait(pf, waiting, tokens_s, step, decodes)
     if not pf.alone_s:
         return prefill
-    b = 1.0 - np.power(np.clip(1.0 - B / R, 0.0, 1.0), np.maximum(R - 1.0, 0.0))
+    mine = B / R / (pf.ranks if pf.apart else 1.0)
+    b = 1.0 - np.power(np.clip(1.0 - mine, 0.0, 1.0), np.maximum(R - 1.0, 0.0))
     return b * T / 2.0 + prefill
 
 

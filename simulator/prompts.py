@@ -37,7 +37,8 @@ class PromptSide:
     lone prompt waits for under dp > 1 (review, 2026-12-05: TTFT was up to dp x below the prompt's own pass); ranks:
     the attention-DP ranks (or a dense model's replicas) prompts are dealt to; lockstep: those ranks run every step
     together (an MoE under DP attention, whose expert collectives join them), so a step waits for the rank carrying a
-    prompt's chunk (`prompt_load`); a dense model's replicas step apart."""
+    prompt's chunk (`prompt_load`); a dense model's replicas step apart (apart: a prefill pass of its own pauses
+    only the replica that holds its prompt)."""
 
     per_token_s: float
     chunk_tokens: float
@@ -54,6 +55,7 @@ class PromptSide:
     own_s: float = 0.0
     ranks: float = 1.0
     lockstep: bool = False
+    apart: bool = False
 
 
 def _prompt_token(dep: Deployment, prompt: float, cached: float, chunk: int,
@@ -163,6 +165,7 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
                      fill=float(p.mean()) / (w.chunk * dep.par.dp), own_s=float(p.mean()) * own,
                      ranks=float(dep.par.dp),
                      lockstep=dep.par.dp > 1 and dep.target.is_moe and not dep.eng.dp_prompt_balance,
+                     apart=dep.par.dp > 1 and not dep.target.is_moe,
                      pass_prompt_s=_pass_prompt(dep, float(p.mean()), float(cached.mean()), w.chunk, packed,
                                                 float(p.mean()) * per_tok))
         return pf if dep.eng.mixed_prefill else replace(pf, alone_s=pf.solo_s)
@@ -181,11 +184,28 @@ def prompt_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> tuple[np.ndar
     its fixed part, t_1 - tokens_s (never below 0), and its prompts their tokens, so with Poisson arrivals the load
     is E[passes] (t_1 - tokens_s) + f tokens_s, E[passes] = E[ceil(N / k)] for k = pf.per_pass prompts a pass takes;
     a prompt's own time is its pass plus the tokens of the Poisson(f) others that arrived in its step (Palm): an
-    estimate, exact when they fit one pass (f much below k), which ignores the order of passes within a step."""
+    estimate, exact when they fit one pass (f much below k), which ignores the order of passes within a step.
+    Replicas that step apart (pf.apart: a dense model's dp) each take their Poisson(f / dp) share of the arrivals
+    in passes of k / dp, and a pass pauses its own replica's decode only (found by review: every replica had
+    paused for every other's pass, dp times the passes at a low arrival rate: SGLang at --dp 4 and 4C priced a
+    TPOT up to 1.6x that of --dp 1 at C, 1024 / 256 tokens)."""
     if not pf.alone_s:
         return np.maximum(f * tokens_s, straggler_load(pf, f)), np.zeros_like(f)
+    if pf.apart and pf.ranks > 1.0:
+        return _replica_load(pf, f, tokens_s), pf.alone_s + f * tokens_s
     fixed = max(pf.alone_s - tokens_s, 0.0)
     return expected_passes(f, pf.per_pass) * fixed + f * tokens_s, pf.alone_s + f * tokens_s
+
+
+def _replica_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> np.ndarray:
+    """`prompt_load` run apart on one of r replicas that step apart: its Poisson(f / r) prompts in passes of
+    k / r, each pass its fixed part t_1 - q_r and each prompt q_r, what one more prompt adds to a replica's pass:
+    the chord `tokens_s` = (t_K - t_1) / (K - 1) spans K = max(r, 1 / fill) prompts over the r replicas, so
+    q_r = tokens_s (K - 1) / (K / r - 1) (a replica's pass of one prompt costs t_1 whatever q_r: 0 there)."""
+    r = pf.ranks
+    K = max(r, 1.0 / pf.fill)
+    q = tokens_s * (K - 1.0) / (K / r - 1.0) if K > r * (1.0 + 1e-9) else 0.0
+    return expected_passes(f / r, pf.per_pass / r) * max(pf.alone_s - q, 0.0) + f / r * q
 
 
 def straggler_load(pf: PromptSide, f: np.ndarray) -> np.ndarray:

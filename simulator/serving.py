@@ -39,7 +39,8 @@ t_1 one prompt's own prefill (ceil(isl' / chunk) equal chunk passes, on the busi
 K = dp chunk / isl' prompts (k unrounded) and q = (t_K - t_1) / (K - 1) what one more prompt adds to a pass (exact at
 one prompt and at K; isl' m where a pass takes one prompt, whose passes each cost t_1 whatever q is):
     P m            ->  E[ceil(N / k)] (t_1 - q) + f q   each pass pays its fixed part, each prompt what it adds
-                                                        (prompts.prompt_load)
+                                                        (prompts.prompt_load; a dense model's dp replicas step
+                                                        apart: N, k, q each replica's, B / R in b over dp)
     TTFT           =   b T / 2 + W(n)                 the rest of a step in flight (an estimate: an arrival at a
                        uniform time waits half a step), then the passes of W with c = (t_1 - q) / n_c and isl' m
                        read as q (t_1 at one request); b = 1 - (1 - B / R)^(R - 1), the chance that another of the R
