@@ -107,15 +107,15 @@ class Phase:
     """One mode (speculation on or off) at each concurrency: every time in s, throughput in output tokens/s.
 
     in_flight : requests in flight (the concurrency, or solved from the arrival rate); running : requests the engine
-    runs, min(in flight, its running cap, the most whose KV cache fits: `_phase`), the rest queue;
-    decode_batch : requests in the decode stage (a time average; a request's steps carry loop.step_batch of it);
-    k, tokens_per_step : draft depth and tokens per step (0, 1 off);
-    verify_tokens : tokens verified per sequence per step (k + 1 for a chain, the tree's size for a tree; 1 off);
-    step_s : time between token bursts; ttft_s, tpot_s, itl_s, e2e_s; tpot_first_s, tpot_last_s : TPOT at the
-    first and the last output token (context isl vs isl + osl); tokens_per_s_per_gpu, tokens_per_s_per_user;
-    prefill_share : share of a step spent on other requests' prompts; decode_bound : what bounds the decode pass;
-    prefill_queue : requests waiting for a disaggregated prefill instance where it sets the rate (R - B; else 0).
-    """
+    runs, min(in flight, its running cap, the most whose KV cache fits: `_phase`), the rest queue; decode_batch :
+    requests in the decode stage (a time average; a request's steps carry loop.step_batch of it); k, tokens_per_step
+    : draft depth and tokens per step (0, 1 off); verify_tokens : tokens verified per sequence per step (k + 1 for a
+    chain, the tree's size for a tree; 1 off); step_s : time between token bursts (the ITL of vLLM's
+    benchmark_serving, one gap per streamed chunk); ttft_s, tpot_s, e2e_s; itl_s = tpot_s, the ITL of SGLang's
+    bench_serving (a chunk's gap split over its tokens); tpot_first_s, tpot_last_s : TPOT at the first and the last
+    output token (context isl vs isl + osl); tokens_per_s_per_gpu, tokens_per_s_per_user; prefill_share : share of a
+    step spent on other requests' prompts; decode_bound : what bounds the decode pass; prefill_queue : requests
+    waiting for a disaggregated prefill instance where it sets the rate (R - B; else 0)."""
 
     in_flight: np.ndarray
     running: np.ndarray
@@ -333,8 +333,7 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     ends = [(c[0] + prompt_load(pf, loop.arrivals(n, c[1]), tokens_s)[0]) / c[1] for c in (first.at(n), last.at(n))]
     wait = e2e * (C / R - 1.0)
     return Phase(C.astype(np.float64), R, B, k, mid.verify_tokens(n), tau, T, ttft + wait, tpot, tpot, e2e + wait,
-                 *ends, R * osl / e2e / gpus, 1.0 / tpot, load / T,
-                 tuple(BOUNDS[int(i)] for i in bound), queue)
+                 *ends, R * osl / e2e / gpus, 1.0 / tpot, load / T, tuple(BOUNDS[int(i)] for i in bound), queue)
 
 
 def _inputs(scenario: Scenario | None, workload: Workload | None, dep: Deployment | None, kw: dict[str, Any]
@@ -494,8 +493,7 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
         notes += (f"the prefill instance prefills at most {pf.capacity_rps:.3g} requests/s: a load beyond it queues "
                   "for prefill (in TTFT), and speculation then shortens TPOT but not E2E",)
     return ServeResult(scen, w, np.asarray(C).astype(int), gpus, spec, base, pf.bound, ok, tuple(msgs), ok_b,
-                       tuple(msgs_b), notes,
-                       np.asarray(w.rate, dtype=np.float64), pf.capacity_rps, rejected)
+                       tuple(msgs_b), notes, np.asarray(w.rate, dtype=np.float64), pf.capacity_rps, rejected)
 
 
 __all__ = ["DEFAULT_CHUNK", "PER_TOKEN_FIELDS", "Phase", "ServeResult", "Workload", "read_lengths", "serve"]
