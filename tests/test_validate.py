@@ -965,8 +965,9 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     # the 4 of round 7 (TensorRT Model Optimizer's TensorRT-LLM v0.15 runs), the 2 of round 8 (SGLang PR #14764) and
     # the 71 of round 9 (tools/blind_rows_round9.py: ML.ENERGY 58, SGLang cookbook DeepSeek-V3.1 on MI300X 9,
     # TensorRT-LLM tech blog 2 1, vLLM PR #62258's gist 3) and the 8 of round 10 (tools/blind_rows_round10.py: z-lab's
-    # gpt-oss-120b DFlash card)
-    assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 103
+    # gpt-oss-120b DFlash card) and the 66 of round 11 (tools/blind_rows_round11.py: TensorRT-LLM's v0.6.1
+    # performance page 12, Argonne's LLM-Inference-Bench 54; 6 more refused as not fitting in memory)
+    assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 169
 
 
 @pytest.mark.parametrize("argv, message", [
