@@ -79,6 +79,9 @@ def test_bundled_list_is_well_formed():
     # blind test round 9 (2026-12-06): the SGLang cookbook's DeepSeek-V3.1 on MI300X, about 2.5x the priced step
     ("sglang", "mtp", {"mla": True, "architecture": "cdna3"}, "sglang-deepseek-cdna3-decode-underpriced",
      "sgl-cookbook"),
+    # held out (2026-12-06): vLLM's gpt-oss-120b (InferenceX PR #1061) and DeepSeek-R1 (dstack) on MI300X
+    ("vllm", "eagle3", {"moe": True, "architecture": "cdna3"}, "vllm-moe-cdna3-decode-underpriced",
+     "InferenceX/pull/1061"),
 ])
 def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     hs = check(engine, method, opts)
@@ -105,6 +108,9 @@ def test_issue_hazards_match_with_links(engine, method, opts, want, link):
     ("sglang", "mtp", {"mla": True, "architecture": "cdna4"}, "sglang-deepseek-cdna3-decode-underpriced"),   # MI355X
     ("sglang", "eagle3", {"architecture": "cdna3"}, "sglang-deepseek-cdna3-decode-underpriced"),    # not MLA
     ("vllm", "mtp", {"mla": True, "architecture": "cdna3"}, "sglang-deepseek-cdna3-decode-underpriced"),  # vLLM
+    ("vllm", "eagle3", {"moe": True, "architecture": "cdna4"}, "vllm-moe-cdna3-decode-underpriced"),   # MI355X
+    ("vllm", "eagle3", {"architecture": "cdna3"}, "vllm-moe-cdna3-decode-underpriced"),   # dense: priced within 8 %
+    ("sglang", "eagle3", {"moe": True, "architecture": "cdna3"}, "vllm-moe-cdna3-decode-underpriced"),  # SGLang
 ])
 def test_conditions_must_all_hold(engine, method, opts, absent):
     assert absent not in ids(check(engine, method, opts))
