@@ -46,3 +46,15 @@ def test_a_step_table_spreads_the_families_and_nulls_an_infeasible_point():
         assert df[f"{f}_s"].iloc[:2].tolist() == pytest.approx(r.breakdown_s[f][:2].tolist()), f
     assert df.loc[2, [f"{f}_s" for f in FAMILIES]].isna().all() and math.isnan(df.step_s[2])
     assert df.step_s.iloc[:2].tolist() == pytest.approx(r.step_s[:2].tolist())
+
+
+def test_the_serve_table_prints_a_small_rate_with_its_digits(capsys):
+    # review: 1.5 tokens/s per GPU of a 64-GPU prefill-bound run printed as 0.0
+    from simulator.cli import fmt
+
+    from .helpers import run
+    assert [fmt.rate(x) for x in (None, 0.01534, 1.5349, 86.61, 1135.94)] == ["-", "0.0153", "1.53", "86.6", "1135.9"]
+    rc, out, _ = run(capsys, "serve", "--model", "deepseek-r1", "--hardware", "h200-sxm", "--tp", "8", "--dp", "8",
+                     "--precision", "fp8", "--isl", "32000", "--osl", "16", "--concurrency", "1")
+    row = next(ln.split() for ln in out.splitlines() if ln.split()[:2] == ["1", "off"])
+    assert rc == 0 and float(row[11]) > 0.0         # tok/s/gpu, about 0.02

@@ -152,7 +152,7 @@ def _rows(d: dict[str, Any]) -> list[list[Any]]:
                          fmt.num(ph["in_flight"], ".1f"), fmt.num(ph["running"], ".1f"),
                          fmt.num(ph["decode_batch"], ".1f"), fmt.ms(ph["ttft_s"]), fmt.ms(ph["tpot_s"]),
                          f"{fmt.ms(ph['tpot_first_s'])}..{fmt.ms(ph['tpot_last_s'])}", fmt.num(ph["e2e_s"], ".2f"),
-                         fmt.num(ph["tokens_per_s_per_gpu"], ".1f"), fmt.num(ph["tokens_per_s_per_user"], ".1f"),
+                         fmt.rate(ph["tokens_per_s_per_gpu"]), fmt.rate(ph["tokens_per_s_per_user"]),
                          fmt.num(ph["prefill_share"], ".2f"), ph["decode_bound"]])
     return rows
 
