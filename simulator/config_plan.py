@@ -244,3 +244,43 @@ def ranges_text(xs: Iterable[int]) -> str:
         parts.append(f"{xs[i]}" if i == j else f"{xs[i]}-{xs[j]}")
         i = j + 1
     return ", ".join(parts)
+
+
+def _sglang_layout_missing(p: ConfigPlan) -> str | None:
+    """Why SGLang refuses this method on this layout (its speculative and pipeline argument checks), or None."""
+    alg, dpa = ENGINE_METHOD["sglang"].get(p.method, ""), p.dp > 1 and p.moe
+    if p.method == "dflash" and (p.pp > 1 or dpa):
+        return ("SGLang's DFLASH supports neither DP attention nor pipeline stages (speculative_hook.py _handle_dflash:"
+                " 'does not support dp attention', 'only supports pp_size == 1')")
+    if p.pp > 1:
+        return _sglang_pp_missing(p, alg, dpa)
+    if dpa and p.method in ("ngram", "draft"):
+        return f"SGLang refuses {alg} speculation with --enable-dp-attention (its speculative argument checks)"
+    return None
+
+
+def _sglang_pp_missing(p: ConfigPlan, alg: str, dpa: bool) -> str | None:
+    """Why SGLang refuses speculation with pipeline stages here, or None: only a single-layer EAGLE / NEXTN chain."""
+    if not p.pays or (p.method in ("eagle", "mtp") and p.fixed_T == p.fixed_k + 1 and not dpa):   # the one k SGLang
+        return None                                           # runs; nothing to refuse where speculation never pays
+    return (f"SGLang runs speculation with pipeline stages (SGLANG_ENABLE_PP_SPEC=1, PR #30775) only for a "
+            f"single-layer EAGLE or NEXTN chain (topk 1) without DP attention (validation_hook.py pipeline checks); "
+            f"{alg}{' as a tree' if p.fixed_T > p.fixed_k + 1 else ''}{' with DP attention' if dpa else ''} is refused")
+
+
+def layout_missing(engine: str, p: ConfigPlan) -> str | None:
+    """Why an engine cannot run the layout priced ('' / None when it can)."""
+    if engine == "sglang":
+        return _sglang_layout_missing(p)
+    if engine == "vllm" and 1 < p.ep < p.tp * p.dp:    # review: --enable-expert-parallel was written for ep 2 of 4 GPUs
+        return (f"vLLM's expert parallelism has no size: --enable-expert-parallel spreads the experts over every GPU "
+                f"of the instance (EP size = TP x DP = {p.tp * p.dp}: docs/serving/expert_parallel_deployment.md; "
+                f"FusedMoEParallelConfig.make), so ep = {p.ep} with each expert split {p.tp * p.dp // p.ep} ways does "
+                f"not run there; price --ep {p.tp * p.dp} or --ep 1 for vLLM")
+    if p.dp == 1:
+        return None
+    if engine == "trtllm" and (p.tp > 1 or not p.moe):
+        return ("TensorRT-LLM's attention DP runs one attention rank per GPU (enable_attention_dp: attention DP size "
+                f"= tensor_parallel_size): {p.dp} {'groups of ' + str(p.tp) + ' GPUs' if p.tp > 1 else 'replicas'} "
+                "are not one TensorRT-LLM server; run them as separate servers behind a router")
+    return None

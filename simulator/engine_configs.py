@@ -15,6 +15,7 @@ from .config_plan import (
     KRange,
     fixed_caveat,
     fixed_note,
+    layout_missing,
     no_spec,
     ranges_text,
 )
@@ -204,26 +205,12 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     m = _sglang_most(p)
     lay, notes = _sglang_layout(p, m)
     args += lay
-    v2 = p.sglang_spec_v2 and T == k + 1 and p.pp == 1
+    v2 = p.sglang_spec_v2 and T == k + 1 and p.pp == 1 and p.method != "dflash"   # EAGLE family only
     prefix = ("SGLANG_ENABLE_SPEC_V2=True " if v2 else "") + ("SGLANG_ENABLE_PP_SPEC=1 " if p.pp > 1 else "")
     notes = [fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "
              "PR #22246) is unmerged", *notes]
-    if p.sglang_spec_v2 is None:      # review: the V1 and PP notes were printed of a prediction priced with vLLM's
-        notes.append("priced with another engine's profile, not SGLang's: neither SGLang's overlapped SpecV2 worker "
-                     "(its default from v0.5.11) nor the V1 worker before it is in this prediction (specroof advise "
-                     "--engine sglang prices SGLang itself)" + ("; pipeline stages need --disable-overlap-schedule "
-                                                                "with speculation (SGLang's PP checks)" * (p.pp > 1)))
-    elif p.pp > 1:
-        notes.append("pipeline stages need --disable-overlap-schedule with speculation (SGLang's PP checks): the "
-                     "speculative steps run without overlap, as priced (host.overlap_with_spec_under_pp)")
-    elif p.sglang_spec_v2:
-        notes.append("priced with the overlapped SpecV2 worker: SGLang's default from v0.5.11 (PR #21062), for a "
-                     "chain opt-in through SGLANG_ENABLE_SPEC_V2=True from v0.5.4 (written above for a chain; the "
-                     "variable is gone with the V1 worker, PR #27964); a tree runs it only after v0.5.14")
-    else:
-        notes.append("priced with the V1 worker (no speculative overlap): SGLang builds before v0.5.11, or "
-                     "SGLANG_ENABLE_SPEC_V2=0 through v0.5.14; later builds run only the overlapped worker")
+    notes.append(_sglang_worker_note(p))
     if p.interior_off:
         notes.append(f"speculation is also predicted to lose at batch(es) {ranges_text(p.interior_off)}, where SGLang "
                      "keeps it on")
@@ -234,6 +221,35 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
                      "--speculative-ngram-max-bfs-breadth 1 keeps it a chain (the default breadth, 10, drafts a "
                      "tree of that many tokens, shallower than the chain priced)")
     return EngineConfig("sglang", True, "shell", prefix + " \\\n  ".join(args), tuple(notes))
+
+
+def _sglang_worker_note(p: ConfigPlan) -> str:
+    """Which SGLang worker the prediction priced: another engine's profile, PP's non-overlapped steps, SpecV2, or
+    none. NGRAM and DFLASH are said apart (review): SGLang v0.5.11 turns the overlap scheduler off for both
+    (server_args.py _handle_speculative_decoding: NGRAM 'The overlap scheduler ... disabled because of using ngram
+    speculative decoding', DFLASH '... (spec v2 is not supported yet)'); later builds (arg_groups/speculative_hook.py
+    _handle_ngram, _handle_dflash) keep it on CUDA. Neither reads SGLANG_ENABLE_SPEC_V2."""
+    if p.sglang_spec_v2 is None:      # review: the V1 and PP notes were printed of a prediction priced with vLLM's
+        return ("priced with another engine's profile, not SGLang's: neither SGLang's overlapped SpecV2 worker "
+                "(its default from v0.5.11) nor the V1 worker before it is in this prediction (specroof advise "
+                "--engine sglang prices SGLang itself)" + ("; pipeline stages need --disable-overlap-schedule "
+                                                           "with speculation (SGLang's PP checks)" * (p.pp > 1)))
+    if p.pp > 1:
+        return ("pipeline stages need --disable-overlap-schedule with speculation (SGLang's PP checks): the "
+                "speculative steps run without overlap, as priced (host.overlap_with_spec_under_pp)")
+    alg = ENGINE_METHOD["sglang"][p.method]
+    if p.method in ("ngram", "dflash"):
+        other = ("this profile prices NGRAM without it (host.no_overlap_methods), slower than those builds run"
+                 if p.method == "ngram" else f"--{'no-' * bool(p.sglang_spec_v2)}spec-overlap prices the other kind")
+        return (f"priced {'with' if p.sglang_spec_v2 else 'without'} the overlap scheduler: SGLang v0.5.11 turns it "
+                f"off for {alg} (server_args.py _handle_speculative_decoding), later builds keep it on CUDA "
+                f"(speculative_hook.py _handle_{p.method}); {other}")
+    if p.sglang_spec_v2:
+        return ("priced with the overlapped SpecV2 worker: SGLang's default from v0.5.11 (PR #21062), for a "
+                "chain opt-in through SGLANG_ENABLE_SPEC_V2=True from v0.5.4 (written above for a chain; the "
+                "variable is gone with the V1 worker, PR #27964); a tree runs it only after v0.5.14")
+    return ("priced with the V1 worker (no speculative overlap): SGLang builds before v0.5.11, or "
+            "SGLANG_ENABLE_SPEC_V2=0 through v0.5.14; later builds run only the overlapped worker")
 
 
 def _sglang_memory(p: ConfigPlan, args: list[str]) -> list[str]:
@@ -450,45 +466,10 @@ def _hf(p: ConfigPlan) -> EngineConfig:
 _WRITERS = {"vllm": _vllm, "sglang": _sglang, "trtllm": _trtllm, "hf": _hf}
 
 
-def _sglang_layout_missing(p: ConfigPlan) -> str | None:
-    """Why SGLang refuses this method on this layout (its speculative and pipeline argument checks), or None."""
-    alg, dpa = ENGINE_METHOD["sglang"].get(p.method, ""), p.dp > 1 and p.moe
-    if p.method == "dflash" and (p.pp > 1 or dpa):
-        return ("SGLang's DFLASH supports neither DP attention nor pipeline stages (speculative_hook.py _handle_dflash:"
-                " 'does not support dp attention', 'only supports pp_size == 1')")
-    if p.pp > 1:
-        return _sglang_pp_missing(p, alg, dpa)
-    if dpa and p.method in ("ngram", "draft"):
-        return f"SGLang refuses {alg} speculation with --enable-dp-attention (its speculative argument checks)"
-    return None
-
-
-def _sglang_pp_missing(p: ConfigPlan, alg: str, dpa: bool) -> str | None:
-    """Why SGLang refuses speculation with pipeline stages here, or None: only a single-layer EAGLE / NEXTN chain."""
-    if not p.pays or (p.method in ("eagle", "mtp") and p.fixed_T == p.fixed_k + 1 and not dpa):   # the one k SGLang
-        return None                                           # runs; nothing to refuse where speculation never pays
-    return (f"SGLang runs speculation with pipeline stages (SGLANG_ENABLE_PP_SPEC=1, PR #30775) only for a "
-            f"single-layer EAGLE or NEXTN chain (topk 1) without DP attention (validation_hook.py pipeline checks); "
-            f"{alg}{' as a tree' if p.fixed_T > p.fixed_k + 1 else ''}{' with DP attention' if dpa else ''} is refused")
-
-
-def _layout_missing(engine: str, p: ConfigPlan) -> str | None:
-    """Why an engine cannot run the layout priced ('' / None when it can)."""
-    if engine == "sglang":
-        return _sglang_layout_missing(p)
-    if p.dp == 1:
-        return None
-    if engine == "trtllm" and (p.tp > 1 or not p.moe):
-        return ("TensorRT-LLM's attention DP runs one attention rank per GPU (enable_attention_dp: attention DP size "
-                f"= tensor_parallel_size): {p.dp} {'groups of ' + str(p.tp) + ' GPUs' if p.tp > 1 else 'replicas'} "
-                "are not one TensorRT-LLM server; run them as separate servers behind a router")
-    return None
-
-
 def engine_configs(p: ConfigPlan, engines: Iterable[str]) -> tuple[EngineConfig, ...]:
     out = []
     for e in engines:
-        why = _missing(e, p.method) or _layout_missing(e, p)
+        why = _missing(e, p.method) or layout_missing(e, p)
         out.append(EngineConfig(e, False, "", "", (why,)) if why else _WRITERS[e](p))
     return tuple(out)
 

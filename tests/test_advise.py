@@ -1025,3 +1025,36 @@ def test_another_engines_memory_share_is_not_written_into_a_flag():
                    emit=("vllm", "sglang"))
     assert "--gpu-memory-utilization 0.8" in asked.config("vllm").text
     assert "--mem-fraction-static 0.8" in asked.config("sglang").text
+
+
+def test_vllm_refuses_expert_parallelism_over_part_of_the_instance():
+    """Review: --ep 2 on 4 GPUs wrote --enable-expert-parallel, which vLLM runs over every GPU (EP size = TP x DP;
+    FusedMoEParallelConfig.make sets ep_size to the flattened tp x dp, no EP size flag exists), not the priced
+    layout of experts split 2 ways inside; SGLang (--ep-size) and TensorRT-LLM (moe_expert_parallel_size) take it."""
+    kw = dict(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", batch_range=(1, 16),
+              emit=("vllm", "sglang", "trtllm"))
+    part = advise(tp=4, ep=2, **kw)
+    vl = part.config("vllm")
+    assert not vl.supported and "EP size = TP x DP = 4" in vl.notes[0] and "--ep 4" in vl.notes[0]
+    assert "--ep-size 2" in part.config("sglang").text
+    assert "moe_expert_parallel_size: 2" in part.config("trtllm").text.splitlines()
+    whole = advise(tp=4, ep=4, **kw).config("vllm")
+    assert whole.supported and "--enable-expert-parallel" in whole.text
+
+
+def test_sglang_ngram_and_dflash_name_their_overlap_not_the_eagle_worker():
+    """Review: NGRAM's SGLang section said 'priced with the V1 worker ... SGLANG_ENABLE_SPEC_V2=0', and DFLASH's was
+    prefixed SGLANG_ENABLE_SPEC_V2=True as 'SGLang's default from v0.5.11'; neither reads the variable: v0.5.11
+    turns the overlap scheduler off for both (server_args.py _handle_speculative_decoding), later builds keep it."""
+    kw = dict(hardware="h100-sxm", model="llama-3.1-8b", engine="sglang", batch_range=(1, 16), emit=("sglang",),
+              acceptance=Acceptance.from_rate(0.6))
+    ng = advise(method="ngram", **kw).config("sglang")
+    df = advise(method="dflash", **kw).config("sglang")
+    for c, alg in ((ng, "NGRAM"), (df, "DFLASH")):
+        notes = " ".join(c.notes)
+        assert not c.text.startswith("SGLANG_ENABLE_SPEC_V2") and "SGLANG_ENABLE_SPEC_V2" not in notes
+        assert f"SGLang v0.5.11 turns it off for {alg}" in notes and "V1 worker" not in notes
+    assert "priced without the overlap scheduler" in " ".join(ng.notes)
+    assert "priced with the overlap scheduler" in " ".join(df.notes) and "--no-spec-overlap" in " ".join(df.notes)
+    eagle = advise(method="eagle3", **{**kw, "acceptance": None}).config("sglang")
+    assert eagle.text.startswith("SGLANG_ENABLE_SPEC_V2=True ")          # the EAGLE family still reads it
