@@ -404,7 +404,8 @@ def check_engine_method(eng: EngineProfile, method: str | None, tree: int | None
         raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} "
                             f"drafts {method} as a chain, one token per head ([spec] chain_methods), so the "
                             f"{tree}-token tree cannot run there; pass a depth and a chain, --k N --tree-tokens N+1 "
-                            "(tree_tokens = k + 1), or another engine")
+                            "(tree_tokens = k + 1: curve, serve, frontier; advise tries every depth with one tree, "
+                            "so it has no such chain), or another engine")
     if method is None or not eng.methods or method in eng.methods:
         return
     raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} does "

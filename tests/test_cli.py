@@ -170,6 +170,11 @@ def test_vllm_refuses_a_medusa_tree_but_not_speculation_off(capsys):
     assert rc == 2 and "engine vllm drafts medusa as a chain, one token per head" in err
     rc, out, _ = run(capsys, *base, "--k", "0", "--format", "json")
     assert rc == 0 and [p["speedup"] for p in json.loads(out)["points"]] == [1.0, 1.0]
+    rc, out, _ = run(capsys, *base, "--k", "3", "--tree-tokens", "4", "--format", "json")    # the chain it names
+    assert rc == 0 and [p["k"] for p in json.loads(out)["points"]] == [3, 3]
+    # advise has no --k (it tries every depth with one tree): the refusal says so rather than naming a flag it lacks
+    rc, _, err = run(capsys, "advise", "--method", "medusa", "--engine", "vllm", "--model", "vicuna-7b")
+    assert rc == 2 and "advise tries every depth with one tree, so it has no such chain" in err
 
 
 def test_curve_says_which_overlap_mode_priced_the_speculative_steps(capsys):
