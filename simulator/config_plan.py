@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from .engine import load_engine
+from .errors import ScenarioError
 from .registry import list_models, model_record
 
 EMIT_ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "hf")
@@ -272,11 +274,10 @@ def layout_missing(engine: str, p: ConfigPlan) -> str | None:
     """Why an engine cannot run the layout priced ('' / None when it can)."""
     if engine == "sglang":
         return _sglang_layout_missing(p)
-    if engine == "vllm" and 1 < p.ep < p.tp * p.dp:    # review: --enable-expert-parallel was written for ep 2 of 4 GPUs
-        return (f"vLLM's expert parallelism has no size: --enable-expert-parallel spreads the experts over every GPU "
-                f"of the instance (EP size = TP x DP = {p.tp * p.dp}: docs/serving/expert_parallel_deployment.md; "
-                f"FusedMoEParallelConfig.make), so ep = {p.ep} with each expert split {p.tp * p.dp // p.ep} ways does "
-                f"not run there; price --ep {p.tp * p.dp} or --ep 1 for vLLM")
+    try:                 # review: vLLM's --enable-expert-parallel was written for ep 2 of 4 GPUs (it runs EP over 4)
+        load_engine(engine).check_layout(p.tp, p.dp, p.ep)
+    except ScenarioError as e:
+        return str(e)
     if p.dp == 1:
         return None
     if engine == "trtllm" and (p.tp > 1 or not p.moe):

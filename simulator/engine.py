@@ -26,6 +26,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "memory": {"gpu_memory_fraction", "reserve", "share_of_free"}, "collectives": {"allreduce_latency_s"},
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"}, "scope": {"valid_from", "vendors"},
     "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention", "dp_prompt_balance"},
+    "parallel": {"ep_spans_instance"},
     "attention": {"mla_verify_kv_reread_blackwell"},
     "kernels": {"fused", "allreduce_norm_min_hidden", "fused_from", "fused_on"},
 }
@@ -108,6 +109,8 @@ class EngineProfile:
                                     chunks into the same steps (TensorRT-LLM's attention_dp_config.enable_balance);
                                     False: each rank mixes its own prompts in as they come, and a step waits for
                                     the rank that carries one (`prompts.straggler_load`)
+    ep_spans_instance : bool        expert parallelism has no size of its own: on, it spreads the experts over every
+                                    GPU of the instance (vLLM: EP size = TP x DP), so 1 < ep < tp x dp cannot run
     path : str                      the file a profile loaded by path was read from ('' by bundled name): it is used
                                     as written, without the shipped calibration (provenance: equality ignores it;
                                     results report it as engine_file)
@@ -162,6 +165,7 @@ class EngineProfile:
     mixed_prefill: bool = True
     cap_per_instance_under_dp_attention: bool = False
     dp_prompt_balance: bool = False
+    ep_spans_instance: bool = False
     path: str = field(default="", compare=False)
 
     def graphed(self, pass_kind: str, batch, max_batch: float | None = None):
@@ -176,6 +180,17 @@ class EngineProfile:
         """Share of the verify kernel's per-query KV-cache re-reads that reach HBM for a target on a device of
         `architecture` (0 unless the profile names one for MLA on Blackwell)."""
         return self.mla_verify_kv_reread_blackwell if mla and architecture == "blackwell" else 0.0
+
+    def check_layout(self, tp: int, dp: int, ep: int) -> None:
+        """Refuse a layout the engine cannot express: a partial expert parallelism where its EP spans the whole
+        instance (ep_spans_instance; found by review: advise wrote vLLM's --enable-expert-parallel for ep 2 of 4
+        GPUs, which runs EP over all 4, and curve priced that layout without a word)."""
+        n = tp * dp
+        if self.ep_spans_instance and 1 < ep < n:
+            raise ScenarioError(f"ep = {ep} (--ep) with engine (--engine) = {self.name}: its expert parallelism has "
+                                f"no size of its own and spreads the experts over every GPU of the instance (EP size "
+                                f"= TP x DP = {n}; [parallel] ep_spans_instance), so ep = {ep}, each expert split "
+                                f"{n // ep} ways, does not run there; expected ep = 1 or {n} (--ep 1 or --ep {n})")
 
     def overlaps(self, method: str | None) -> bool:
         """Whether host work hides behind the GPU for a step of `method` (None: plain decode)."""
@@ -230,7 +245,7 @@ HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host
                          "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
                          "plain_memory_fraction", "memory_rule", "valid_from", "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
-                         "dp_prompt_balance", "path", "fused_from"})
+                         "dp_prompt_balance", "ep_spans_instance", "path", "fused_from"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -259,6 +274,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("schedule", "mixed_prefill"): ("mixed_prefill", bool, None, None),
     ("schedule", "cap_per_instance_under_dp_attention"): ("cap_per_instance_under_dp_attention", bool, None, None),
     ("schedule", "dp_prompt_balance"): ("dp_prompt_balance", bool, None, None),
+    ("parallel", "ep_spans_instance"): ("ep_spans_instance", bool, None, None),
     ("collectives", "allreduce_latency_s"): ("allreduce_latency_s", float, 1e-7, 1e-3),
     ("efficiency", "hbm_fraction"): ("hbm_fraction", float, 0.2, 1.0),
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),

@@ -160,8 +160,7 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "precision?": _precision(True), "int>=1": _int_at_least(1), "int>=0": _int_at_least(0),
     "int>=1?": _int_at_least(1, optional=True), "int>=2?": _int_at_least(2, optional=True), "k": _k,
     "batch": _batch, "overlap": _overlap, "fraction?": _fraction_optional, "acceptance": _acceptance,
-    "options": _options, "bool?": _bool_optional,
-}
+    "options": _options, "bool?": _bool_optional}
 
 
 def _f(default: Any, kind: str, help: str, *, cli: bool = True, sweep: bool = True) -> Any:
@@ -479,6 +478,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     check_servable(target, s.model, s.expert_precision, dict(s.options).get("moe"))
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     par.check(target)                     # the target's layout first: its error names the target, not the drafter
+    eng.check_layout(par.tp, par.dp, par.ep)
     check_stages(par, hw)
     eng = with_memory(eng, hw, par, target, s.method, s.memory_fraction, s.cuda_graph_max_batch)
     eng = pp_overlapped(eng, par.pp, s.spec_overlap_asked, s.method)
