@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     "CrossValidation": "cross_validation", "crossval": "cross_validation", "ServeResult": "serving",
     "Workload": "serving",
     "serve": "serving", "static_batch": "static",
-    "write_profile": "calibration", "EngineProfile": "engine", "list_engines": "engine", "load_engine": "engine",
+    "write_profile": "profile_out", "EngineProfile": "engine", "list_engines": "engine", "load_engine": "engine",
     "ModelConfigError": "errors", "OutputError": "errors", "ScenarioError": "errors", "SpecError": "errors",
     "SpecroofError": "errors", "Hardware": "hardware", "list_hardware": "hardware", "load_hardware": "hardware",
     "ModelShape": "model", "list_models": "registry", "load_model": "model", "Deployment": "scenario",

@@ -21,10 +21,8 @@ from typing import Any
 import numpy as np
 
 from .convergence import describe
-from .data import data_dir, read_toml
-from .engine import EngineProfile, is_profile_path, load_engine, read_profile
+from .engine import EngineProfile, load_engine
 from .errors import ScenarioError, SpecroofError
-from .files import write_atomic
 from .toml_out import dump_toml
 from .validation import PreparedRow, load_refusal, load_rows, predict_prepared, prepare_row
 
@@ -88,9 +86,11 @@ MAX_RMS_LOG = 0.3
 
 @dataclass(frozen=True)
 class FitParam:
-    """One parameter of one group (an engine, or an architecture for device parameters) after the fit: `value` (the
-    fitted value, or the starting value when `status` is not 'fitted'), `tried` (what the fit wanted), 1-sigma
-    `stderr`, bounds and the verdict."""
+    """One parameter of one group (an engine, or an architecture for device parameters) after the fit: `value` (what
+    the result's profiles hold: the fitted value, or the starting value when the parameter was `kept` there for not
+    being determined), `tried` (what the fit wanted), 1-sigma `stderr`, bounds and the verdict. Without pruning an
+    undetermined parameter is not kept: it holds the fit's value, with its verdict (found by review: it was reported
+    'fitted', and `ok`, at +- inf)."""
 
     group: str
     name: str
@@ -100,9 +100,11 @@ class FitParam:
     lo: float
     hi: float
     status: str
+    kept: bool = True
 
     def line(self) -> str:
-        v = f"{self.value:.4g} +- {self.stderr:.2g}" if self.status == FITTED else f"{self.value:.4g} (kept)"
+        v = f"{self.value:.4g} +- {self.stderr:.2g}" if self.status == FITTED else \
+            f"{self.value:.4g} ({'kept' if self.kept else 'the fit value, not pruned'})"
         sd = f"+- {self.stderr:.2g}" if np.isfinite(self.stderr) else "with no finite 1-sigma: the rows do not bound it"
         why = "" if self.status == FITTED else f"; not determined: {self.status} (fit wanted {self.tried:.3g} {sd}, " \
                                                 f"bounds {self.lo:g}..{self.hi:g})"
@@ -299,7 +301,7 @@ def fit(rows: Sequence[PreparedRow], groups: Sequence[Group], engines: dict[str,
         if sol is None or not prune or not bad_now:
             break
         verdict.update(_worst_per_group(bad_now, tried))
-    return _result(prob, sol, free, cols, start, tried, verdict, rms0)
+    return _result(prob, sol, free, cols, start, tried, {**verdict, **_undetermined(free, tried)}, rms0)
 
 
 def _undetermined_from_the_start(cols: list[tuple[str, str]], moved: list[set[str]], min_sources: int,
@@ -357,7 +359,8 @@ def _result(prob: _Problem, sol: Any, free: list[tuple[str, str]], cols: list[tu
     res = prob(x) / prob.w
     fitted = dict(zip(free, x))
     out = tuple(FitParam(g, n, float(fitted.get((g, n), start[(g, n)])), tried[(g, n)][0], tried[(g, n)][1],
-                         PARAMS[n].lo, PARAMS[n].hi, verdict.get((g, n), FITTED)) for g, n in cols)
+                         PARAMS[n].lo, PARAMS[n].hi, verdict.get((g, n), FITTED), (g, n) not in fitted)
+                for g, n in cols)
     return FitResult(prob.engines_at(x), prob.floors_at(x), out, tuple(p.row["row_id"] for p in prob.rows), res,
                      rms0, float(np.sqrt(np.mean(res ** 2))), bool(sol is None or sol.success),
                      describe(sol, [f"{g}.{n}" for g, n in free], len(prob.rows)), "" if sol is None else sol.message)
@@ -440,52 +443,6 @@ def row_group(p: PreparedRow) -> Group:
     return Group(p.dep.eng.name, p.dep.hw.architecture)
 
 
-# ---- writing a fitted profile -----------------------------------------------------------------------------------
-
-def write_profile(result: FitResult, engine: str, base: str | Path, out: str | Path, rows_label: str,
-                  name: str | None = None) -> Path:
-    """Write the base profile's TOML with `engine`'s fitted values (source = "calibrated", its prior and a note with
-    the fit's uncertainty and rows); a bundled base keeps its shipped calibration (calibration/fit.toml) for the
-    fields not fitted here, and undetermined parameters keep the base's entry."""
-    path = is_profile_path(str(base))
-    bp = Path(base) if path else data_dir("engine_profiles") / f"{str(base).strip().lower()}.toml"
-    doc = read_toml(bp)
-    outp = Path(out)
-    doc["name"] = name or outp.stem
-    shipped = None if path else load_engine(str(base))
-    mine = {p.name for p in result.params if p.group == engine and p.status == FITTED}
-    for fld, was in (shipped.priors if shipped is not None else ()):
-        if fld not in mine and fld in PARAMS:
-            _set(doc, fld, getattr(shipped, fld), was, "the shipped calibration (calibration/fit.toml)")
-    for p in result.params:
-        if p.group == engine and p.status == FITTED and PARAMS[p.name].scope == "engine":
-            par = PARAMS[p.name]
-            _set(doc, p.name, p.value, None,
-                 f"fitted by specroof calibrate on {rows_label} ({len(result.row_ids)} rows); 1-sigma {p.stderr:.3g}; "
-                 f"bounds {p.lo:g}..{p.hi:g} ({par.mechanism}); RMS log residual {result.rms_before:.3f} -> "
-                 f"{result.rms_after:.3f}")
-    text = dump_toml(doc)
-
-    def write(tmp: Path) -> None:       # the profile must load before it replaces anything at `out`
-        tmp.write_text(text, encoding="utf-8")
-        try:
-            read_profile(tmp)
-        except SpecroofError as e:
-            raise ScenarioError(f"{outp}: the calibrated profile would not load, nothing written: "
-                                f"{str(e).replace(str(tmp), str(outp))}") from None
-    write_atomic(outp, write)
-    return outp
-
-
-def _set(doc: dict[str, Any], fld: str, value: float, was: float | None, note: str) -> None:
-    """A calibrated entry for EngineProfile field `fld`; its prior is `was`, else the entry's own prior or value."""
-    par = PARAMS[fld]
-    old = doc.get(par.section, {}).get(par.key)
-    if was is None:
-        was = old.get("prior", old.get("value")) if isinstance(old, dict) else par.start
-    doc.setdefault(par.section, {})[par.key] = {"value": value, "source": "calibrated", "prior": was, "note": note}
-
-
 def bundled(names: Sequence[str]) -> dict[str, EngineProfile]:
     """The bundled profiles by name, every calibrated value back at its sourced prior (the start of a fit)."""
     return {n: load_engine(n).uncalibrated() for n in names}
@@ -496,5 +453,13 @@ def prior_floors(rows: Sequence[PreparedRow]) -> dict[str, float]:
     return {p.dep.hw.architecture: p.dep.hw.uncalibrated().kernel_floor_s for p in rows}
 
 
+def __getattr__(name: str) -> Any:
+    """`write_profile` lives in profile_out (which imports this module); the old import path still works."""
+    if name == "write_profile":
+        from .profile_out import write_profile  # lazy: profile_out imports this module (a cycle)
+        return write_profile
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["ENGINE_PARAMS", "PARAMS", "SHIPPED_PARAMS", "FitParam", "FitResult", "Group", "Param", "bundled",
-           "calibrate", "dump_toml", "fit", "prior_floors", "row_group", "usable", "write_profile"]
+           "calibrate", "dump_toml", "fit", "prior_floors", "row_group", "usable"]

@@ -100,7 +100,8 @@ def run_validate(a: argparse.Namespace) -> int:
 
 
 def run_calibrate(a: argparse.Namespace) -> int:
-    from ..calibration import MAX_RMS_LOG, calibrate, write_profile  # lazy: keeps --help free of numba
+    from ..calibration import MAX_RMS_LOG, calibrate  # lazy: keeps --help free of numba
+    from ..profile_out import write_profile  # lazy: keeps --help free of numba
     check_output(a.out, "--out", (a.measurements,))
     if not is_profile_path(a.out):       # found by review: prof.json was written, then read as a bundled name
         raise ScenarioError(f"--out {a.out}: expected a .toml path (a profile is TOML, and --engine reads a name as "
@@ -141,12 +142,20 @@ def _check_fit(res: Any, max_rms: float) -> None:
     if res.ok:
         return
     bad = "; ".join(p.line() for p in res.params if p.status != "fitted")
-    if bad:
-        raise ScenarioError(f"calibration left parameters undetermined ({bad}); fit fewer --params, add "
-                            "measurements, or pass --force to write the determined ones anyway")
-    raise ScenarioError(f"calibration does not explain the rows: RMS log residual {res.rms_after:.2f} after the "
-                        f"fit (above {max_rms}: predictions still off by ~{math.expm1(res.rms_after):.0%}); "
-                        "check the rows' scenarios and units, or pass --force")
+    unexplained = f"RMS log residual {res.rms_after:.2f} after the fit (above {max_rms}: predictions still off by " \
+                  f"~{math.expm1(res.rms_after):.0%}; worst row {_worst(res)}); check the rows' scenarios and units"
+    if bad:       # review: a row in ms, not s, was refused as undetermined parameters, with advice to add rows
+        raise ScenarioError(f"calibration left parameters undetermined ({bad}); "
+                            + (f"nor does it explain the rows: {unexplained}; " if res.rms_after > max_rms else "")
+                            + "fit fewer --params, add measurements, or pass --force to write the determined ones "
+                            "anyway")
+    raise ScenarioError(f"calibration does not explain the rows: {unexplained}, or pass --force")
+
+
+def _worst(res: Any) -> str:
+    """The row the fit is furthest from, as 'ID: predicted/measured - 1 = +x%'."""
+    i = max(range(len(res.row_ids)), key=lambda j: abs(float(res.residuals[j])))
+    return f"{res.row_ids[i]}: predicted/measured - 1 = {math.expm1(float(res.residuals[i])):+.1%}"
 
 
 def _device_params(res: Any) -> list[tuple[str, str, float]]:
