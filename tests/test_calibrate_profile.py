@@ -131,3 +131,22 @@ def test_a_refused_fit_says_when_the_rows_are_not_explained_either(tmp_path, cap
     assert rc == 2 and err.startswith("error: calibration left parameters undetermined (")
     assert "nor does it explain the rows: RMS log residual" in err
     assert f"worst row {rows[3]['row_id']}: predicted/measured - 1 = -99.9%" in err and err.count("\n") == 1
+
+
+def test_calibrate_says_which_rows_name_another_engine_than_it_prices_with(tmp_path, capsys):
+    """Calibrate prices every row with --engine (validation/README.md); a row of another engine (SGLang in a vLLM
+    fit, or a name that is no engine) was fitted without a word. The CLI now names them on stderr."""
+    rows = [dict(r) for r in FIT_ROWS]
+    rows[1]["engine"], rows[2]["engine"] = "sglang", "tgi"
+    rows[0]["engine"] = "VLLM"                                  # the same engine, in other letters: no note
+    src = tmp_path / "mixed.csv"
+    with open(src, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    rc = main(["calibrate", str(src), "--engine", "vllm", "--out", str(tmp_path / "p.toml"), "--params",
+               "spec_bookkeeping_s"])
+    err = capsys.readouterr().err
+    assert rc == 0 and err == (f"note: 2 row(s) of {src} name another engine than --engine vllm ({rows[1]['row_id']}: "
+                               f"sglang, {rows[2]['row_id']}: tgi); calibrate prices every row with vllm, whatever "
+                               "its engine column says\n")

@@ -107,6 +107,7 @@ def run_calibrate(a: argparse.Namespace) -> int:
         raise ScenarioError(f"--out {a.out}: expected a .toml path (a profile is TOML, and --engine reads a name as "
                             "a file only when it ends .toml or names a folder: engine.is_profile_path)")
     eng = load_engine(a.engine)
+    _other_engines(a.measurements, a.engine)
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
     if not a.force:
         _check_fit(res, MAX_RMS_LOG)
@@ -131,6 +132,21 @@ def run_calibrate(a: argparse.Namespace) -> int:
               f"[kernels] graph_kernel_us = {v * 1e6:.3g} in a copy of your {g} device's spec (hardware_specs/) and "
               "pass that file with --hardware")
     return 0
+
+
+def _other_engines(path: str, base: str) -> None:
+    """Say on stderr which rows name another engine than a bundled --engine: calibrate prices every row with it (found
+    by review: a file of vLLM and SGLang rows was fitted into one vLLM profile without a word)."""
+    from ..rows import load_rows  # lazy: keeps --help free of numba
+    if is_profile_path(base):
+        return
+    name = load_engine(base).name
+    other = [(r["row_id"], r["engine"].strip()) for r in load_rows(path)
+             if r["engine"].strip() and r["engine"].strip().lower() != name]
+    if other:
+        ex = ", ".join(f"{rid}: {e}" for rid, e in other[:3]) + (", ..." if len(other) > 3 else "")
+        print(f"note: {len(other)} row(s) of {path} name another engine than --engine {name} ({ex}); calibrate prices "
+              f"every row with {name}, whatever its engine column says", file=sys.stderr)
 
 
 def _check_fit(res: Any, max_rms: float) -> None:
