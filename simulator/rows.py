@@ -108,6 +108,10 @@ def _check_row_numbers(p: Path, i: int, r: dict[str, str]) -> None:
             raise SpecError(f"{p}: line {i} ({r['row_id']}): {c} = {v!r}; expected a whole number >= {lo}")
     _check_date(p, i, r)
     _check_share(p, i, r)
+    if (r.get("method") or "").strip() and (r.get("k") or "").strip() in ("0", "0.0"):
+        raise SpecError(f"{p}: line {i} ({r['row_id']}): k = 0 with method = {r['method'].strip()!r}: a speculative "
+                        "row drafts at least one token (k >= 1); a run without speculation leaves method empty "
+                        "(found by review: it was priced as plain decoding)")
     tau = (r.get("tau") or "").strip()
     if tau:
         try:

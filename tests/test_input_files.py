@@ -44,6 +44,8 @@ def _set(lines: list[str], row: int, col: str, value: str) -> list[str]:
     (lambda ls: _set(ls, 3, "batch", "x"), "line 4 (S040): batch = 'x'; expected a whole number >= 1"),
     (lambda ls: _set(ls, 3, "tp", "0"), "line 4 (S040): tp = '0'; expected a whole number >= 1"),
     (lambda ls: _set(ls, 3, "k", "-1"), "line 4 (S040): k = '-1'; expected a whole number >= 0"),
+    # review: a speculative row at k = 0 was priced as plain decoding and fitted so
+    (lambda ls: _set(ls, 3, "k", "0"), "line 4 (S040): k = 0 with method = 'eagle3'"),
     (lambda ls: ls[:4] + [ls[3]] + ls[4:], "line 5: row_id 'S040' repeats line 4"),
     (lambda ls: _set(ls, 3, "row_id", ""), "line 4: row_id is empty"),
     (lambda ls: ls[:1], "no data rows (a header alone)"),
