@@ -23,6 +23,15 @@ FIT_ROWS = [r for r in ISSUE if r["k"] in ("", "2", "4", "6")]
 NOTEBOOK_PARAMS = ("host_step_s", "spec_bookkeeping_s", "draft_step_overhead_s")
 
 
+def _write_rows(path, rows: list[dict[str, str]]):
+    """The rows as a CSV file in the validation schema (the header of the first row's keys); returns the path."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
 def _k3_rows() -> list[dict[str, str]]:
     """vLLM EAGLE-3 rows at one depth (k = 3): the bookkeeping per step and the host work per draft pass are
     collinear there (the rows fix bookkeeping + 3 x draft pass only)."""
@@ -61,11 +70,7 @@ def test_a_profile_fitted_from_the_sourced_values_is_written_as_fitted(tmp_path,
 def test_the_cli_still_writes_the_shipped_calibration_it_started_from(tmp_path, capsys):
     """`specroof calibrate --engine vllm` starts from the shipped (calibrated) profile: the host step it keeps is the
     shipped calibration's, said so in the file, and the written profile prices the rows as the fit printed."""
-    src = tmp_path / "m.csv"
-    with open(src, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(FIT_ROWS[0]))
-        w.writeheader()
-        w.writerows(FIT_ROWS)
+    src = _write_rows(tmp_path / "m.csv", FIT_ROWS)
     out = tmp_path / "cli.toml"
     assert main(["calibrate", str(src), "--engine", "vllm", "--out", str(out), "--params", "spec_bookkeeping_s"]) == 0
     capsys.readouterr()
@@ -120,11 +125,7 @@ def test_a_refused_fit_says_when_the_rows_are_not_explained_either(tmp_path, cap
     the refusal now also says the rows are not explained and names the worst row."""
     rows = _k3_rows()
     rows[3]["measured"] = repr(float(rows[3]["measured"]) * 1e3)
-    src = tmp_path / "ms.csv"
-    with open(src, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    src = _write_rows(tmp_path / "ms.csv", rows)
     rc = main(["calibrate", str(src), "--engine", "vllm", "--out", str(tmp_path / "p.toml"), "--params",
                "spec_bookkeeping_s,draft_step_overhead_s"])
     err = capsys.readouterr().err
@@ -139,11 +140,7 @@ def test_calibrate_says_which_rows_name_another_engine_than_it_prices_with(tmp_p
     rows = [dict(r) for r in FIT_ROWS]
     rows[1]["engine"], rows[2]["engine"] = "sglang", "tgi"
     rows[0]["engine"] = "VLLM"                                  # the same engine, in other letters: no note
-    src = tmp_path / "mixed.csv"
-    with open(src, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    src = _write_rows(tmp_path / "mixed.csv", rows)
     rc = main(["calibrate", str(src), "--engine", "vllm", "--out", str(tmp_path / "p.toml"), "--params",
                "spec_bookkeeping_s"])
     err = capsys.readouterr().err
