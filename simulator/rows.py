@@ -108,7 +108,12 @@ def _check_row_numbers(p: Path, i: int, r: dict[str, str]) -> None:
             raise SpecError(f"{p}: line {i} ({r['row_id']}): {c} = {v!r}; expected a whole number >= {lo}")
     _check_date(p, i, r)
     _check_share(p, i, r)
-    if (r.get("method") or "").strip() and (r.get("k") or "").strip() in ("0", "0.0"):
+    _check_drafting(p, i, r)
+
+
+def _check_drafting(p: Path, i: int, r: dict[str, str]) -> None:
+    """k >= 1 where a method is given, and tau, where given, >= 1 (tokens per step, the bonus token included)."""
+    if (r.get("method") or "").strip() and float((r.get("k") or "").strip() or 1) == 0:
         raise SpecError(f"{p}: line {i} ({r['row_id']}): k = 0 with method = {r['method'].strip()!r}: a speculative "
                         "row drafts at least one token (k >= 1); a run without speculation leaves method empty "
                         "(found by review: it was priced as plain decoding)")
