@@ -33,6 +33,17 @@ def default_rows_path() -> Path:
     return data_dir("validation") / "rows.csv"
 
 
+def _header_hint(cols: list[str]) -> str:
+    """What a header that lacks every column probably is (found by review: an empty file and a semicolon-separated
+    one were both told only which columns were missing)."""
+    if not cols:
+        return "empty (no header line); "
+    if len(cols) == 1 and any(d in cols[0] for d in ";\t|"):
+        head = cols[0] if len(cols[0]) <= 40 else cols[0][:40] + "..."
+        return f"one column {head!r}: the file is not comma-separated; "
+    return ""
+
+
 def load_rows(path: str | Path | None = None) -> list[dict[str, str]]:
     """Read a rows CSV; errors name the file, row and column."""
     p = Path(path) if path else default_rows_path()
@@ -41,7 +52,7 @@ def load_rows(path: str | Path | None = None) -> list[dict[str, str]]:
         cols = rd.fieldnames or []
         missing = [c for c in REQUIRED if c not in cols]
         if missing:
-            raise SpecError(f"{p}: missing column(s) {missing}; required: {', '.join(REQUIRED)}")
+            raise SpecError(f"{p}: {_header_hint(cols)}missing column(s) {missing}; required: {', '.join(REQUIRED)}")
         twice = sorted({c for c in cols if cols.count(c) > 1})
         if twice:       # csv.DictReader keeps the last copy of a repeated name (found by review: batch read as 64)
             raise SpecError(f"{p}: column(s) {twice} appear more than once in the header; give each once")

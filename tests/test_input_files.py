@@ -63,6 +63,20 @@ def test_malformed_rows_are_one_error_naming_file_line_and_field(tmp_path, capsy
         assert err.count("\n") == 1 and needle in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("text, needle", [
+    ("", "empty (no header line); missing column(s)"),
+    ("row_id;source;hardware\n1;2;3\n", "one column 'row_id;source;hardware': the file is not comma-separated"),
+    ("row_id\tsource\n1\t2\n", "the file is not comma-separated"),
+])
+def test_an_empty_or_not_comma_separated_rows_file_says_so(tmp_path, capsys, text, needle):
+    # review: both were told only which columns were missing
+    p = tmp_path / "rows.csv"
+    p.write_text(text, encoding="utf-8")
+    assert main(["validate", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
 def test_a_utf8_bom_is_read_not_refused(tmp_path):
     p = tmp_path / "bom.csv"
     p.write_bytes(b"\xef\xbb\xbf" + ROWS.read_bytes())
