@@ -104,11 +104,19 @@ class FitParam:
 
     def line(self) -> str:
         v = f"{self.value:.4g} +- {self.stderr:.2g}" if self.status == FITTED else \
-            f"{self.value:.4g} ({'kept' if self.kept else 'the fit value, not pruned'})"
+            f"{self._shown():.4g} ({'kept' if self.kept else 'the fit value, not pruned'})"
         sd = f"+- {self.stderr:.2g}" if np.isfinite(self.stderr) else "with no finite 1-sigma: the rows do not bound it"
         why = "" if self.status == FITTED else f"; not determined: {self.status} (fit wanted {self.tried:.3g} {sd}, " \
                                                 f"bounds {self.lo:g}..{self.hi:g})"
         return f"{self.group}.{self.name} = {v}{why}"
+
+    def _shown(self) -> float:
+        """A kept value as it was given: a start on a bound is nudged 1e-9 of the range inside it (`_start`), which
+        printed a kept 0 as 5e-14 (found by review)."""
+        edge = 2e-9 * (self.hi - self.lo)
+        if self.kept and abs(self.value - self.lo) <= edge:
+            return self.lo
+        return self.hi if self.kept and abs(self.hi - self.value) <= edge else self.value
 
 
 @dataclass(frozen=True)

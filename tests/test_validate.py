@@ -1033,3 +1033,8 @@ def test_a_parameter_line_says_an_unbounded_one_sigma_in_words():
     assert "inf" not in p.line() and "no finite 1-sigma" in p.line()
     q = FitParam("sglang", "host_per_seq_s", 4.5e-6, 4.5e-6, 6e-7, 0.0, 5e-5, FITTED)
     assert q.line() == "sglang.host_per_seq_s = 4.5e-06 +- 6e-07"
+    # review: a kept 0 printed as its start nudged 1e-9 of the range inside the bound (_start): 5e-14
+    z = FitParam("sglang", "host_per_seq_s", 1e-9 * 5e-5, 1.07e-8, float("inf"), 0.0, 5e-5, AT_BOUND)
+    assert z.line().startswith("sglang.host_per_seq_s = 0 (kept);")
+    w = FitParam("sglang", "host_per_seq_s", 1e-9 * 5e-5, 1.07e-8, float("inf"), 0.0, 5e-5, AT_BOUND, kept=False)
+    assert w.line().startswith("sglang.host_per_seq_s = 5e-14 (the fit value, not pruned)")
