@@ -362,8 +362,9 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
     """
     s = load_spec(spec)
     check_some_configuration(s)                 # a spec whose every configuration is rejected: before any output
+    count = _shard_count(s, shard, n_shards)    # before --out is made (review: a refused count left an empty DIR)
     out = check_output_dir(out, "--out")
-    man = _check_manifest(out, s, _shard_count(s, shard, n_shards))
+    man = _check_manifest(out, s, count)
     n = man["n_shards"]
     wanted = [shard[0]] if shard else list(range(n))
     states = {i: shard_state(shard_path(out, i, n), s.spec_hash, _shard_rows(man, i)) for i in wanted}
