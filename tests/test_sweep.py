@@ -268,6 +268,14 @@ def test_malformed_spec_fails_naming_the_key(spec, key):
     assert key in str(e.value)
 
 
+def test_a_repeated_value_is_named():
+    """Review (user batch review): `batch = [1, 1, 8]` said only "batch: repeated values"."""
+    for key, vals, shown in (("batch", [1, 8, 1], "1"), ("acceptance_rate", [0.5, 0.7, 5e-1], "0.5"),
+                             ("kv_precision", ["bf16", "fp8", "fp8"], "'fp8'")):
+        with pytest.raises(SpecError, match=rf"{key}: repeated values \({shown} given twice\)"):
+            parse_spec({"method": "eagle3", key: vals})
+
+
 def test_two_names_of_one_device_or_model_are_repeated_values():
     """Review (2026-12-05): an alias beside its name priced every cell twice."""
     for key, vals, name in (("hardware", ["h100-sxm", "h100"], "h100-sxm"),

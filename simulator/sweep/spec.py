@@ -171,7 +171,9 @@ def parse_values(key: str, raw: Any, unique: bool = True, check: bool = True) ->
         vals, listed = [raw], False
     vals = [_check_value(key, v) for v in vals] if check else vals
     if unique and len(set(map(repr, vals))) != len(vals):
-        raise err(key, "repeated values")
+        seen: set[str] = set()
+        twice = next(v for v in vals if repr(v) in seen or seen.add(repr(v)))
+        raise err(key, f"repeated values ({twice!r} given twice)")   # review: the value was not named
     return vals, listed
 
 
