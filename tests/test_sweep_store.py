@@ -208,3 +208,19 @@ def test_a_sweep_of_the_previous_format_names_the_format(tmp_path):
     there = {k: v for k, v in here.items() if k != "files"} | {"format": "specroof-sweep/2"}
     assert FORMAT == "specroof-sweep/3"
     assert 'format: "specroof-sweep/2" there, "specroof-sweep/3" here' in spec_difference(there, here)
+
+
+def test_a_corrupt_merged_file_is_named_when_joined_again(tmp_path, capsys):
+    """User review of batch sweeps: a truncated or altered DIR/sweep.parquet was silently rewritten by --merge and by
+    a rerun; it is rewritten from the shards (byte for byte as before) and named on stderr."""
+    spec, d = _spec(tmp_path), tmp_path / "d"
+    assert _run(capsys, "sweep", str(spec), "--out", str(d), "--shards", "3")[0] == 0
+    merged = d / "sweep.parquet"
+    good = merged.read_bytes()
+    for rerun in (["sweep", "--merge", str(d)], ["sweep", str(spec), "--out", str(d)]):
+        merged.write_bytes(good[: len(good) // 2])
+        rc, _, err = _run(capsys, *rerun)
+        assert rc == 0 and "note: sweep.parquet was corrupt: its bytes do not match the checksum" in err
+        assert merged.read_bytes() == good
+    rc, _, err = _run(capsys, "sweep", "--merge", str(d))          # an intact one: nothing said
+    assert rc == 0 and "note" not in err

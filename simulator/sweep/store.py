@@ -380,7 +380,10 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
                # shards found unusable and computed again, with why (review: a corrupt one was redone unnamed)
                "recomputed": {shard_path(out, i, n).name: states[i] for i in todo if states[i] != "missing"}}
     if merge_when_done and not shard:
+        was = merged_state(out)
         summary["merged"] = str(merge(out))
+        if was.startswith("corrupt"):          # review: a damaged sweep.parquet was rewritten without a word
+            summary["recomputed"][MERGED] = was
     return summary
 
 
@@ -452,6 +455,13 @@ def merge(out: str | os.PathLike[str]) -> Path:
         if crashed_writer(stale):
             stale.unlink(missing_ok=True)
     return dest
+
+
+def merged_state(out: str | os.PathLike[str]) -> str:
+    """DIR/sweep.parquet's state against DIR's manifest: 'ok', 'missing', 'unsealed ...' or 'corrupt: ...' (a merge
+    rewrites all but 'ok'; the CLI names a corrupt one)."""
+    man = _check_manifest(Path(out), None, None)
+    return shard_state(Path(out) / MERGED, man["spec_hash"], man["n_points"])
 
 
 def read_sweep(out: str | os.PathLike[str]):
