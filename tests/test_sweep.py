@@ -468,6 +468,25 @@ def test_kill_and_resume_is_byte_identical(tmp_path):
 
 # ---- Dask -----------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
+def test_a_workers_sweep_runs_while_another_holds_the_dask_dashboard_port(tmp_path):
+    """Found when two test runs shared a machine: a LocalCluster asked for dashboard_address=None, which Dask reads
+    as its default :8787, failed to start ('Port 8787 is already in use') while another cluster held it; the sweep's
+    own cluster (and the test's) now take a free port (':0'), so concurrent sweeps on one host do not collide."""
+    import socket
+    spec = {**SMALL, "method": ["eagle3"], "k": 3}
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            held.bind(("0.0.0.0", 8787))
+        except OSError:
+            pass                                  # already taken by someone else: the condition under test
+        held.listen()
+        r = sweep_to_dir(spec, tmp_path / "w", n_shards=2, workers=1, progress=False)
+    local = sweep_to_dir(spec, tmp_path / "l", n_shards=2, progress=False)
+    assert Path(local["merged"]).read_bytes() == Path(r["merged"]).read_bytes()
+
+
 def test_dask_local_cluster_equals_local_run(tmp_path, capsys):
     from dask.distributed import Client, LocalCluster
     spec = {**SMALL, "method": ["eagle3", "ngram", "mtp"], "k": "auto", "k_max": 4}
@@ -478,7 +497,7 @@ def test_dask_local_cluster_equals_local_run(tmp_path, capsys):
     assert main(["sweep", str(toml), "--out", str(tmp_path / "cli-local"), "--shards", "4"]) == 0
     # A LocalCluster on loopback: once through the API with a Client, once through the CLI's --scheduler.
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
-                      dashboard_address=None) as cluster:
+                      dashboard_address=":0") as cluster:
         with Client(cluster) as client:
             r = sweep_to_dir(spec, tmp_path / "dask", n_shards=4, client=client, progress=False)
         assert main(["sweep", str(toml), "--out", str(tmp_path / "cli-dask"), "--shards", "4",

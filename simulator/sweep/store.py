@@ -401,7 +401,7 @@ def _run_dask(spec: SweepSpec, out: Path, todo: list[int], n: int, workers: int 
             if not is_int(workers) or workers < 1:
                 raise ScenarioError(f"workers = {workers!r}; expected an integer >= 1")
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None)
+                                   dashboard_address=":0")
             own.append(cluster)
             client = Client(cluster)
         own.insert(0, client)
