@@ -53,6 +53,15 @@ DEFAULT_HEAD = {("eagle3", "llama-3.1-8b"): "eagle3-llama3.1-8b", ("eagle", "lla
                 ("medusa", "vicuna-33b"): "medusa-vicuna-33b"}
 
 
+def method_key(v: object, name: str = "method") -> str:
+    """A speculative method's name as specroof spells it: case-insensitive, surrounding spaces ignored; a name that
+    is no method is refused, naming `name` (one rule for the Scenario, default_decay and verified_tree)."""
+    key = v.strip().lower() if isinstance(v, str) else v
+    if key not in METHODS:
+        raise ScenarioError(f"{name} = {v!r}; expected one of {', '.join(METHODS)}")
+    return key
+
+
 def default_decay(method: str | None) -> float:
     """The per-position acceptance decay d of `method` fitted on published per-k tables (acceptance/decay.toml,
     written by tools/fit_acceptance_decay.py); 1 (i.i.d.) for methods without such a table. The name is read as a
@@ -60,9 +69,7 @@ def default_decay(method: str | None) -> float:
     and `--method MTP --acceptance-length` priced 17-23 % above `--method mtp`)."""
     if method is None:
         return 1.0
-    key = method.strip().lower() if isinstance(method, str) else method
-    if key not in METHODS:
-        raise ScenarioError(f"method = {method!r}; expected one of {', '.join(METHODS)} (default_decay)")
+    key = method_key(method)
     doc = read_toml(data_dir("acceptance") / "decay.toml")
     entry = doc.get(key)
     return float(entry["decay"]) if isinstance(entry, dict) and "decay" in entry else 1.0
@@ -77,7 +84,7 @@ def verified_tree(method: str | None, tree_tokens: int | None, tree_branching: i
     the given tree (None: a chain). A measured acceptance length is read on this tree, as the step is priced on it
     (found by review: --acceptance-length on Medusa's default tree was read as a chain's, tau 2.32 at k = 5 priced
     2.98 tokens per step; and again for "MEDUSA", which the Scenario reads as medusa: names are case-insensitive)."""
-    if isinstance(method, str) and method.strip().lower() == "medusa" and tree_tokens is None:
+    if method is not None and method_key(method) == "medusa" and tree_tokens is None:
         return MEDUSA_TREE_TOKENS, MEDUSA_TREE_BRANCHING if tree_branching is None else tree_branching
     return tree_tokens, tree_branching
 

@@ -20,23 +20,27 @@ from .serving import ServeResult
 from .speedup import SpeedupResult
 
 
+def _layout(sc: dict[str, Any]) -> dict[str, Any]:
+    """The layout and deployment options a result's scenario dict carries."""
+    return {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], **{o: sc[o] for o in DEPLOYMENT_OPTIONS}}
+
+
 def _curve(r: SpeedupResult) -> dict[str, Any] | None:
     ok = r.feasible
     if not np.any(r.k[ok]):                    # no feasible point speculates (k = 0): nothing of it to warn about
         return None
     sc, br = r.scenario, r.scenario["tree_branching"]   # the branching priced (Medusa's default tree's)
-    return {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], "context": sc["context"],
+    return {**_layout(sc), "context": sc["context"],
             "max_batch": int(np.max(r.batch[ok], initial=0)), "max_k": int(r.k[ok].max()),
             "topk": max(tree_width(int(k), int(T), br) for k, T in zip(r.k[ok], r.tree_tokens[ok])),
-            "verify_tokens": int(r.tree_tokens[ok].max()), "overlap_scheduler": sc["spec_overlap"],
-            **{o: sc[o] for o in DEPLOYMENT_OPTIONS}}
+            "verify_tokens": int(r.tree_tokens[ok].max()), "overlap_scheduler": sc["spec_overlap"]}
 
 
 def _serve(res: ServeResult) -> dict[str, Any] | None:
     sc, ph, ok = res.scenario, res.spec, res.feasible
     if not sc["method"] or not np.any(ph.k[ok]):
         return None
-    return {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], **{o: sc[o] for o in DEPLOYMENT_OPTIONS},
+    return {**_layout(sc),
             "max_batch": int(np.ceil(np.max(step_batch(ph.decode_batch, ph.running)[ok], initial=1.0))),  # its steps
             "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"]),
             "topk": max([tree_width(int(k), int(T), sc["tree_branching"]) for k, T in

@@ -25,6 +25,7 @@ from .drafters import (
     check_drafting,
     default_acceptance,
     make_drafter,
+    method_key,
     verified_tree,
 )
 from .engine import EngineProfile, check_engine_method, check_engine_vendor, load_engine, pp_overlapped, spec_overlapped
@@ -85,10 +86,7 @@ def _precision(optional: bool) -> Callable[[str, Any], Any]:
 def _method(name: str, v: Any) -> str | None:
     if v is None:
         return None     # no speculation: the target alone (simulate_step, serving with speculation off)
-    key = v.strip().lower() if isinstance(v, str) else v
-    if key not in METHODS:
-        raise ScenarioError(f"{name} = {v!r}; expected one of {', '.join(METHODS)}")
-    return key
+    return method_key(v, name)
 
 
 def _k(name: str, v: Any) -> int | str:

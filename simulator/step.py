@@ -71,10 +71,10 @@ def _feasible(dep: Deployment, B: np.ndarray, q: int, context: int, logits: str)
     mem = memory(dep, B, q, float(context), logits)
     ok = mem.fits.copy()
     msgs = [mem.message(i, dep.hw.name, dep.eng) for i in range(B.size)]
-    over = _over_cap(dep, B)
-    for i in np.flatnonzero(over & ok):
-        msgs[i] = _over_cap_message(dep, B[i])
-    ok &= ~over
+    cap = running_cap(dep, False)     # Scenario.max_running_requests over the dp ranks (inf where none is set)
+    for i in np.flatnonzero((B > cap) & ok):
+        msgs[i] = _over_cap_message(dep, B[i], cap)
+    ok &= B <= cap
     pos = context_message(dep, context, q, "new tokens")
     if pos:
         ok[:] = False
@@ -82,16 +82,12 @@ def _feasible(dep: Deployment, B: np.ndarray, q: int, context: int, logits: str)
     return mem, ok, msgs
 
 
-def _over_cap(dep: Deployment, B: np.ndarray) -> np.ndarray:
-    """Batches above the requests the deployment lets the engine run at once (Scenario.max_running_requests: SGLang's
-    --max-running-requests, vLLM's --max-num-seqs, over its dp ranks as `admission.running_cap` counts them): the
-    engine never runs such a step, so it is infeasible, not priced (found by review: the CLI refused the flag though
-    it sizes vLLM's start-up reserve)."""
-    return B > running_cap(dep, False)
-
-
-def _over_cap_message(dep: Deployment, b: float) -> str:
-    cap, user = running_cap(dep, False), dep.scenario.max_running_requests
+def _over_cap_message(dep: Deployment, b: float, cap: float) -> str:
+    """Why a batch above the requests the deployment lets the engine run at once (Scenario.max_running_requests:
+    SGLang's --max-running-requests, vLLM's --max-num-seqs, over its dp ranks as `admission.running_cap` counts them)
+    is infeasible: the engine never runs such a step (found by review: the CLI refused the flag though it sizes vLLM's
+    start-up reserve)."""
+    user = dep.scenario.max_running_requests
     per = f" ({user} per rank x dp {dep.par.dp})" if cap != user else ""
     return (f"batch {b:g} > {cap:g} requests at once (--max-running-requests {user}{per}): the engine never runs "
             f"this step; the rest of the requests wait for a slot")
