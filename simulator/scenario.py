@@ -125,7 +125,8 @@ def _fraction_optional(name: str, v: Any) -> float | None:
     if v is None:
         return None
     if not _is_num(v) or not 0.0 < float(v) <= 1.0:
-        raise ScenarioError(f"{name} = {v!r}; expected a share of the GPU's memory in (0, 1]")
+        raise ScenarioError(f"{name} = {v!r}; expected a share of the GPU's memory in (0, 1] (under TensorRT-LLM "
+                            "its free_gpu_memory_fraction, a share of what the weights and its start-up reserve leave)")
     return float(v)
 
 
@@ -229,10 +230,11 @@ class Scenario:
                                           sweep=False)
     memory_fraction: float | None = _f(None, "fraction?", "share of each GPU's memory the engine may fill (vLLM "
                                        "--gpu-memory-utilization; SGLang --mem-fraction-static, which leaves "
-                                       "activations and CUDA graphs outside it; TensorRT-LLM's "
-                                       "free_gpu_memory_fraction is a share of what the weights leave, not this); "
-                                       "priced as weights + KV cache + activations; default: the engine "
-                                       "profile's; not a sweep parameter", sweep=False)
+                                       "activations and CUDA graphs outside it), priced as weights + KV cache + "
+                                       "activations; under TensorRT-LLM its kv_cache_config."
+                                       "free_gpu_memory_fraction, the KV cache's share of the memory the weights "
+                                       "and its start-up dry run leave free (engine profile [memory] share_of_free); "
+                                       "default: the engine profile's; not a sweep parameter", sweep=False)
     spec_overlap: bool | None = _f(None, "bool?", "host work of a speculative step hidden behind the GPU (SGLang's "
                                    "SpecV2 worker, its default from v0.5.11; vLLM async scheduling): on or off "
                                    "(off: SGLang's V1 worker); default: the engine profile's (on for SGLang, vLLM, "

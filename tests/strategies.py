@@ -104,3 +104,8 @@ def scenarios(draw, models=TARGETS, hardware=HARDWARE):
     h = draw(st.sampled_from(hardware))
     weights = draw(st.sampled_from([p for p in ("bf16", "fp8", "fp4") if _hw(h).supports(p)]))
     return h, mid, tp, ep, weights
+
+
+# An engine's memory share (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, TensorRT-LLM's
+# free_gpu_memory_fraction): Scenario.memory_fraction takes (0, 1]
+MEMORY_SHARE = st.floats(min_value=0.05, max_value=1.0, allow_nan=False)

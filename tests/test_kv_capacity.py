@@ -21,6 +21,7 @@ from simulator.pricing import max_batch, memory
 from simulator.scenario import Scenario
 
 from .helpers import load_tool, model
+from .strategies import MEMORY_SHARE
 
 REPO = Path(__file__).resolve().parent.parent
 GiB = 2**30
@@ -156,3 +157,50 @@ def test_a_sweeps_does_not_fit_message_names_the_share_of_free_memory():
     assert msg.startswith(f"does not fit: needs more than the {float(np.ravel(mu.capacity_bytes)[0]) / 1e9:.1f} GB per "
                           f"GPU that h100-sxm x 0.9 of what the weights and the {mu.reserved_bytes / 1e9:.1f} GB "
                           "start-up reserve leave, with them, gives")
+
+
+def _kv_budget(dep) -> float:
+    """The KV cache a deployment's memory share leaves one GPU: the capacity less the weights, the drafter and the
+    start-up reserve (at one sequence of one token, where the reserve exceeds a pass's activations)."""
+    mu = memory(dep, np.array([1.0]), 1.0, 0.0)
+    return float(np.ravel(mu.capacity_bytes)[0] - (mu.total_bytes[0] - mu.kv_bytes[0]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(f=MEMORY_SHARE, g=MEMORY_SHARE, of_free=st.booleans(),
+       mid=st.sampled_from(["llama-3.1-8b", "qwen3-32b", "llama-3.1-70b"]), tp=st.sampled_from([1, 2, 4, 8]),
+       hw=st.sampled_from(["h100-sxm", "h200-sxm", "b200"]))
+def test_the_kv_cache_grows_with_the_share_and_both_meanings_agree_at_one(f, g, of_free, mid, tp, hw):
+    """Under either meaning of the share (of the whole GPU, or TensorRT-LLM's of what the weights and the start-up
+    reserve leave) a larger share never leaves less KV cache nor fewer sequences; at share 1 both meanings give the
+    whole GPU (f M + (1 - f)(W + R) = M)."""
+    lo, hi = sorted((f, g))
+    at = lambda share: Scenario(hardware=hw, model=mid, tp=tp, engine="trtllm", memory_fraction=share,  # noqa: E731
+                                method=None, k=0, context=0).resolve()
+    as_ = lambda dep, free: replace(dep, eng=replace(dep.eng, share_of_free=free))  # noqa: E731
+    a, b = as_(at(lo), of_free), as_(at(hi), of_free)
+    assert _kv_budget(b) >= _kv_budget(a)
+    assert max_batch(b, 1.0, 4096.0, False) >= max_batch(a, 1.0, 4096.0, False)
+    one = at(1.0)
+    caps = {free: float(np.ravel(memory(as_(one, free), np.array([1.0]), 1.0, 0.0).capacity_bytes)[0])
+            for free in (True, False)}
+    assert caps[True] == caps[False] == one.hw.hbm_capacity_bytes
+
+
+def test_llama_8b_on_one_h100_gets_the_kv_cache_tensorrt_llm_sizes():
+    """TensorRT-LLM's PyTorch backend (_torch/pyexecutor/_util.py KvCacheCreator._cal_max_memory): KV = (total -
+    peak + the dry run's temporary KV) x free_gpu_memory_fraction, peak = weights + the dry run's peak and the memory
+    outside torch (R, trtllm.toml [memory] reserve 5.1 GiB). Llama-3.1-8B in bf16 (8,030,261,248 parameters, 2 bytes
+    each) on one H100 (80 GiB label) at the default 0.9: 0.9 x (85.90 - 16.06 - 5.48) = 57.93 GB, 441,943 tokens at
+    128 KiB (32 layers x 8 KV heads x 128 x K, V x 2 bytes). Read as 0.9 of the GPU it was 55.77 GB, 2.15 GB less."""
+    dep = Scenario(hardware="h100-sxm", model="llama-3.1-8b", engine="trtllm", method=None, k=0,
+                   context=0).resolve()
+    W, R = 8_030_261_248 * 2, 5.1 * GiB
+    kv = 0.9 * (80 * GiB - W - R)
+    assert _kv_budget(dep) == pytest.approx(kv, rel=1e-12)
+    assert kv / 1e9 == pytest.approx(57.93, abs=0.005) and int(kv // (32 * 8 * 128 * 2 * 2)) == 441_943
+    whole = replace(dep, eng=replace(dep.eng, share_of_free=False))
+    assert _kv_budget(dep) - _kv_budget(whole) == pytest.approx(0.1 * (W + R), rel=1e-12)
+    # the sequences of 4096 tokens it holds: the KV cache over each one's 4097 (its activations stay inside R)
+    assert max_batch(dep, 1.0, 4096.0, False) == int(kv // (4097 * 32 * 8 * 128 * 2 * 2))
+
