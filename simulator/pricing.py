@@ -157,6 +157,8 @@ class MemoryUse:
     fraction: np.ndarray | float = 1.0   # the engine's share of the GPU's memory that gives capacity_bytes (per point
     #                                      where shapes with and without a drafter are kept: best_spec_step)
     reserved_bytes: np.ndarray | float = 0.0
+    free_bytes: np.ndarray | float = np.inf   # what the weights (the drafter's too) and that reserve leave of the
+    #                                            GPU's memory: a share of free memory gives the KV cache that share
 
     @property
     def total_bytes(self) -> np.ndarray:
@@ -179,8 +181,9 @@ class MemoryUse:
         act = f"activations {act / GB:.1f}" if act >= res else f"the engine's start-up reserve {res / GB:.1f}"
         return (f"does not fit: needs {need:.1f} GB per GPU (weights {self.weights_bytes / GB:.1f}"
                 f" + KV {at(self.kv_bytes) / GB:.1f}{draft} + {act}), "
-                f"{share_text(hw_name, at(self.fraction), eng.share_of_free, res)} gives {have:.1f} GB (that share "
-                f"of its memory: {memory_origin(eng)}), {short_gb(need - have)} GB short")
+                f"{share_text(hw_name, at(self.fraction), eng.share_of_free, res)} gives {have:.1f} GB"
+                f"{nothing_free(eng.share_of_free, at(self.free_bytes))} (that share of its memory: "
+                f"{memory_origin(eng)}), {short_gb(need - have)} GB short")
 
 
 def share_text(hw_name: str, f: float, of_free: bool, reserve_bytes: float) -> str:
@@ -191,6 +194,16 @@ def share_text(hw_name: str, f: float, of_free: bool, reserve_bytes: float) -> s
         return f"{hw_name} x {f:g}"
     return (f"{hw_name} x {f:g} of what the weights and the {reserve_bytes / GB:.1f} GB start-up reserve leave, "
             "with them,")
+
+
+def nothing_free(of_free: bool, free_bytes: float) -> str:
+    """Where the share is of the memory left free (TensorRT-LLM's free_gpu_memory_fraction) and the weights and the
+    start-up reserve leave none, why the capacity a 'does not fit' line names exceeds the GPU: f M + (1 - f)(W + R)
+    is past M once W + R is (found by review: 70B in bf16 on one H100 under trtllm read 'gives 92.2 GB'); else ''."""
+    if not of_free or free_bytes > 0:
+        return ""
+    return (f" (more than the GPU holds: the weights and the start-up reserve alone exceed it by "
+            f"{short_gb(-free_bytes / GB)} GB, so none of it is free for the KV cache)")
 
 
 def short_gb(x: float) -> str:
@@ -210,7 +223,7 @@ def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False)
     if eng.share_of_free:    # TensorRT-LLM: KV <= f (M - W - R), so W + R + KV <= f M + (1 - f)(W + R)
         cap += (1.0 - f) * (w + dw + r)
     return MemoryUse(w, kv_bytes_per_rank(m, B, q, L, p, par), activation_bytes_per_rank(m, B, q, p, par, logits), cap,
-                     dw + dk, f, r)
+                     dw + dk, f, r, dep.hw.hbm_capacity_bytes - w - dw - r)
 
 
 def max_batch(dep: Deployment, q: float, L: float, drafter: bool) -> int:

@@ -204,3 +204,28 @@ def test_llama_8b_on_one_h100_gets_the_kv_cache_tensorrt_llm_sizes():
     # the sequences of 4096 tokens it holds: the KV cache over each one's 4097 (its activations stay inside R)
     assert max_batch(dep, 1.0, 4096.0, False) == int(kv // (4097 * 32 * 8 * 128 * 2 * 2))
 
+
+def test_a_share_of_free_memory_that_the_weights_leave_none_of_says_so():
+    """Found by review (2026-12-06): Llama-3.1-70B in bf16 on one H100 under TensorRT-LLM read 'x 0.9 of what the
+    weights and the start-up reserve leave, with them, gives 92.2 GB' of an 85.9 GB device: f M + (1 - f)(W + R)
+    passes M once W + R does. The line says the weights and the reserve alone exceed the GPU, in curve's message
+    and in the sweep's; a model that fits says nothing of it."""
+    from simulator.sweep import run_sweep
+    sc = dict(hardware="h100-sxm", model="llama-3.1-70b", engine="trtllm", method="eagle3", tp=1)
+    dep = Scenario(**sc, batch=(1,)).resolve()
+    mu = memory(dep, np.array([1.0]), 1.0, 0.0, drafter=True)
+    assert float(np.ravel(mu.capacity_bytes)[0]) > dep.hw.hbm_capacity_bytes and float(np.ravel(mu.free_bytes)[0]) < 0
+    say = "more than the GPU holds: the weights and the start-up reserve alone exceed it by"
+    assert say in mu.message(0, dep.hw.name, dep.eng) and "none of it is free for the KV cache" in \
+        mu.message(0, dep.hw.name, dep.eng)
+    assert say in str(run_sweep({**sc, "acceptance_rate": 0.7, "batch": [1, 2]})["message"].values.ravel()[0])
+    tp2 = Scenario(**{**sc, "tp": 2}, batch=(1,), context=100_000).resolve()
+    m2 = memory(tp2, np.array([1.0]), 1.0, 100_000.0, drafter=True)
+    assert not m2.fits[0] and say not in m2.message(0, tp2.hw.name, tp2.eng)
+
+
+def test_a_share_of_free_memory_under_vllm_semantics_is_a_share_of_the_gpu():
+    # the whole-GPU meaning has no 'nothing free' clause: its capacity, f M, never passes the GPU
+    dep = Scenario(hardware="h100-sxm", model="llama-3.1-70b", engine="vllm", method=None, k=0).resolve()
+    mu = memory(dep, np.array([1.0]), 1.0, 1000.0)
+    assert float(np.ravel(mu.free_bytes)[0]) < 0 and "none of it is free" not in mu.message(0, dep.hw.name, dep.eng)

@@ -22,7 +22,7 @@ import numpy as np
 from ..acceptance import Acceptance, Verify, expected_tokens_iid
 from ..drafters import default_decay
 from ..errors import ScenarioError, SpecroofError
-from ..pricing import base_step, candidates, check_context, memory, share_text, spec_step
+from ..pricing import base_step, candidates, check_context, memory, nothing_free, share_text, spec_step
 from ..scenario import Deployment, Scenario
 from ..workload import OVERLAP_MODES
 from .kernels import KERNELS, pool_threads
@@ -126,6 +126,7 @@ class _Group:
     U_index: dict[Verify, int]
     capacity: tuple[float, float] = (0.0, 0.0)   # bytes per GPU the engine's share gives, with the drafter and without
     reserved: float = 0.0                        # the engine's start-up reserve, bytes per GPU (for the message)
+    free: float = np.inf                         # what the weights (with the drafter's) and that reserve leave
 
 
 def _price_group(dep: Deployment, Ls: np.ndarray, U: list[Verify], B: np.ndarray,
@@ -151,7 +152,7 @@ def _price_group(dep: Deployment, Ls: np.ndarray, U: list[Verify], B: np.ndarray
     one = lambda x: float(np.ravel(x)[0])  # noqa: E731   capacity depends on neither batch nor context
     return _Group(dep, base, parts, total, total <= cap, {float(L): j for j, L in enumerate(Ls)},
                   {v: j for j, v in enumerate(U)}, (one(m.capacity_bytes), one(m0.capacity_bytes)),
-                  one(m.reserved_bytes))
+                  one(m.reserved_bytes), one(m.free_bytes))
 
 
 class _Shard:
@@ -214,8 +215,8 @@ class _Shard:
         (c, c0), r = g.capacity, g.reserved     # priced with the group (it had priced memory twice more here)
         plain = f" (x {f0:g}, {c0 / 1e9:.1f} GB, at k = 0)" if f0 != f else ""
         m_code = self.msgs.code(f"does not fit: needs more than the {c / 1e9:.1f} GB per GPU that "
-                                f"{share_text(dep.hw.name, f, dep.eng.share_of_free, r)} gives{plain} "
-                                "(memory_bytes: what it needs)")
+                                f"{share_text(dep.hw.name, f, dep.eng.share_of_free, r)} gives{plain}"
+                                f"{nothing_free(dep.eng.share_of_free, g.free)} (memory_bytes: what it needs)")
         for i in live:
             self.group[i] = g
             self.mem_code[i] = m_code
