@@ -352,7 +352,8 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
                       fixed_fits_to=fixed_to,
                       no_spec_reason=_no_spec_reason(r, lo, hi), dp=s.dp, pp=s.pp,
                       memory_fraction=sc["memory_fraction"], memory_origin=sc["memory_origin"],
-                      memory_engine="" if s.memory_fraction is not None else eng_name, moe=bool(sc["moe"]),
+                      memory_engine="" if s.memory_fraction is not None else eng_name,
+                      memory_of_free=bool(sc["memory_share_of_free"]), moe=bool(sc["moe"]),
                       graph_cap=s.cuda_graph_max_batch, sglang_aiter=_aiter(s))
     assumptions = _assumptions(r, lo, hi, B, opts, off_above, pays, interior, eng_name) \
         + tuple(range_text(load_bands(), bool(sc["moe"]), s.acceptance is not None, B))

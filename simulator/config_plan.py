@@ -116,19 +116,31 @@ class ConfigPlan:
     memory_origin: str = ""            # where that share came from (engine_memory.memory_origin): said beside each flag
     memory_engine: str = ""            # the engine whose own share that is ('': the deployment's, asked, for any
     #                                    engine); another engine's flag is not given it
+    memory_of_free: bool = False       # that share is of what the weights and the start-up reserve leave (the priced
+    #                                    profile's [memory] share_of_free: TensorRT-LLM's free_gpu_memory_fraction),
+    #                                    not of the GPU; a flag of the other meaning is not given it
     sglang_aiter: bool = False         # SGLang scales the share it is given by engine_memory.AITER_SHARE (ROCm aiter)
     moe: bool = False                  # the target routes to experts: dp > 1 is DP attention, not replicas
     graph_cap: int | None = None       # Scenario.cuda_graph_max_batch: one rank's micro-batch replays graphs to it
 
     def share_for(self, engine: str) -> float | None:
         """The share priced, for `engine`'s flag where it is that engine's (review: advise priced under HF wrote
-        --gpu-memory-utilization 1 into vLLM's line, a share vLLM's own start-up leaves no room for); else None."""
-        return self.memory_fraction if self.memory_engine in ("", engine) else None
+        --gpu-memory-utilization 1 into vLLM's line, a share vLLM's own start-up leaves no room for) and means what
+        the flag means: a share of the GPU, or (TensorRT-LLM's free_gpu_memory_fraction) of what the weights and
+        the start-up reserve leave, as each engine's profile says ([memory] share_of_free); else None."""
+        if self.memory_fraction is None or self.memory_engine not in ("", engine):
+            return None
+        return self.memory_fraction if load_engine(engine).share_of_free == self.memory_of_free else None
 
     def foreign_note(self, flag: str) -> str:
-        """Why `flag` is not written: the share priced is another engine's."""
-        return (f"{flag} is not written: the share priced, {self.memory_fraction:g}, is {self.memory_engine}'s; the "
-                "limits above are sized to it (price this engine, --engine, for limits sized to its own share)")
+        """Why `flag` is not written: the share priced is another engine's, or a share of something else (of the
+        whole GPU, or of what the weights and the start-up reserve leave)."""
+        why = (f"{flag} is not written: the share priced, {self.memory_fraction:g}, is {self.memory_engine}'s"
+               if self.memory_engine else
+               f"{flag} is a share {_share_of(not self.memory_of_free)}, the share priced one "
+               f"{_share_of(self.memory_of_free)}: {self.memory_fraction:g} is not written")
+        return f"{why}; the limits above are sized to it (price this engine, --engine, for limits sized to its own " \
+            "share)"
 
     def memory_note(self, flag: str) -> str:
         """Why `flag` carries the share priced: the limits written are sized to it, whatever the engine would choose."""
@@ -207,6 +219,11 @@ class ConfigPlan:
     @property
     def tree(self) -> bool:
         return any(r.tree_tokens > r.k + 1 for r in self.on_ranges) or self.fixed_T > self.fixed_k + 1
+
+
+def _share_of(of_free: bool) -> str:
+    """What a memory share is of, in words: the whole GPU, or what the weights and the start-up reserve leave."""
+    return "of the memory the weights and the engine's start-up reserve leave" if of_free else "of the whole GPU"
 
 
 def no_spec(engine: str, p: ConfigPlan) -> EngineConfig:

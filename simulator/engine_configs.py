@@ -440,10 +440,25 @@ def _trtllm(p: ConfigPlan) -> EngineConfig:
     if p.dp > 1 or p.pp > 1:
         notes.append(p.cap_note("max_batch_size", p.per_rank(p.most, micro=True)) + "; draft_len_schedule and "
                      "max_concurrency count one rank's active requests")
-    if p.memory_fraction is not None:
-        notes.append(f"kv_cache_config.free_gpu_memory_fraction is a share of the memory left after the weights, not "
-                     f"of the GPU: {p.memory_fraction:g} is not written")
-    return EngineConfig("trtllm", True, "yaml", "\n".join(lines), tuple(notes))
+    mem, why = _trtllm_memory(p)
+    return EngineConfig("trtllm", True, "yaml", "\n".join(lines + mem), tuple(notes + why))
+
+
+def _trtllm_memory(p: ConfigPlan) -> tuple[list[str], list[str]]:
+    """kv_cache_config.free_gpu_memory_fraction and its note: the share priced where it is TensorRT-LLM's kind, a
+    share of the memory free after the weights and the start-up dry run (engine_profiles/trtllm.toml [memory]
+    share_of_free; KvCacheCreator._cal_max_memory, _torch/pyexecutor/_util.py: (total - peak + the dry run's own KV)
+    x fraction). A kv_cache_config in the --extra_llm_api_options YAML overrides trtllm-serve's
+    --kv_cache_free_gpu_memory_fraction (default 0.9; llmapi/llm_args.py update_llm_args_with_extra_dict)."""
+    flag = "kv_cache_config.free_gpu_memory_fraction"
+    if p.memory_fraction is None:
+        return [], []
+    if p.share_for("trtllm") is None:
+        return [], [p.foreign_note(flag)]
+    return (["kv_cache_config:", f"  free_gpu_memory_fraction: {p.memory_fraction:g}"],
+            [p.memory_note(flag) + "; TensorRT-LLM gives the KV cache that share of the memory left free once the "
+             "weights are loaded and its start-up dry run has peaked (a kv_cache_config.max_tokens, where you set one, "
+             "caps it further: the smaller wins)"])
 
 
 def _hf(p: ConfigPlan) -> EngineConfig:

@@ -220,7 +220,9 @@ def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False)
     r = reserve_bytes(eng, dep.hw, m, par.tp, dep.scenario.max_running_requests)
     f, w = eng.memory_share(drafter), weight_bytes_per_rank(m, p, par)
     cap = dep.hw.hbm_capacity_bytes * f
-    if eng.share_of_free:    # TensorRT-LLM: KV <= f (M - W - R), so W + R + KV <= f M + (1 - f)(W + R)
+    # TensorRT-LLM (trtllm.toml [memory] share_of_free; KvCacheCreator._cal_max_memory, _torch/pyexecutor/_util.py):
+    # KV <= f (M - W - R), so W + R + KV <= f M + (1 - f)(W + R)
+    if eng.share_of_free:
         cap += (1.0 - f) * (w + dw + r)
     return MemoryUse(w, kv_bytes_per_rank(m, B, q, L, p, par), activation_bytes_per_rank(m, B, q, p, par, logits), cap,
                      dw + dk, f, r, dep.hw.hbm_capacity_bytes - w - dw - r)

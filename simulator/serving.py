@@ -447,7 +447,8 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
             "max_running_requests": dep.eng.running_cap, **deployment_options(dep),
             "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction,
-            "memory_fraction_plain": dep.eng.memory_share(False), "dp_balance": dep.eng.dp_prompt_balance}
+            "memory_fraction_plain": dep.eng.memory_share(False), "memory_share_of_free": dep.eng.share_of_free,
+            "dp_balance": dep.eng.dp_prompt_balance}
 
 
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,

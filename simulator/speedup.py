@@ -156,7 +156,7 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "draft_kv_window": None if d.kv_window == INF_WINDOW else int(d.kv_window), "overlap": dep.overlap,
             "dp": s.dp, "pp": s.pp, "cuda_graph_max_batch": s.cuda_graph_max_batch,
             "memory_fraction": dep.eng.gpu_memory_fraction, "memory_fraction_plain": dep.eng.memory_share(False),
-            "memory_origin": f"{dep.eng.name}: {memory_origin(dep.eng)}",
+            "memory_share_of_free": dep.eng.share_of_free, "memory_origin": f"{dep.eng.name}: {memory_origin(dep.eng)}",
             "spec_overlap": dep.eng.overlaps(s.method),
             **deployment_options(dep), "hardware_file": dep.hw.path or None,
             "engine_file": dep.eng.path or None}

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from simulator import Acceptance
 from simulator.engine import load_engine
 from simulator.engine_memory import sglang_memory_fraction
 from simulator.errors import SpecError
@@ -237,3 +238,37 @@ def test_frontier_points_carry_their_layouts_share():
         else {(p["layout"], p["mode"]): p["memory_fraction"] for p in r["frontier_on"] + r["frontier_off"]}
     assert got[("tp8 ep8", "on")] == 0.883 and got[("tp8 ep8", "off")] == 0.897
     assert all(v == (0.755 if mode == "on" else 0.770) for (lay, mode), v in got.items() if lay == "tp1xdp8 ep8")
+
+
+def test_advise_writes_tensorrt_llms_share_of_free_memory_only_where_it_means_that():
+    """TensorRT-LLM's kv_cache_config.free_gpu_memory_fraction is a share of the memory the weights and its start-up
+    dry run leave (trtllm.toml [memory] share_of_free). advise wrote no share there and noted that it differs (the
+    caveat), and wrote a --memory-fraction priced under TensorRT-LLM, a share of the free memory, into vLLM's and
+    SGLang's flags, which are shares of the whole GPU (found by review, 2026-12-06: --gpu-memory-utilization 0.85
+    'is the share priced'). Now each flag carries the share priced where it means the same, and a note otherwise."""
+    from simulator.advise import advise
+    kw = dict(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", acceptance=Acceptance.from_rate(0.7),
+              batch_range=(1, 64),
+              emit=("trtllm", "vllm", "sglang"))
+    for asked, share in ((None, 0.9), (0.85, 0.85)):       # the profile's (trtllm-serve's default) and a deployment's
+        a = advise(engine="trtllm", memory_fraction=asked, **kw)
+        tr, vl, sg = (a.config(e) for e in ("trtllm", "vllm", "sglang"))
+        assert tr.text.splitlines()[-2:] == ["kv_cache_config:", f"  free_gpu_memory_fraction: {share:g}"]
+        assert any(n.startswith(f"kv_cache_config.free_gpu_memory_fraction {share:g} is the share priced")
+                   for n in tr.notes)
+        assert not any("not of the GPU" in n for n in tr.notes)         # the caveat is gone
+        assert "--gpu-memory-utilization" not in vl.text and "--mem-fraction-static" not in sg.text
+        if asked is not None:
+            assert any(n.startswith("--gpu-memory-utilization is a share of the whole GPU, the share priced one of "
+                                    "the memory the weights and the engine's start-up reserve leave: 0.85 is not "
+                                    "written") for n in vl.notes)
+            assert any("--mem-fraction-static is a share of the whole GPU" in n for n in sg.notes)
+    v = advise(engine="vllm", memory_fraction=0.85, **kw)
+    assert "--gpu-memory-utilization 0.85" in v.config("vllm").text
+    assert "--mem-fraction-static 0.85" in v.config("sglang").text           # the same meaning: written
+    assert "free_gpu_memory_fraction" not in v.config("trtllm").text
+    assert any(n.startswith("kv_cache_config.free_gpu_memory_fraction is a share of the memory the weights and the "
+                            "engine's start-up reserve leave, the share priced one of the whole GPU: 0.85 is not "
+                            "written") for n in v.config("trtllm").notes)
+    assert v.result.to_dict()["scenario"]["memory_share_of_free"] is False
+    assert a.result.to_dict()["scenario"]["memory_share_of_free"] is True
