@@ -141,7 +141,8 @@ def _check_drafting(p: Path, i: int, r: dict[str, str]) -> None:
 
 def _check_share(p: Path, i: int, r: dict[str, str]) -> None:
     """memory_fraction, where given: the share of each GPU's memory the measured server was started with (SGLang
-    --mem-fraction-static, vLLM --gpu-memory-utilization), in (0, 1]; empty: the engine's own (its profile's value or
+    --mem-fraction-static, vLLM --gpu-memory-utilization; on a TensorRT-LLM row its free_gpu_memory_fraction, a share
+    of what the weights and the start-up reserve leave), in (0, 1]; empty: the engine's own (its profile's value or
     start-up rule)."""
     v = (r.get("memory_fraction") or "").strip()
     if not v:
