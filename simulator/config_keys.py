@@ -21,7 +21,8 @@ KEY_MAX = {**dict.fromkeys(("num_hidden_layers", "num_nextn_predict_layers", "me
            **dict.fromkeys(("num_attention_heads", "num_key_value_heads", "n_routed_experts", "num_local_experts",
                             "num_experts", "n_shared_experts", "q_lora_rank", "kv_lora_rank"), 1 << 16),
            **dict.fromkeys(("intermediate_size", "moe_intermediate_size", "intermediate_size_mlp"), 1 << 22),
-           **dict.fromkeys(("sliding_window", "attention_chunk_size"), 1 << 40)}
+           **dict.fromkeys(("sliding_window", "attention_chunk_size", "index_topk"), 1 << 40),
+           **dict.fromkeys(("index_n_heads", "index_head_dim"), 1 << 13)}
 
 
 def _is_int(v: Any) -> bool:

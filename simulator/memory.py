@@ -9,6 +9,7 @@ import numpy as np
 
 from .experts import rank_batch
 from .model import ModelShape
+from .sparse_attention import index_key_bytes
 from .units import DTYPE_BYTES
 from .workload import INF_WINDOW, Parallelism, Precision, kv_elems_per_token_layer_rank, kv_heads_per_rank
 
@@ -62,7 +63,9 @@ def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray
     # of its n_layers / pp layers: B x layers / pp.
     B = rank_batch(B, par.dp) / par.pp
     ctx = L + q if cap >= INF_WINDOW else np.minimum(L + q, cap)
-    per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv]
+    # DSA models also keep the indexer's FP8 keys of every token (sparse_attention.index_key_bytes), on every rank
+    idx = index_key_bytes(m.index_head_dim) if m.index_topk else 0.0
+    per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv] + idx
     full = (m.n_layers - m.n_window_layers) * ctx
     win = m.n_window_layers * np.minimum(ctx, m.window or np.inf)
     return B * (full + win) * per_tok_layer

@@ -1,8 +1,9 @@
 """Model shapes: HF `config.json` -> frozen `ModelShape`, through an explicit per-`model_type` table.
 
 Supported: llama, mistral, qwen2, qwen3 (dense, GQA); qwen3_moe, mixtral, minimax_m2 (MoE); deepseek_v3 / kimi_k2
-(MLA + MoE + MTP); gpt_oss (MoE, alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE
-interleaved with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads.
+(MLA + MoE + MTP) and deepseek_v32 / glm_moe_dsa (the same behind DeepSeek Sparse Attention); gpt_oss (MoE,
+alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE interleaved with dense layers,
+chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from . import config_keys as ck
 from .data import data_dir, read_text
 from .errors import ModelConfigError, ScenarioError
 from .registry import ModelRecord, model_record, record_for_repo
+from .sparse_attention import index_fields, indexer_params
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,7 @@ class ModelShape:
     n_mtp_layers : int        DeepSeek multi-token-prediction modules shipped with the model
     n_group, topk_group : int DeepSeek's group-limited routing: a token's top_k experts come from topk_group of
                               n_group equal groups (1, 1: routing over all experts)
+    index_n_heads, index_head_dim, index_topk : int  DSA's indexer; MLA over index_topk tokens (0: dense attention)
     fc_in_factor : int        drafter heads: input FC of (fc_in_factor * d_model) -> d_model (EAGLE 2, EAGLE-3 3)
     attn_in_factor : int      drafter heads: q/k/v input width multiple of d_model (EAGLE-3: 2)
     draft_vocab_size : int    EAGLE-3 reduced LM-head vocabulary (0: vocab_size)
@@ -87,6 +90,9 @@ class ModelShape:
     n_mtp_layers: int = 0
     n_group: int = 1
     topk_group: int = 1
+    index_n_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
     attn_sinks: bool = False
     fc_in_factor: int = 0
     attn_in_factor: int = 1
@@ -134,7 +140,8 @@ class ModelShape:
                 else d * h * qd
             kv = d * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank \
                 + self.kv_lora_rank * h * (self.qk_nope_head_dim + self.v_head_dim)
-            return q + kv + h * self.v_head_dim * d
+            idx = indexer_params(d, self.q_lora_rank, self.index_n_heads, self.index_head_dim) if self.index_topk else 0
+            return q + kv + h * self.v_head_dim * d + idx
         din = self.attn_in_factor * d
         qkv = din * (h + 2 * self.n_kv_heads) * self.d_head
         o = h * self.d_head * d
@@ -222,8 +229,6 @@ HF_ACTIVATIONS = ("gelu", "gelu_10", "gelu_accurate", "gelu_fast", "gelu_new", "
                   "laplace", "leaky_relu", "linear", "mish", "prelu", "quick_gelu", "relu", "relu2", "relu6",
                   "sigmoid", "silu", "swish", "tanh", "xielu")
 
-# Far beyond any published model (Llama-3.1-405B: 126 layers, hidden 16384; Kimi-K2: 384 experts): a size above is a
-# typo or a corrupt file, refused by its key where it is read, before any loop runs over it.
 def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
     d, h = ck.get(cfg, "hidden_size", src, lo=1), ck.get(cfg, "num_attention_heads", src, lo=1)
     if "head_dim" not in cfg and d % h:
@@ -334,6 +339,8 @@ def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
                                f"of num_hidden_layers = {kw['n_layers']}; expected first_k_dense_replace < it")
     kw["n_group"], kw["topk_group"] = ck.groups(cfg, src, kw["n_experts"], kw["top_k"])
     kw["n_mtp_layers"] = ck.get(cfg, "num_nextn_predict_layers", src, 0)
+    if kw["model_type"] in ("deepseek_v32", "glm_moe_dsa"):     # DSA: MLA behind a lightning indexer
+        kw.update(index_fields(cfg, src, kw["q_lora_rank"]))
     return ModelShape(**kw)
 
 
@@ -384,8 +391,8 @@ def _medusa(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 
 _READERS: dict[str, Callable[[dict[str, Any], str, str], ModelShape]] = {
     "llama": _dense, "mistral": _dense, "qwen2": _dense, "qwen3": _dense, "qwen3_moe": _qwen3_moe, "mixtral": _mixtral,
-    "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3, "minimax_m2": _minimax_m2, "gpt_oss": _gpt_oss,
-    "llama4": _llama4, "llama4_text": _llama4, "medusa": _medusa}
+    "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3, "deepseek_v32": _deepseek_v3, "glm_moe_dsa": _deepseek_v3,
+    "minimax_m2": _minimax_m2, "gpt_oss": _gpt_oss, "llama4": _llama4, "llama4_text": _llama4, "medusa": _medusa}
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 
 

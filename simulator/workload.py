@@ -3,8 +3,7 @@
 Every quantity of an op is a linear combination of a few features of the grid point, so one symbolic table (built
 once per model, precision and parallelism) prices prefill (q = prompt), decode (q = 1) and verify (q = k + 1 or a tree
 of T tokens) at any batch B and cached context L. B is the batch of the whole instance; an op sees one pipeline
-micro-batch, on the attention side (`share` = 1/dp) of the busiest DP rank's ceil(B/dp) sequences (rank_batch).
-Features, per point and per op:
+micro-batch, on the attention side (`share` = 1/dp) of the busiest DP rank's ceil(B/dp) sequences. Features, per op:
 
     F_ONE    1
     F_B      b = rank_batch(B, dp, pp, share < 1) sequences this rank processes
@@ -37,6 +36,7 @@ from .experts import grouped_busiest_rank_table
 from .fusion import Fusion
 from .model import ModelShape
 from .pipeline import cycle_runs
+from .sparse_attention import indexer_ops
 from .units import ACT_QUANT, DTYPE_BYTES
 
 F_ONE, F_B, F_T, F_BL, F_TL, F_CAUSAL, F_U, F_TPAD = range(8)
@@ -329,13 +329,14 @@ def _attention(g: _Builder, c: _Ctx) -> None:
     kv_tok = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[c.p.kv]
     # The cache is read once per sequence (F_BL) for all its q queries, or, by a verify kernel that runs one query
     # token per CTA, 1 + r (q - 1) times: a fraction r of the q - 1 extra reads reaches HBM (F_TL - F_BL = b (q-1) Lw).
-    r = c.kv_reread
+    r = 1.0 if m.index_topk else c.kv_reread    # DSA: each query gathers its own index_topk tokens (sparse_attention)
     # Attention core (KV-cache write + attention kernel): full-context layers and windowed (sliding / chunked) ones.
-    for nl, win, tag in ((L - m.n_window_layers, INF_WINDOW, "attention"),
+    for nl, win, tag in ((L - m.n_window_layers, float(m.index_topk or INF_WINDOW), "attention"),
                          (m.n_window_layers, float(m.window or INF_WINDOW), "attention_window")):
         g.op(tag, "attention", nl, dtype="bf16", kernels=2 - c.fusion.rope_kv, window=win,
              f={F_TL: flops_pair, F_CAUSAL: flops_pair},
              b={F_BL: (1.0 - r) * kv_tok, F_TL: r * kv_tok, F_T: kv_tok + io_tok})
+    indexer_ops(g, m, c.p.attention_dtype, c.p.activations, c.kv_reread)     # DSA's indexer, where the model has one
 
 
 def _dense_ffn(g: _Builder, c: _Ctx) -> None:
@@ -471,9 +472,8 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
 
 
 def gemm(n: int, k: int, weights: str = "bf16", activations: str = "bf16") -> OpSet:
-    """One GEMM y[M, N] = x[M, K] W[K, N] as an op set of one kernel, the op a layer's projections are priced as (M is
-    the token count, B * q): what a kernel benchmark times, for checking the GEMM mechanisms against published kernel
-    timings (tools/fit_gemm_overlap.py)."""
+    """One GEMM y[M, N] = x[M, K] W[K, N] (M tokens, B * q) as an op set of one kernel, as a layer's projections are
+    priced: what a kernel benchmark times, to check the GEMM mechanisms on kernel timings (tools/fit_gemm_overlap)."""
     if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in (n, k)):
         raise ScenarioError(f"gemm n = {n}, k = {k}; expected positive integers")
     for name, dt in (("weights", weights), ("activations", activations)):
