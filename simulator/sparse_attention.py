@@ -74,7 +74,7 @@ def indexer_ops(g: Any, m: Any, wdtype: str, adtype: str, kv_reread: float) -> N
     index keys that reach HBM (0: read once per sequence for all its query tokens)."""
     if not m.index_topk:                # dense attention: no indexer
         return
-    from .workload import F_BL, F_CAUSAL, F_T, F_TL, INF_WINDOW  # workload imports this module
+    from .workload import F_BL, F_CAUSAL, F_T, F_TL, INF_WINDOW  # import cycle: workload imports us
     n, hi, di, key = m.n_layers, m.index_n_heads, m.index_head_dim, index_key_bytes(m.index_head_dim)
     g.matmul("indexer_q", "attention", n, F_T, hi * di, m.q_lora_rank, wdtype, adtype, kernels=INDEXER_Q_KERNELS)
     # wk and weights_proj read the same hidden state: one GEMM of d_I + H_I columns; the key is written to the cache
