@@ -57,3 +57,62 @@ def test_readme_python_block_runs_and_prices_as_the_cli(capsys):
                  "--format", "json"]) == 0
     pts = json.loads(capsys.readouterr().out)["points"]
     assert [p["speedup"] for p in pts] == pytest.approx(list(ns["r"].speedup), rel=1e-12)
+
+
+# The README's prose quotes what some commands print: "`specroof curve ...`: 1.82, 1.64, ..." or "`specroof serve
+# ...` gives 1.80, 1.62, ...". Each such quote is run as written and its numbers checked to the digits printed (found
+# stale on 2026-12-06: six of these figures had drifted with refits, and one quoted `serve` with `curve`'s --context).
+# A curve quote lists its points' speedups; a serve quote its points' E2E speedups, or, where the numbers are followed
+# by "output tokens/s per GPU", the plain runs' tokens/s per GPU.
+QUOTE = re.compile(r"`(specroof (curve|serve) [^`]+)`(?: \([^)]*\))?(?::| gives) "
+                   r"(\d+\.\d+(?:(?:,| and|, and) \d+\.\d+)*)( output tokens/s per GPU)?")
+
+
+def readme_quotes() -> list[tuple[str, str, list[str], bool]]:
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    return [(m.group(1), m.group(2), re.findall(r"\d+\.\d+", m.group(3)), bool(m.group(4)))
+            for m in QUOTE.finditer(text)]
+
+
+def test_the_quoted_figures_are_found():
+    assert len(readme_quotes()) >= 5
+
+
+@pytest.mark.parametrize("cmd, sub, quoted, plain_per_gpu", readme_quotes(), ids=lambda x: str(x)[:60])
+def test_readme_quoted_figures_are_what_the_command_prints(cmd, sub, quoted, plain_per_gpu, capsys):
+    import json
+    assert main(shlex.split(cmd)[1:] + ["--format", "json"]) == 0, capsys.readouterr().err
+    pts = json.loads(capsys.readouterr().out)["points"]
+    if sub == "curve":
+        got = [p["speedup"] for p in pts]
+    else:
+        got = [p["base"]["tokens_per_s_per_gpu"] if plain_per_gpu else p["e2e_speedup"] for p in pts]
+    assert len(got) == len(quoted), (cmd, got)
+    for q, g in zip(quoted, got):
+        digits = len(q.split(".")[1])
+        assert abs(g - float(q)) <= 0.5 * 10 ** -digits + 1e-9, (cmd, quoted, [round(x, digits) for x in got])
+
+
+def test_readme_blind_test_figures_are_blind_test_md():
+    """The README's blind-test summary and band coverage are the last lines tools/blind_test.py wrote into
+    validation/BLIND_TEST.md (tests/test_validate.py keeps that table current): the README had said 9 of 9 rows inside
+    their bands after round 9 made it 11 of 11."""
+    doc = (ROOT / "validation" / "BLIND_TEST.md").read_text(encoding="utf-8")
+    med, k, n = re.search(r"Median absolute error (\d+\.\d)% over (\d+) rows; (\d+) of \2 within 20 %", doc).group(
+        1, 3, 2)
+    hit, cov = re.search(r"(\d+) of the (\d+) speedup rows a band covers", doc).groups()
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"{n} published measurements" in readme and f"miss by {med} % (median; {k} of {n} within 20 %)" in readme
+    assert f"of the {cov} blind speedup rows a band covers" in readme and f"{hit} measured inside it" in readme
+    assert hit != cov or f"held all {cov} blind speedup rows they cover" in readme
+
+
+def test_readme_held_out_bands_are_calibration_heldout_toml():
+    """Every interval the README lists where it describes calibration/heldout.toml is one of the file's bands, and every
+    band of the file is listed (five had drifted when the bands were last rewritten)."""
+    from simulator.heldout import load_bands
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    para = text.split("`calibration/heldout.toml` holds the intervals", 1)[1].split("A point no regime covers", 1)[0]
+    bands = {f"{b.lo:.2f}-{b.hi:.2f}x" for b in load_bands()}
+    listed = set(re.findall(r"\d\.\d\d-\d\.\d\dx", para))
+    assert listed == bands, (sorted(listed - bands), sorted(bands - listed))
