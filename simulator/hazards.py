@@ -34,6 +34,8 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
     "moe": (bool, False, "the target routes tokens to experts (mixture of experts); filled in from the model"),
     "mla": (bool, False, "the target's attention is multi-head latent attention (DeepSeek-V2/V3 class); filled in "
             "from the model"),
+    "sparse_attention": (bool, False, "the target's attention reads the top index_topk cached tokens an indexer picks "
+                         "(DeepSeek Sparse Attention: DeepSeek-V3.2, GLM-5); filled in from the model"),
     "architecture": (str, None, "the device's chip generation (ampere, hopper, blackwell, cdna3, cdna4); filled in "
                      "from the hardware"),
     "cross_node": (bool, False, "one instance's tensor-parallel or pipeline group spans more than one scale-up "
@@ -59,13 +61,13 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
 }
 # The options filled in from the deployment (its model, device and layout), never asked of a user: one place for the
 # commands that check hazards (curve, advise, serve, frontier) and for the results' scenario dicts that carry them.
-DEPLOYMENT_OPTIONS = ("moe", "mla", "architecture", "cross_node")
+DEPLOYMENT_OPTIONS = ("moe", "mla", "sparse_attention", "architecture", "cross_node")
 
 
 def deployment_options(dep: Any) -> dict[str, Any]:
     """DEPLOYMENT_OPTIONS of a resolved deployment (scenario.Deployment)."""
-    return {"moe": dep.target.is_moe, "mla": dep.target.is_mla, "architecture": dep.hw.architecture,
-            "cross_node": dep.cross_node}
+    return {"moe": dep.target.is_moe, "mla": dep.target.is_mla, "sparse_attention": dep.target.index_topk > 0,
+            "architecture": dep.hw.architecture, "cross_node": dep.cross_node}
 
 
 _OPS = {"gt": lambda a, b: a > b, "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}

@@ -56,3 +56,13 @@ def test_nothing_speculating_has_no_hazards():
 def test_anything_else_is_refused():
     with pytest.raises(TypeError, match="known_hazards takes a result of predict, serve or frontier; got dict"):
         known_hazards({})
+
+
+def test_a_sparse_attention_target_is_warned_and_a_dense_mla_one_is_not(capsys):
+    """The sparse_attention option is filled in from the model (index_topk > 0): GLM-5 gets the blind round 13
+    warning, DeepSeek-V3 (dense MLA) does not."""
+    glm = S.replace(model="glm-5", batch=(1, 8))
+    ids = [h.id for h in known_hazards(predict(glm))]
+    assert "sparse-attention-decode-underpriced" in ids
+    assert ids == _cli(capsys, "curve", *DSV3[:2], "--model", "glm-5", *DSV3[4:], "--batch", "1,8")
+    assert "sparse-attention-decode-underpriced" not in [h.id for h in known_hazards(predict(S))]

@@ -32,6 +32,7 @@ from blind_rows_round9 import ROUND9  # noqa: E402
 from blind_rows_round10 import ROUND10  # noqa: E402
 from blind_rows_round11 import ROUND11  # noqa: E402
 from blind_rows_round12 import ROUND12  # noqa: E402
+from blind_rows_round13 import ROUND13  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -216,6 +217,7 @@ ROWS = (
     *(Row(**r) for r in ROUND10),    # round 10 (2026-12-06): tools/blind_rows_round10.py
     *(Row(**r) for r in ROUND11),    # round 11 (2026-12-06): tools/blind_rows_round11.py
     *(Row(**r) for r in ROUND12),    # round 12 (2026-12-06): tools/blind_rows_round12.py
+    *(Row(**r) for r in ROUND13),    # round 13 (2026-12-06): tools/blind_rows_round13.py
 )
 
 
