@@ -44,11 +44,14 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output_dir(path: str | os.PathLike[str], what: str = "output folder") -> Path:
-    """The folder, created if missing (with its parents), once it is a writable folder; else OutputError."""
+def check_output_dir(path: str | os.PathLike[str], what: str = "output folder", create: bool = True) -> Path:
+    """The folder, created if missing (with its parents), once it is a writable folder; else OutputError. With
+    create=False (a dry run) a missing folder is returned as it is, the same checks made of one that exists."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise OutputError(f"{what} {p}: is a file; expected a folder")
+    if not create and not p.exists():
+        return p
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -109,3 +109,11 @@ def scenarios(draw, models=TARGETS, hardware=HARDWARE):
 # An engine's memory share (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, TensorRT-LLM's
 # free_gpu_memory_fraction): Scenario.memory_fraction takes (0, 1]
 MEMORY_SHARE = st.floats(min_value=0.05, max_value=1.0, allow_nan=False)
+
+
+def json_values():
+    """Any value a JSON file holds (a hand-edited field of a sweep manifest): scalars, lists and objects of them."""
+    scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8) \
+        | st.floats(allow_nan=False, allow_infinity=False)
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                              max_size=3), max_leaves=8)

@@ -53,25 +53,35 @@ def _merge(a: argparse.Namespace) -> int:
 
 
 def _dry_run(spec: Any, a: argparse.Namespace) -> int:
-    """`--dry-run`: check that some configuration of the spec resolves (as the run does first), then print the grid's
-    size and how it would be sharded; no pricing (found by review: a spec whose every cell has a tp dividing no
-    model's heads passed the dry run, and the run then refused it)."""
-    from ..sweep import check_some_configuration  # lazy: keeps --help free of numba
-    check_some_configuration(spec)
-    n = a.shard[1] if a.shard else a.shards or spec.default_shards()
-    d = {"dims": dict(zip(spec.dims, spec.shape)), "n_points": spec.n_points, "n_cells": spec.n_cells,
-         "n_shards": n, "spec_hash": spec.spec_hash}
+    """`--dry-run`: the checks the run makes before any work (some configuration of the spec resolves, the options
+    agree, and with --out the folder's manifest and shard count), then the grid's size, its shards and, with --out,
+    which of them the run would skip or compute; no pricing, nothing written (found by review: a spec whose every cell
+    has a tp dividing no model's heads passed the dry run; found by user review: --dry-run --out DIR planned an empty
+    folder's default shard count beside DIR's own)."""
+    from ..sweep.store import plan, shard_path  # lazy: keeps --help free of numba
+    _check_run_options(a, need_out=False)
+    p = plan(spec, a.out, shard=a.shard, n_shards=a.shards)
+    states = p.pop("states")
+    todo = {i: st for i, st in states.items() if st != "ok"}
+    d = {"dims": dict(zip(spec.dims, spec.shape)), **p, "shards_done": len(states) - len(todo),
+         "shards_to_run": len(todo), "recompute": {shard_path(Path(), i, p["n_shards"]).name: st
+                                                   for i, st in todo.items() if st != "missing"}}
     if a.format == "json":
         print(json.dumps(d))
-    else:
-        print(f"{spec.n_points} points ({' x '.join(f'{k} {v}' for k, v in d['dims'].items()) or 'one point'}), "
-              f"{spec.n_cells} cells, {n} shards, spec hash {spec.spec_hash[:12]}")
+        return 0
+    what = f"shard {a.shard[0]}/{a.shard[1]}" if a.shard else f"{p['n_shards']} shards"
+    print(f"{spec.n_points} points ({' x '.join(f'{k} {v}' for k, v in d['dims'].items()) or 'one point'}), "
+          f"{spec.n_cells} cells, {what}, spec hash {spec.spec_hash[:12]}")
+    if a.out is not None:
+        where = "no sweep there yet" if p["new"] else "a sweep of this spec"
+        print(f"{a.out}: {where}: {d['shards_done']} of {len(states)} shard(s) done, {d['shards_to_run']} to run"
+              + "".join(f"; {name} {st}, to compute again" for name, st in list(d["recompute"].items())[:5]))
     return 0
 
 
-def _check_run_options(a: argparse.Namespace) -> None:
+def _check_run_options(a: argparse.Namespace, need_out: bool = True) -> None:
     """A user error for a missing --out or contradictory --shard / --shards / --workers / --scheduler."""
-    if a.out is None:
+    if a.out is None and need_out:
         raise ScenarioError("--out DIR is required (where the shards, manifest and merged file go)")
     if a.shard and (a.workers or a.scheduler):
         raise ScenarioError("--shard I/N runs one shard in this process; drop --workers / --scheduler")

@@ -1,9 +1,10 @@
 """Sweeps on disk: one Parquet file per shard, a manifest, resume, merge, and Dask.
 
-`sweep_to_dir(spec, DIR)` writes DIR/manifest.json (spec, hash, version, shard count), one Parquet file per shard
-DIR/shards/shard-I-of-N.parquet (one row per point) and, when all shards are there, DIR/sweep.parquet. Shards are
-contiguous blocks of cells (I counts from 0), so `--shard I/N` job arrays cover the grid exactly once; every file is
-written to a temporary name and renamed, and a rerun skips shards whose file exists and validates.
+`sweep_to_dir(spec, DIR)` writes DIR/manifest.json (manifest.py: spec, hash, version, shard count), one Parquet file
+per shard DIR/shards/shard-I-of-N.parquet (one row per point) and, when all shards are there, DIR/sweep.parquet.
+Shards are contiguous blocks of cells (I counts from 0), so `--shard I/N` job arrays cover the grid exactly once;
+every file is written to a temporary name and renamed, and a rerun skips shards whose file exists and validates.
+`plan(spec, DIR)` says what a run would do there, doing nothing (`--dry-run`).
 """
 
 from __future__ import annotations
@@ -18,23 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ScenarioError, SpecError
+from ..errors import ScenarioError
 from ..files import check_output_dir
-from ..version import __version__
-from .durable import (
-    MERGED,
-    atomic_bytes,
-    atomic_with,
-    checksum_path,
-    crashed_writer,
-    create_once,
-    os_errors,
-    seal,
-    sha256,
-)
+from .durable import MERGED, atomic_bytes, atomic_with, checksum_path, crashed_writer, os_errors, seal, sha256
 from .evaluate import ShardResult, check_some_configuration, evaluate
+from .manifest import JOB_ARRAY_SHARDS, check_manifest, check_shard_count, shard_limit
 from .names import FIELD_ORDER
-from .spec import ACCEPTANCE, FORMAT, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec, spec_difference
+from .spec import ACCEPTANCE, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec
 
 ROW_GROUP_ROWS = 1 << 19           # rows per Parquet row group (bounds the flattened columns in memory)
 
@@ -193,95 +184,8 @@ def shard_bytes(spec: SweepSpec, i: int, n: int) -> tuple[int, bytes]:
     return i, buf.getvalue()
 
 
-# Shards beyond the cells are empty files, allowed up to this many shards in all: a job array of a fixed size (SLURM's
-# default MaxArraySize is 1001) can run a small grid; more only names a grid of more cells.
-JOB_ARRAY_SHARDS = 4096
-
-
-def shard_limit(n_cells: int) -> int:
-    """The most shards a grid of n_cells may be split into: one cell each, or JOB_ARRAY_SHARDS."""
-    return max(n_cells, JOB_ARRAY_SHARDS)
-
-
 def shard_path(out: Path, i: int, n: int) -> Path:
     return Path(out) / "shards" / f"shard-{i}-of-{n}.parquet"
-
-
-def _manifest(spec: SweepSpec, n: int) -> dict[str, Any]:
-    return {"format": FORMAT, "specroof_version": __version__, "spec_hash": spec.spec_hash, "n_shards": n,
-            "n_cells": spec.n_cells, "n_points": spec.n_points, "points_per_cell": spec.points_per_cell,
-            "dims": list(spec.dims), "shape": list(spec.shape), "description": spec.description,
-            "spec": spec.normalized}
-
-
-def _check_manifest(out: Path, spec: SweepSpec | None, n: int | None) -> dict[str, Any]:
-    """Write DIR/manifest.json (atomically) or check the one there against this spec and shard count."""
-    path = Path(out) / "manifest.json"
-    if path.exists():
-        man = _read_manifest(path)
-        if spec is None:
-            return man
-        if man.get("spec_hash") != spec.spec_hash:
-            try:
-                diff = spec_difference(man.get("spec") or {}, spec.normalized) or "the hashes differ"
-            except (KeyError, TypeError, AttributeError):     # a manifest spec not in the normalized form
-                diff = "its recorded spec is not one this build reads"
-            raise ScenarioError(f"{out} holds a sweep of another spec (hash {str(man.get('spec_hash'))[:12]}, this "
-                                f"one {spec.spec_hash[:12]}: {diff}); use a new --out directory")
-        if man.get("specroof_version") != __version__:
-            raise ScenarioError(f"{out} was written by specroof {man.get('specroof_version')}; this is {__version__}"
-                                "; use a new --out directory")
-        _check_counts(path, man, spec)
-        if n is not None and man.get("n_shards") != n:
-            raise ScenarioError(f"{out} was split into {man.get('n_shards')} shards; pass --shard I/"
-                                f"{man.get('n_shards')} (or a new --out directory)")
-        return man
-    if spec is None:
-        raise ScenarioError(f"{out}: no manifest.json; not a sweep directory (run `specroof sweep SPEC --out DIR`)")
-    man = _manifest(spec, n or spec.default_shards())
-    with os_errors(Path(out), "--out"):
-        (Path(out) / "shards").mkdir(parents=True, exist_ok=True)
-        created = create_once(path, (json.dumps(man, indent=1, sort_keys=True) + "\n").encode())
-    if not created:
-        return _check_manifest(out, spec, n)      # another run created it first: this run must match it
-    return man
-
-
-def _check_counts(path: Path, man: dict[str, Any], spec: SweepSpec) -> None:
-    """A manifest of this spec's hash records this spec's grid: else it is corrupt, named by field (found by review:
-    n_cells edited to 6 was blamed on every shard, recomputed on every run)."""
-    for k in ("n_cells", "n_points", "points_per_cell"):
-        if man[k] != getattr(spec, k):
-            raise SpecError(f"{path}: corrupt manifest: {k} = {man[k]!r}; this spec (the same hash) has "
-                            f"{getattr(spec, k)}")
-
-
-# What a manifest holds and the type of each (a manifest of other contents is corrupt, named: found by review, a
-# manifest of '[1, 2]' or without n_shards raised a TypeError or KeyError deep in the merge).
-_MANIFEST_FIELDS = {"specroof_version": str, "spec_hash": str, "n_shards": int, "n_cells": int, "n_points": int,
-                    "points_per_cell": int, "spec": dict}
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    """DIR/manifest.json, parsed and checked field by field; SpecError naming what is wrong."""
-    try:
-        man = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise SpecError(f"{path}: unreadable manifest ({e})") from None
-    if not isinstance(man, dict):
-        raise SpecError(f"{path}: corrupt manifest: a JSON {type(man).__name__}, expected an object")
-    for k, t in _MANIFEST_FIELDS.items():
-        v = man.get(k)
-        if not isinstance(v, t) or isinstance(v, bool) or (t is int and v < (1 if k == "n_shards" else 0)):
-            raise SpecError(f"{path}: corrupt manifest: {k} = {v!r}; expected "
-                            f"{'a whole number >= 1' if k == 'n_shards' else 'a ' + t.__name__}")
-    if man["n_points"] != man["n_cells"] * man["points_per_cell"]:
-        raise SpecError(f"{path}: corrupt manifest: n_points = {man['n_points']}; expected n_cells x points_per_cell "
-                        f"= {man['n_cells'] * man['points_per_cell']}")
-    if man["n_shards"] > shard_limit(man["n_cells"]):     # found by review: 1e9 shards made merge and resume hang
-        raise SpecError(f"{path}: corrupt manifest: n_shards = {man['n_shards']}; expected at most "
-                        f"{shard_limit(man['n_cells'])} for n_cells = {man['n_cells']} (store.shard_limit)")
-    return man
 
 
 def shard_state(path: Path, spec_hash: str, rows: int) -> str:
@@ -351,6 +255,42 @@ def _run_shards(s: SweepSpec, out: Path, todo: list[int], n: int, workers: int |
             bar.update(1)
 
 
+def _checked(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], shard: tuple[int, int] | None,
+             n_shards: int | None) -> tuple[SweepSpec, int | None]:
+    """The spec and the shard count asked for, with the checks a run makes before it touches --out."""
+    s = load_spec(spec)
+    check_some_configuration(s)                 # a spec whose every configuration is rejected: before any output
+    return s, _shard_count(s, shard, n_shards)  # before --out is made (review: a refused count left an empty DIR)
+
+
+def _shard_states(out: Path, s: SweepSpec, man: dict[str, Any], shard: tuple[int, int] | None) -> dict[int, str]:
+    """The state (shard_state) of each shard a run looks at: all of the manifest's, or only `shard`'s I."""
+    n = man["n_shards"]
+    wanted = [shard[0]] if shard else list(range(n))
+    return {i: shard_state(shard_path(out, i, n), s.spec_hash, _shard_rows(man, i)) for i in wanted}
+
+
+def plan(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
+         shard: tuple[int, int] | None = None, n_shards: int | None = None) -> dict[str, Any]:
+    """What sweep_to_dir(spec, out, shard, n_shards) would do, doing none of it (writing and creating nothing): the
+    checks it makes first, each refusal the run's (the spec, the shard count, the folder, its manifest), then the
+    state of every shard it would look at (`states`, by shard index: 'ok' is skipped, any other is run). Found by user
+    review: `--dry-run --out DIR` planned the default shard count of an empty folder beside DIR's own."""
+    s, count = _checked(spec, shard, n_shards)
+    man = None
+    if out is not None:
+        out = check_output_dir(out, "--out", create=False)
+        man = check_manifest(out, s, count, create=False)
+    if man is None:                             # a new folder (or none): every shard is to run
+        n = count or s.default_shards()
+        states = {i: "missing" for i in ([shard[0]] if shard else range(n))}
+    else:
+        check_shard_count(out, man, shard, n_shards)
+        n, states = man["n_shards"], _shard_states(out, s, man, shard)
+    return {"out": None if out is None else str(out), "new": man is None, "n_points": s.n_points,
+            "n_cells": s.n_cells, "n_shards": n, "spec_hash": s.spec_hash, "states": states}
+
+
 def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | os.PathLike[str],
                  shard: tuple[int, int] | None = None, n_shards: int | None = None, workers: int | None = None,
                  scheduler: str | None = None, client: Any = None, progress: bool | None = None,
@@ -360,14 +300,12 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
     workers: run the shards on a local Dask cluster of that many processes; scheduler: on the Dask cluster at that
     address; client: on an existing dask.distributed Client. Returns a summary dict.
     """
-    s = load_spec(spec)
-    check_some_configuration(s)                 # a spec whose every configuration is rejected: before any output
-    count = _shard_count(s, shard, n_shards)    # before --out is made (review: a refused count left an empty DIR)
+    s, count = _checked(spec, shard, n_shards)
     out = check_output_dir(out, "--out")
-    man = _check_manifest(out, s, count)
-    n = man["n_shards"]
-    wanted = [shard[0]] if shard else list(range(n))
-    states = {i: shard_state(shard_path(out, i, n), s.spec_hash, _shard_rows(man, i)) for i in wanted}
+    man = check_manifest(out, s, count)
+    check_shard_count(out, man, shard, n_shards)
+    n, states = man["n_shards"], _shard_states(out, s, man, shard)
+    wanted = list(states)
     todo = [i for i in wanted if states[i] != "ok"]
     t0 = time.perf_counter()
     if todo:
@@ -424,7 +362,7 @@ def merge(out: str | os.PathLike[str]) -> Path:
     """Check that every shard of DIR is there and valid, and join them (in shard order) into DIR/sweep.parquet."""
     import pyarrow.parquet as pq
     out = Path(out)
-    man = _check_manifest(out, None, None)
+    man = check_manifest(out, None)
     n, h = man["n_shards"], man["spec_hash"]
     states = {i: shard_state(shard_path(out, i, n), h, _shard_rows(man, i)) for i in range(n)}
     bad = {i: st for i, st in states.items() if st != "ok"}
@@ -460,7 +398,7 @@ def merge(out: str | os.PathLike[str]) -> Path:
 def merged_state(out: str | os.PathLike[str]) -> str:
     """DIR/sweep.parquet's state against DIR's manifest: 'ok', 'missing', 'unsealed ...' or 'corrupt: ...' (a merge
     rewrites all but 'ok'; the CLI names a corrupt one)."""
-    man = _check_manifest(Path(out), None, None)
+    man = check_manifest(Path(out), None)
     return shard_state(Path(out) / MERGED, man["spec_hash"], man["n_points"])
 
 
