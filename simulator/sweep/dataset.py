@@ -10,19 +10,10 @@ import numpy as np
 from ..errors import ScenarioError
 from ..version import __version__
 from .evaluate import ShardResult, check_some_configuration, evaluate
-from .names import FIELD_ORDER
+from .names import FIELD_ORDER, RESULT_DOCS
 from .spec import SweepSpec, is_int, is_num, load_spec
 
-ATTRS = {
-    "speedup": "tokens_per_step * base_step_s / spec_step_s (speedup_curve)",
-    "k": "draft depth chosen (k = auto) or given",
-    "verify_tokens": "tokens verified per sequence (k + 1 for a chain, the tree size for a tree)",
-    "tokens_per_step": "expected tokens per sequence per speculative step, bonus included",
-    "alpha": "i.i.d. per-token acceptance rate of the acceptance model (from a length: solved for it)",
-    "base_step_s": "plain decode step, s", "spec_step_s": "speculative step, s", "draft_s": "draft passes, s",
-    "verify_s": "verify pass, s", "overhead_s": "launch, host and bookkeeping overhead in the speculative step, s",
-    "memory_bytes": "per-GPU memory with speculation, bytes", "feasible": "fits (and within the context limit)",
-    "message": "why a point is infeasible ('' when feasible)"}
+ATTRS = RESULT_DOCS       # each result variable's description (names.RESULT_DOCS, the Parquet columns' too)
 # In the Parquet files every number of an infeasible point but memory_bytes is null (store._result_column); in the
 # in-memory Dataset a field keeps what the point would cost, NaN where a configuration was rejected: select the
 # priced points with ds.where(ds.feasible).

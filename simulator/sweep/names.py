@@ -14,9 +14,50 @@ from ..errors import SpecError, SpecroofError
 from ..hardware import load_hardware
 from ..model import load_model
 
-# The result columns of a sweep, in order (dataset.ATTRS describes each); no dimension may take one of these names.
+# The result columns of a sweep, in order (RESULT_DOCS describes each); no dimension may take one of these names.
 FIELD_ORDER = ("speedup", "k", "verify_tokens", "tokens_per_step", "alpha", "base_step_s", "spec_step_s",
                "draft_s", "verify_s", "overhead_s", "memory_bytes", "feasible", "message")
+# What each result means, in its unit: the xarray Dataset's attrs and the Parquet columns' description.
+RESULT_DOCS = {
+    "speedup": "tokens_per_step * base_step_s / spec_step_s (speedup_curve)",
+    "k": "draft depth chosen (k = auto) or given",
+    "verify_tokens": "tokens verified per sequence (k + 1 for a chain, the tree size for a tree)",
+    "tokens_per_step": "expected tokens per sequence per speculative step, bonus included",
+    "alpha": "i.i.d. per-token acceptance rate of the acceptance model (from a length: solved for it)",
+    "base_step_s": "plain decode step, s", "spec_step_s": "speculative step, s", "draft_s": "draft passes, s",
+    "verify_s": "verify pass, s", "overhead_s": "launch, host and bookkeeping overhead in the speculative step, s",
+    "memory_bytes": "per-GPU memory with speculation, bytes", "feasible": "fits (and within the context limit)",
+    "message": "why a point is infeasible ('' when feasible)"}
+# The sweep parameters that are not Scenario fields (spec.py checks them).
+_INPUT_DOCS = {
+    "acceptance_rate": "i.i.d. per-token acceptance rate given (Leviathan et al. 2023 eq. 1)",
+    "acceptance_length": "mean tokens per step given (bonus included), measured at acceptance_k",
+    "acceptance_k": "the draft depth acceptance_length was measured at",
+    "batch": "sequences decoded together in one step"}
+# What a Parquet column holds where a value is missing (found by user review: the columns had no description in the
+# file, and a null parameter or an int64 spec_overlap was left to the reader to guess).
+_NULLS = {"number": "null: not priced (the point is infeasible, or its configuration rejected: see message)",
+          "memory_bytes": "kept where the point does not fit: what it needs (null where its configuration is "
+                          "rejected)",
+          "int": "null: the library default (\"default\" in the spec)",
+          "name": "'default': the library default", "bool": "1 on, 0 off, null: the library default"}
+
+
+def column_doc(name: str, k_chosen: bool = False) -> str:
+    """The description of a sweep Parquet column: a result's RESULT_DOCS, a Scenario parameter's help text (the CLI
+    flag's), or an acceptance / batch input's; with what a missing value means. k is a result where k = "auto"
+    chooses it (k_chosen), else a parameter."""
+    from ..scenario import field_kind, scenario_fields
+    if name in ("feasible", "message"):
+        return RESULT_DOCS[name]
+    if name in RESULT_DOCS and (name != "k" or k_chosen):
+        return f"{RESULT_DOCS[name]}; {_NULLS['memory_bytes' if name == 'memory_bytes' else 'number']}"
+    if name in _INPUT_DOCS:
+        return _INPUT_DOCS[name]
+    helps = {f.name: f.metadata["help"] for f in scenario_fields("sweep")}
+    kind = field_kind(name)
+    null = "bool" if kind == "bool?" else "int" if kind.startswith("int") else "name" if kind != "k" else None
+    return helps[name] + (f"; {_NULLS[null]}" if null and (kind.endswith("?") or kind == "overlap") else "")
 
 
 def err(key: str, msg: str) -> SpecError:
@@ -74,4 +115,4 @@ def files_difference(there: dict[str, str], here: dict[str, str]) -> list[str]:
             for k in sorted(set(there) | set(here)) if there.get(k) != here.get(k)]
 
 
-__all__ = ["FIELD_ORDER", "err", "file_digests", "files_difference", "names_exist"]
+__all__ = ["FIELD_ORDER", "RESULT_DOCS", "column_doc", "err", "file_digests", "files_difference", "names_exist"]

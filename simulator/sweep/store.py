@@ -24,7 +24,7 @@ from ..files import check_output_dir
 from .durable import MERGED, atomic_bytes, atomic_with, checksum_path, crashed_writer, os_errors, seal, sha256
 from .evaluate import ShardResult, check_some_configuration, evaluate
 from .manifest import JOB_ARRAY_SHARDS, check_manifest, check_shard_count, shard_limit
-from .names import FIELD_ORDER
+from .names import FIELD_ORDER, column_doc
 from .spec import ACCEPTANCE, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec
 
 ROW_GROUP_ROWS = 1 << 19           # rows per Parquet row group (bounds the flattened columns in memory)
@@ -72,11 +72,13 @@ def _column_types(spec: SweepSpec) -> list[tuple[str, Any]]:
 
 
 def schema(spec: SweepSpec, metadata: dict[str, str] | None = None):
-    """Arrow schema of the shard and merged files (one row per point)."""
+    """Arrow schema of the shard and merged files (one row per point), each column's description in its field
+    metadata (names.column_doc: `pyarrow.parquet.read_schema(path).field(name).metadata[b"description"]`)."""
     import pyarrow as pa
     md = {"specroof.spec_hash": spec.spec_hash}
     md.update(metadata or {})
-    return pa.schema([pa.field(n, t) for n, t in _column_types(spec)], metadata=md)
+    return pa.schema([pa.field(n, t, metadata={"description": column_doc(n, spec.auto)})
+                      for n, t in _column_types(spec)], metadata=md)
 
 
 def _param_column(spec: SweepSpec, p: str, cells: list[dict[str, Any]], reps: int):
