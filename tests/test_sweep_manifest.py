@@ -182,3 +182,13 @@ def test_a_dry_run_refuses_what_the_run_refuses_and_creates_nothing(tmp_path, ca
     with pytest.raises(SpecError):
         _edit(d, lambda m: m.update(n_points=1))
         plan(str(spec), d)
+
+
+def test_a_batch_sweep_into_a_csv_name_is_refused(tmp_path, capsys):
+    # user review: `--out plan.csv` (as a serving sweep takes) made a folder named plan.csv holding Parquet files
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    for dry in ([], ["--dry-run"]):
+        rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(tmp_path / "plan.csv"), *dry)
+        assert rc == 2 and "a batch sweep writes a folder" in err and "not a .csv file" in err, err
+        assert not (tmp_path / "plan.csv").exists()

@@ -83,6 +83,11 @@ def _check_run_options(a: argparse.Namespace, need_out: bool = True) -> None:
     """A user error for a missing --out or contradictory --shard / --shards / --workers / --scheduler."""
     if a.out is None and need_out:
         raise ScenarioError("--out DIR is required (where the shards, manifest and merged file go)")
+    if a.out is not None and Path(a.out).suffix.lower() == ".csv" and not Path(a.out).is_dir():
+        # found by user review: a batch sweep made a folder named out.csv (a serving sweep writes that file)
+        raise ScenarioError(f"--out {a.out}: a batch sweep writes a folder (DIR/shards, DIR/manifest.json, "
+                            "DIR/sweep.parquet), not a .csv file; give a folder (a spec with a [serve] table writes "
+                            "one .csv or .parquet file)")
     if a.shard and (a.workers or a.scheduler):
         raise ScenarioError("--shard I/N runs one shard in this process; drop --workers / --scheduler")
     if a.shard and a.shards and a.shards != a.shard[1]:
@@ -187,7 +192,8 @@ def add(sub: Any, name: str) -> None:
     s.add_argument("--workers", type=int_arg("workers", 1), default=None, help="run shards on a local Dask cluster")
     s.add_argument("--scheduler", default=None, help="run shards on the Dask cluster at this address")
     s.add_argument("--merge", default=None, metavar="DIR", help="check that DIR is complete and join its shards")
-    s.add_argument("--dry-run", action="store_true", help="print the grid's size and shards; do no work")
+    s.add_argument("--dry-run", action="store_true", help="print the grid's size and shards (with --out: "
+                   "which are done, which a run would compute); write nothing")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (default: on when stderr is a tty)")
     s.add_argument("--format", choices=("table", "json"), default="table", help="summary format")
     s.set_defaults(func=run)
