@@ -13,6 +13,7 @@ from ..engine import is_profile_path, load_engine
 from ..errors import SpecError, SpecroofError
 from ..hardware import load_hardware
 from ..model import load_model
+from ..scenario import field_kind, scenario_fields
 
 # The result columns of a sweep, in order (RESULT_DOCS describes each); no dimension may take one of these names.
 FIELD_ORDER = ("speedup", "k", "verify_tokens", "tokens_per_step", "alpha", "base_step_s", "spec_step_s",
@@ -47,7 +48,6 @@ def column_doc(name: str, k_chosen: bool = False) -> str:
     """The description of a sweep Parquet column: a result's RESULT_DOCS, a Scenario parameter's help text (the CLI
     flag's), or an acceptance / batch input's; with what a missing value means. k is a result where k = "auto"
     chooses it (k_chosen), else a parameter."""
-    from ..scenario import field_kind, scenario_fields
     if name in ("feasible", "message"):
         return RESULT_DOCS[name]
     if name in RESULT_DOCS and (name != "k" or k_chosen):
