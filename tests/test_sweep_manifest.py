@@ -15,6 +15,7 @@ from simulator.cli import main
 from simulator.errors import OutputError, ScenarioError, SpecError
 from simulator.sweep import load_spec, plan, sweep_to_dir
 from simulator.sweep.manifest import DIGESTS, altered_fields, manifest_for
+from simulator.sweep.spec import spec_digest
 from tests.strategies import json_values
 
 SPEC = 'hardware = "h100-sxm"\nmodel = "llama-3.1-8b"\nmethod = "eagle3"\nk = [1, 2, 3, 4, 5, 6]\n' \
@@ -96,9 +97,16 @@ def test_a_manifest_written_before_the_digests_still_resumes(swept, tmp_path, ca
     _edit(d, lambda m: m.pop(DIGESTS))
     rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d))
     assert rc == 0 and "0 run, 3 already there" in out
-    _edit(d, lambda m: m["spec"]["scalars"].update(tp=2) or m.update(spec_hash="0" * 64))
+    # an older build's sweep of another spec (its hash is its spec's)
+    _edit(d, lambda m: m["spec"]["scalars"].update(tp=2) or m.update(spec_hash=spec_digest(m["spec"])))
     rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(d))
     assert rc == 2 and "holds a sweep of another spec" in err and "tp: 2 there, 1 here" in err, err
+    # its spec_hash edited by hand: named, as with the digests
+    _edit(d, lambda m: m.update(spec_hash="0" * 64))
+    for args in (["sweep", str(spec), "--out", str(d)], ["sweep", "--merge", str(d)]):
+        rc, _, err = _run(capsys, *args)
+        assert rc == 2 and 'the manifest was edited after the sweep wrote it: spec_hash = "0000' in err, err
+        assert "is not the hash of the spec recorded beside it" in err and "another spec" not in err, err
 
 
 @settings(max_examples=60, deadline=None)

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import ScenarioError, SpecError
 from ..version import __version__
 from .durable import create_once, os_errors
-from .spec import FORMAT, SweepSpec, spec_difference
+from .spec import FORMAT, SweepSpec, spec_difference, spec_digest
 
 MANIFEST = "manifest.json"
 DIGESTS = "field_sha256"           # {field: digest of its value as written}; absent in older manifests
@@ -154,6 +154,11 @@ def check_manifest(out: Path, spec: SweepSpec | None, n: int | None = None, crea
         fields = altered_fields(man)
         if fields:
             raise _altered(path, man, fields, spec)
+        if man["spec_hash"] != spec_digest(man["spec"]):    # a manifest without digests, its hash edited
+            raise SpecError(f"{path}: the manifest was edited after the sweep wrote it: spec_hash = "
+                            f"{_show(man['spec_hash'])} is not the hash of the spec recorded beside it "
+                            f"({spec_digest(man['spec'])[:12]}...; the shards are not at fault); restore the file, or "
+                            "use a new --out directory")
         if spec is not None:
             _check_against(path, man, spec)
         return man

@@ -190,6 +190,12 @@ class Axis:
         return len(next(iter(self.values.values())))
 
 
+def spec_digest(normalized: dict[str, Any]) -> str:
+    """The hash of a normalized spec (SweepSpec.spec_hash; a manifest's spec is checked against its spec_hash by it):
+    SHA-256 of its canonical JSON."""
+    return hashlib.sha256(json.dumps(normalized, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class SweepSpec:
     """A validated sweep: scalars (every parameter not swept), axes in grid order and the grid's shape.
@@ -251,8 +257,7 @@ class SweepSpec:
 
     @property
     def spec_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.normalized, sort_keys=True, separators=(",", ":"))
-                              .encode()).hexdigest()
+        return spec_digest(self.normalized)
 
     def default_shards(self) -> int:
         return max(1, min(self.n_cells, -(-self.n_points // SHARD_POINTS)))
