@@ -73,7 +73,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
                         f"= {man['n_cells'] * man['points_per_cell']}")
     if man["n_shards"] > shard_limit(man["n_cells"]):     # found by review: 1e9 shards made merge and resume hang
         raise SpecError(f"{path}: corrupt manifest: n_shards = {man['n_shards']}; expected at most "
-                        f"{shard_limit(man['n_cells'])} for n_cells = {man['n_cells']} (store.shard_limit)")
+                        f"{shard_limit(man['n_cells'])} for n_cells = {man['n_cells']} (manifest.shard_limit)")
     digests = man.get(DIGESTS, {})
     if not isinstance(digests, dict) or not all(isinstance(v, str) for v in digests.values()):
         raise SpecError(f"{path}: corrupt manifest: {DIGESTS} = {_show(digests)}; expected an object of digests")
@@ -141,35 +141,41 @@ def _check_against(path: Path, man: dict[str, Any], spec: SweepSpec) -> None:
                             "; use a new --out directory")
 
 
-def check_manifest(out: Path, spec: SweepSpec | None, n: int | None = None, create: bool = True
-                   ) -> dict[str, Any] | None:
-    """DIR's manifest, checked (and against `spec` when given). None where there is none and `create` is False; with
-    `create`, one for `spec` in n shards (the default count when None) is written first, once: a run that loses the
-    race to create it checks the winner's."""
+def existing_manifest(out: Path, spec: SweepSpec | None) -> dict[str, Any] | None:
+    """DIR's manifest, checked field by field (and against `spec` when given), or None where there is none; nothing
+    is written (a dry run's view of DIR)."""
     path = Path(out) / MANIFEST
-    if path.exists():
-        man = read_manifest(path)
-        if spec is not None:
-            _check_counts(path, man, spec)
-        fields = altered_fields(man)
-        if fields:
-            raise _altered(path, man, fields, spec)
-        if man["spec_hash"] != spec_digest(man["spec"]):    # a manifest without digests, its hash edited
-            raise SpecError(f"{path}: the manifest was edited after the sweep wrote it: spec_hash = "
-                            f"{_show(man['spec_hash'])} is not the hash of the spec recorded beside it "
-                            f"({spec_digest(man['spec'])[:12]}...; the shards are not at fault); restore the file, or "
-                            "use a new --out directory")
-        if spec is not None:
-            _check_against(path, man, spec)
+    if not path.exists():
+        return None
+    man = read_manifest(path)
+    if spec is not None:
+        _check_counts(path, man, spec)
+    fields = altered_fields(man)
+    if fields:
+        raise _altered(path, man, fields, spec)
+    if man["spec_hash"] != spec_digest(man["spec"]):    # a manifest without digests, its hash edited
+        raise SpecError(f"{path}: the manifest was edited after the sweep wrote it: spec_hash = "
+                        f"{_show(man['spec_hash'])} is not the hash of the spec recorded beside it "
+                        f"({spec_digest(man['spec'])[:12]}...; the shards are not at fault); restore the file, or "
+                        "use a new --out directory")
+    if spec is not None:
+        _check_against(path, man, spec)
+    return man
+
+
+def check_manifest(out: Path, spec: SweepSpec | None, n: int | None = None) -> dict[str, Any]:
+    """DIR's manifest, checked (existing_manifest); where there is none, one for `spec` in n shards (the default
+    count when None) is written first, once: a run that loses the race to create it checks the winner's. Without a
+    spec (a merge), a folder without one is refused."""
+    man = existing_manifest(out, spec)
+    if man is not None:
         return man
     if spec is None:
         raise ScenarioError(f"{out}: no {MANIFEST}; not a sweep directory (run `specroof sweep SPEC --out DIR`)")
-    if not create:
-        return None
     man = manifest_for(spec, n or spec.default_shards())
     with os_errors(Path(out), "--out"):
         (Path(out) / "shards").mkdir(parents=True, exist_ok=True)
-        created = create_once(path, (json.dumps(man, indent=1, sort_keys=True) + "\n").encode())
+        created = create_once(Path(out) / MANIFEST, (json.dumps(man, indent=1, sort_keys=True) + "\n").encode())
     return man if created else check_manifest(out, spec, n)    # another run created it first: this one must match
 
 
@@ -192,4 +198,4 @@ def check_shard_count(out: Path, man: dict[str, Any], shard: tuple[int, int] | N
 
 
 __all__ = ["DIGESTS", "JOB_ARRAY_SHARDS", "MANIFEST", "altered_fields", "check_manifest", "check_shard_count",
-           "manifest_for", "read_manifest", "shard_limit"]
+           "existing_manifest", "manifest_for", "read_manifest", "shard_limit"]

@@ -23,7 +23,7 @@ from ..errors import ScenarioError
 from ..files import check_output_dir
 from .durable import MERGED, atomic_bytes, atomic_with, checksum_path, crashed_writer, os_errors, seal, sha256
 from .evaluate import ShardResult, check_some_configuration, evaluate
-from .manifest import JOB_ARRAY_SHARDS, check_manifest, check_shard_count, shard_limit
+from .manifest import JOB_ARRAY_SHARDS, check_manifest, check_shard_count, existing_manifest, shard_limit
 from .names import FIELD_ORDER, column_doc
 from .spec import ACCEPTANCE, PARAMS, STRING_PARAMS, SweepSpec, is_int, load_spec
 
@@ -282,7 +282,7 @@ def plan(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | o
     man = None
     if out is not None:
         out = check_output_dir(out, "--out", create=False)
-        man = check_manifest(out, s, count, create=False)
+        man = existing_manifest(out, s)
     if man is None:                             # a new folder (or none): every shard is to run
         n = count or s.default_shards()
         states = {i: "missing" for i in ([shard[0]] if shard else range(n))}
