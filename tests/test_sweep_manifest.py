@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from simulator.cli import main
 from simulator.errors import OutputError, ScenarioError, SpecError
-from simulator.sweep import load_spec, plan, sweep_to_dir
+from simulator.sweep import load_spec, plan_dir, sweep_to_dir
 from simulator.sweep.manifest import DIGESTS, altered_fields, manifest_for
 from simulator.sweep.spec import spec_digest
 from tests.strategies import json_values
@@ -163,7 +163,7 @@ def test_a_dry_run_plans_the_folder_it_is_given(tmp_path, capsys):
     assert list(got["recompute"]) == ["shard-2-of-6.parquet"] and got["out"] == str(d)
     rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run", "--shard", "4/6")
     assert rc == 0 and "shard 4/6" in out and "1 of 1 shard(s) done, 0 to run" in out, out
-    p = plan(str(spec), d)
+    p = plan_dir(str(spec), d)
     assert [i for i, st in p["states"].items() if st != "ok"] == [1, 2, 3, 5]
     rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d))               # the run does what was planned
     assert rc == 0 and "4 run, 2 already there" in out
@@ -180,7 +180,7 @@ def test_a_dry_run_refuses_what_the_run_refuses_and_creates_nothing(tmp_path, ca
     rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(f), "--dry-run")
     assert rc == 2 and f"--out {f}: is a file; expected a folder" in err
     with pytest.raises(OutputError, match="is a file"):
-        plan(str(spec), f)
+        plan_dir(str(spec), f)
     rc, _, err = _run(capsys, "sweep", str(spec), "--dry-run", "--shard", "0/2", "--workers", "2")
     assert rc == 2 and "--shard I/N runs one shard in this process" in err, err
     d = tmp_path / "other"
@@ -189,7 +189,7 @@ def test_a_dry_run_refuses_what_the_run_refuses_and_creates_nothing(tmp_path, ca
     assert rc == 2 and "holds a sweep of another spec" in err
     with pytest.raises(SpecError):
         _edit(d, lambda m: m.update(n_points=1))
-        plan(str(spec), d)
+        plan_dir(str(spec), d)
 
 
 def test_a_batch_sweep_into_a_csv_name_is_refused(tmp_path, capsys):

@@ -58,9 +58,9 @@ def _dry_run(spec: Any, a: argparse.Namespace) -> int:
     which of them the run would skip or compute; no pricing, nothing written (found by review: a spec whose every cell
     has a tp dividing no model's heads passed the dry run; found by user review: --dry-run --out DIR planned an empty
     folder's default shard count beside DIR's own)."""
-    from ..sweep.store import plan, shard_path  # lazy: keeps --help free of numba
+    from ..sweep.store import plan_dir, shard_path  # lazy: keeps --help free of numba
     _check_run_options(a, need_out=False)
-    p = plan(spec, a.out, shard=a.shard, n_shards=a.shards)
+    p = plan_dir(spec, a.out, shard=a.shard, n_shards=a.shards)
     states = p.pop("states")
     todo = {i: st for i, st in states.items() if st != "ok"}
     d = {"dims": dict(zip(spec.dims, spec.shape)), **p, "shards_done": len(states) - len(todo),

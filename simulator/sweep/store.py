@@ -4,7 +4,7 @@
 per shard DIR/shards/shard-I-of-N.parquet (one row per point) and, when all shards are there, DIR/sweep.parquet.
 Shards are contiguous blocks of cells (I counts from 0), so `--shard I/N` job arrays cover the grid exactly once;
 every file is written to a temporary name and renamed, and a rerun skips shards whose file exists and validates.
-`plan(spec, DIR)` says what a run would do there, doing nothing (`--dry-run`).
+`plan_dir(spec, DIR)` says what a run would do there, doing nothing (`--dry-run`).
 """
 
 from __future__ import annotations
@@ -272,8 +272,8 @@ def _shard_states(out: Path, s: SweepSpec, man: dict[str, Any], shard: tuple[int
     return {i: shard_state(shard_path(out, i, n), s.spec_hash, _shard_rows(man, i)) for i in wanted}
 
 
-def plan(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
-         shard: tuple[int, int] | None = None, n_shards: int | None = None) -> dict[str, Any]:
+def plan_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
+             shard: tuple[int, int] | None = None, n_shards: int | None = None) -> dict[str, Any]:
     """What sweep_to_dir(spec, out, shard, n_shards) would do, doing none of it (writing and creating nothing): the
     checks it makes first, each refusal the run's (the spec, the shard count, the folder, its manifest), then the
     state of every shard it would look at (`states`, by shard index: 'ok' is skipped, any other is run). Found by user
