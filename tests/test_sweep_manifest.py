@@ -200,3 +200,20 @@ def test_a_batch_sweep_into_a_csv_name_is_refused(tmp_path, capsys):
         rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(tmp_path / "plan.csv"), *dry)
         assert rc == 2 and "a batch sweep writes a folder" in err and "not a .csv file" in err, err
         assert not (tmp_path / "plan.csv").exists()
+
+
+def test_a_runs_seconds_count_its_merge(swept, tmp_path, monkeypatch):
+    # user review: a rerun that only merged 2.9e6 rows (2.6 s) said '0 run, 24 already there (0.00 s)'
+    import time
+
+    from simulator.sweep import store
+    spec, d = _copy(swept, tmp_path)
+    (d / "sweep.parquet").unlink()
+    real = store.merge
+
+    def slow(out):
+        time.sleep(0.2)
+        return real(out)
+    monkeypatch.setattr(store, "merge", slow)
+    r = sweep_to_dir(str(spec), d, progress=False)
+    assert r["shards_run"] == 0 and r["seconds"] >= 0.2

@@ -300,7 +300,8 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
     """Run a sweep into DIR: the shards not yet there (all, or only `shard` = (I, N)), then merge if complete.
 
     workers: run the shards on a local Dask cluster of that many processes; scheduler: on the Dask cluster at that
-    address; client: on an existing dask.distributed Client. Returns a summary dict.
+    address; client: on an existing dask.distributed Client. Returns a summary dict (seconds: the wall time of the
+    shards run and the merge).
     """
     s, count = _checked(spec, shard, n_shards)
     out = check_output_dir(out, "--out")
@@ -324,7 +325,8 @@ def sweep_to_dir(spec: SweepSpec | dict[str, Any] | str | os.PathLike[str], out:
         summary["merged"] = str(merge(out))
         if was.startswith("corrupt"):          # review: a damaged sweep.parquet was rewritten without a word
             summary["recomputed"][MERGED] = was
-    return summary
+    summary["seconds"] = time.perf_counter() - t0     # the shards and the merge (user review: a rerun that only
+    return summary                                    # merged 2.9e6 rows said 0.00 s)
 
 
 def _run_dask(spec: SweepSpec, out: Path, todo: list[int], n: int, workers: int | None, scheduler: str | None,
