@@ -31,7 +31,8 @@ import numpy as np
 # and its label, GPUs and layout, model, formats, method, k, tree, lengths, context, scheduler mode) must match, and
 # the load must be of one kind (a batch, or a concurrency).
 _FREE = frozenset({"row_id", "published_row", "locator", "source_url", "batch", "concurrency", "tau", "tau_k",
-                   "measured", "notes", "engine_date", "engine_version", "spec_max_running"})
+                   "measured", "notes", "engine_date", "engine_version", "spec_max_running",
+                   "max_running_requests"})
 CURVE_METRICS = ("speedup", "e2e_speedup", "throughput_ratio")
 FLAT = 0.05
 

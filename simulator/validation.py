@@ -147,7 +147,7 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     context=ctx, tp=tp, dp=dp, ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
                     kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"),
                     attention_precision=_text(r, "attention_precision"),
-                    memory_fraction=_share(r))
+                    memory_fraction=_share(r), max_running_requests=_int(r, "max_running_requests"))
 
 
 def _draft(v: str) -> str | None:

@@ -3,6 +3,8 @@ single-node SGLang MTP scripts land on the rows of their runs only."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from simulator.validation import load_rows
@@ -187,3 +189,22 @@ def test_disaggregated_sglang_rows_take_their_recipes_decode_share_where_the_can
         before = dict(o)
         srt_slurm_share(o)
         assert o == before
+
+
+@pytest.mark.parametrize("notes, want", [
+    ("decode max_batch_size 16 per rank (recipe); disaggregated: 8 prefill + 32 decode GPUs", "16"),   # staged
+    ("disaggregated: 16 prefill + 48 decode GPUs; srt-slurm recipes/trtllm/h100-fp8/1k1k/stp/"
+     "ctx1_gen3_tep16_batch8_eplb0_mtp0.yaml@5063eb43,4a22a181: x", "8"),                           # one recipe
+    ("disaggregated: 8 prefill + 72 decode GPUs; srt-slurm recipes/trtllm/h200/1k1k/stp/c16_ctx1_gen9_tep8_"
+     "batch256_eplb0_mtp0.yaml@75f6e32a: x || srt-slurm recipes/trtllm/h200/1k1k/stp/c1_ctx1_gen9_tep8_batch1_"
+     "eplb0_mtp0.yaml@5063eb43: x", ""),                                                          # they disagree
+    ("srt-slurm recipes/trtllm/h100-fp8/1k1k/stp/ctx1_gen3_tep16_batch8_eplb0_mtp0.yaml@5063eb43: x", ""),  # agg
+])
+def test_disaggregated_trtllm_rows_take_their_decode_recipes_batch_cap(br, notes, want):
+    cap = sys.modules["rowmap.common"].trt_decode_cap          # tools/rowmap, on the path once build_rows loads
+    out = dict(_out(engine="trtllm", method=""), max_running_requests="", notes=notes)
+    cap(out)
+    assert out["max_running_requests"] == want and ("max_running_requests" in out["notes"]) == bool(want)
+    sg = dict(_out(), max_running_requests="", notes=notes)                   # an SGLang row: not its recipe's cap
+    cap(sg)
+    assert sg["max_running_requests"] == ""

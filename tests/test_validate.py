@@ -1040,3 +1040,16 @@ def test_a_parameter_line_says_an_unbounded_one_sigma_in_words():
     assert z.line().startswith("sglang.host_per_seq_s = 0 (kept);")
     w = FitParam("sglang", "host_per_seq_s", 1e-9 * 5e-5, 1.07e-8, float("inf"), 0.0, 5e-5, AT_BOUND, kept=False)
     assert w.line().startswith("sglang.host_per_seq_s = 5e-14 (the fit value, not pruned)")
+
+
+def test_row_max_running_requests_is_the_decode_recipes_batch_cap():
+    # V481: GB200 TensorRT-LLM, 564 requests on one decode instance of 32 attention-DP ranks whose recipe
+    # (ctx1_gen1_dep32_batch16_eplb0_mtp0_564.yaml) runs at most 16 per rank: 52 wait for a slot, a tenth of an E2E.
+    # Measured mean TTFT 12.67 s (InferenceX); without the cap the queue was missing (0.054 s priced).
+    r = {x["row_id"]: x for x in load_rows()}["V481"]
+    assert r["max_running_requests"] == "16" and r["metric"] == "ttft_s"
+    capped, free = predict_row(r), predict_row(dict(r, max_running_requests=""))
+    assert free < 0.1 < 0.2 * float(r["measured"]) < capped < 1.2 * float(r["measured"])
+    for bad in ("0", "2.5"):
+        with pytest.raises(ScenarioError, match="max_running_requests"):
+            predict_row(dict(r, max_running_requests=bad))

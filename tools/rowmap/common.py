@@ -20,10 +20,11 @@ SRC = VAL / "sources"
 COLS = ["row_id", "source_id", "source", "source_url", "locator", "published_row", "hardware", "n_gpus", "tp", "dp",
         "ep", "engine", "engine_version", "model", "precision", "expert_precision", "attention_precision",
         "kv_precision", "method", "draft", "batch", "concurrency", "isl", "osl", "length_ratio", "context", "k",
-        "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running", "memory_fraction",
-        "dp_balance", "num_prompts", "engine_date", "metric", "measured", "notes"]
+        "tree_tokens", "tree_branching", "tau", "tau_k", "overlap_scheduler", "spec_max_running",
+        "max_running_requests", "memory_fraction", "dp_balance", "num_prompts", "engine_date", "metric", "measured",
+        "notes"]
 INT_COLS = ("n_gpus", "tp", "dp", "ep", "batch", "concurrency", "isl", "osl", "context", "k", "tree_tokens",
-            "tree_branching", "tau_k", "num_prompts")
+            "tree_branching", "tau_k", "max_running_requests", "num_prompts")
 METHODS = ("draft", "eagle", "eagle3", "medusa", "mtp", "ngram", "suffix", "dflash")
 ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "trtllm", "trtllm": "trtllm",
            "dynamo+sglang": "sglang", "dynamo+tensorrt-llm": "trtllm", "sglang (mori disagg)": "sglang",
@@ -147,11 +148,40 @@ def srt_slurm_share(out: Row) -> None:
                   + ", ".join(f"{p}@{c}" for p, c in cited) + " (sources/srt_slurm_shares.csv): memory_fraction")
 
 
+_RECIPE_BATCH = re.compile(r"_(?:dep|tep|dp|tp)\d+_batch(\d+)_")
+_STAGED_BATCH = re.compile(r"decode max_batch_size (\d+) per rank \(recipe\)")
+
+
+def trt_decode_cap(out: Row) -> None:
+    """A disaggregated TensorRT-LLM row's decode cap: its recipe's gen max_batch_size (per attention-DP rank, the
+    whole instance without attention DP), which TensorRT-LLM's scheduler never exceeds (the rest wait at the decode
+    instance, in TTFT), as max_running_requests. The staged per-rank batch (v_fixture's note) where the source gives
+    it, else the batch the srt-slurm recipes the KV evidence cites (kv_format) all name
+    (ctxP_genD_{dep,tep}N_batchB_...), where they agree (review, 2026-12-06: the cap was in the notes of 24 TTFT rows
+    and priced on none, so their queue for a decode slot was missing: V481, 564 requests over 32 ranks of 16,
+    measured 12.7 s, was priced 0.054 s)."""
+    if out["engine"] != "trtllm" or "disaggregated:" not in out["notes"] or out["max_running_requests"]:
+        return
+    staged = _STAGED_BATCH.search(out["notes"])
+    if staged is not None:
+        out["max_running_requests"] = staged.group(1)
+        note(out, "the decode max_batch_size per rank: max_running_requests")
+        return
+    cited = sorted({p for p, _ in _CITED.findall(out["notes"]) if "/trtllm/" in p})
+    batches = {m.group(1) for p in cited if (m := _RECIPE_BATCH.search(p.rsplit("/", 1)[-1]))}
+    if len(batches) == 1 and all(_RECIPE_BATCH.search(p.rsplit("/", 1)[-1]) for p in cited):
+        out["max_running_requests"] = batches.pop()
+        note(out, f"decode max_batch_size {out['max_running_requests']} (per attention-DP rank where dp > 1) in "
+                  + ", ".join(cited) + ": max_running_requests")
+
+
 def launch_facts(out: Row) -> None:
     """What the run's launch flags or recipe state beyond its rule: its KV-cache format (kv_format), then the memory
-    share of a disaggregated SGLang decode instance (srt_slurm_share, which reads the recipes kv_format cites)."""
+    share of a disaggregated SGLang decode instance (srt_slurm_share, which reads the recipes kv_format cites) and a
+    disaggregated TensorRT-LLM decode instance's batch cap (trt_decode_cap)."""
     kv_format(out)
     srt_slurm_share(out)
+    trt_decode_cap(out)
 
 
 def drafters() -> dict[str, str]:
