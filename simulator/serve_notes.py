@@ -35,9 +35,7 @@ def workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) 
              "TPOT and ITL are per output token, averaged over a request (prefill of other requests included)",
              "every running request's prompt is prefilled once in a request's lifetime: TTFT includes the prefill of "
              "the prompts waiting beside it (at short outputs most of it)",
-             "TTFT is the GPU's prefill and the steady state's queue, not a request's path through the server "
-             "(HTTP, tokenizing, scheduling) nor a benchmark's start-up queue: published TTFTs measure far above it "
-             "(1.1-8.7x at one request; README, 'How accurate is it'), so read it as a lower bound")
+             _ttft_note(w))
     if rejected:
         m = dep.target
         notes += (f"{rejected} of the {rejected + w.samples[0].size} requests of the length distribution "
@@ -54,6 +52,18 @@ def workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) 
                   "prompts into the same steps; --dp-balance prices a server that does, e.g. TensorRT-LLM with "
                   "attention_dp_config.enable_balance)",)
     return notes
+
+
+def _ttft_note(w: Workload) -> str:
+    """What TTFT is: the steady state's, or with num_prompts the mean over a run with its start-up burst."""
+    path = ("not a request's path through the server (HTTP, tokenizing, scheduling): published TTFTs measure above "
+            "it (README, 'How accurate is it'), so read it as a lower bound")
+    if w.num_prompts is None:
+        return ("TTFT is the GPU's prefill and the steady state's queue (for a slot, or at a prefill instance), not a "
+                "benchmark's start-up burst (--num-prompts prices it), " + path)
+    return (f"TTFT and E2E are the means over a run of {w.num_prompts} prompts whose first C start at once: the "
+            "steady state's, with the first wave's prompts queued together for prefill (simulator/burst.py; "
+            "throughput is the steady state's), " + path)
 
 
 def cap_note(w: Workload, hits: tuple[np.ndarray, ...]) -> tuple[str, ...]:

@@ -45,7 +45,7 @@ one prompt and at K; isl' m where a pass takes one prompt, whose passes each cos
                        uniform time waits half a step), then the passes of W with c = (t_1 - q) / n_c and isl' m
                        read as q (t_1 at one request); b = 1 - (1 - B / R)^(R - 1), the chance that another of the R
                        running slots is decoding (an estimate: slots independent; 0 at one request in flight)
-    E2E  = TTFT + (osl - 1) ITL
+    E2E  = TTFT + (osl - 1) ITL     (the steady state's; Workload.num_prompts adds a run's start-up burst: burst.py)
     output tokens/s per GPU = C osl / E2E / GPUs,  per user = 1 / TPOT
 So each lifetime carries all R prompts, and a short output cannot outrun its prompts' prefill. With osl = 1 no
 request decodes (B = 0): every running prompt waits for passes of their own, E2E = TTFT = W(R) with c = (t_1 - q) /
@@ -89,6 +89,7 @@ import numpy as np
 
 from .acceptance import extrapolation_note
 from .admission import admission_width, feasibility, fit_limit, fixed_shape, held, running_cap, speculates
+from .burst import start_up_s
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .hazards import deployment_options
@@ -210,9 +211,9 @@ class ServeResult:
             pts.append(pt)
         w = self.workload
         isl, osl = w.mean_lengths
-        wd = {"isl": isl, "osl": osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
+        wd = {"isl": isl, "osl": osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd, "rate": list(w.rate),
               "samples": int(w.samples[0].size), "rejected": self.rejected, "length_ratio": w.length_ratio,
-              "mean_context": w.mean_context, "rate": list(w.rate), "max_concurrency": w.max_concurrency}
+              "mean_context": w.mean_context, "max_concurrency": w.max_concurrency, "num_prompts": w.num_prompts}
         return {"scenario": self.scenario, "workload": wd, "gpus": self.gpus, "prefill_bound": self.prefill_bound,
                 "prefill_rps": float(self.prefill_rps) if np.isfinite(self.prefill_rps) else None, "points": pts,
                 "notes": list(self.notes)}
@@ -331,7 +332,7 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     # and the prompt load its completions bring.
     n = step_batch(B, R)
     ends = [(c[0] + prompt_load(pf, loop.arrivals(n, c[1]), tokens_s)[0]) / c[1] for c in (first.at(n), last.at(n))]
-    wait = e2e * (C / R - 1.0)
+    wait = e2e * (C / R - 1.0) + start_up_s(pf, w, R, ttft, step, tokens_s, osl > 1.0)   # + a run's start-up
     return Phase(C.astype(np.float64), R, B, k, mid.verify_tokens(n), tau, T, ttft + wait, tpot, tpot, e2e + wait,
                  *ends, R * osl / e2e / gpus, 1.0 / tpot, load / T, tuple(BOUNDS[int(i)] for i in bound), queue)
 

@@ -153,6 +153,10 @@ class Workload:
         bench_serving's --max-concurrency beside --request-rate): arrivals beyond it wait at the client, outside
         every latency (both clients time a request from its send), so a rate the cap binds is served closed-loop at
         the cap (`serve`); None: no cap.
+    num_prompts : the prompts of one benchmark run at a concurrency (the clients' --num-prompts with
+        --request-rate inf): the first C start at once, and TTFT and E2E are the means over the run, its start-up
+        burst included (`burst.start_up_s`); at least every concurrency, not with `rate`. None: the steady state
+        alone (a run long enough that its start-up does not count).
     """
 
     isl: int = 1024
@@ -166,6 +170,7 @@ class Workload:
     rate: tuple[float, ...] = ()
     length_ratio: float = 1.0
     max_concurrency: int | None = None
+    num_prompts: int | None = None
 
     def __post_init__(self) -> None:
         pos_int("isl", self.isl)
@@ -184,6 +189,7 @@ class Workload:
         _check_prefill_gpus(self.prefill_gpus, self.pd)
         object.__setattr__(self, "rate", _rates(self.rate))
         self._check_cap()
+        self._check_prompts()
         object.__setattr__(self, "length_ratio", length_ratio(self.length_ratio))
         if self.length_ratio < 1.0 and self.lengths:
             raise ScenarioError(f"length_ratio = {self.length_ratio:g} with lengths given: a draw around isl and osl "
@@ -197,6 +203,19 @@ class Workload:
         if not self.rate:
             raise ScenarioError(f"max_concurrency = {self.max_concurrency} without a rate: it caps the requests in "
                                 "flight at an arrival rate; without one, concurrency is the requests in flight")
+
+    def _check_prompts(self) -> None:
+        """num_prompts: a whole number of prompts per run, at least every concurrency, and only at a concurrency."""
+        if self.num_prompts is None:
+            return
+        n = pos_int("num_prompts", self.num_prompts)
+        object.__setattr__(self, "num_prompts", n)
+        if self.rate:
+            raise ScenarioError(f"num_prompts = {n} with a rate: a run's start-up burst is that of a closed loop "
+                                "(--request-rate inf) at a concurrency; at an arrival rate leave num_prompts out")
+        if n < max(self.concurrency):
+            raise ScenarioError(f"num_prompts = {n} below concurrency {max(self.concurrency)}: a run of {n} prompts "
+                                "never has more in flight; expected num_prompts >= every concurrency")
 
     def _set_lengths(self) -> None:
         ln = _lengths(self.lengths)

@@ -254,18 +254,20 @@ def instance_mix(r: dict[str, str]) -> tuple[tuple[int, float], ...]:
 
 def serving_workload(r: dict[str, str]) -> Workload | None:
     """A row measured in a serving benchmark (a concurrency with prompt and output lengths, no fixed batch) as a
-    Workload (its lengths drawn below isl and osl when it has a length_ratio); None for a fixed-batch row. A
-    disaggregated row is priced per decode instance (`instance_mix`: the concurrencies its instances serve), each
-    with its P / m share of the prefill GPUs."""
+    Workload (its lengths drawn below isl and osl when it has a length_ratio; its run's num_prompts, whose start-up
+    burst the mean TTFT and E2E include); None for a fixed-batch row. A disaggregated row is priced per decode
+    instance (`instance_mix`: the concurrencies its instances serve), each with its P / m share of the prefill GPUs
+    and of the run's prompts."""
     c, isl, osl = _int(r, "concurrency"), _int(r, "isl"), _int(r, "osl")
     if _int(r, "batch") is not None or c is None or isl is None or osl is None:
         return None
     lengths = {"isl": isl, "osl": osl, "length_ratio": row_length_ratio(r)}
-    pd = disaggregation(r)
+    pd, n = disaggregation(r), _int(r, "num_prompts")
     if pd is None:
-        return Workload(**lengths, concurrency=(c,))
+        return Workload(**lengths, concurrency=(c,), num_prompts=n)
     m = pd[1] // (_int(r, "tp", 1) * _int(r, "dp", 1))
-    return Workload(**lengths, concurrency=tuple(n for n, _ in instance_mix(r)), pd=True, prefill_gpus=pd[0] / m)
+    return Workload(**lengths, concurrency=tuple(n for n, _ in instance_mix(r)), pd=True, prefill_gpus=pd[0] / m,
+                    num_prompts=None if n is None else max(1, round(n / m)))      # the router deals N over m
 
 
 def _serving(s: Scenario, dep: Deployment, w: Workload, metric: str, mix: tuple[tuple[int, float], ...]) -> float:
@@ -337,15 +339,23 @@ class PreparedRow:
     route: str
 
 
+def _num_prompts(r: dict[str, str], s: Scenario, w: Workload | None) -> int | None:
+    """The row's num_prompts, where a metric it prices has it: a fixed-batch speculative speedup (a run of that many
+    prompts in waves) or a serving row's TTFT or E2E (a run's start-up burst, burst.py); raises elsewhere."""
+    n = _int(r, "num_prompts")
+    run = s.method is not None and r["metric"] == "speedup" and _int(r, "batch") is not None
+    if n is not None and not run and (w is None or r["metric"] not in ("ttft_s", "e2e_s")):
+        raise ScenarioError(f"row {r['row_id']}: num_prompts = {n} prices the speedup of a run of that many prompts "
+                            "at a fixed batch, or a serving run's start-up in its mean TTFT or E2E; this row has "
+                            f"metric {r['metric']}, method {s.method or 'none'} and batch {_int(r, 'batch') or 'none'}")
+    return n
+
+
 def row_route(r: dict[str, str], s: Scenario, w: Workload | None) -> str:
     """How a row is priced (see PreparedRow), given its serving workload `w` (serving_workload); raises when a
     serving metric lacks its workload, and when num_prompts is on a row other than a fixed-batch speculative
-    speedup (the one metric priced over a run of that many prompts)."""
-    n = _int(r, "num_prompts")
-    if n is not None and (s.method is None or r["metric"] != "speedup" or _int(r, "batch") is None):
-        raise ScenarioError(f"row {r['row_id']}: num_prompts = {n} prices the speedup of a run of that many prompts "
-                            f"at a fixed batch; this row has metric {r['metric']}, method {s.method or 'none'} and "
-                            f"batch {_int(r, 'batch') or 'none'}")
+    speedup or a serving row's TTFT or E2E (the metrics priced over a run of that many prompts)."""
+    n = _num_prompts(r, s, w)
     if w is not None:
         return "serving"
     if r["metric"] in SERVING_METRICS:

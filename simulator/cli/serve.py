@@ -67,6 +67,11 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
                        help="with --rate: the benchmark client's cap on requests in flight (vLLM bench serve's and "
                             "SGLang bench_serving's --max-concurrency beside --request-rate); a rate M requests "
                             "cannot complete is served closed-loop at M, the rest waiting at the client")
+        g.add_argument("--num-prompts", type=int_arg("num-prompts", 1), default=None, metavar="N",
+                       help="with --concurrency: the prompts of one benchmark run (vLLM bench serve's and SGLang "
+                            "bench_serving's --num-prompts at --request-rate inf): the first C start at once, and "
+                            "TTFT and E2E are the means over the run, its start-up burst included (InferenceX runs "
+                            "10 x C); default: the steady state alone")
     g.add_argument("--chunk", type=int_arg("chunk", 1), default=8192,
                    help="chunked-prefill size: prompt tokens per step on each attention-DP rank (SGLang / vLLM "
                         "default; SGLang divides its --chunked-prefill-size by the DP size under DP attention)")
@@ -118,7 +123,7 @@ def workload_from(a: argparse.Namespace, concurrency: tuple[int, ...] | None = N
         raise ScenarioError(f"--max-concurrency {a.max_concurrency}: it caps the requests in flight at an arrival "
                             "rate; give --rate too (without one, --concurrency is the requests in flight)")
     return Workload(**_length_samples(a), **load, chunk=a.chunk, prefix_hit=a.prefix_hit, pd=a.pd,
-                    prefill_gpus=a.prefill_gpus)
+                    prefill_gpus=a.prefill_gpus, num_prompts=getattr(a, "num_prompts", None))
 
 
 def add(sub: Any, name: str) -> None:

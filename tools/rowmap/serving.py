@@ -208,6 +208,30 @@ def v_fixture(r: Row, out: Row) -> None:
     note(out, *ksrc, "InferenceX CI (random isl/osl, 10 x concurrency prompts)",
          pair.group(0) if pair else r["notes"].split("; ")[-1])
     ix_lengths(out)
+    ix_num_prompts(r, out)
+
+
+# The prompts of an InferenceX run: 10 x its concurrency, all sent at --request-rate inf under --max-concurrency.
+# Single node: benchmarks/single_node/fixed_seq_len/dsr1_*.sh --num-prompts $((CONC * 10)) into benchmark_lib.sh
+# run_benchmark_serving (--request-rate inf; HEAD 843c6254). NVIDIA disaggregated: srt-slurm sa-bench bench.sh
+# num_prompts=$((concurrency * NUM_PROMPTS_MULT)), NUM_PROMPTS_MULT default 10 (NVIDIA/srt-slurm 024aa2dc; an
+# earlier ishandhanani/srt-slurm version, 09211b64, ran concurrency x 5: the runs' own version is not pinned here).
+# AMD MoRI disaggregated: benchmarks/multi_node/amd_utils/bench.sh num_prompts_multiplier 10, at least 16.
+IX_PROMPTS_PER_SLOT, IX_MORI_MIN_PROMPTS = 10, 16
+
+
+def ix_num_prompts(r: Row, out: Row) -> None:
+    """An InferenceX TTFT or E2E row's run length (IX_PROMPTS_PER_SLOT), whose start-up burst its mean includes
+    (simulator/burst.py): the other metrics of the run are priced at the steady state and carry none."""
+    if out["metric"] not in ("ttft_s", "e2e_s") or not out["concurrency"] or not out["isl"]:
+        return
+    n = IX_PROMPTS_PER_SLOT * int(float(out["concurrency"]))
+    if r["engine"].startswith("sglang (MoRI"):
+        n = max(n, IX_MORI_MIN_PROMPTS)
+    out["num_prompts"] = str(n)
+    note(out, f"num_prompts {n}: {IX_PROMPTS_PER_SLOT} x concurrency, sent at once up to the concurrency "
+              "(--request-rate inf; benchmark_lib.sh run_benchmark_serving, srt-slurm sa-bench NUM_PROMPTS_MULT, "
+              "amd_utils/bench.sh)")
 
 
 def v_compare(r: Row, out: Row) -> None:
