@@ -15,6 +15,7 @@ from simulator.scenario import Scenario
 from simulator.serving import Workload, serve
 from simulator.validation import load_rows, predict_row, prepare_row
 
+from .helpers import load_tool
 from .strategies import SERVE_SCENARIOS
 
 PD = dict(hardware="gb200-nvl72", model="deepseek-r1", engine="trtllm", tp=1, dp=16, ep=16, precision="fp4")
@@ -116,3 +117,16 @@ def test_a_serving_row_takes_num_prompts_on_its_ttft_and_e2e_only():
     assert prepare_row(r).workload.num_prompts == 10240           # one decode instance: the run's prompts
     with pytest.raises(ScenarioError, match="V553: num_prompts = 10240 prices .*metric tpot_s"):
         predict_row(dict(r, metric="tpot_s"))
+
+
+def test_the_event_replay_agrees_with_the_start_up_estimate_where_the_waves_spread():
+    # tools/burst_check.py replays the client against the priced prefill instance and decode. One slot: no queue,
+    # every TTFT the pass. V553 (1024 requests, their outputs spread over 20 % of 8k tokens): the later waves arrive
+    # spread out, and the replay's mean is burst.py's within 1 %.
+    bc = load_tool("burst_check")
+    t = bc.replay(1, 1, 5, 10.0, 0.05, 0.01, np.full(5, 100))
+    np.testing.assert_allclose(t, 0.05, rtol=1e-12)
+    line = bc.check({x["row_id"]: x for x in load_rows()}["V553"])
+    replayed, priced = (float(line.split(k)[1].split()[0].rstrip(";")) for k in ("replayed mean TTFT ", "priced "))
+    assert replayed == pytest.approx(priced, rel=0.01)
+    assert bc.main([]) == 2 and bc.main(["V0000"]) == 2
