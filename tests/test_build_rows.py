@@ -208,3 +208,12 @@ def test_disaggregated_trtllm_rows_take_their_decode_recipes_batch_cap(br, notes
     sg = dict(_out(), max_running_requests="", notes=notes)                   # an SGLang row: not its recipe's cap
     cap(sg)
     assert sg["max_running_requests"] == ""
+
+
+def test_mori_mtp_rows_without_dp_attention_carry_their_recipes_decode_cap():
+    # V311: MI355X MoRI, decode tp 8 / ep 8 without DP attention, MTP at 128 requests: the recipe's
+    # --max-running-requests 256 (sglang_disagg_server.sh), not SGLang's 48 (which had queued 80 of them: 23.1 s
+    # of TTFT priced, 0.44 s measured).
+    rows = {x["row_id"]: x for x in load_rows()}
+    assert rows["V311"]["spec_max_running"] == "256" and "spec_max_running" in rows["V311"]["notes"]
+    assert rows["V306"]["spec_max_running"] == ""            # the plain run of the pair: no speculation cap

@@ -117,6 +117,27 @@ def ix_mori_dep16(r: Row, out: Row) -> None:
     note(out, why)
 
 
+# The decode instance's --max-running-requests without DP attention in the same MoRI recipe: 256 where the decode
+# enables EP (billishyahao/sglang_disagg sglang_disagg_server.sh, decode_max_running_requests=256 in the non-DP
+# branch, e.g. versions 00a869bc ('elif DECODE_ENABLE_EP ... 256', else 128) and the indexed copy that sets 256 for
+# every non-DP decode), not SGLang's 48 for speculation.
+MORI_DECODE_MAX_RUNNING_NO_DP = 256
+
+
+def ix_mori_decode_cap(r: Row, out: Row) -> None:
+    """A MoRI-disaggregated MTP row whose decode instance runs without DP attention (tp 8, ep 8): its recipe's
+    --max-running-requests (MORI_DECODE_MAX_RUNNING_NO_DP; review, 2026-12-06: SGLang's 48 for speculation was
+    priced, so V311's 128 requests queued for a slot: 23.1 s of TTFT priced, 0.44 s measured)."""
+    if not r["engine"].startswith("sglang (MoRI") or out["method"] != "mtp" or out["spec_max_running"]:
+        return
+    if int(out["dp"] or 1) != 1 or int(out["ep"] or 1) == 1:
+        return
+    out["spec_max_running"] = str(MORI_DECODE_MAX_RUNNING_NO_DP)
+    note(out, f"decode --max-running-requests {MORI_DECODE_MAX_RUNNING_NO_DP} without DP attention, with EP, in the "
+              "MoRI recipe (billishyahao/sglang_disagg sglang_disagg_server.sh, e.g. version 00a869bc; the pinned "
+              "commit is not mirrored), not SGLang's 48 for speculation: spec_max_running")
+
+
 # --mem-fraction-static of InferenceX's single-node SGLang DeepSeek-R1 scripts (SemiAnalysisAI/InferenceX HEAD
 # 843c6254, 2026-08-22, benchmarks/single_node/fixed_seq_len/; the versions the runs used are not checked):
 # (hardware, fp4 experts, tp) -> (value, script and line). The plain and MTP script of a pair set the same value.
@@ -194,6 +215,7 @@ def v_fixture(r: Row, out: Row) -> None:
                   "decode instance; throughput per GPU is output tokens/s per decode GPU (InferenceX "
                   "utils/process_result.py: output_tput_per_gpu = output throughput / decode GPUs)")
     ix_mori_dep16(r, out)
+    ix_mori_decode_cap(r, out)
     if out["method"] == "mtp" and not out["k"]:
         note(out, "MTP depth not resolved from the run's config: specroof's default k is priced")
     if out["metric"] == "tokens_per_s_per_user":
