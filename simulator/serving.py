@@ -440,16 +440,15 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
     s = dep.scenario
     return {"hardware": dep.hw.name, "model": dep.target.name, "method": s.method, "engine": dep.eng.name,
             "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
-            "tree_branching": s.branching,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
             "checkpoint": checkpoint_note(dep.target, dep.p),
             "acceptance": dep.acceptance.source if s.method else None, "hardware_file": dep.hw.path or None,
-            "engine_file": dep.eng.path or None,
+            "engine_file": dep.eng.path or None, "tree_branching": s.branching,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
-            "max_running_requests": dep.eng.running_cap, **deployment_options(dep),
+            "max_running_requests": dep.eng.running_cap, "dp_balance": dep.eng.dp_prompt_balance,
+            **deployment_options(dep),
             "spec_overlap": dep.eng.overlaps(s.method), "memory_fraction": dep.eng.gpu_memory_fraction,
-            "memory_fraction_plain": dep.eng.memory_share(False), "memory_share_of_free": dep.eng.share_of_free,
-            "dp_balance": dep.eng.dp_prompt_balance}
+            "memory_fraction_plain": dep.eng.memory_share(False), "memory_share_of_free": dep.eng.share_of_free}
 
 
 def serve(scenario: Scenario | None = None, workload: Workload | None = None, dep: Deployment | None = None,
