@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulator.cli import main
@@ -167,6 +167,8 @@ def _kv_budget(dep) -> float:
 
 
 @settings(max_examples=40, deadline=None)
+@example(f=0.5, g=1.0, of_free=True, mid="llama-3.1-70b", tp=1, hw="h100-sxm")   # weights past the GPU: f (M - W -
+#   R) is negative and falls with f (found by a helper's run); no share frees any KV cache there
 @given(f=MEMORY_SHARE, g=MEMORY_SHARE, of_free=st.booleans(),
        mid=st.sampled_from(["llama-3.1-8b", "qwen3-32b", "llama-3.1-70b"]), tp=st.sampled_from([1, 2, 4, 8]),
        hw=st.sampled_from(["h100-sxm", "h200-sxm", "b200"]))
@@ -179,7 +181,7 @@ def test_the_kv_cache_grows_with_the_share_and_both_meanings_agree_at_one(f, g, 
                                 method=None, k=0, context=0).resolve()
     as_ = lambda dep, free: replace(dep, eng=replace(dep.eng, share_of_free=free))  # noqa: E731
     a, b = as_(at(lo), of_free), as_(at(hi), of_free)
-    assert _kv_budget(b) >= _kv_budget(a)
+    assert max(_kv_budget(b), 0.0) >= max(_kv_budget(a), 0.0)   # below 0 nothing is free: no KV cache at any share
     assert max_batch(b, 1.0, 4096.0, False) >= max_batch(a, 1.0, 4096.0, False)
     one = at(1.0)
     caps = {free: float(np.ravel(memory(as_(one, free), np.array([1.0]), 1.0, 0.0).capacity_bytes)[0])
