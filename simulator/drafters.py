@@ -348,14 +348,15 @@ def check_drafting(method: str | None, draft_precision: str | None, k: int | str
 def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None = None,
                  precision: Precision | None = None, par: Parallelism | None = None,
                  draft_kv_window: int | None = None, scaleup_domain: int = 1 << 30,
-                 fusions: FusionRule | None = None, catchup_logits: str = "last") -> Drafter:
+                 fusions: FusionRule | None = None, catchup_logits: str = "last", sparse_heads: int = 0) -> Drafter:
     """Resolve and check the drafter for `method` against `target`; errors for a head trained for another model.
     `fusions`: the engine's kernel fusions (`fusion.FusionRule.of_engine`; None: none), applied to the drafter's
     shape. `catchup_logits`: the logit rows of its catch-up pass, 'all' k + 1 tokens or the 'last' of each sequence
     (SGLang's draft_extend_v2 keeps every row, logits_processor.py _get_pruned_states in v0.5.12; its V1
     draft-extend, vLLM's EAGLE proposer (last_token_indices) and TensorRT-LLM's MTP head (the last tokens) one).
     `par` is the target's layout: the drafter runs on the same GPUs, tensor- and data-parallel like the target's
-    attention, its experts (an MTP module's MoE layer) on the target's expert layout."""
+    attention, its experts (an MTP module's MoE layer) on the target's expert layout. `sparse_heads`: the heads the
+    engine's sparse-MLA kernel pads a DSA layer's to (`EngineProfile.sparse_mla_heads`), for a DSA target's MTP."""
     if method not in METHODS:
         raise ScenarioError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
     p = precision or Precision()
@@ -375,7 +376,8 @@ def make_drafter(method: str, target: ModelShape, draft: str | ModelShape | None
     # pass. Later steps feed the head its own hidden state (Li et al. 2025, §3.2, Fig. 5).
     # An MTP module's input norm follows its eh_proj, not an all-reduce: only the post-attention norm rides on one.
     fu = replace((fusions or FusionRule()).of(shape, par.tp, par.dp, scaleup_domain), ar_norm_next=False)
-    ops = lambda sh, lg="all": forward_pass(sh, p, par, lg, scaleup_domain=scaleup_domain, fusion=fu)  # noqa: E731
+    ops = lambda sh, lg="all": forward_pass(sh, p, par, lg, scaleup_domain=scaleup_domain, fusion=fu,  # noqa: E731
+                                            sparse_heads=sparse_heads)
     step_ops = ops(replace(shape, fc_in_factor=0)) if shape.kind == "eagle3-head" else None
     catchup = ops(shape, catchup_logits) if catchup_logits != "all" else None
     return Drafter(method, shape, p, par, wbytes, win, shape.n_medusa_heads if method == "medusa" else 10**6, desc,

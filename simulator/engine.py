@@ -27,7 +27,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"}, "scope": {"valid_from", "vendors"},
     "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention", "dp_prompt_balance"},
     "parallel": {"ep_spans_instance"},
-    "attention": {"mla_verify_kv_reread_blackwell"},
+    "attention": {"mla_verify_kv_reread_blackwell", "sparse_mla_min_heads_hopper"},
     "kernels": {"fused", "allreduce_norm_min_hidden", "fused_from", "fused_on"},
 }
 
@@ -90,6 +90,8 @@ class EngineProfile:
     mla_verify_kv_reread_blackwell : float   on Blackwell, share of the per-query re-reads of an MLA target's KV
                                     cache that reach HBM in the engine's verify attention kernel (0: read once per
                                     sequence, as a kernel that folds the queries into the heads does)
+    sparse_mla_min_heads_hopper : int  on Hopper, the query heads per rank the engine's sparse-MLA kernel of a DSA
+                                    target computes at least (it pads fewer to it: `sparse_mla_heads`; 0: none)
     fused : tuple[str]              kernels the engine fuses on a target's decode path (fusion.FUSIONS); ()
                                     none, the unfused layer `workload` counts; allreduce_norm_min_hidden : int, the
                                     hidden size above which the all-reduce fusion applies (`fusion.FusionRule.of`);
@@ -152,6 +154,7 @@ class EngineProfile:
     gemm_fraction: float | None = None
     overlap_efficiency: float | None = None
     mla_verify_kv_reread_blackwell: float = 0.0
+    sparse_mla_min_heads_hopper: int = 0
     fused: tuple[str, ...] = ()
     allreduce_norm_min_hidden: int = 0
     fused_from: tuple[tuple[str, str], ...] = ()
@@ -180,6 +183,11 @@ class EngineProfile:
         """Share of the verify kernel's per-query KV-cache re-reads that reach HBM for a target on a device of
         `architecture` (0 unless the profile names one for MLA on Blackwell)."""
         return self.mla_verify_kv_reread_blackwell if mla and architecture == "blackwell" else 0.0
+
+    def sparse_mla_heads(self, architecture: str) -> int:
+        """The query heads per rank a DSA target's sparse-MLA kernel computes at least on a device of `architecture`
+        (the engine pads fewer to it; 0: the rank's own heads)."""
+        return self.sparse_mla_min_heads_hopper if architecture == "hopper" else 0
 
     def check_layout(self, tp: int, dp: int, ep: int) -> None:
         """Refuse a layout the engine cannot express: a partial expert parallelism where its EP spans the whole
@@ -280,6 +288,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("efficiency", "gemm_fraction"): ("gemm_fraction", float, 0.1, 1.0),
     ("efficiency", "overlap_efficiency"): ("overlap_efficiency", float, 0.0, 1.0),
     ("attention", "mla_verify_kv_reread_blackwell"): ("mla_verify_kv_reread_blackwell", float, 0.0, 1.0),
+    ("attention", "sparse_mla_min_heads_hopper"): ("sparse_mla_min_heads_hopper", int, 0, 1024),
     ("kernels", "allreduce_norm_min_hidden"): ("allreduce_norm_min_hidden", int, 0, 10**6),
 }
 REQUIRED = {("host", "step_overhead_s"), ("spec", "bookkeeping_s"), ("launch", "kernel_launch_s"),

@@ -35,7 +35,7 @@ from .fusion import FusionRule
 from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
 from .model import ModelShape, check_servable, load_model
-from .target_ops import target_ops, verify_ops
+from .target_ops import same_ops, target_ops, verify_ops
 from .units import DTYPE_BYTES
 from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, make_precision
 
@@ -412,9 +412,8 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
     other kernels is resolved again here (review: validate --engine-override with such a profile priced no row)."""
     if eng.allreduce_latency_s != dep.eng.allreduce_latency_s:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
-    if FusionRule.of_engine(eng, dep.hw.vendor, dep.hw.architecture) != \
-            FusionRule.of_engine(dep.eng, dep.hw.vendor, dep.hw.architecture):
-        return dep.scenario.replace(engine=eng).resolve()     # its op sets follow the kernels the engine fuses
+    if not same_ops(eng, dep.eng, dep.hw):    # its op sets follow the kernels it fuses and its sparse-MLA padding
+        return dep.scenario.replace(engine=eng).resolve()
     check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k)
     given, s = eng, dep.scenario
     eng = spec_overlapped(eng, s.spec_overlap_asked, s.method)
@@ -489,7 +488,8 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain,
-                     FusionRule.of_engine(eng, hw.vendor, hw.architecture), eng.logits_catchup(s.method))
+                     FusionRule.of_engine(eng, hw.vendor, hw.architecture), eng.logits_catchup(s.method),
+                     eng.sparse_mla_heads(hw.architecture))
     return Deployment(s, hw, eng, target, drafter, p, dp, par, target_ops(eng, hw, target, p, par, "all"),
                       target_ops(eng, hw, target, p, par, "last"), resolve_overlap(s.overlap, eng),
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None),

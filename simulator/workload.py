@@ -286,6 +286,7 @@ class _Ctx:
     sampler: bool
     kv_reread: float = 0.0
     fusion: Fusion = field(default_factory=Fusion)
+    sparse_heads: float = 0.0
 
     @property
     def ab(self) -> float:
@@ -297,9 +298,8 @@ def _attention(g: _Builder, c: _Ctx) -> None:
     m, tp, L, ab = c.m, c.par.tp, c.m.n_layers, c.ab
     d, hr, wd = m.d_model, m.n_heads / tp, c.p.attention_dtype
     if m.is_mla:
-        # DeepSeek-V2 §2.1 in the weight-absorbed form used at decode (W_UK folded into q, W_UV into the output):
-        # q_a and kv_a replicated across TP ranks, q_b / kv_b / o split by heads (vLLM MLA). Kernels: input norm +
-        # fused q_a/kv_a GEMM; q_a norm + q_b GEMM; kv_a norm + RoPE; W_UK bmm + W_UV bmm; o_proj.
+        # DeepSeek-V2 §2.1, weight-absorbed (W_UK in q, W_UV in the output): q_a, kv_a replicated, q_b/kv_b/o split by
+        # heads (vLLM MLA). Kernels: input norm + q_a/kv_a GEMM; q_a norm + q_b GEMM; kv_a norm + RoPE; 2 bmm; o_proj.
         qd, fu = m.qk_nope_head_dim + m.qk_rope_head_dim, c.fusion    # the input norm may ride on an all-reduce
         if m.q_lora_rank:
             g.matmul("q_a_proj", "dense", L, F_T, m.q_lora_rank, d, wd, c.p.activations, kernels=2 - fu.ar_norm_next)
@@ -312,9 +312,10 @@ def _attention(g: _Builder, c: _Ctx) -> None:
         g.matmul("kv_b_absorbed", "dense", L, F_T, hr * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
                  "bf16" if fu.mla_bf16_bmm else wd, c.p.activations, kernels=2, quant=2 * (not fu.mla_bf16_bmm))
         g.matmul("o_proj", "dense", L, F_T, d, hr * m.v_head_dim, wd, c.p.activations)
-        # Absorbed scores over the latent (kv_lora + rope) and values in the latent (kv_lora), per head.
-        flops_pair = 2.0 * hr * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * hr * m.kv_lora_rank
-        io_tok = hr * (m.kv_lora_rank + m.qk_rope_head_dim + m.kv_lora_rank) * ab
+        # Absorbed scores over the latent (kv_lora + rope), values in it (kv_lora), per head (DSA: padded heads)
+        hp = max(hr, c.sparse_heads) if m.index_topk else hr
+        flops_pair = 2.0 * hp * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * hp * m.kv_lora_rank
+        io_tok = hp * (m.kv_lora_rank + m.qk_rope_head_dim + m.kv_lora_rank) * ab
     else:
         hkv, fu = kv_heads_per_rank(m, tp), c.fusion
         # Kernels: input RMSNorm, QKV GEMM, RoPE (+ per-head q/k RMSNorm on Qwen3), less what the engine fuses.
@@ -432,16 +433,15 @@ def _heads(g: _Builder, c: _Ctx, lm_tokens: int) -> None:
 
 def forward_pass(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
                  logits: str = "all", scaleup_domain: int = 1 << 30, sampler: bool = True,
-                 kv_reread: float = 0.0, fusion: Fusion | None = None) -> OpSet:
+                 kv_reread: float = 0.0, fusion: Fusion | None = None, sparse_heads: float = 0.0) -> OpSet:
     """Ops of one forward pass of `m` on one rank of `par`, for B sequences of q new tokens over L cached ones.
-
     logits: "all" (an LM-head row for every query token: decode and verify) or "last" (one per sequence: prefill).
     scaleup_domain: GPUs on one NVLink / Infinity Fabric domain (collectives beyond it use the scale-out link).
     sampler: price the vocabulary-sized sampling pass (SAMPLER_BYTES_PER_VOCAB); False gives the bare roofline.
-    kv_reread: share of a verify kernel's per-query re-reads of the KV cache that reach HBM (0: read once per
-    sequence; 1: once per query token); for the verify op set of an engine whose kernel re-reads, never prefill.
-    fusion: the kernels the engine fuses (`FusionRule.of`; none: the unfused layer counted above).
-    """
+    kv_reread: share of a verify kernel's per-query KV re-reads reaching HBM (0: once per sequence; 1: per query
+    token); for the verify op set of an engine whose kernel re-reads, never prefill. fusion: the kernels the engine
+    fuses (`FusionRule.of`; none: the unfused layer counted above). sparse_heads: heads per rank a DSA target's
+    sparse-MLA kernel computes at least (EngineProfile.sparse_mla_heads; 0: its own)."""
     p = precision or Precision()
     par = par or Parallelism()
     p.check()
@@ -450,7 +450,7 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
         raise ScenarioError(f"logits = {logits!r}; expected 'all' or 'last'")
     if not 0.0 <= kv_reread <= 1.0:
         raise ScenarioError(f"kv_reread = {kv_reread!r}; expected a share from 0 to 1")
-    c = _Ctx(m, p, par, scaleup_domain, sampler, kv_reread, fusion or Fusion())
+    c = _Ctx(m, p, par, scaleup_domain, sampler, kv_reread, fusion or Fusion(), float(sparse_heads))
     g = _Builder(share=1.0 / par.dp)
     d, tp = m.d_model, par.tp
     # Embedding gather (vocab-parallel: each rank reads the rows it owns) and, for EAGLE heads, the input FC.

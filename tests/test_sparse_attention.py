@@ -155,3 +155,57 @@ def test_bad_dsa_configs_are_refused(change, words):
             c[k] = v
     with pytest.raises(ModelConfigError, match=words):
         shape_from_config(c, source="glm.json")
+
+
+def test_sparse_mla_pads_the_heads_per_rank():
+    """FlashMLA's sparse kernels take 64 query heads on Hopper (vLLM PR #46189): GLM-5 at TP8 (8 heads per rank)
+    computes 64, its math 8x and its query / output bytes too; a rank of 64 heads (TP1) and dense MLA are unchanged."""
+    m, p = model("glm-5"), Precision(weights="fp8")
+    plain, padded = (forward_pass(m, p, Parallelism(tp=8), sparse_heads=h) for h in (0, 64))
+    B, q, L = 4, 2, 50_000
+    (f0, b0), (f1, b1) = op(plain, "attention", B, q, L), op(padded, "attention", B, q, L)
+    assert f1 == pytest.approx(8 * f0)
+    assert b1 - b0 == pytest.approx(m.n_layers * B * q * (64 - 8) * (512 + 64 + 512) * 2.0)
+    assert op(forward_pass(m, p, Parallelism(tp=1), sparse_heads=64), "attention", B, q, L) == \
+        op(forward_pass(m, p, Parallelism(tp=1)), "attention", B, q, L)
+    v3 = model("deepseek-v3")
+    assert op(forward_pass(v3, p, Parallelism(tp=8), sparse_heads=64), "attention", B, q, L) == \
+        op(forward_pass(v3, p, Parallelism(tp=8)), "attention", B, q, L)
+
+
+def test_vllm_pads_on_hopper_and_the_deployment_follows_the_profile():
+    """The padding is vLLM's on Hopper ([attention] sparse_mla_min_heads_hopper = 64): a deployment's target, verify
+    and MTP op sets carry it; another profile without it is resolved again (with_engine), not priced on stale ops."""
+    from dataclasses import replace
+
+    from simulator.engine import load_engine
+    from simulator.scenario import Scenario, with_engine
+    vllm = load_engine("vllm")
+    assert (vllm.sparse_mla_heads("hopper"), vllm.sparse_mla_heads("blackwell")) == (64, 0)
+    assert load_engine("sglang").sparse_mla_heads("hopper") == 0
+    dep = Scenario(hardware="h200-sxm", model="glm-5", method="mtp", precision="fp8", tp=8, engine="vllm").resolve()
+    unpadded = forward_pass(model("glm-5"), Precision(weights="fp8"), Parallelism(tp=8))
+    assert op(dep.tops, "attention", 4, 2, 8192)[0] == pytest.approx(8 * op(unpadded, "attention", 4, 2, 8192)[0])
+    mtp = make_drafter("mtp", model("glm-5"), precision=Precision(weights="fp8"), par=Parallelism(tp=8))
+    assert op(dep.drafter.ops_all, "attention", 4, 2, 8192)[0] == pytest.approx(8 * op(mtp.ops_all, "attention", 4, 2,
+                                                                                          8192)[0])
+    off = with_engine(dep, replace(dep.eng, sparse_mla_min_heads_hopper=0))
+    assert op(off.tops, "attention", 4, 2, 8192)[0] == pytest.approx(op(unpadded, "attention", 4, 2, 8192)[0])
+    assert with_engine(dep, replace(dep.eng, host_step_s=2e-3)).tops is dep.tops   # same ops: no rebuild
+
+
+@pytest.mark.parametrize("value, needle", [("-1", "-1"), ("2000", "2000"), ('"64"', "64"), ("6.5", "6.5")])
+def test_a_profile_whose_padding_is_not_a_head_count_is_refused(value, needle, tmp_path, capsys):
+    from simulator.cli import main
+    from simulator.engine import load_engine
+    from simulator.errors import SpecError
+    src = (MODELS.parent / "engine_profiles" / "vllm.toml").read_text()
+    p = tmp_path / "mine.toml"
+    p.write_text(src.replace("sparse_mla_min_heads_hopper = { value = 64", f"sparse_mla_min_heads_hopper = {{ value = "
+                                                                           f"{value}"))
+    with pytest.raises(SpecError, match=rf"mine\.toml: \[attention\] sparse_mla_min_heads_hopper.*{needle}"):
+        load_engine(str(p))
+    rc = main(["step", "--hardware", "h200-sxm", "--model", "glm-5", "--precision", "fp8", "--tp", "8",
+               "--engine", str(p)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "sparse_mla_min_heads_hopper" in err and "Traceback" not in err
