@@ -9,7 +9,7 @@ import numpy as np
 
 from .experts import rank_batch
 from .model import ModelShape
-from .sparse_attention import index_key_bytes
+from .sparse_attention import index_key_bytes, layer_indexer_params
 from .units import DTYPE_BYTES
 from .workload import INF_WINDOW, Parallelism, Precision, kv_elems_per_token_layer_rank, kv_heads_per_rank
 
@@ -26,8 +26,9 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
     c = m.param_counts()
     wb, eb, lb = DTYPE_BYTES[p.weights], DTYPE_BYTES[p.expert_dtype], DTYPE_BYTES[p.lm_head]
     attn = c["attention"] / tp
-    if m.is_mla:   # q_a / kv_a are replicated
-        rep = m.d_model * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) * m.n_layers
+    if m.is_mla:   # q_a / kv_a are replicated, and so is a DSA layer's indexer (sparse_attention: ReplicatedLinear)
+        rep = (m.d_model * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) + layer_indexer_params(m)) \
+            * m.n_layers
         attn = (c["attention"] - rep) / tp + rep
     elif tp > m.n_kv_heads:  # replicated KV heads
         attn += m.n_layers * m.attn_in_factor * m.d_model * 2 * m.d_head * (kv_heads_per_rank(m,

@@ -18,7 +18,7 @@ from . import config_keys as ck
 from .data import data_dir, read_text
 from .errors import ModelConfigError, ScenarioError
 from .registry import ModelRecord, model_record, record_for_repo
-from .sparse_attention import index_fields, indexer_params
+from .sparse_attention import index_fields, layer_indexer_params
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +140,7 @@ class ModelShape:
                 else d * h * qd
             kv = d * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank \
                 + self.kv_lora_rank * h * (self.qk_nope_head_dim + self.v_head_dim)
-            idx = indexer_params(d, self.q_lora_rank, self.index_n_heads, self.index_head_dim) if self.index_topk else 0
-            return q + kv + h * self.v_head_dim * d + idx
+            return q + kv + h * self.v_head_dim * d + layer_indexer_params(self)
         din = self.attn_in_factor * d
         qkv = din * (h + 2 * self.n_kv_heads) * self.d_head
         o = h * self.d_head * d

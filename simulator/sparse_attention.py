@@ -62,6 +62,12 @@ def indexer_params(d_model: int, q_lora_rank: int, heads: int, head_dim: int) ->
     return q_lora_rank * heads * head_dim + d_model * head_dim + d_model * heads + 2 * head_dim
 
 
+def layer_indexer_params(m: Any) -> int:
+    """Parameters of one layer's indexer of a model shape (model.ModelShape), 0 for dense attention: counted in its
+    attention block, and replicated on every TP rank (memory.weight_bytes_per_rank), as the module docstring says."""
+    return indexer_params(m.d_model, m.q_lora_rank, m.index_n_heads, m.index_head_dim) if m.index_topk else 0
+
+
 def index_key_bytes(head_dim: int) -> float:
     """Bytes of one token's index key in one layer: FP8 elements and an fp32 scale per 128 (132 at d_I = 128)."""
     return head_dim + -(-head_dim // INDEX_SCALE_BLOCK) * FP32_BYTES

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from simulator.drafters import make_drafter
 from simulator.errors import ModelConfigError
 from simulator.features import op_totals
-from simulator.memory import kv_bytes_per_rank
+from simulator.memory import kv_bytes_per_rank, weight_bytes_per_rank
 from simulator.model import shape_from_config
 from simulator.sparse_attention import index_key_bytes, indexer_params
 from simulator.workload import Parallelism, Precision, forward_pass
@@ -123,6 +123,16 @@ def test_indexer_ops_and_their_closed_form():
 def test_indexer_replicated_across_tp():
     """The indexer's projections are replicated on every TP rank (ReplicatedLinear in SGLang's nsa_indexer.py)."""
     assert op(dsa_ops("glm-5", tp=8), "indexer_q", 8, 1, 4096) == op(dsa_ops("glm-5", tp=1), "indexer_q", 8, 1, 4096)
+
+
+@pytest.mark.parametrize("tp", [1, 2, 8, 16])
+def test_indexer_weights_are_whole_on_every_rank(tp):
+    """The indexer's weights are replicated like its ops (found by review: weight_bytes_per_rank split them tp ways
+    with the head-split projections, 9.4 M parameters a layer, about 0.6 GB per GPU short for GLM-5-FP8 at TP8)."""
+    p, par = Precision(weights="fp8"), Parallelism(tp=tp)
+    v32, v3 = model("deepseek-v3.2"), model("deepseek-v3")
+    extra = weight_bytes_per_rank(v32, p, par) - weight_bytes_per_rank(v3, p, par)
+    assert extra == pytest.approx(61 * indexer_params(7168, 1536, 64, 128) * 1.0, rel=1e-12)   # fp8: 1 byte
 
 
 def test_kv_cache_holds_the_index_keys():
