@@ -7,7 +7,6 @@ the manifest, not blamed on the shards it no longer matches). No pricing and no 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -37,8 +36,9 @@ def shard_limit(n_cells: int) -> int:
 
 
 def _digest(value: Any) -> str:
-    """A field's digest: SHA-256 of its canonical JSON, 16 hex digits (it detects an edit; it is no signature)."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    """A field's digest: the spec hash's SHA-256 of canonical JSON (spec.spec_digest), 16 hex digits (it detects an
+    edit; it is no signature)."""
+    return spec_digest(value)[:16]
 
 
 def manifest_for(spec: SweepSpec, n: int) -> dict[str, Any]:

@@ -190,9 +190,9 @@ class Axis:
         return len(next(iter(self.values.values())))
 
 
-def spec_digest(normalized: dict[str, Any]) -> str:
-    """The hash of a normalized spec (SweepSpec.spec_hash; a manifest's spec is checked against its spec_hash by it):
-    SHA-256 of its canonical JSON."""
+def spec_digest(normalized: Any) -> str:
+    """The hash of a normalized spec (SweepSpec.spec_hash; a manifest's spec is checked against its spec_hash by it,
+    and each manifest field's digest is its first 16 digits): SHA-256 of its canonical JSON."""
     return hashlib.sha256(json.dumps(normalized, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
