@@ -15,7 +15,7 @@ from simulator.scenario import Scenario
 from simulator.serving import Workload, serve
 from simulator.validation import load_rows, predict_row, prepare_row
 
-from .helpers import load_tool
+from .helpers import load_tool, run
 from .strategies import SERVE_SCENARIOS
 
 PD = dict(hardware="gb200-nvl72", model="deepseek-r1", engine="trtllm", tp=1, dp=16, ep=16, precision="fp4")
@@ -130,3 +130,24 @@ def test_the_event_replay_agrees_with_the_start_up_estimate_where_the_waves_spre
     replayed, priced = (float(line.split(k)[1].split()[0].rstrip(";")) for k in ("replayed mean TTFT ", "priced "))
     assert replayed == pytest.approx(priced, rel=0.01)
     assert bc.main([]) == 2 and bc.main(["V0000"]) == 2
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--num-prompts", "0"], "--num-prompts: num-prompts 0 must be >= 1"),
+    (["--num-prompts", "x"], "num-prompts 'x' is not an integer"),
+    (["--num-prompts", "3", "--concurrency", "8"], "num_prompts = 3 below concurrency 8"),
+    (["--num-prompts", "100", "--rate", "2"], "num_prompts = 100 with a rate"),
+])
+def test_serve_refuses_a_bad_num_prompts_in_one_line(argv, needle, capsys):
+    """serve --num-prompts: a bad value is one line on stderr and exit 2, no traceback (review of the burst change:
+    only the library's Workload refusals were tested)."""
+    rc, out, err = run(capsys, "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", *argv)
+    assert rc == 2 and out == "" and needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_serve_with_num_prompts_says_its_ttft_is_a_run_mean(capsys):
+    rc, out, _ = run(capsys, "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--concurrency", "4",
+                     "--num-prompts", "40")
+    assert rc == 0
+    assert "TTFT and E2E are the means over a run of 40 prompts" in out and "start-up burst in TTFT and E2E" in out

@@ -201,7 +201,8 @@ def run(a: argparse.Namespace) -> int:
                       fmt.num(p["throughput_ratio"]), _fits(p)]
                      for p in d["points"]]))
     print(f"prefill chunks are bound by {d['prefill_bound']}; " + "; ".join(d["notes"]))
-    print("a prediction (steady state from datasheet rooflines and the engine profile), not a measurement")
+    burst = ", with a run's start-up burst in TTFT and E2E" if w["num_prompts"] else ""
+    print(f"a prediction (steady state{burst} from datasheet rooflines and the engine profile), not a measurement")
     fmt.print_hazards(hz)
     return 0
 
