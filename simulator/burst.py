@@ -20,9 +20,13 @@ requests the engine runs: its cap, or the most whose KV cache fits) find their p
 and the run's mean TTFT is the steady state's, with the first wave's R0 requests at the mean of W(j) over j = 1..R0
 instead of the steady state's TTFT of a running request:
     TTFT_run = TTFT + (R0 / N) (mean_j W(j) - TTFT_running)
-(1 / 10 of the requests at N = 10 C). An estimate: the later waves are taken at the steady state, though a run
-whose outputs are drawn from a narrow range finishes its first wave close together and sends the second in a
-bunch too; the first wave's passes are priced at the steady state's decode step where the engine mixes (at t = 0
+(1 / 10 of the requests at N = 10 C). Where the engine runs fewer than C (R < C), every request keeps the steady
+state's wait for a slot, e2e (C / R - 1) (serving), the first wave's R0 too, though they start at once and the other
+C - R wait about one e2e for the first wave to end: over the first C requests that charges (C - R)^2 / R e2e more
+than such a start (0.1 % of an e2e on the run's mean at 564 requests on 512 slots, N = 10 C), not priced apart.
+An estimate: the later waves are taken at the steady state, though a run whose outputs are drawn from a narrow
+range finishes its first wave close together and sends the second in a bunch too;
+the first wave's passes are priced at the steady state's decode step where the engine mixes (at t = 0
 no request decodes yet: slightly high), and SGLang, which does not mix, runs a waiting prefill batch before any
 decode (scheduler.get_next_batch_to_run). Where the steady state already queues at a disaggregated prefill instance
 (TTFT_running = (R - B) / mu, serving's module docstring), the first wave finds that queue still building, and the
