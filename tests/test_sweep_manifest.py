@@ -11,21 +11,16 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from simulator.cli import main
 from simulator.errors import OutputError, ScenarioError, SpecError
 from simulator.sweep import load_spec, plan_dir, sweep_to_dir
 from simulator.sweep.manifest import DIGESTS, altered_fields, manifest_for
 from simulator.sweep.spec import spec_digest
 from tests.strategies import json_values
 
+from .helpers import run
+
 SPEC = 'hardware = "h100-sxm"\nmodel = "llama-3.1-8b"\nmethod = "eagle3"\nk = [1, 2, 3, 4, 5, 6]\n' \
        'acceptance_rate = [0.6, 0.7]\nbatch = [1, 4]\n'
-
-
-def _run(capsys, *args):
-    rc = main(list(args))
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +69,7 @@ def test_a_hand_edited_manifest_is_named_not_blamed_on_the_shards(swept, tmp_pat
     before = _shards(d)
     for args in (["sweep", str(spec), "--out", str(d)], ["sweep", "--merge", str(d)],
                  ["sweep", str(spec), "--out", str(d), "--dry-run"]):
-        rc, _, err = _run(capsys, *args)
+        rc, _, err = run(capsys, *args)
         assert rc == 2 and err.startswith(f"error: {d / 'manifest.json'}: the manifest was edited after the sweep "
                                           "wrote it: "), err
         # without a spec (--merge) the recorded spec is named, not compared
@@ -87,7 +82,7 @@ def test_a_hand_edited_manifest_is_named_not_blamed_on_the_shards(swept, tmp_pat
 def test_a_corrupt_digest_table_is_named(swept, tmp_path, capsys):
     _, d = _copy(swept, tmp_path)
     _edit(d, lambda m: m.update({DIGESTS: ["x"]}))
-    rc, _, err = _run(capsys, "sweep", "--merge", str(d))
+    rc, _, err = run(capsys, "sweep", "--merge", str(d))
     assert rc == 2 and "corrupt manifest: field_sha256 = [\"x\"]; expected an object of digests" in err, err
 
 
@@ -95,16 +90,16 @@ def test_a_manifest_written_before_the_digests_still_resumes(swept, tmp_path, ca
     # a folder made by an earlier build of this version has no field_sha256: it resumes, and the older checks hold
     spec, d = _copy(swept, tmp_path)
     _edit(d, lambda m: m.pop(DIGESTS))
-    rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d))
+    rc, out, _ = run(capsys, "sweep", str(spec), "--out", str(d))
     assert rc == 0 and "0 run, 3 already there" in out
     # an older build's sweep of another spec (its hash is its spec's)
     _edit(d, lambda m: m["spec"]["scalars"].update(tp=2) or m.update(spec_hash=spec_digest(m["spec"])))
-    rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(d))
+    rc, _, err = run(capsys, "sweep", str(spec), "--out", str(d))
     assert rc == 2 and "holds a sweep of another spec" in err and "tp: 2 there, 1 here" in err, err
     # its spec_hash edited by hand: named, as with the digests
     _edit(d, lambda m: m.update(spec_hash="0" * 64))
     for args in (["sweep", str(spec), "--out", str(d)], ["sweep", "--merge", str(d)]):
-        rc, _, err = _run(capsys, *args)
+        rc, _, err = run(capsys, *args)
         assert rc == 2 and 'the manifest was edited after the sweep wrote it: spec_hash = "0000' in err, err
         assert "is not the hash of the spec recorded beside it" in err and "another spec" not in err, err
 
@@ -134,13 +129,13 @@ def test_another_shard_count_names_both_counts_and_the_ways_on(swept, tmp_path, 
                         (["--shard", "5/12"], "not the 12 of --shard 5/12: run its shards as --shard I/3 "
                                               "(0 <= I < 3), or use a new --out directory for a job array of 12")):
         for dry in ([], ["--dry-run"]):
-            rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(d), *extra, *dry)
+            rc, _, err = run(capsys, "sweep", str(spec), "--out", str(d), *extra, *dry)
             assert rc == 2 and f"{d} was split into 3 shards (manifest.json: n_shards = 3), " in err, err
             assert says in err and err.count("\n") == 1, err
     with pytest.raises(ScenarioError, match="split into 3 shards"):
         sweep_to_dir(str(spec), d, n_shards=12, progress=False)
     assert _shards(d) == before
-    rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d), "--shards", "3")     # the way on it names
+    rc, out, _ = run(capsys, "sweep", str(spec), "--out", str(d), "--shards", "3")     # the way on it names
     assert rc == 0 and "0 run, 3 already there" in out
 
 
@@ -153,19 +148,19 @@ def test_a_dry_run_plans_the_folder_it_is_given(tmp_path, capsys):
         sweep_to_dir(str(spec), d, shard=(i, 6), progress=False)
     (d / "shards" / "shard-2-of-6.parquet").write_bytes(b"garbage")
     sweep_to_dir(str(spec), d, shard=(4, 6), progress=False)
-    rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run")
+    rc, out, _ = run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run")
     assert rc == 0 and ", 6 shards, spec hash " in out, out
     assert f"{d}: a sweep of this spec: 2 of 6 shard(s) done, 4 to run; shard-2-of-6.parquet corrupt: its bytes " \
            "do not match the checksum written with it, to compute again" in out, out
-    rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run", "--format", "json")
+    rc, out, _ = run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run", "--format", "json")
     got = json.loads(out)
     assert (got["n_shards"], got["shards_done"], got["shards_to_run"], got["new"]) == (6, 2, 4, False)
     assert list(got["recompute"]) == ["shard-2-of-6.parquet"] and got["out"] == str(d)
-    rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run", "--shard", "4/6")
+    rc, out, _ = run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run", "--shard", "4/6")
     assert rc == 0 and "shard 4/6" in out and "1 of 1 shard(s) done, 0 to run" in out, out
     p = plan_dir(str(spec), d)
     assert [i for i, st in p["states"].items() if st != "ok"] == [1, 2, 3, 5]
-    rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(d))               # the run does what was planned
+    rc, out, _ = run(capsys, "sweep", str(spec), "--out", str(d))               # the run does what was planned
     assert rc == 0 and "4 run, 2 already there" in out
 
 
@@ -173,19 +168,19 @@ def test_a_dry_run_refuses_what_the_run_refuses_and_creates_nothing(tmp_path, ca
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     new = tmp_path / "new" / "d"
-    rc, out, _ = _run(capsys, "sweep", str(spec), "--out", str(new), "--dry-run", "--shards", "4")
+    rc, out, _ = run(capsys, "sweep", str(spec), "--out", str(new), "--dry-run", "--shards", "4")
     assert rc == 0 and f"{new}: no sweep there yet: 0 of 4 shard(s) done, 4 to run" in out and not new.parent.exists()
     f = tmp_path / "file"
     f.write_text("x")
-    rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(f), "--dry-run")
+    rc, _, err = run(capsys, "sweep", str(spec), "--out", str(f), "--dry-run")
     assert rc == 2 and f"--out {f}: is a file; expected a folder" in err
     with pytest.raises(OutputError, match="is a file"):
         plan_dir(str(spec), f)
-    rc, _, err = _run(capsys, "sweep", str(spec), "--dry-run", "--shard", "0/2", "--workers", "2")
+    rc, _, err = run(capsys, "sweep", str(spec), "--dry-run", "--shard", "0/2", "--workers", "2")
     assert rc == 2 and "--shard I/N runs one shard in this process" in err, err
     d = tmp_path / "other"
     sweep_to_dir({**SPEC_DICT, "k": [1]}, d, progress=False)
-    rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run")
+    rc, _, err = run(capsys, "sweep", str(spec), "--out", str(d), "--dry-run")
     assert rc == 2 and "holds a sweep of another spec" in err
     with pytest.raises(SpecError):
         _edit(d, lambda m: m.update(n_points=1))
@@ -197,7 +192,7 @@ def test_a_batch_sweep_into_a_csv_name_is_refused(tmp_path, capsys):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     for dry in ([], ["--dry-run"]):
-        rc, _, err = _run(capsys, "sweep", str(spec), "--out", str(tmp_path / "plan.csv"), *dry)
+        rc, _, err = run(capsys, "sweep", str(spec), "--out", str(tmp_path / "plan.csv"), *dry)
         assert rc == 2 and "a batch sweep writes a folder" in err and "not a .csv file" in err, err
         assert not (tmp_path / "plan.csv").exists()
 
