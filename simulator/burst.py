@@ -55,19 +55,20 @@ def first_wave_s(pf: PromptSide, n: float, pd: bool, tokens_s: float = 0.0, step
     return float(np.mean(prefill_wait(pf, j, tokens_s, np.full(j.size, step), decodes)))
 
 
-def start_up_s(pf: PromptSide, w: Workload, R: np.ndarray, ttft: np.ndarray, step: np.ndarray | None = None,
-               tokens_s: float = 0.0, decodes: bool = False) -> np.ndarray:
-    """What the run's start-up burst adds to the mean TTFT (and E2E) over a run of w.num_prompts prompts, per point
-    of R running requests whose steady-state TTFT is `ttft` (before any wait for a slot), priced as the steady state
-    prices prompts waiting together (`first_wave_s`: its decode `step` per point, `tokens_s`, `decodes`): (R0 / N)
-    (mean_j W(j) - ttft), R0 = R (module docstring). 0 where the workload gives no num_prompts (the steady state
-    alone)."""
+def start_up_s(pf: PromptSide, w: Workload, C: np.ndarray, R: np.ndarray, ttft: np.ndarray,
+               step: np.ndarray | None = None, tokens_s: float = 0.0, decodes: bool = False) -> np.ndarray:
+    """What the run's start-up burst adds to the mean TTFT (and E2E) over a run of N = w.run_prompts(C) prompts
+    (num_prompts, or prompts_per_slot x C), per point of C requests in flight and R running whose steady-state TTFT
+    is `ttft` (before any wait for a slot), priced as the steady state prices prompts waiting together
+    (`first_wave_s`: its decode `step` per point, `tokens_s`, `decodes`): (R0 / N) (mean_j W(j) - ttft), R0 = R
+    (module docstring). 0 where the workload gives neither (the steady state alone)."""
     R = np.atleast_1d(np.asarray(R, dtype=np.float64))
-    if w.num_prompts is None:
+    n = w.run_prompts(np.broadcast_to(np.asarray(C, dtype=np.float64), R.shape))
+    if n is None:
         return np.zeros(R.shape)
     st = np.zeros(R.shape) if step is None else np.broadcast_to(np.asarray(step, dtype=np.float64), R.shape)
     first = np.array([first_wave_s(pf, r, w.pd, tokens_s, s, decodes) for r, s in zip(R, st)])
-    return R / w.num_prompts * (first - ttft)
+    return R / n * (first - ttft)
 
 
 __all__ = ["first_wave_s", "start_up_s"]

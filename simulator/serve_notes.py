@@ -58,10 +58,11 @@ def _ttft_note(w: Workload) -> str:
     """What TTFT is: the steady state's, or with num_prompts the mean over a run with its start-up burst."""
     path = ("not a request's path through the server (HTTP, tokenizing, scheduling): published TTFTs measure above "
             "it (README, 'How accurate is it'), so read it as a lower bound")
-    if w.num_prompts is None:
+    if w.num_prompts is None and w.prompts_per_slot is None:
         return ("TTFT is the GPU's prefill and the steady state's queue (for a slot, or at a prefill instance), not a "
                 "benchmark's start-up burst (--num-prompts prices it), " + path)
-    return (f"TTFT and E2E are the means over a run of {w.num_prompts} prompts whose first C start at once: the "
+    n = w.num_prompts if w.num_prompts is not None else f"{w.prompts_per_slot} x C"
+    return (f"TTFT and E2E are the means over a run of {n} prompts whose first C start at once: the "
             "steady state's, with the first wave's prompts queued together for prefill (simulator/burst.py; "
             "throughput is the steady state's), " + path)
 

@@ -211,9 +211,9 @@ class ServeResult:
             pts.append(pt)
         w = self.workload
         isl, osl = w.mean_lengths
-        wd = {"isl": isl, "osl": osl, "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd, "rate": list(w.rate),
-              "samples": int(w.samples[0].size), "rejected": self.rejected, "length_ratio": w.length_ratio,
-              "mean_context": w.mean_context, "max_concurrency": w.max_concurrency, "num_prompts": w.num_prompts}
+        wd = {"isl": isl, "osl": osl, "rate": list(w.rate), "samples": int(w.samples[0].size),
+              "rejected": self.rejected, **{f: getattr(w, f) for f in ("chunk", "prefix_hit", "pd", "length_ratio",
+                                            "mean_context", "max_concurrency", "num_prompts", "prompts_per_slot")}}
         return {"scenario": self.scenario, "workload": wd, "gpus": self.gpus, "prefill_bound": self.prefill_bound,
                 "prefill_rps": float(self.prefill_rps) if np.isfinite(self.prefill_rps) else None, "points": pts,
                 "notes": list(self.notes)}
@@ -332,7 +332,7 @@ def _solve(dep: Deployment, w: Workload, pf: PromptSide, C: np.ndarray, R: np.nd
     # and the prompt load its completions bring.
     n = step_batch(B, R)
     ends = [(c[0] + prompt_load(pf, loop.arrivals(n, c[1]), tokens_s)[0]) / c[1] for c in (first.at(n), last.at(n))]
-    wait = e2e * (C / R - 1.0) + start_up_s(pf, w, R, ttft, step, tokens_s, osl > 1.0)   # + a run's start-up
+    wait = e2e * (C / R - 1.0) + start_up_s(pf, w, C, R, ttft, step, tokens_s, osl > 1.0)   # + a run's start-up
     return Phase(C.astype(np.float64), R, B, k, mid.verify_tokens(n), tau, T, ttft + wait, tpot, tpot, e2e + wait,
                  *ends, R * osl / e2e / gpus, 1.0 / tpot, load / T, tuple(BOUNDS[int(i)] for i in bound), queue)
 

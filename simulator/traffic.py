@@ -157,6 +157,9 @@ class Workload:
         --request-rate inf): the first C start at once, and TTFT and E2E are the means over the run, its start-up
         burst included (`burst.start_up_s`); at least every concurrency, not with `rate`. None: the steady state
         alone (a run long enough that its start-up does not count).
+    prompts_per_slot : num_prompts as a whole multiple m of each concurrency, m C prompts at C (InferenceX runs
+        10 x C: benchmarks/benchmark_lib.sh callers pass --num-prompts $((CONC * 10))), for a list of
+        concurrencies; not with num_prompts nor `rate`. None: num_prompts as given.
     """
 
     isl: int = 1024
@@ -171,6 +174,7 @@ class Workload:
     length_ratio: float = 1.0
     max_concurrency: int | None = None
     num_prompts: int | None = None
+    prompts_per_slot: int | None = None
 
     def __post_init__(self) -> None:
         pos_int("isl", self.isl)
@@ -205,7 +209,17 @@ class Workload:
                                 "flight at an arrival rate; without one, concurrency is the requests in flight")
 
     def _check_prompts(self) -> None:
-        """num_prompts: a whole number of prompts per run, at least every concurrency, and only at a concurrency."""
+        """num_prompts: a whole number of prompts per run, at least every concurrency, and only at a concurrency;
+        prompts_per_slot: a whole multiple of each concurrency, in its place."""
+        if self.prompts_per_slot is not None:
+            m = pos_int("prompts_per_slot", self.prompts_per_slot)
+            object.__setattr__(self, "prompts_per_slot", m)
+            if self.num_prompts is not None:
+                raise ScenarioError(f"prompts_per_slot = {m} with num_prompts = {self.num_prompts}: a run's prompts "
+                                    "as a multiple of each concurrency or as one number, not both")
+            if self.rate:
+                raise ScenarioError(f"prompts_per_slot = {m} with a rate: a run's start-up burst is that of a "
+                                    "closed loop (--request-rate inf) at a concurrency; at a rate leave it out")
         if self.num_prompts is None:
             return
         n = pos_int("num_prompts", self.num_prompts)
@@ -216,6 +230,15 @@ class Workload:
         if n < max(self.concurrency):
             raise ScenarioError(f"num_prompts = {n} below concurrency {max(self.concurrency)}: a run of {n} prompts "
                                 "never has more in flight; expected num_prompts >= every concurrency")
+
+    def run_prompts(self, conc: np.ndarray) -> np.ndarray | None:
+        """The prompts of one benchmark run at each concurrency in `conc`: num_prompts, or prompts_per_slot x C;
+        None where neither is given (the steady state alone)."""
+        if self.num_prompts is not None:
+            return np.full(np.shape(conc), float(self.num_prompts))
+        if self.prompts_per_slot is not None:
+            return self.prompts_per_slot * np.asarray(conc, dtype=np.float64)
+        return None
 
     def _set_lengths(self) -> None:
         ln = _lengths(self.lengths)

@@ -78,9 +78,9 @@ def test_start_up_is_zero_without_num_prompts_and_one_wave_is_the_first_wave():
     w = Workload(isl=1024, osl=1024, concurrency=(64,))
     pf = prompt_side(dep, w)
     R, ttft = np.array([64.0]), np.array([0.05])
-    assert start_up_s(pf, w, R, ttft)[0] == 0.0
+    assert start_up_s(pf, w, R, R, ttft)[0] == 0.0
     one = Workload(isl=1024, osl=1024, concurrency=(64,), num_prompts=64)
-    assert ttft[0] + start_up_s(pf, one, R, ttft)[0] == pytest.approx(first_wave_s(pf, 64, False), rel=1e-12)
+    assert ttft[0] + start_up_s(pf, one, R, R, ttft)[0] == pytest.approx(first_wave_s(pf, 64, False), rel=1e-12)
     # one request: the first wave is the steady state's lone prompt, whatever the run's length
     solo = serve(workload=Workload(isl=1024, osl=1024, concurrency=(1,)), dep=dep)
     for n in (1, 2, 10):
@@ -94,6 +94,10 @@ def test_start_up_is_zero_without_num_prompts_and_one_wave_is_the_first_wave():
     (dict(num_prompts=0), r"num_prompts = 0; expected an integer >= 1"),
     (dict(num_prompts=True), r"num_prompts = True; expected an integer >= 1"),
     (dict(num_prompts=64.0), r"num_prompts = 64.0; expected an integer >= 1"),
+    (dict(prompts_per_slot=10, num_prompts=640), "prompts_per_slot = 10 with num_prompts = 640"),
+    (dict(rate=(2.0,), prompts_per_slot=10), "prompts_per_slot = 10 with a rate"),
+    (dict(prompts_per_slot=0), r"prompts_per_slot = 0; expected an integer >= 1"),
+    (dict(prompts_per_slot=2.5), r"prompts_per_slot = 2.5; expected an integer >= 1"),
 ])
 def test_num_prompts_is_refused_where_it_means_nothing(kw, why):
     with pytest.raises(ScenarioError, match=why):
@@ -137,6 +141,9 @@ def test_the_event_replay_agrees_with_the_start_up_estimate_where_the_waves_spre
     (["--num-prompts", "x"], "num-prompts 'x' is not an integer"),
     (["--num-prompts", "3", "--concurrency", "8"], "num_prompts = 3 below concurrency 8"),
     (["--num-prompts", "100", "--rate", "2"], "num_prompts = 100 with a rate"),
+    (["--num-prompts", "0x"], "num-prompts multiple (Mx) 0 must be >= 1"),
+    (["--num-prompts", "2.5x"], "num-prompts multiple (Mx) '2.5' is not an integer"),
+    (["--num-prompts", "10x", "--rate", "2"], "prompts_per_slot = 10 with a rate"),
 ])
 def test_serve_refuses_a_bad_num_prompts_in_one_line(argv, needle, capsys):
     """serve --num-prompts: a bad value is one line on stderr and exit 2, no traceback (review of the burst change:
@@ -151,3 +158,24 @@ def test_serve_with_num_prompts_says_its_ttft_is_a_run_mean(capsys):
                      "--num-prompts", "40")
     assert rc == 0
     assert "TTFT and E2E are the means over a run of 40 prompts" in out and "start-up burst in TTFT and E2E" in out
+
+
+def test_prompts_per_slot_is_num_prompts_at_each_concurrency(capsys):
+    """Workload.prompts_per_slot m (serve --num-prompts Mx) prices each concurrency C as a run of m C prompts, as
+    InferenceX runs its sweeps (10 x C at every concurrency): the same TTFT and E2E as num_prompts = m C at C alone."""
+    dep = _dep(dict(hardware="h200-sxm", model="llama-3.1-8b", engine="sglang"))
+    both = serve(workload=Workload(isl=2048, osl=256, concurrency=(4, 32), prompts_per_slot=10), dep=dep)
+    for i, c in enumerate((4, 32)):
+        one = serve(workload=Workload(isl=2048, osl=256, concurrency=(c,), num_prompts=10 * c), dep=dep)
+        for ph in ("base", "spec"):
+            np.testing.assert_allclose(getattr(both, ph).ttft_s[i], getattr(one, ph).ttft_s[0], rtol=1e-12)
+            np.testing.assert_allclose(getattr(both, ph).e2e_s[i], getattr(one, ph).e2e_s[0], rtol=1e-12)
+    w = Workload(concurrency=(4, 32), prompts_per_slot=10)
+    np.testing.assert_array_equal(w.run_prompts(np.array([4.0, 32.0])), [40.0, 320.0])
+    assert Workload(concurrency=(4,)).run_prompts(np.array([4.0])) is None
+    rc, out, _ = run(capsys, "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--concurrency", "4,8",
+                     "--num-prompts", "10x", "--format", "json")
+    assert rc == 0 and '"prompts_per_slot": 10' in out
+    rc, out, _ = run(capsys, "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--concurrency", "4",
+                     "--num-prompts", "10x")
+    assert rc == 0 and "means over a run of 10 x C prompts" in out

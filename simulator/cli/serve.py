@@ -67,11 +67,11 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
                        help="with --rate: the benchmark client's cap on requests in flight (vLLM bench serve's and "
                             "SGLang bench_serving's --max-concurrency beside --request-rate); a rate M requests "
                             "cannot complete is served closed-loop at M, the rest waiting at the client")
-        g.add_argument("--num-prompts", type=int_arg("num-prompts", 1), default=None, metavar="N",
+        g.add_argument("--num-prompts", type=_num_prompts_arg, default=None, metavar="N|Mx",
                        help="with --concurrency: the prompts of one benchmark run (vLLM bench serve's and SGLang "
-                            "bench_serving's --num-prompts at --request-rate inf): the first C start at once, and "
-                            "TTFT and E2E are the means over the run, its start-up burst included (InferenceX runs "
-                            "10 x C); default: the steady state alone")
+                            "bench_serving's --num-prompts at --request-rate inf), N, or M x each concurrency, Mx "
+                            "(InferenceX runs 10x): the first C start at once, and TTFT and E2E are the means over "
+                            "the run, its start-up burst included; default: the steady state alone")
     g.add_argument("--chunk", type=int_arg("chunk", 1), default=8192,
                    help="chunked-prefill size: prompt tokens per step on each attention-DP rank (SGLang / vLLM "
                         "default; SGLang divides its --chunked-prefill-size by the DP size under DP attention)")
@@ -122,8 +122,17 @@ def workload_from(a: argparse.Namespace, concurrency: tuple[int, ...] | None = N
     elif getattr(a, "max_concurrency", None) is not None:
         raise ScenarioError(f"--max-concurrency {a.max_concurrency}: it caps the requests in flight at an arrival "
                             "rate; give --rate too (without one, --concurrency is the requests in flight)")
+    kind, n = getattr(a, "num_prompts", None) or (None, None)
     return Workload(**_length_samples(a), **load, chunk=a.chunk, prefix_hit=a.prefix_hit, pd=a.pd,
-                    prefill_gpus=a.prefill_gpus, num_prompts=getattr(a, "num_prompts", None))
+                    prefill_gpus=a.prefill_gpus, num_prompts=n if kind == "n" else None,
+                    prompts_per_slot=n if kind == "x" else None)
+
+
+def _num_prompts_arg(s: str) -> tuple[str, int]:
+    """argparse type of --num-prompts: ("n", N) for N prompts a run, ("x", M) for Mx, M prompts per concurrency."""
+    if len(s.strip()) > 1 and s.strip().lower().endswith("x"):
+        return "x", int_arg("num-prompts multiple (Mx)", 1)(s.strip()[:-1])
+    return "n", int_arg("num-prompts", 1)(s)
 
 
 def add(sub: Any, name: str) -> None:
@@ -201,7 +210,7 @@ def run(a: argparse.Namespace) -> int:
                       fmt.num(p["throughput_ratio"]), _fits(p)]
                      for p in d["points"]]))
     print(f"prefill chunks are bound by {d['prefill_bound']}; " + "; ".join(d["notes"]))
-    burst = ", with a run's start-up burst in TTFT and E2E" if w["num_prompts"] else ""
+    burst = ", with a run's start-up burst in TTFT and E2E" if w["num_prompts"] or w["prompts_per_slot"] else ""
     print(f"a prediction (steady state{burst} from datasheet rooflines and the engine profile), not a measurement")
     fmt.print_hazards(hz)
     return 0
