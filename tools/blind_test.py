@@ -8,7 +8,8 @@ validation/not_mapped.csv, and on 2026-12-05 by a fourth (round 4: every row it 
 profile can express). Rows the search found but no profile or bundled model can express (gpt-fast in MagicDec,
 Kimi-K2.6, A100-40GB, figure-only results) are listed in BLIND_TEST.md, not here. Round 9's rows (2026-12-06) are in
 tools/blind_rows_round9.py, round 10's in tools/blind_rows_round10.py, round 11's in tools/blind_rows_round11.py,
-round 12's in tools/blind_rows_round12.py.
+round 12's in tools/blind_rows_round12.py, round 13's in tools/blind_rows_round13.py, round 14's in
+tools/blind_rows_round14.py.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from blind_rows_round10 import ROUND10  # noqa: E402
 from blind_rows_round11 import ROUND11  # noqa: E402
 from blind_rows_round12 import ROUND12  # noqa: E402
 from blind_rows_round13 import ROUND13  # noqa: E402
+from blind_rows_round14 import ROUND14  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -218,6 +220,7 @@ ROWS = (
     *(Row(**r) for r in ROUND11),    # round 11 (2026-12-06): tools/blind_rows_round11.py
     *(Row(**r) for r in ROUND12),    # round 12 (2026-12-06): tools/blind_rows_round12.py
     *(Row(**r) for r in ROUND13),    # round 13 (2026-12-06): tools/blind_rows_round13.py
+    *(Row(**r) for r in ROUND14),    # round 14 (2026-12-06): tools/blind_rows_round14.py
 )
 
 
