@@ -4,6 +4,7 @@ decode steps, and a disaggregated prefill instance's pass, KV transfer and rate.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -11,7 +12,7 @@ import numpy as np
 from .errors import ScenarioError
 from .pricing import memory, price_pass
 from .roofline import BOUNDS
-from .scenario import Deployment
+from .scenario import Deployment, Scenario
 from .traffic import Workload
 from .workload import OpSet
 
@@ -169,12 +170,32 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
                      pass_prompt_s=_pass_prompt(dep, float(p.mean()), float(cached.mean()), w.chunk, packed,
                                                 float(p.mean()) * per_tok))
         return pf if dep.eng.mixed_prefill else replace(pf, alone_s=pf.solo_s)
-    priced = {c: _prompt_class(dep, float(c[0]), float(c[1]), w.chunk) for c in set(classes)}
+    pdep = prefill_deployment(dep, w)
+    priced = {c: _prompt_class(pdep, float(c[0]), float(c[1]), w.chunk) for c in set(classes)}
     pass_s = float(np.mean([priced[c][1] for c in classes]))
     t_p = float(np.mean([priced[c][0] for c in classes]))
-    gpus = float(w.prefill_gpus or dep.n_gpus)
-    return replace(pf, per_token_s=0.0, pass_s=pass_s + kv_transfer_s(dep, w), gpus=gpus,
-                   capacity_rps=gpus / dep.n_gpus / t_p if t_p > 0 else np.inf)
+    gpus = float(w.prefill_gpus or pdep.n_gpus)
+    return replace(pf, per_token_s=0.0, pass_s=pass_s + kv_transfer_s(dep, w, pdep.par.tp), gpus=gpus,
+                   capacity_rps=gpus / pdep.n_gpus / t_p if t_p > 0 else np.inf)
+
+
+def prefill_deployment(dep: Deployment, w: Workload) -> Deployment:
+    """The deployment a disaggregated prefill instance runs: the decode deployment's scenario at the workload's
+    prefill_layout (tp, dp, ep; one stage), at the engine's default memory share and running cap (the decode
+    instance's own are not the prefill instance's); the decode deployment itself where no prefill layout is given or
+    it is the decode one."""
+    if w.prefill_layout is None or w.prefill_layout == (dep.par.tp, dep.par.dp, dep.par.ep) and dep.par.pp == 1:
+        return dep
+    tp, dp, ep = w.prefill_layout
+    return _resolved(replace(dep.scenario, tp=tp, dp=dp, ep=ep, pp=1, memory_fraction=None,
+                             max_running_requests=None, cuda_graph_max_batch=None))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(s: Scenario) -> Deployment:
+    """A scenario's deployment, resolved once (the validation prices each disaggregated row's prefill instance at
+    every concurrency of its instances)."""
+    return s.resolve()
 
 
 def prompt_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -257,17 +278,19 @@ def expected_passes(f: np.ndarray, k: float) -> np.ndarray:
     return gammainc(j * k + 1.0, f).sum(axis=0)
 
 
-def kv_transfer_s(dep: Deployment, w: Workload) -> float:
+def kv_transfer_s(dep: Deployment, w: Workload, prefill_tp: int | None = None) -> float:
     """Moving a prompt's KV cache from the prefill to the decode instance over the scale-out network (each GPU its
-    share over its own NIC). Where a device publishes no NIC, the two instances must share one scale-up domain: then
+    share over its own NIC: the request's KV lies on its attention group's tp GPUs on either side, so it crosses
+    min(prefill tp, decode tp) NICs in parallel; `prefill_tp` default the decode instance's). Where a device
+    publishes no NIC, the two instances must share one scale-up domain: then
     each prefill GPU sends to its decode GPU over the scale-up link (one peer link on a fully connected board) after
     a collective's small-message latency; instances that do not fit one domain are refused (review, 2026-12-05:
     MI325X had moved the KV over all seven links, and between two boards over none that exists)."""
     isl = float(w.samples[0].mean())
     kv = float(memory(dep, np.array([1.0]), isl, 0.0).kv_bytes[0]) * dep.par.tp   # the whole KV of one request
-    hw = dep.hw
+    hw, links = dep.hw, min(dep.par.tp, prefill_tp or dep.par.tp)
     if hw.scaleout_bytes_per_s:
-        return hw.scaleout_latency_s + kv / (hw.scaleout_bytes_per_s * hw.link_fraction * dep.par.tp)
+        return hw.scaleout_latency_s + kv / (hw.scaleout_bytes_per_s * hw.link_fraction * links)
     both = dep.n_gpus + float(w.prefill_gpus or dep.n_gpus)
     if both > hw.scaleup_domain:
         fix = ("a smaller prefill instance (--prefill-gpus)" if dep.n_gpus < hw.scaleup_domain else
@@ -276,8 +299,8 @@ def kv_transfer_s(dep: Deployment, w: Workload) -> float:
                             f"GPU scale-up domain of {hw.name}, whose scale-out bandwidth is not published: the KV "
                             f"transfer between the instances cannot be priced (fit both in one domain: {fix}; or give "
                             "a device spec with interconnect.scaleout_gb_s_per_direction)")
-    return hw.allreduce_latency_s + kv / (hw.scaleup_group_bytes_per_s(2.0) * hw.link_fraction * dep.par.tp)
+    return hw.allreduce_latency_s + kv / (hw.scaleup_group_bytes_per_s(2.0) * hw.link_fraction * links)
 
 
-__all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prefill_wait", "prompt_load",
-           "prompt_side", "straggler_load"]
+__all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prefill_deployment", "prefill_wait",
+           "prompt_load", "prompt_side", "straggler_load"]

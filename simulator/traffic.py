@@ -54,6 +54,22 @@ def _check_prefill_gpus(pg: Any, pd: bool) -> None:
                             "disaggregation (pass --pd, or leave --prefill-gpus out)")
 
 
+def _check_prefill_layout(layout: Any, pd: bool) -> tuple[int, int, int] | None:
+    """prefill_layout: (tp, dp, ep) of one prefill instance, whole numbers >= 1, and only under prefill/decode
+    disaggregation; None: the decode instance's layout."""
+    if layout is None:
+        return None
+    if not isinstance(layout, (tuple, list)) or len(layout) != 3 or \
+            not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in layout):
+        raise ScenarioError(f"prefill_layout = {layout!r}; expected (tp, dp, ep) of one prefill instance, three "
+                            "whole numbers >= 1")
+    if not pd:
+        raise ScenarioError(f"prefill_layout = {tuple(layout)!r} without pd: a prefill instance exists only under "
+                            "prefill/decode disaggregation (pass --pd, or leave --prefill-tp/--prefill-dp/"
+                            "--prefill-ep out)")
+    return (int(layout[0]), int(layout[1]), int(layout[2]))
+
+
 def _is_num(v: Any) -> bool:
     """A real number, numpy's included (review: rate=np.arange(1, 4) was refused as not 'a positive number')."""
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
@@ -140,7 +156,8 @@ class Workload:
     the chunked-prefill size (prompt tokens per step on each attention-DP rank), the share of prompt tokens found in
     the prefix cache, and prefill/decode disaggregation (`prefill_gpus`: the GPUs that prefill for this decode
     instance, a prefill instance's GPUs or, where m decode instances share P prefill GPUs, their share P / m;
-    default as many as the decode instance has).
+    default as many as the decode instance has; `prefill_layout`: one prefill instance's (tp, dp, ep), whose passes
+    price the prefill, default the decode instance's layout).
 
     lengths : (isl, osl) samples of a length distribution (a trace); when given, `isl` and `osl` become their
         rounded means and every formula uses the per-request means (see `serve`).
@@ -169,6 +186,7 @@ class Workload:
     prefix_hit: float = 0.0
     pd: bool = False
     prefill_gpus: float | None = None
+    prefill_layout: tuple[int, int, int] | None = None
     lengths: tuple[tuple[int, int], ...] = ()
     rate: tuple[float, ...] = ()
     length_ratio: float = 1.0
@@ -191,6 +209,7 @@ class Workload:
         if not isinstance(self.pd, bool):
             raise ScenarioError(f"pd = {self.pd!r}; expected True or False")
         _check_prefill_gpus(self.prefill_gpus, self.pd)
+        object.__setattr__(self, "prefill_layout", _check_prefill_layout(self.prefill_layout, self.pd))
         object.__setattr__(self, "rate", _rates(self.rate))
         self._check_cap()
         self._check_prompts()

@@ -257,16 +257,21 @@ def serving_workload(r: dict[str, str]) -> Workload | None:
     Workload (its lengths drawn below isl and osl when it has a length_ratio; its run's num_prompts, whose start-up
     burst the mean TTFT and E2E include); None for a fixed-batch row. A disaggregated row is priced per decode
     instance (`instance_mix`: the concurrencies its instances serve), each with its P / m share of the prefill GPUs
-    and of the run's prompts."""
+    and of the run's prompts, its prefill passes on the row's prefill instance (prefill_tp, prefill_dp, prefill_ep,
+    all three or none) and chunk (the row's, where given)."""
     c, isl, osl = _int(r, "concurrency"), _int(r, "isl"), _int(r, "osl")
     if _int(r, "batch") is not None or c is None or isl is None or osl is None:
         return None
     lengths = {"isl": isl, "osl": osl, "length_ratio": row_length_ratio(r)}
+    if _int(r, "chunk") is not None:
+        lengths["chunk"] = _int(r, "chunk")
     pd, n = disaggregation(r), _int(r, "num_prompts")
     if pd is None:
         return Workload(**lengths, concurrency=(c,), num_prompts=n)
     m = pd[1] // (_int(r, "tp", 1) * _int(r, "dp", 1))
+    layout = tuple(_int(r, f"prefill_{k}") for k in ("tp", "dp", "ep"))
     return Workload(**lengths, concurrency=tuple(n for n, _ in instance_mix(r)), pd=True, prefill_gpus=pd[0] / m,
+                    prefill_layout=None if None in layout else layout,     # the recipe's prefill instance (rows.csv)
                     num_prompts=None if n is None else max(1, round(n / m)))      # the router deals N over m
 
 

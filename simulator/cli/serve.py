@@ -83,6 +83,11 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
     g.add_argument("--prefill-gpus", type=float_arg("prefill-gpus", 0.0, lo_open=True), default=None,
                    help="GPUs that prefill for this decode instance under --pd: a prefill instance's GPUs, or, where m "
                         "decode instances share P prefill GPUs, P / m (default: as many as the decode instance)")
+    for k, what in (("tp", "tensor-parallel GPUs"), ("dp", "attention data-parallel ranks"),
+                    ("ep", "expert-parallel GPUs")):
+        g.add_argument(f"--prefill-{k}", type=int_arg(f"prefill-{k}", 1), default=None,
+                       help=f"under --pd, one prefill instance's {what} (give --prefill-tp, --prefill-dp and "
+                            "--prefill-ep together; default: the decode instance's layout)")
 
 
 def _drawn(i: tuple[int, ...], o: tuple[int, ...], ratio: float) -> dict[str, Any]:
@@ -124,8 +129,19 @@ def workload_from(a: argparse.Namespace, concurrency: tuple[int, ...] | None = N
                             "rate; give --rate too (without one, --concurrency is the requests in flight)")
     kind, n = getattr(a, "num_prompts", None) or (None, None)
     return Workload(**_length_samples(a), **load, chunk=a.chunk, prefix_hit=a.prefix_hit, pd=a.pd,
-                    prefill_gpus=a.prefill_gpus, num_prompts=n if kind == "n" else None,
-                    prompts_per_slot=n if kind == "x" else None)
+                    prefill_gpus=a.prefill_gpus, prefill_layout=_prefill_layout(a),
+                    num_prompts=n if kind == "n" else None, prompts_per_slot=n if kind == "x" else None)
+
+
+def _prefill_layout(a: argparse.Namespace) -> tuple[int, int, int] | None:
+    """--prefill-tp/--prefill-dp/--prefill-ep as Workload.prefill_layout: all three or none."""
+    got = tuple(getattr(a, f"prefill_{k}", None) for k in ("tp", "dp", "ep"))
+    if all(v is None for v in got):
+        return None
+    if None in got:
+        raise ScenarioError("--prefill-tp, --prefill-dp and --prefill-ep: give all three (one prefill instance's "
+                            f"layout) or none; got tp {got[0]}, dp {got[1]}, ep {got[2]}")
+    return got  # type: ignore[return-value]
 
 
 def _num_prompts_arg(s: str) -> tuple[str, int]:
