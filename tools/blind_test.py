@@ -295,7 +295,24 @@ def table() -> list[str]:
     out.append(f"Median absolute error {statistics.median(abs(e) for e in errs):.1%} over {len(errs)} rows; "
                f"{sum(abs(e) <= 0.2 for e in errs)} of {len(errs)} within 20 %.")
     out.append(_coverage(inside))
+    out.append(_signed(errs))
     return out
+
+
+_KINDS = (("speedups", ("speedup", "e2e_speedup", "throughput_ratio")),
+          ("times", ("step_s", "base_step_s", "spec_step_s", "tpot_s", "itl_s", "ttft_s", "e2e_s")),
+          ("rates", ("tokens_per_s_per_gpu", "tokens_per_s_per_user", "request_tokens_per_s")))
+
+
+def _signed(errs: list[float]) -> str:
+    """The signed median error (predicted / measured - 1) of each kind of metric: a time priced fast and a rate priced
+    slow are both negative; a bias, not a scatter, is what a user can read off before trusting an absolute figure."""
+    parts = []
+    for kind, metrics in _KINDS:
+        e = [x for r, x in zip(ROWS, errs) if r.metric in metrics]
+        if e:
+            parts.append(f"{kind} {statistics.median(e):+.1%} ({len(e)} rows)")
+    return "Signed median error (predicted / measured - 1) by kind: " + ", ".join(parts) + "."
 
 
 def main(argv: list[str] | None = None) -> int:
