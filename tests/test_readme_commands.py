@@ -107,8 +107,8 @@ def test_readme_blind_test_figures_are_blind_test_md():
     assert hit != cov or f"held all {cov} blind speedup rows they cover" in readme
     signed = re.search(r"by kind: speedups ([+-]\d+\.\d)% \((\d+) rows\), times ([+-]\d+\.\d)% \((\d+) rows\), rates "
                        r"([+-]\d+\.\d)% \((\d+) rows\)", doc).groups()
-    assert (f"speedups {signed[0]} % ({signed[1]} rows), times {signed[2]} % ({signed[3]} rows) and rates {signed[4]} % "
-            f"({signed[5]} rows)") in readme
+    assert (f"speedups {signed[0]} % ({signed[1]} rows), times {signed[2]} % ({signed[3]} rows) and rates "
+            f"{signed[4]} % ({signed[5]} rows)") in readme
 
 
 def test_readme_held_out_bands_are_calibration_heldout_toml():
