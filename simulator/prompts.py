@@ -148,9 +148,9 @@ def _prompt_class(dep: Deployment, prompt: float, cached: float, chunk: int) -> 
 def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
     """Price the prompt side (see PromptSide): the marginal cost of the mean prompt's tokens in a mixed step; where the
     engine does not mix, each request class's prefill run alone; under disaggregation each request class's own
-    prompt (its cost grows faster than its length), so that the prefill instance's rate is mu = (prefill GPUs /
-    decode GPUs) / t_p, t_p the mean over requests of a prompt's tokens x their marginal cost (serving's module
-    docstring)."""
+    prompt (its cost grows faster than its length) on the prefill instance's own layout (prefill_deployment), so
+    that the prefill instance's rate is mu = (prefill GPUs / one prefill instance's GPUs) / t_p, t_p the mean over
+    requests of a prompt's tokens x their marginal cost on that instance (serving's module docstring)."""
     p, cached = w.prompts, w.samples[0] - w.prompts
     per_tok, bound = _prompt_token(dep, float(w.prompt), float(cached.mean()), w.chunk)
     n = np.ceil(p / w.chunk)
@@ -187,8 +187,22 @@ def prefill_deployment(dep: Deployment, w: Workload) -> Deployment:
     if w.prefill_layout is None or w.prefill_layout == (dep.par.tp, dep.par.dp, dep.par.ep) and dep.par.pp == 1:
         return dep
     tp, dp, ep = w.prefill_layout
-    return _resolved(replace(dep.scenario, tp=tp, dp=dp, ep=ep, pp=1, memory_fraction=None,
-                             max_running_requests=None, cuda_graph_max_batch=None))
+    where = f"the prefill instance (prefill_layout: --prefill-tp {tp} --prefill-dp {dp} --prefill-ep {ep})"
+    try:
+        pdep = _resolved(replace(dep.scenario, tp=tp, dp=dp, ep=ep, pp=1, memory_fraction=None,
+                                 max_running_requests=None, cuda_graph_max_batch=None))
+    except ScenarioError as e:      # review, 2026-12-06: 'tp = 3 does not divide ...' named the decode --tp
+        raise ScenarioError(f"{where}: {e}") from None
+    # It must hold its weights and the largest prompt's KV with one chunk's activations (review, 2026-12-06: a
+    # one-GPU DeepSeek-R1 prefill instance, 673 GB of weights on a 141 GB H200, was priced at 4.8 requests/s). The
+    # drafter's weights are left out: a lower bound, refused only where the target alone cannot fit.
+    isl = float(w.samples[0].max())
+    q = min(float(w.chunk), isl)
+    use = memory(pdep, np.array([float(dp)]), np.array([q]), np.array([isl - q]), logits="last")
+    if not use.fits[0]:
+        raise ScenarioError(f"{where} {use.message(0, pdep.hw.name, pdep.eng)} (one prompt of {isl:.0f} tokens per "
+                            "attention-DP rank): give it more GPUs")
+    return pdep
 
 
 @functools.lru_cache(maxsize=64)
@@ -291,10 +305,11 @@ def kv_transfer_s(dep: Deployment, w: Workload, prefill_tp: int | None = None) -
     hw, links = dep.hw, min(dep.par.tp, prefill_tp or dep.par.tp)
     if hw.scaleout_bytes_per_s:
         return hw.scaleout_latency_s + kv / (hw.scaleout_bytes_per_s * hw.link_fraction * links)
-    both = dep.n_gpus + float(w.prefill_gpus or dep.n_gpus)
+    both = dep.n_gpus + float(w.prefill_gpus or prefill_deployment(dep, w).n_gpus)   # review: not the decode's
     if both > hw.scaleup_domain:
-        fix = ("a smaller prefill instance (--prefill-gpus)" if dep.n_gpus < hw.scaleup_domain else
-               "a decode instance of fewer GPUs (it fills the domain alone)")    # review: --prefill-gpus cannot help
+        fix = ("a smaller prefill instance (--prefill-gpus) or layout (--prefill-tp/-dp/-ep)"
+               if dep.n_gpus < hw.scaleup_domain
+               else "a decode instance of fewer GPUs (it fills the domain alone)")  # --prefill-gpus cannot help
         raise ScenarioError(f"prefill/decode disaggregation over {both:g} GPUs spans more than one {hw.scaleup_domain}-"
                             f"GPU scale-up domain of {hw.name}, whose scale-out bandwidth is not published: the KV "
                             f"transfer between the instances cannot be priced (fit both in one domain: {fix}; or give "

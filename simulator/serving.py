@@ -56,13 +56,13 @@ and throughput is that of R requests; so does one whose KV cache holds fewer tha
 engines admit a request only when its KV cache fits, simulator/admission.py). With prefill/decode disaggregation
 the decode instance carries no prefill (P = 0), TTFT is the prefill instance's pass over the prompt plus the KV
 transfer between instances, and the GPUs of both instances count. The prefill instance prefills at most
-    mu = (prefill GPUs / decode GPUs) / t_p           requests/s
-t_p the mean over requests of a prompt's tokens x their marginal cost (priced on the decode instance's layout, at the
-workload's chunk, for each request's own length), and a closed loop cannot complete requests faster than they are
-prefilled (a tandem queue's slower stage sets its rate): where R / E2E would exceed mu, the rate is mu, the decode
-batch is what it feeds, B = mu (osl - 1) TPOT(B) (Little's law on the decode stage), the other R - B requests queue
-for prefill, TTFT = (R - B) / mu and E2E = R / mu, and the decode GPUs hold the KV cache of B requests, not R. There
-speculation shortens TPOT but not E2E, and it does not raise throughput; an arrival rate above mu is beyond capacity.
+    mu = (prefill GPUs / prefill instance GPUs) / t_p     requests/s
+t_p the mean over requests of a prompt's tokens x their marginal cost (on the prefill instance's layout,
+Workload.prefill_layout, at the chunk, per request length), and a closed loop cannot complete requests faster than they
+are prefilled (a tandem queue's slower stage sets its rate): where R / E2E would exceed mu, the rate is mu, the decode
+batch is what it feeds, B = mu (osl - 1) TPOT(B) (Little's law on the decode stage), the other R - B requests queue for
+prefill, TTFT = (R - B) / mu and E2E = R / mu, and the decode GPUs hold the KV cache of B requests, not R. There
+speculation shortens TPOT but not E2E, and does not raise throughput; an arrival rate above mu is beyond capacity.
 Speculation off is k = 0: the plain decode step of `pricing.base_step`.
 
 Length distributions (`Workload.lengths`, samples i of (isl_i, osl_i), or the draw of `Workload.length_ratio`): every
@@ -209,11 +209,11 @@ class ServeResult:
             for f in ("e2e_speedup", "tpot_speedup", "throughput_ratio"):
                 pt[f] = _num(getattr(self, f)[i]) if ok and ok_b and f not in none else None
             pts.append(pt)
-        w = self.workload
-        isl, osl = w.mean_lengths
+        w, (isl, osl) = self.workload, self.workload.mean_lengths
         wd = {"isl": isl, "osl": osl, "rate": list(w.rate), "samples": int(w.samples[0].size),
-              "rejected": self.rejected, **{f: getattr(w, f) for f in ("chunk", "prefix_hit", "pd", "length_ratio",
-                                            "mean_context", "max_concurrency", "num_prompts", "prompts_per_slot")}}
+              "rejected": self.rejected, **{f: getattr(w, f) for f in ("chunk", "prefix_hit", "pd", "prefill_gpus",
+                                            "prefill_layout", "length_ratio", "mean_context", "max_concurrency",
+                                            "num_prompts", "prompts_per_slot")}}
         return {"scenario": self.scenario, "workload": wd, "gpus": self.gpus, "prefill_bound": self.prefill_bound,
                 "prefill_rps": float(self.prefill_rps) if np.isfinite(self.prefill_rps) else None, "points": pts,
                 "notes": list(self.notes)}

@@ -3,6 +3,7 @@ rows.csv prefill_tp/prefill_dp/prefill_ep/chunk)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -19,6 +20,8 @@ from simulator.validation import serving_workload
 from .helpers import run
 
 DSR1 = dict(hardware="h200-sxm", model="deepseek-r1", engine="sglang", precision="fp8", tp=1, dp=8, ep=8)
+CLI = ("serve", "--hardware", "h200-sxm", "--model", "deepseek-r1", "--engine", "sglang", "--precision", "fp8",
+       "--tp", "1", "--dp", "8", "--ep", "8", "--isl", "1024", "--osl", "64", "--concurrency", "4", "--pd")
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +97,69 @@ def test_serve_cli_takes_the_prefill_layout(capsys):
     assert rc == 2 and "prefill-tp" in err
     rc, out, err = run(capsys, *base[:-1], "--prefill-tp", "8", "--prefill-dp", "1", "--prefill-ep", "1")
     assert rc == 2 and "without pd" in err
+
+
+# ---- review, 2026-12-06 --------------------------------------------------------------------------------------------
+
+def test_a_layout_the_model_cannot_take_names_the_prefill_flags(dep, capsys):
+    # The resolve error named only 'tp = 3', which reads as the decode instance's --tp
+    with pytest.raises(ScenarioError, match=r"the prefill instance \(prefill_layout: --prefill-tp 3 --prefill-dp 1 "
+                                            r"--prefill-ep 1\): tp = 3 does not divide"):
+        prefill_deployment(dep, Workload(isl=1024, osl=64, pd=True, prefill_layout=(3, 1, 1)))
+    rc, out, err = run(capsys, *CLI, "--prefill-tp", "3", "--prefill-dp", "1", "--prefill-ep", "1")
+    assert rc == 2 and "--prefill-tp 3" in err and "Traceback" not in err
+
+
+def test_a_prefill_instance_that_does_not_fit_is_refused(dep, capsys):
+    # One H200 cannot hold DeepSeek-R1's 673 GB of FP8 weights: it was priced at 4.8 requests/s
+    with pytest.raises(ScenarioError, match=r"the prefill instance .*--prefill-tp 1 --prefill-dp 1 --prefill-ep 1\) "
+                                            r"does not fit: needs .* GB per GPU \(weights .*give it more GPUs"):
+        prefill_deployment(dep, Workload(isl=1024, osl=64, pd=True, prefill_layout=(1, 1, 1)))
+    rc, out, err = run(capsys, *CLI, "--prefill-tp", "1", "--prefill-dp", "1", "--prefill-ep", "1")
+    assert rc == 2 and "does not fit" in err and "Traceback" not in err
+    assert prefill_deployment(dep, Workload(isl=1024, osl=64, pd=True, prefill_layout=(2, 4, 8))).n_gpus == 8
+
+
+def test_the_shared_domain_counts_the_prefill_instances_gpus():
+    # mi325x publishes no NIC: both instances must share its 8-GPU board. A tp4 decode instance with a tp8 prefill
+    # instance is 12 GPUs (was counted as 4 + 4 = 8 and priced)
+    d = Scenario(hardware="mi325x", model="llama-3.1-70b", precision="fp8", tp=4, method=None).resolve()
+    w = Workload(isl=1024, osl=64, pd=True, prefill_layout=(8, 1, 1))
+    with pytest.raises(ScenarioError, match=r"over 12 GPUs spans more than one 8-GPU scale-up domain of mi325x.*"
+                                            r"a smaller prefill instance \(--prefill-gpus\) or layout"):
+        kv_transfer_s(d, w, 8)
+    same = kv_transfer_s(d, replace(w, prefill_layout=None))
+    assert kv_transfer_s(d, replace(w, prefill_layout=(4, 1, 1)), 4) == same
+    assert kv_transfer_s(d, replace(w, prefill_gpus=4.0), 8) > 0        # a share of 4 GPUs fits beside it
+
+
+def test_the_output_names_the_prefill_instance(capsys):
+    lay = ("--prefill-tp", "8", "--prefill-dp", "1", "--prefill-ep", "1", "--prefill-gpus", "4")
+    rc, out, err = run(capsys, *CLI, *lay, "--format", "json")
+    assert rc == 0, err
+    w = json.loads(out)["workload"]
+    assert w["prefill_layout"] == [8, 1, 1] and w["prefill_gpus"] == 4.0
+    rc, out, err = run(capsys, *CLI, *lay)
+    assert rc == 0 and "PD-disaggregated (prefill instance tp 8 dp 1 ep 1; 4 prefill GPUs per decode instance)" in out
+    rc, out, err = run(capsys, *CLI, "--format", "json")
+    assert json.loads(out)["workload"]["prefill_layout"] is None
+
+
+@settings(max_examples=5, deadline=None)
+@given(isl=st.sampled_from([256, 1024, 4096, 16384]), gpus=st.sampled_from([None, 2.0, 8.0, 24.0]))
+def test_the_decode_layout_given_as_prefill_layout_prices_as_none(dep, isl, gpus):
+    # Reduces to the old pricing: naming the decode instance's own layout changes nothing
+    w = Workload(isl=isl, osl=64, concurrency=(4,), pd=True, prefill_gpus=gpus)
+    assert prompt_side(dep, replace(w, prefill_layout=(1, 8, 8))) == prompt_side(dep, w)
+
+
+@settings(max_examples=8, deadline=None)
+@given(isl=st.integers(64, 32768), decode_tp=st.sampled_from([1, 2, 4, 8]))
+def test_the_kv_transfer_never_speeds_up_with_fewer_prefill_nics(isl, decode_tp):
+    # Monotone: a narrower prefill attention group sends over no more NICs; at or above the decode tp it is the old
+    # price (the decode side's NICs bound it)
+    d = Scenario(**{**DSR1, "tp": decode_tp, "dp": 8 // decode_tp, "ep": 8}).resolve()
+    w = Workload(isl=isl, osl=64, pd=True)
+    t = [kv_transfer_s(d, w, p) for p in (1, 2, 4, 8, 16)]
+    assert all(a >= b for a, b in zip(t, t[1:]))
+    assert all(x == kv_transfer_s(d, w) for p, x in zip((1, 2, 4, 8, 16), t) if p >= decode_tp)

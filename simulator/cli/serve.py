@@ -144,6 +144,18 @@ def _prefill_layout(a: argparse.Namespace) -> tuple[int, int, int] | None:
     return got  # type: ignore[return-value]
 
 
+def _pd_text(w: dict[str, Any]) -> str:
+    """The header's disaggregation clause: the prefill instance's layout and GPUs where given (review, 2026-12-06:
+    the output did not say which prefill instance it priced)."""
+    if not w["pd"]:
+        return ""
+    lay = w.get("prefill_layout")
+    inst = "" if lay is None else f"prefill instance tp {lay[0]} dp {lay[1]} ep {lay[2]}"
+    gpus = "" if w.get("prefill_gpus") is None else f"{w['prefill_gpus']:g} prefill GPUs per decode instance"
+    more = "; ".join(x for x in (inst, gpus) if x)
+    return f", PD-disaggregated ({more})" if more else ", PD-disaggregated"
+
+
 def _num_prompts_arg(s: str) -> tuple[str, int]:
     """argparse type of --num-prompts: ("n", N) for N prompts a run, ("x", M) for Mx, M prompts per concurrency."""
     if len(s.strip()) > 1 and s.strip().lower().endswith("x"):
@@ -218,7 +230,7 @@ def run(a: argparse.Namespace) -> int:
     hw, eng = fmt.named(sc, "hardware"), fmt.named(sc, "engine")
     print(f"{sc['model']} on {d['gpus']:g}x {hw} ({fmt.layout(sc)}; {fmt.formats(sc)}), "
           f"{_speculation(sc)}, engine {eng}; {lengths}, "
-          f"chunk {w['chunk']}, prefix hit {w['prefix_hit']:g}{', PD-disaggregated' if w['pd'] else ''}")
+          f"chunk {w['chunk']}, prefix hit {w['prefix_hit']:g}{_pd_text(w)}")
     print(fmt.table([key] + HEADERS, _rows(d)))
     print()
     print(fmt.table([key, "e2e_speedup", "tpot_speedup", "throughput_ratio", "feasible"],
