@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.errors import ScenarioError
+from simulator.errors import ScenarioError, SpecError
 from simulator.prompts import kv_transfer_s, prefill_deployment, prompt_side
+from simulator.rows import load_rows
 from simulator.scenario import Scenario
 from simulator.traffic import Workload
 from simulator.validation import serving_workload
@@ -163,3 +164,20 @@ def test_the_kv_transfer_never_speeds_up_with_fewer_prefill_nics(isl, decode_tp)
     t = [kv_transfer_s(d, w, p) for p in (1, 2, 4, 8, 16)]
     assert all(a >= b for a, b in zip(t, t[1:]))
     assert all(x == kv_transfer_s(d, w) for p, x in zip((1, 2, 4, 8, 16), t) if p >= decode_tp)
+
+
+@pytest.mark.parametrize("given", [("prefill_tp",), ("prefill_tp", "prefill_dp"), ("prefill_ep",)])
+def test_rows_refuse_part_of_a_prefill_layout(tmp_path, given):
+    # serving_workload took a row with only some of the three as no prefill layout: priced on the decode one, silently
+    cols = ["row_id", "source", "hardware", "engine", "model", "method", "metric", "measured", "prefill_tp",
+            "prefill_dp", "prefill_ep"]
+    row = {"row_id": "X", "source": "s", "hardware": "h200-sxm", "engine": "sglang", "model": "deepseek-r1",
+           "method": "", "metric": "tpot_s", "measured": "0.01", **{c: "8" for c in given}}
+    f = tmp_path / "rows.csv"
+    f.write_text(",".join(cols) + "\n" + ",".join(row.get(c, "") for c in cols) + "\n")
+    with pytest.raises(SpecError, match=r"line 2 \(X\): .*given without the rest of prefill_tp, prefill_dp, "
+                                        r"prefill_ep; give all three"):
+        load_rows(f)
+    f.write_text(",".join(cols) + "\n" + ",".join({**row, "prefill_tp": "8", "prefill_dp": "1",
+                                                    "prefill_ep": "1"}.get(c, "") for c in cols) + "\n")
+    assert load_rows(f)[0]["prefill_ep"] == "1"
