@@ -154,6 +154,8 @@ class FrontierResult:
         isl, osl = w.mean_lengths
         return {"scenario": self.scenario, "workload": {"isl": isl, "osl": osl, "length_ratio": w.length_ratio,
                                                          "chunk": w.chunk, "prefix_hit": w.prefix_hit, "pd": w.pd,
+                                                         "prefill_gpus": w.prefill_gpus,
+                                                         "prefill_layout": w.prefill_layout,
                                                          "rejected": self.rejected},
                 "feasible": self.feasible, "message": self.message,
                 "frontier_on": [p.to_dict() for p in self.on], "frontier_off": [p.to_dict() for p in self.off],

@@ -181,3 +181,17 @@ def test_rows_refuse_part_of_a_prefill_layout(tmp_path, given):
     f.write_text(",".join(cols) + "\n" + ",".join({**row, "prefill_tp": "8", "prefill_dp": "1",
                                                     "prefill_ep": "1"}.get(c, "") for c in cols) + "\n")
     assert load_rows(f)[0]["prefill_ep"] == "1"
+
+
+def test_serve_help_says_prefill_tp_is_per_attention_group(capsys):
+    # SGLang's --tp-size counts the instance's GPUs; specroof's tp is one attention group's
+    rc, out, err = run(capsys, "serve", "--help")
+    assert rc == 0 and "--prefill-tp 1 --prefill-dp 8" in " ".join(out.split())
+
+
+def test_frontier_json_names_the_prefill_instance(capsys):
+    rc, out, err = run(capsys, "frontier", "--hardware", "h200-sxm", "--model", "deepseek-r1", "--engine", "sglang",
+                       "--precision", "fp8", "--gpus", "8", "--isl", "1024", "--osl", "256", "--pd",
+                       "--prefill-tp", "8", "--prefill-dp", "1", "--prefill-ep", "1", "--format", "json")
+    assert rc == 0, err
+    assert json.loads(out)["workload"]["prefill_layout"] == [8, 1, 1]

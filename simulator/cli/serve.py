@@ -83,8 +83,9 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency: bool = True) -> N
     g.add_argument("--prefill-gpus", type=float_arg("prefill-gpus", 0.0, lo_open=True), default=None,
                    help="GPUs that prefill for this decode instance under --pd: a prefill instance's GPUs, or, where m "
                         "decode instances share P prefill GPUs, P / m (default: as many as the decode instance)")
-    for k, what in (("tp", "tensor-parallel GPUs"), ("dp", "attention data-parallel ranks"),
-                    ("ep", "expert-parallel GPUs")):
+    for k, what in (("tp", "tensor-parallel GPUs per attention group, as --tp (SGLang --tp-size 8 --dp-size 8 "
+                            "--enable-dp-attention is --prefill-tp 1 --prefill-dp 8)"),
+                    ("dp", "attention data-parallel groups, as --dp"), ("ep", "expert-parallel GPUs, as --ep")):
         g.add_argument(f"--prefill-{k}", type=int_arg(f"prefill-{k}", 1), default=None,
                        help=f"under --pd, one prefill instance's {what} (give --prefill-tp, --prefill-dp and "
                             "--prefill-ep together; default: the decode instance's layout)")
