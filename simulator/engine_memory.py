@@ -129,8 +129,14 @@ def memory_origin(eng: EngineProfile) -> str:
         return f"your deployment's memory_fraction, --memory-fraction{aiter}"
     head = "SGLang's start-up rule for this device, layout and drafter" if rule.startswith("sglang") else \
         "the engine profile's"
-    return f"{head}{aiter}; set your server's own with memory_fraction, --memory-fraction"
+    return f"{head}{aiter}{SET_OWN}"
 
 
-__all__ = ["AITER_CONTEXT", "AITER_MLA_HEADS", "AITER_SHARE", "VLLM_SAMPLER_BYTES_PER_LOGIT", "memory_origin",
-           "reserve_bytes", "sglang_aiter", "sglang_memory_fraction", "vllm_sampler_rows", "with_memory"]
+# The hint a 'does not fit' line ends with where the share is not the user's own (a disaggregated prefill instance,
+# which runs the engine's default share whatever --memory-fraction says, replaces it: prompts.prefill_deployment).
+SET_OWN = "; set your server's own with memory_fraction, --memory-fraction"
+
+
+__all__ = ["AITER_CONTEXT", "AITER_MLA_HEADS", "AITER_SHARE", "SET_OWN", "VLLM_SAMPLER_BYTES_PER_LOGIT",
+           "memory_origin", "reserve_bytes", "sglang_aiter", "sglang_memory_fraction", "vllm_sampler_rows",
+           "with_memory"]

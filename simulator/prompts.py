@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from .engine_memory import SET_OWN
 from .errors import ScenarioError
 from .pricing import memory, price_pass
 from .roofline import BOUNDS
@@ -200,8 +201,9 @@ def prefill_deployment(dep: Deployment, w: Workload) -> Deployment:
     q = min(float(w.chunk), isl)
     use = memory(pdep, np.array([float(dp)]), np.array([q]), np.array([isl - q]), logits="last")
     if not use.fits[0]:
-        raise ScenarioError(f"{where} {use.message(0, pdep.hw.name, pdep.eng)} (one prompt of {isl:.0f} tokens per "
-                            "attention-DP rank): give it more GPUs")
+        why = use.message(0, pdep.hw.name, pdep.eng).replace(SET_OWN, "; --memory-fraction sets the decode "
+                                                              "instance's only")    # review, 2026-12-06
+        raise ScenarioError(f"{where} {why} (one prompt of {isl:.0f} tokens per attention-DP rank): give it more GPUs")
     return pdep
 
 

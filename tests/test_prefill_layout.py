@@ -118,6 +118,8 @@ def test_a_prefill_instance_that_does_not_fit_is_refused(dep, capsys):
         prefill_deployment(dep, Workload(isl=1024, osl=64, pd=True, prefill_layout=(1, 1, 1)))
     rc, out, err = run(capsys, *CLI, "--prefill-tp", "1", "--prefill-dp", "1", "--prefill-ep", "1")
     assert rc == 2 and "does not fit" in err and "Traceback" not in err
+    # its share is the engine's default whatever --memory-fraction says: the hint names that (review, 2026-12-06)
+    assert "--memory-fraction sets the decode instance's only" in err and "set your server's own" not in err
     assert prefill_deployment(dep, Workload(isl=1024, osl=64, pd=True, prefill_layout=(2, 4, 8))).n_gpus == 8
 
 

@@ -2,17 +2,19 @@
 (NVIDIA/srt-slurm, recipe path @ the commit it was read at) that validation/rows.csv's disaggregated rows cite: its
 layout in specroof's terms (tp, dp, ep of one prefill instance), its prompt-token budget per attention-DP rank (chunk)
 and its prefill instances. Run by hand, `python tools/srt_slurm_prefill.py GIT_DIR` (GIT_DIR: a clone or mirror of
-NVIDIA/srt-slurm with those commits); the output is committed, so that tools/build_rows.py needs no network or
-snapshot. Needs PyYAML (not a dependency of specroof: this tool is run by hand).
+NVIDIA/srt-slurm with those commits); the output is committed, so that mapping it into validation/rows.csv (which no
+tool does yet: the rows carry no prefill layout, README "Findings") needs no network or snapshot. Needs PyYAML (not a
+dependency of specroof: this tool is run by hand).
 
 SGLang (backend.sglang_config.prefill): tp-size / tensor-parallel-size is the instance's GPUs; with
 enable-dp-attention its dp-size ranks each run attention on tp / dp GPUs (specroof tp = tp-size / dp-size, dp =
 dp-size), and SGLang divides chunked-prefill-size by dp-size (python/sglang/srt/server_args.py,
-ServerArgs.__post_init__: under enable_dp_attention, `self.chunked_prefill_size = self.chunked_prefill_size //
-self.dp_size`), so the chunk per rank is chunked-prefill-size // dp. TensorRT-LLM (backend.trtllm_config.prefill):
-tensor_parallel_size GPUs; with enable_attention_dp each is an attention-DP rank (specroof tp 1, dp =
-tensor_parallel_size), else tp = tensor_parallel_size; ep = moe_expert_parallel_size; chunk = max_num_tokens (the
-tokens one rank's batch holds). Instances: resources.prefill_workers."""
+ServerArgs.__post_init__ in older builds, _handle_data_parallelism in current ones: under enable_dp_attention,
+`self.chunked_prefill_size = self.chunked_prefill_size // self.dp_size`), so the chunk per rank is
+chunked-prefill-size // dp. TensorRT-LLM (backend.trtllm_config.prefill): tensor_parallel_size GPUs; with
+enable_attention_dp each is an attention-DP rank (specroof tp 1, dp = tensor_parallel_size), else tp =
+tensor_parallel_size; ep = moe_expert_parallel_size; chunk = max_num_tokens (the tokens one rank's batch holds).
+Instances: resources.prefill_workers."""
 
 from __future__ import annotations
 
