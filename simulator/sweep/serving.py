@@ -9,6 +9,8 @@ spec), each configuration priced by `serving.serve` over its concurrencies, as o
     osl = 1024                               # prefix_hit, pd (length_ratio R: lengths uniform on [R x isl, isl])
     concurrency = { start = 1, stop = 256, mul = 2 }   # or rate = [1.0, 5.0, 20.0]: arrival rates, requests/s
                                              # (with max_concurrency = [16, 64]: the client's cap on them)
+    # num_prompts / prompts_per_slot: a finite benchmark run (serve --num-prompts N | Mx); with pd = true,
+    # prefill_gpus and prefill_tp / prefill_dp / prefill_ep (all three) size and lay out the prefill instance
 
 Acceptance, batch and context are not serving parameters (the workload sets the load and the context); the method's
 published acceptance is used, or `acceptance_rate` / `acceptance_length` with `acceptance_k` as scalars.
@@ -33,7 +35,9 @@ from .spec import check_number, err, names_exist, parse_values
 
 AccFn = Callable[[dict[str, Any]], Acceptance]     # a configuration's acceptance (the spec's, read on its tree)
 
-WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "max_concurrency", "chunk", "prefix_hit", "pd")
+WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "max_concurrency", "chunk", "prefix_hit", "pd",
+                 "num_prompts", "prompts_per_slot", "prefill_gpus", "prefill_tp", "prefill_dp", "prefill_ep")
+_LAYOUT = ("prefill_tp", "prefill_dp", "prefill_ep")      # one Workload.prefill_layout (review of serve --prefill-*)
 _POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
 _NOT_SERVING = ("batch", "context", "k_max")
 # every field of a serving Phase, as `specroof serve --format json` gives it (found by review: the sweep's columns
@@ -60,6 +64,8 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
         raise err("serve", f"unknown key(s) {bad}; expected {', '.join(WORKLOAD_KEYS)}")
     if all(k in table for k in _POINTS):
         raise err("serve", "give concurrency or rate, not both")
+    if 0 < sum(k in table for k in _LAYOUT) < len(_LAYOUT):
+        raise err("serve", f"give {', '.join(_LAYOUT)} together (one prefill instance's layout), or none of them")
     for k, what in (("length_ratio", "ratios in [0, 1]"), ("rate", "arrival rates (requests/s)")):
         if isinstance(table.get(k), dict):
             raise err(f"serve.{k}", f"expected a number or a list of {what}, not a range")
@@ -135,8 +141,8 @@ def _scalar(doc: dict[str, Any], key: str) -> float:
 
 
 def serve_sweep(doc: dict[str, Any]):
-    """Price every (Scenario parameters x isl x osl x length_ratio x max_concurrency x chunk x prefix_hit x pd)
-    combination over its concurrencies or rates. Returns a pandas DataFrame, one row per point: the parameters, the
+    """Price every (Scenario parameters x each [serve] parameter but the load) combination over its concurrencies or
+    rates. Returns a pandas DataFrame, one row per point: the parameters, the
     workload, the spec_* and base_* phase fields (None where that mode does not fit), e2e_speedup, tpot_speedup,
     throughput_ratio (None unless both fit), feasible and message (with speculation), base_feasible and base_message
     (without)."""
@@ -211,9 +217,17 @@ def _check_workloads(wl_names: list[str], wcombos: list[tuple], key: str, pts: l
     load = _load(key, pts)
     for wc in wcombos:
         try:
-            Workload(**load, **dict(zip(wl_names, wc)))
+            Workload(**load, **workload_kw(dict(zip(wl_names, wc))))
         except ScenarioError as e:
             raise err("serve", str(e)) from None
+
+
+def workload_kw(wkw: dict[str, Any]) -> dict[str, Any]:
+    """A [serve] combination as Workload keywords: prefill_tp / prefill_dp / prefill_ep as one prefill_layout."""
+    out = {k: v for k, v in wkw.items() if k not in _LAYOUT}
+    if all(k in wkw for k in _LAYOUT):
+        out["prefill_layout"] = tuple(wkw[k] for k in _LAYOUT)
+    return out
 
 
 def _check_some_scenario(names: list[str], combos: list[tuple], acc: AccFn | None) -> None:
@@ -236,7 +250,7 @@ def _rows(kw: dict[str, Any], wkw: dict[str, Any], key: str, pts: list[Any], acc
     """One row per point (a concurrency, or an arrival rate) of one configuration."""
     head = {**{k: ("default" if v is None else v) for k, v in kw.items()}, **wkw}
     try:
-        res = serve(_scenario(kw, acc), Workload(**_load(key, pts), **wkw))
+        res = serve(_scenario(kw, acc), Workload(**_load(key, pts), **workload_kw(wkw)))
     except SpecroofError as e:
         return [{**head, key: p, "feasible": False, "message": str(e), "base_feasible": False,
                  "base_message": str(e)} for p in pts]
@@ -248,4 +262,4 @@ def _point_row(pt: dict[str, Any], head: dict[str, Any]) -> dict[str, Any]:
     return {**head, **serve_row(pt, PHASE_FIELDS)}
 
 
-__all__ = ["WORKLOAD_KEYS", "serve_sweep"]
+__all__ = ["WORKLOAD_KEYS", "serve_sweep", "workload_kw"]
