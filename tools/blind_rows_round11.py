@@ -34,6 +34,8 @@ Inclusion rules, fixed before any prediction was run:
 
 from __future__ import annotations
 
+from blind_rows_common import split
+
 # --- TensorRT-LLM performance page (v0.6.1 numbers) ----------------------------------------------------------------
 TRT_PERF_COMMIT = "77d24b5fa178f11ed7fafdd9833b7245e075f721"
 TRT_PERF = f"https://github.com/NVIDIA/TensorRT-LLM/blob/{TRT_PERF_COMMIT}/docs/source/performance.md"
@@ -185,21 +187,4 @@ def _anl_rows() -> list[dict]:
     return rows
 
 
-def _refusal(r: dict) -> str:
-    """specroof's reason for refusing a row as infeasible (it does not fit in memory), or '' when it is priced; the
-    rule above keys on the refusal alone, whatever the prediction."""
-    from simulator.errors import ScenarioError
-    from simulator.validation import predict_row
-    try:
-        predict_row({"row_id": "blind", **r["csv"], "metric": r["metric"], "measured": repr(r["measured"])})
-    except ScenarioError as e:
-        if "infeasible" in str(e):
-            return str(e)
-        raise
-    return ""
-
-
-_ALL = _trt_rows() + _anl_rows()
-_WHY = [_refusal(r) for r in _ALL]
-ROUND11 = tuple(r for r, why in zip(_ALL, _WHY) if not why)
-REFUSED = tuple((r["name"], why) for r, why in zip(_ALL, _WHY) if why)   # listed, not scored
+ROUND11, REFUSED = split(_trt_rows() + _anl_rows())   # REFUSED: (name, reason), listed, not scored

@@ -36,6 +36,8 @@ a published bench_one_batch prefill latency needs no new metric: a row with metr
 
 from __future__ import annotations
 
+from blind_rows_common import split
+
 # --- vLLM PR #2542: Mixtral-8x7B, TP8, H100 ------------------------------------------------------------------------
 PR2542 = "https://github.com/vllm-project/vllm/pull/2542"
 PR2542_ASSUMED = (
@@ -94,21 +96,4 @@ def _rows() -> list[dict]:
     return rows
 
 
-def _refusal(r: dict) -> str:
-    """specroof's reason for refusing a row as infeasible (it does not fit in memory), or '' when it is priced; the
-    rule above keys on the refusal alone, whatever the prediction."""
-    from simulator.errors import ScenarioError
-    from simulator.validation import predict_row
-    try:
-        predict_row({"row_id": "blind", **r["csv"], "metric": r["metric"], "measured": repr(r["measured"])})
-    except ScenarioError as e:
-        if "infeasible" in str(e):
-            return str(e)
-        raise
-    return ""
-
-
-_ALL = _rows()
-_WHY = [_refusal(r) for r in _ALL]
-ROUND15 = tuple(r for r, why in zip(_ALL, _WHY) if not why)
-REFUSED = tuple((r["name"], why) for r, why in zip(_ALL, _WHY) if why)   # listed, not scored
+ROUND15, REFUSED = split(_rows())   # REFUSED: (name, reason), listed, not scored

@@ -37,6 +37,8 @@ written):
 
 from __future__ import annotations
 
+from blind_rows_common import split
+
 # --- TensorRT-LLM tech blog 15: DeepSeek-V3.2 on B200 (NVFP4), trtllm-bench throughput --streaming ----------------
 BLOG15 = ("https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/tech_blog/"
           "blog15_Optimizing_DeepSeek_V32_on_NVIDIA_Blackwell_GPUs.md")
@@ -99,21 +101,4 @@ def _rows() -> list[dict]:
     return rows
 
 
-def _refusal(r: dict) -> str:
-    """specroof's reason for refusing a row as infeasible (it does not fit in memory), or '' when it is priced; the
-    rule above keys on the refusal alone, whatever the prediction."""
-    from simulator.errors import ScenarioError
-    from simulator.validation import predict_row
-    try:
-        predict_row({"row_id": "blind", **r["csv"], "metric": r["metric"], "measured": repr(r["measured"])})
-    except ScenarioError as e:
-        if "infeasible" in str(e):
-            return str(e)
-        raise
-    return ""
-
-
-_ALL = _rows()
-_WHY = [_refusal(r) for r in _ALL]
-ROUND17 = tuple(r for r, why in zip(_ALL, _WHY) if not why)
-REFUSED = tuple((r["name"], why) for r, why in zip(_ALL, _WHY) if why)   # listed, not scored
+ROUND17, REFUSED = split(_rows())   # REFUSED: (name, reason), listed, not scored
