@@ -23,3 +23,12 @@ def split(rows: list[dict]) -> tuple[tuple[dict, ...], tuple[tuple[str, str], ..
     why = [refusal(r) for r in rows]
     return (tuple(r for r, w in zip(rows, why) if not w),
             tuple((r["name"], w) for r, w in zip(rows, why) if w))
+
+
+def print_candidates(n: int, rows: tuple, candidates: tuple, none: str) -> int:
+    """Print a round's candidates, (what, url, found, why refused) each, for a round where `none` met the rules
+    (rounds 16 and 18: nothing is priced)."""
+    print(f"round {n}: {len(rows)} rows (no {none} met the rules); {len(candidates)} candidates read")
+    for what, url, found, why in candidates:
+        print(f"- {what}{' ' + url if url else ''}\n  found: {found}\n  refused: {why}")
+    return 0

@@ -23,6 +23,8 @@ prints the list.
 
 from __future__ import annotations
 
+from blind_rows_common import print_candidates
+
 ROUND16: tuple[dict, ...] = ()
 
 SG = "https://github.com/sgl-project/sglang"
@@ -81,11 +83,8 @@ CANDIDATES = (
 
 
 def main() -> int:
-    """Print the round's candidates and why each was refused; no row qualified, so nothing is priced."""
-    print(f"round 16: {len(ROUND16)} rows (no run met the rules); {len(CANDIDATES)} candidates read")
-    for what, url, found, why in CANDIDATES:
-        print(f"- {what}{' ' + url if url else ''}\n  found: {found}\n  refused: {why}")
-    return 0
+    """Print the round's candidates and why each was refused; no run qualified, so nothing is priced."""
+    return print_candidates(16, ROUND16, CANDIDATES, "run")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ validation/BLIND_TEST.md (round 18) gives the reading. `python tools/blind_rows_
 
 from __future__ import annotations
 
+from blind_rows_common import print_candidates
+
 ROUND18: tuple[dict, ...] = ()
 
 VL = "https://github.com/vllm-project/vllm"
@@ -81,10 +83,7 @@ CANDIDATES = (
 
 def main() -> int:
     """Print the round's candidates and why each was refused; no source qualified, so nothing is priced."""
-    print(f"round 18: {len(ROUND18)} rows (no source met the rules); {len(CANDIDATES)} candidates read")
-    for what, url, found, why in CANDIDATES:
-        print(f"- {what}{' ' + url if url else ''}\n  found: {found}\n  refused: {why}")
-    return 0
+    return print_candidates(18, ROUND18, CANDIDATES, "source")
 
 
 if __name__ == "__main__":
