@@ -50,8 +50,8 @@ def _write(path, rows, cols=None):
     return path
 
 
-def test_in_sample_report_has_every_scope_and_kind():
-    rep = validate()
+def test_in_sample_report_has_every_scope_and_kind(shipped_report):
+    rep = shipped_report
     s = rep.summary
     assert set(s) == {"headline", "acceptance unknown", "legacy engine"}
     assert {"speedup", "step"} <= set(s["headline"])
@@ -1015,14 +1015,14 @@ def test_a_row_of_an_sglang_build_before_specv2_became_the_default_is_priced_wit
 
 
 @pytest.mark.slow
-def test_the_shipped_calibration_reproduces_from_the_rows():
+def test_the_shipped_calibration_reproduces_from_the_rows(shipped_prepared):
     """Third review (2026-12-05): a profile change (vLLM's overlap_with_spec_from) changed what the joint fit fits
     while calibration/fit.toml stayed as written, and nothing noticed. The joint fit of tools/calibrate_shipped.py,
     rerun on the shipped rows and profiles, gives every shipped value and ships nothing else."""
     from simulator.calibration import FITTED, SHIPPED_PARAMS
     from simulator.cross_validation import fit_headline, fit_pool
     from simulator.data import read_toml
-    prepared, _ = usable(load_rows())
+    prepared, _ = shipped_prepared
     res = fit_headline(fit_pool(prepared), SHIPPED_PARAMS)
     fitted = {(p.group, p.name): p.value for p in res.params if p.status == FITTED}
     doc = read_toml(Path(__file__).resolve().parents[1] / "calibration" / "fit.toml")

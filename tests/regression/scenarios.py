@@ -158,9 +158,11 @@ def advice(kw: dict[str, Any]) -> dict[str, Any]:
     return _plain(d)
 
 
-def validation() -> dict[str, Any]:
-    from simulator import validate
-    rep = validate()
+def validation(rep=None) -> dict[str, Any]:
+    """Every shipped row's prediction, from `rep` (a validate() report) or a fresh validate()."""
+    if rep is None:
+        from simulator import validate
+        rep = validate()
     return _plain({r["row_id"]: r["predicted"] for r in rep.rows})
 
 

@@ -44,7 +44,7 @@ KEYS = [pytest.param(k, marks=pytest.mark.slow) if k.startswith("validate/") els
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_regression(key: str) -> None:
+def test_regression(key: str, request: pytest.FixtureRequest) -> None:
     kind, name = key.split("/", 1)
-    got = S.validation() if kind == "validate" else _case(kind, name)
+    got = S.validation(request.getfixturevalue("shipped_report")) if kind == "validate" else _case(kind, name)
     _same(S._plain(got), GOLDEN[key], key)
