@@ -175,7 +175,7 @@ def prompt_side(dep: Deployment, w: Workload) -> PromptSide:
     priced = {c: _prompt_class(pdep, float(c[0]), float(c[1]), w.chunk) for c in set(classes)}
     pass_s = float(np.mean([priced[c][1] for c in classes]))
     t_p = float(np.mean([priced[c][0] for c in classes]))
-    gpus = float(w.prefill_gpus or pdep.n_gpus)
+    gpus = prefill_side_gpus(dep, w)
     return replace(pf, per_token_s=0.0, pass_s=pass_s + kv_transfer_s(dep, w, pdep.par.tp), gpus=gpus,
                    capacity_rps=gpus / pdep.n_gpus / t_p if t_p > 0 else np.inf)
 
@@ -205,6 +205,14 @@ def prefill_deployment(dep: Deployment, w: Workload) -> Deployment:
                                                               "instance's only")    # review, 2026-12-06
         raise ScenarioError(f"{where} {why} (one prompt of {isl:.0f} tokens per attention-DP rank): give it more GPUs")
     return pdep
+
+
+def prefill_side_gpus(dep: Deployment, w: Workload) -> float:
+    """The GPUs that prefill for the decode instance: Workload.prefill_gpus, else one prefill instance's (its
+    layout's tp x dp, one stage), else the decode instance's."""
+    if w.prefill_gpus:
+        return float(w.prefill_gpus)
+    return float(w.prefill_layout[0] * w.prefill_layout[1]) if w.prefill_layout else float(dep.n_gpus)
 
 
 @functools.lru_cache(maxsize=64)
@@ -307,7 +315,7 @@ def kv_transfer_s(dep: Deployment, w: Workload, prefill_tp: int | None = None) -
     hw, links = dep.hw, min(dep.par.tp, prefill_tp or dep.par.tp)
     if hw.scaleout_bytes_per_s:
         return hw.scaleout_latency_s + kv / (hw.scaleout_bytes_per_s * hw.link_fraction * links)
-    both = dep.n_gpus + float(w.prefill_gpus or prefill_deployment(dep, w).n_gpus)   # review: not the decode's
+    both = dep.n_gpus + prefill_side_gpus(dep, w)       # review, 2026-12-06: the prefill's, not the decode's
     if both > hw.scaleup_domain:
         fix = ("a smaller prefill instance (--prefill-gpus) or layout (--prefill-tp/-dp/-ep)"
                if dep.n_gpus < hw.scaleup_domain
@@ -319,5 +327,5 @@ def kv_transfer_s(dep: Deployment, w: Workload, prefill_tp: int | None = None) -
     return hw.allreduce_latency_s + kv / (hw.scaleup_group_bytes_per_s(2.0) * hw.link_fraction * links)
 
 
-__all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prefill_deployment", "prefill_wait",
-           "prompt_load", "prompt_side", "straggler_load"]
+__all__ = ["PromptSide", "expected_passes", "kv_transfer_s", "ops_where", "prefill_deployment", "prefill_side_gpus",
+           "prefill_wait", "prompt_load", "prompt_side", "straggler_load"]

@@ -127,10 +127,12 @@ def _check_row_numbers(p: Path, i: int, r: dict[str, str]) -> None:
 def _check_prefill(p: Path, i: int, r: dict[str, str]) -> None:
     """prefill_tp, prefill_dp and prefill_ep: one prefill instance's layout, all three or none (review, 2026-12-06:
     validation.serving_workload priced a row with only some of them on the decode layout, silently)."""
-    got = [c for c in ("prefill_tp", "prefill_dp", "prefill_ep") if (r.get(c) or "").strip()]
-    if got and len(got) < 3:
-        raise SpecError(f"{p}: line {i} ({r['row_id']}): {', '.join(got)} given without the rest of prefill_tp, "
-                        "prefill_dp, prefill_ep; give all three (one prefill instance's layout) or none")
+    from .errors import ScenarioError
+    from .traffic import PREFILL_LAYOUT_KEYS, prefill_layout_of  # lazy: numpy stays out of reading a rows file
+    try:
+        prefill_layout_of(tuple((r.get(c) or "").strip() or None for c in PREFILL_LAYOUT_KEYS))
+    except ScenarioError as e:
+        raise SpecError(f"{p}: line {i} ({r['row_id']}): {e}") from None
 
 
 def _check_drafting(p: Path, i: int, r: dict[str, str]) -> None:

@@ -70,6 +70,22 @@ def _check_prefill_layout(layout: Any, pd: bool) -> tuple[int, int, int] | None:
     return (int(layout[0]), int(layout[1]), int(layout[2]))
 
 
+PREFILL_LAYOUT_KEYS = ("prefill_tp", "prefill_dp", "prefill_ep")
+
+
+def prefill_layout_of(values: tuple[Any, Any, Any], names: tuple[str, str, str] = PREFILL_LAYOUT_KEYS) -> Any:
+    """One prefill instance's (tp, dp, ep) from its three inputs as a CLI, a rows file or a sweep names them: None
+    where none is given, the three where all are; one or two of them are refused, naming those given. The values are
+    checked by Workload (`_check_prefill_layout`)."""
+    given = [n for n, v in zip(names, values) if v is not None]
+    if not given:
+        return None
+    if len(given) < 3:
+        raise ScenarioError(f"{', '.join(given)} given without the rest of {', '.join(names)}; give all three (one "
+                            "prefill instance's layout) or none")
+    return tuple(values)
+
+
 def _is_num(v: Any) -> bool:
     """A real number, numpy's included (review: rate=np.arange(1, 4) was refused as not 'a positive number')."""
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
@@ -342,5 +358,5 @@ class Workload:
         return int(i[j]), int(o[j])
 
 
-__all__ = ["DEFAULT_CHUNK", "LENGTH_BINS", "Workload", "length_ratio", "pos_int", "read_lengths",
-           "uniform_lengths"]
+__all__ = ["DEFAULT_CHUNK", "LENGTH_BINS", "PREFILL_LAYOUT_KEYS", "Workload", "length_ratio", "pos_int",
+           "prefill_layout_of", "read_lengths", "uniform_lengths"]

@@ -31,7 +31,7 @@ from .shape import curve_key, curve_load
 from .speedup import predict, run_speedup
 from .static import static_batch
 from .step import simulate_step
-from .traffic import length_ratio
+from .traffic import PREFILL_LAYOUT_KEYS, length_ratio, prefill_layout_of
 
 
 def _int(r: dict[str, str], key: str, default: int | None = None) -> int | None:
@@ -269,9 +269,8 @@ def serving_workload(r: dict[str, str]) -> Workload | None:
     if pd is None:
         return Workload(**lengths, concurrency=(c,), num_prompts=n)
     m = pd[1] // (_int(r, "tp", 1) * _int(r, "dp", 1))
-    layout = tuple(_int(r, f"prefill_{k}") for k in ("tp", "dp", "ep"))
     return Workload(**lengths, concurrency=tuple(n for n, _ in instance_mix(r)), pd=True, prefill_gpus=pd[0] / m,
-                    prefill_layout=None if None in layout else layout,     # the recipe's prefill instance (rows.csv)
+                    prefill_layout=prefill_layout_of(tuple(_int(r, k) for k in PREFILL_LAYOUT_KEYS)),  # the recipe's
                     num_prompts=None if n is None else max(1, round(n / m)))      # the router deals N over m
 
 

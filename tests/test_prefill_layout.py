@@ -84,7 +84,10 @@ def test_rows_carry_the_prefill_instance_and_its_chunk():
              prefill_dp="1", prefill_ep="1", chunk="16384", notes="disaggregated: 8 prefill + 16 decode GPUs")
     w = serving_workload(r)
     assert w.prefill_layout == (8, 1, 1) and w.chunk == 16384 and w.prefill_gpus == 4.0
-    assert serving_workload({**r, "prefill_ep": ""}).prefill_layout is None     # all three or none
+    assert serving_workload({**r, "prefill_tp": "", "prefill_dp": "", "prefill_ep": ""}).prefill_layout is None
+    # all three or none: two of them are refused here too, not priced on the decode layout (as rows.py refuses them)
+    with pytest.raises(ScenarioError, match="prefill_tp, prefill_dp given without the rest"):
+        serving_workload({**r, "prefill_ep": ""})
 
 
 def test_serve_cli_takes_the_prefill_layout(capsys):

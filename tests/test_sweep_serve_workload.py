@@ -36,7 +36,7 @@ def test_num_prompts_is_a_workload_input():
 
 
 @pytest.mark.parametrize("serve_table, message", [
-    ({"pd": True, "prefill_tp": 1}, "give prefill_tp, prefill_dp, prefill_ep together"),
+    ({"pd": True, "prefill_tp": 1}, "prefill_tp given without the rest of prefill_tp, prefill_dp, prefill_ep"),
     ({"pd": True, "prefill_tp": 1, "prefill_dp": 1, "prefill_ep": 0}, "serve:"),
     ({"num_prompts": 80, "prompts_per_slot": 10}, "serve:"),
     ({"prefill_gpus": 8}, "serve:"),                                    # a prefill side without pd

@@ -136,13 +136,9 @@ def workload_from(a: argparse.Namespace, concurrency: tuple[int, ...] | None = N
 
 def _prefill_layout(a: argparse.Namespace) -> tuple[int, int, int] | None:
     """--prefill-tp/--prefill-dp/--prefill-ep as Workload.prefill_layout: all three or none."""
-    got = tuple(getattr(a, f"prefill_{k}", None) for k in ("tp", "dp", "ep"))
-    if all(v is None for v in got):
-        return None
-    if None in got:
-        raise ScenarioError("--prefill-tp, --prefill-dp and --prefill-ep: give all three (one prefill instance's "
-                            f"layout) or none; got tp {got[0]}, dp {got[1]}, ep {got[2]}")
-    return got  # type: ignore[return-value]
+    from ..traffic import prefill_layout_of  # lazy, as Workload is
+    return prefill_layout_of(tuple(getattr(a, f"prefill_{k}", None) for k in ("tp", "dp", "ep")),
+                             ("--prefill-tp", "--prefill-dp", "--prefill-ep"))
 
 
 def _pd_text(w: dict[str, Any]) -> str:

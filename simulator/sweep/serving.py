@@ -30,14 +30,13 @@ from ..errors import ScenarioError, SpecError, SpecroofError
 from ..scenario import Scenario, scenario_fields
 from ..serving import Phase, Workload, serve
 from ..tables import serve_row
-from ..traffic import length_ratio
+from ..traffic import PREFILL_LAYOUT_KEYS, length_ratio, prefill_layout_of
 from .spec import check_number, err, names_exist, parse_values
 
 AccFn = Callable[[dict[str, Any]], Acceptance]     # a configuration's acceptance (the spec's, read on its tree)
 
 WORKLOAD_KEYS = ("isl", "osl", "length_ratio", "concurrency", "rate", "max_concurrency", "chunk", "prefix_hit", "pd",
                  "num_prompts", "prompts_per_slot", "prefill_gpus", "prefill_tp", "prefill_dp", "prefill_ep")
-_LAYOUT = ("prefill_tp", "prefill_dp", "prefill_ep")      # one Workload.prefill_layout (review of serve --prefill-*)
 _POINTS = ("concurrency", "rate")             # the points of one configuration, not a product dimension
 _NOT_SERVING = ("batch", "context", "k_max")
 # every field of a serving Phase, as `specroof serve --format json` gives it (found by review: the sweep's columns
@@ -64,8 +63,10 @@ def _workload_values(table: Any) -> dict[str, list[Any]]:
         raise err("serve", f"unknown key(s) {bad}; expected {', '.join(WORKLOAD_KEYS)}")
     if all(k in table for k in _POINTS):
         raise err("serve", "give concurrency or rate, not both")
-    if 0 < sum(k in table for k in _LAYOUT) < len(_LAYOUT):
-        raise err("serve", f"give {', '.join(_LAYOUT)} together (one prefill instance's layout), or none of them")
+    try:
+        prefill_layout_of(tuple(table.get(k) for k in PREFILL_LAYOUT_KEYS))
+    except ScenarioError as e:
+        raise err("serve", str(e)) from None
     for k, what in (("length_ratio", "ratios in [0, 1]"), ("rate", "arrival rates (requests/s)")):
         if isinstance(table.get(k), dict):
             raise err(f"serve.{k}", f"expected a number or a list of {what}, not a range")
@@ -224,10 +225,9 @@ def _check_workloads(wl_names: list[str], wcombos: list[tuple], key: str, pts: l
 
 def workload_kw(wkw: dict[str, Any]) -> dict[str, Any]:
     """A [serve] combination as Workload keywords: prefill_tp / prefill_dp / prefill_ep as one prefill_layout."""
-    out = {k: v for k, v in wkw.items() if k not in _LAYOUT}
-    if all(k in wkw for k in _LAYOUT):
-        out["prefill_layout"] = tuple(wkw[k] for k in _LAYOUT)
-    return out
+    out = {k: v for k, v in wkw.items() if k not in PREFILL_LAYOUT_KEYS}
+    layout = prefill_layout_of(tuple(wkw.get(k) for k in PREFILL_LAYOUT_KEYS))
+    return out if layout is None else {**out, "prefill_layout": layout}
 
 
 def _check_some_scenario(names: list[str], combos: list[tuple], acc: AccFn | None) -> None:
