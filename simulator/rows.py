@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .data import MONTH_RE, data_dir, read_text
-from .errors import SpecError
+from .errors import ScenarioError, SpecError
 
 REQUIRED = ("row_id", "source", "hardware", "engine", "model", "method", "metric", "measured")
 OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp", "dp", "ep", "engine_version",
@@ -127,7 +127,6 @@ def _check_row_numbers(p: Path, i: int, r: dict[str, str]) -> None:
 def _check_prefill(p: Path, i: int, r: dict[str, str]) -> None:
     """prefill_tp, prefill_dp and prefill_ep: one prefill instance's layout, all three or none (review, 2026-12-06:
     validation.serving_workload priced a row with only some of them on the decode layout, silently)."""
-    from .errors import ScenarioError
     from .traffic import PREFILL_LAYOUT_KEYS, prefill_layout_of  # lazy: numpy stays out of reading a rows file
     try:
         prefill_layout_of(tuple((r.get(c) or "").strip() or None for c in PREFILL_LAYOUT_KEYS))
