@@ -56,8 +56,9 @@ def workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) 
 
 def _ttft_note(w: Workload) -> str:
     """What TTFT is: the steady state's, or with num_prompts the mean over a run with its start-up burst."""
-    path = ("not a request's path through the server (HTTP, tokenizing, scheduling): published TTFTs measure above "
-            "it (README, 'How accurate is it'), so read it as a lower bound")
+    path = ("not a request's path through the server (HTTP, tokenizing, scheduling), and its prefill replays a CUDA "
+            "graph, where many builds run it eager (measured 0.7-1.1 ms more per MLA + MoE layer; README, 'Findings'): "
+            "published TTFTs measure above it (README, 'How accurate is it'), so read it as a lower bound")
     if w.num_prompts is None and w.prompts_per_slot is None:
         return ("TTFT is the GPU's prefill and the steady state's queue (for a slot, or at a prefill instance), not a "
                 "benchmark's start-up burst (--num-prompts prices it), " + path)
