@@ -981,8 +981,9 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     # round 13 (tools/blind_rows_round13.py: InferenceX's GLM-5-FP8 MTP token-position study, vLLM on 8x H200) and
     # the 4 of round 14 (tools/blind_rows_round14.py: the SGLang cookbook's MTP runs with their acceptance printed) and
     # the 28 of round 15 (tools/blind_rows_round15.py: vLLM PRs #2542 and #3240, Mixtral-8x7B benchmark_latency) and
-    # the 8 of round 17 (tools/blind_rows_round17.py: TensorRT-LLM tech blog 15, DeepSeek-V3.2 on B200); rounds 16
-    # and 18 (tools/blind_rows_round16.py, tools/blind_rows_round18.py) found no row that met their rules
+    # the 8 of round 17 (tools/blind_rows_round17.py: TensorRT-LLM tech blog 15, DeepSeek-V3.2 on B200); rounds 16,
+    # 18 and 19 (tools/blind_rows_round16.py, tools/blind_rows_round18.py, tools/blind_rows_round19.py) found no row
+    # that met their rules
     assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 268
 
 

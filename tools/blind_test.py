@@ -11,7 +11,7 @@ tools/blind_rows_round9.py, round 10's in tools/blind_rows_round10.py, round 11'
 round 12's in tools/blind_rows_round12.py, round 13's in tools/blind_rows_round13.py, round 14's in
 tools/blind_rows_round14.py, round 15's in tools/blind_rows_round15.py, round 16's (none qualified) in
 tools/blind_rows_round16.py, round 17's in tools/blind_rows_round17.py, round 18's (none qualified) in
-tools/blind_rows_round18.py.
+tools/blind_rows_round18.py, round 19's (none qualified) in tools/blind_rows_round19.py.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from blind_rows_round15 import ROUND15  # noqa: E402
 from blind_rows_round16 import ROUND16  # noqa: E402
 from blind_rows_round17 import ROUND17  # noqa: E402
 from blind_rows_round18 import ROUND18  # noqa: E402
+from blind_rows_round19 import ROUND19  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -231,6 +232,7 @@ ROWS = (
     *(Row(**r) for r in ROUND16),    # round 16 (2026-12-06): tools/blind_rows_round16.py (no row qualified)
     *(Row(**r) for r in ROUND17),    # round 17 (2026-12-06): tools/blind_rows_round17.py
     *(Row(**r) for r in ROUND18),    # round 18 (2026-12-06): tools/blind_rows_round18.py (no row qualified)
+    *(Row(**r) for r in ROUND19),    # round 19 (2026-12-06): tools/blind_rows_round19.py (no row qualified)
 )
 
 
