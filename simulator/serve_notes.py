@@ -56,16 +56,17 @@ def workload_notes(dep: Deployment, w: Workload, pf: PromptSide, rejected: int) 
 
 def _ttft_note(w: Workload) -> str:
     """What TTFT is: the steady state's, or with num_prompts the mean over a run with its start-up burst."""
-    path = ("not a request's path through the server (HTTP, tokenizing, scheduling), and its prefill replays a CUDA "
-            "graph, where many builds run it eager (measured 0.7-1.1 ms more per MLA + MoE layer; README, 'Findings'): "
-            "published TTFTs measure above it (README, 'How accurate is it'), so read it as a lower bound")
+    path = ("; it leaves out a request's path through the server (HTTP, tokenizing, scheduling) and prices the "
+            "prefill as a CUDA-graph replay where many builds run it eager (measured about 0.1 ms more a dense layer, "
+            "0.7-1.1 ms an MLA + MoE layer; README, 'Findings'), so published TTFTs measure above it (README, 'How "
+            "accurate is it'): read it as a lower bound")
     if w.num_prompts is None and w.prompts_per_slot is None:
         return ("TTFT is the GPU's prefill and the steady state's queue (for a slot, or at a prefill instance), not a "
-                "benchmark's start-up burst (--num-prompts prices it), " + path)
+                "benchmark's start-up burst (--num-prompts prices it)" + path)
     n = w.num_prompts if w.num_prompts is not None else f"{w.prompts_per_slot} x C"
     return (f"TTFT and E2E are the means over a run of {n} prompts whose first C start at once: the "
             "steady state's, with the first wave's prompts queued together for prefill (simulator/burst.py; "
-            "throughput is the steady state's), " + path)
+            "throughput is the steady state's)" + path)
 
 
 def cap_note(w: Workload, hits: tuple[np.ndarray, ...]) -> tuple[str, ...]:

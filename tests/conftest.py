@@ -12,6 +12,16 @@ settings.register_profile("ci", deadline=None, print_blob=True, max_examples=60,
 settings.register_profile("dev", deadline=None, max_examples=20)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+MAX_WORKERS = 4     # each worker prices the session fixtures and compiles the numba kernels once
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """Workers for `-n auto` (pyproject addopts): the CPUs this process may run on, at most MAX_WORKERS. xdist's own
+    count is the host's physical cores (psutil), which ignores a container's CPU set: a 2-CPU container on a large
+    host would start one worker per host core (found by review)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(MAX_WORKERS, cpus))
+
 
 @pytest.fixture(scope="session")
 def shipped_prepared():
