@@ -4,7 +4,6 @@ decode steps, and a disaggregated prefill instance's pass, KV transfer and rate.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -190,8 +189,8 @@ def prefill_deployment(dep: Deployment, w: Workload) -> Deployment:
     tp, dp, ep = w.prefill_layout
     where = f"the prefill instance (prefill_layout: --prefill-tp {tp} --prefill-dp {dp} --prefill-ep {ep})"
     try:
-        pdep = _resolved(replace(dep.scenario, tp=tp, dp=dp, ep=ep, pp=1, memory_fraction=None,
-                                 max_running_requests=None, cuda_graph_max_batch=None))
+        pdep = _resolved(dep, replace(dep.scenario, tp=tp, dp=dp, ep=ep, pp=1, memory_fraction=None,
+                                      max_running_requests=None, cuda_graph_max_batch=None))
     except ScenarioError as e:      # review, 2026-12-06: 'tp = 3 does not divide ...' named the decode --tp
         raise ScenarioError(f"{where}: {e}") from None
     # It must hold its weights and the largest prompt's KV with one chunk's activations (review, 2026-12-06: a
@@ -215,11 +214,15 @@ def prefill_side_gpus(dep: Deployment, w: Workload) -> float:
     return float(w.prefill_layout[0] * w.prefill_layout[1]) if w.prefill_layout else float(dep.n_gpus)
 
 
-@functools.lru_cache(maxsize=64)
-def _resolved(s: Scenario) -> Deployment:
-    """A scenario's deployment, resolved once (the validation prices each disaggregated row's prefill instance at
-    every concurrency of its instances)."""
-    return s.resolve()
+def _resolved(dep: Deployment, s: Scenario) -> Deployment:
+    """`s` resolved, once per deployment where it carries a memo (validation prices a disaggregated row's prefill
+    instance at every concurrency of its decode instances): the deployment's own cache, not a module-level one."""
+    if dep.memo is None:
+        return s.resolve()
+    key = ("prefill_deployment", s)
+    if key not in dep.memo:
+        dep.memo[key] = s.resolve()
+    return dep.memo[key]
 
 
 def prompt_load(pf: PromptSide, f: np.ndarray, tokens_s: float) -> tuple[np.ndarray, np.ndarray]:
