@@ -1,6 +1,8 @@
 """What the blind rounds whose rules refuse a row specroof cannot fit in memory share (rounds 11, 15 and 17): the
 refusal itself, taken from the validation route that prices the row, and the split of a round's rows into those
-scored and those listed as refused. The rule keys on the refusal alone, whatever the prediction."""
+scored and those listed as refused. The rule keys on the refusal alone, whatever the prediction. Round 20's rows need
+devices and models that may not be in the tree yet: `unloadable` names what is missing, and `triage` skips such a row
+(listed with the reason) before it refuses or scores the rest."""
 
 from __future__ import annotations
 
@@ -21,6 +23,30 @@ def refusal(r: dict) -> str:
 def split(rows: list[dict]) -> tuple[tuple[dict, ...], tuple[tuple[str, str], ...]]:
     """(the rows scored, (name, reason) of each row refused: listed, not scored)."""
     why = [refusal(r) for r in rows]
+    return (tuple(r for r, w in zip(rows, why) if not w),
+            tuple((r["name"], w) for r, w in zip(rows, why) if w))
+
+
+def unloadable(r: dict) -> str:
+    """Why this tree cannot load row `r`'s device, model or drafter (a bundled name it does not have), or ''."""
+    from simulator.errors import SpecroofError
+    from simulator.hardware import load_hardware
+    from simulator.model import load_model
+    c = r["csv"]
+    wanted = [("device", c["hardware"], load_hardware), ("model", c["model"], load_model)]
+    wanted += [("drafter", c["draft"], load_model)] if c.get("draft") else []
+    for what, name, load in wanted:
+        try:
+            load(name)
+        except SpecroofError as e:
+            return f"{what} {name!r} cannot be loaded in this tree ({str(e).splitlines()[0]})"
+    return ""
+
+
+def triage(rows: tuple[dict, ...]) -> tuple[tuple[dict, ...], tuple[tuple[str, str], ...]]:
+    """(the rows scored, (name, reason) of each row skipped because its device or model does not load, or refused
+    because it does not fit in memory): nothing is priced for a row that does not load."""
+    why = [unloadable(r) or refusal(r) for r in rows]
     return (tuple(r for r, w in zip(rows, why) if not w),
             tuple((r["name"], w) for r, w in zip(rows, why) if w))
 

@@ -11,7 +11,9 @@ tools/blind_rows_round9.py, round 10's in tools/blind_rows_round10.py, round 11'
 round 12's in tools/blind_rows_round12.py, round 13's in tools/blind_rows_round13.py, round 14's in
 tools/blind_rows_round14.py, round 15's in tools/blind_rows_round15.py, round 16's (none qualified) in
 tools/blind_rows_round16.py, round 17's in tools/blind_rows_round17.py, round 18's (none qualified) in
-tools/blind_rows_round18.py, round 19's (none qualified) in tools/blind_rows_round19.py.
+tools/blind_rows_round18.py, round 19's (none qualified) in tools/blind_rows_round19.py, round 20's (devices and
+models being added on 2026-12-06; a row whose device or model this tree cannot load is skipped and listed, not priced)
+in tools/blind_rows_round20.py.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from simulator.serving import Workload, serve
 from simulator.validation import RATIO_METRICS, predict_row
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from blind_rows_common import triage  # noqa: E402
 from blind_rows_round9 import ROUND9  # noqa: E402
 from blind_rows_round10 import ROUND10  # noqa: E402
 from blind_rows_round11 import ROUND11  # noqa: E402
@@ -42,6 +45,7 @@ from blind_rows_round16 import ROUND16  # noqa: E402
 from blind_rows_round17 import ROUND17  # noqa: E402
 from blind_rows_round18 import ROUND18  # noqa: E402
 from blind_rows_round19 import ROUND19  # noqa: E402
+from blind_rows_round20 import ROUND20  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -90,6 +94,10 @@ B1B_ASSUMED = ("DeepSeek-V3.1 priced as DeepSeek-V3 (the same DeepseekV3ForCausa
                "512 + 512 run, so a context of about 514")
 TW_ASSUMED = ("one TP4 server of the 8x H200 node, FP8 (the checkpoint's format; its non-expert formats not stated), "
               "a fork of SGLang of April 2026 (tails-mpt/sglang) priced as SGLang's V1 worker; context 1024")
+
+# Round 20's rows need devices and models being added on 2026-12-06: a row whose device or model does not load here is
+# skipped, and one that does not fit in memory refused, each listed with its reason (SKIPPED), not scored.
+ROUND20_SCORED, SKIPPED = triage(ROUND20)
 
 
 @dataclass(frozen=True)
@@ -233,6 +241,7 @@ ROWS = (
     *(Row(**r) for r in ROUND17),    # round 17 (2026-12-06): tools/blind_rows_round17.py
     *(Row(**r) for r in ROUND18),    # round 18 (2026-12-06): tools/blind_rows_round18.py (no row qualified)
     *(Row(**r) for r in ROUND19),    # round 19 (2026-12-06): tools/blind_rows_round19.py (no row qualified)
+    *(Row(**r) for r in ROUND20_SCORED),   # round 20 (2026-12-06): tools/blind_rows_round20.py, rows that load and fit
 )
 
 
@@ -326,9 +335,12 @@ def _signed(errs: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Print the table, or with --write put it between the markers of validation/BLIND_TEST.md."""
     lines = table()
+    skipped = [f"skipped (round 20): {name}: {why}" for name, why in SKIPPED]
     if "--write" not in (argv if argv is not None else sys.argv[1:]):
-        print("\n".join(lines))
+        print("\n".join(lines + ([""] if skipped else []) + skipped))
         return 0
+    if skipped:         # the table written is the scored rows'; what was skipped goes to stderr
+        print("\n".join(skipped), file=sys.stderr)
     doc = DOC.read_text(encoding="utf-8")
     head, rest = doc.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
