@@ -94,6 +94,31 @@ def groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> tuple[i
     return int(g), int(tg)
 
 
+# hidden_act names transformers knows (ACT2CLS in src/transformers/activations.py): an elementwise function whose cost
+# the roofline does not see; a name outside the list is a typo or another library's config.
+HF_ACTIVATIONS = ("gelu", "gelu_10", "gelu_accurate", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh",
+                  "laplace", "leaky_relu", "linear", "mish", "prelu", "quick_gelu", "relu", "relu2", "relu6",
+                  "sigmoid", "silu", "swish", "tanh", "xielu")
+
+
+def activation(cfg: dict[str, Any], src: str) -> str:
+    """hidden_act ('silu' where absent), one of transformers' activation names."""
+    act: str = get(cfg, "hidden_act", src, "silu", str)
+    if act not in HF_ACTIVATIONS:     # review: "relu" and "abc" had dropped the gate matrix (a third of the FFN)
+        raise ModelConfigError(f"{src}: hidden_act = {act!r}; expected one of transformers' activations "
+                               f"({', '.join(HF_ACTIVATIONS)})")
+    return act
+
+
+def draft_vocab(cfg: dict[str, Any], src: str, vocab: int) -> int:
+    """An EAGLE-3 head's draft_vocab_size: 0 (the whole vocabulary) where absent or null, else 1..vocab_size."""
+    dv: int = get(cfg, "draft_vocab_size", src, 0, lo=1)
+    if dv > vocab:
+        raise ModelConfigError(f"{src}: draft_vocab_size = {dv} exceeds vocab_size = {vocab}; expected the head's "
+                               "reduced vocabulary, at most the target's")
+    return dv
+
+
 # The layer types HF configs name that specroof prices (full attention, or a sliding window of `sliding_window`).
 LAYER_TYPES = ("full_attention", "sliding_attention")
 
@@ -113,4 +138,5 @@ def layer_types(cfg: dict[str, Any], src: str, n: int) -> list[str]:
     return v
 
 
-__all__ = ["KEY_MAX", "LAYER_TYPES", "get", "groups", "layer_flags", "layer_indices", "layer_types", "window"]
+__all__ = ["HF_ACTIVATIONS", "KEY_MAX", "LAYER_TYPES", "activation", "draft_vocab", "get", "groups", "layer_flags",
+           "layer_indices", "layer_types", "window"]

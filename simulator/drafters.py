@@ -199,7 +199,8 @@ def _synth_medusa(target: ModelShape) -> ModelShape:
 
 def _mtp_module(target: ModelShape) -> ModelShape:
     """DeepSeek-V3 MTP module (tech report §2.2, Fig. 3): eh_proj (2d -> d) over [hidden; embedding], one full
-    transformer block (MLA + MoE), the shared embedding and output head."""
+    transformer block of the target's own kind (MLA + MoE on DeepSeek-V3; GQA + MoE on GLM-4.5, SGLang
+    glm4_moe_nextn.py: a Glm4MoeDecoderLayer), the shared embedding and output head."""
     return replace(target, name=f"{target.name}-mtp", n_layers=1, n_moe_layers=1 if target.is_moe else 0,
                    n_window_layers=0, n_mtp_layers=0, fc_in_factor=2, shares_embedding=True, shares_lm_head=True,
                    kind="mtp-module")

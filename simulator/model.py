@@ -1,9 +1,10 @@
 """Model shapes: HF `config.json` -> frozen `ModelShape`, through an explicit per-`model_type` table.
 
 Supported: llama, mistral, qwen2, qwen3 (dense, GQA); qwen3_moe, mixtral, minimax_m2 (MoE); deepseek_v3 / kimi_k2
-(MLA + MoE + MTP) and deepseek_v32 / glm_moe_dsa (the same behind DeepSeek Sparse Attention); gpt_oss (MoE,
-alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE interleaved with dense layers,
-chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads.
+(MLA + MoE + MTP) and deepseek_v32 / glm_moe_dsa (the same behind DeepSeek Sparse Attention); glm4_moe (GLM-4.5 /
+4.6 / 4.7: GQA with DeepSeek-V3's MoE and MTP); gpt_oss (MoE, alternating sliding-window attention, attention sinks);
+llama4 / llama4_text (MoE interleaved with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama
+layer) and Medusa heads.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class ModelShape:
     expert_bias, attn_sinks : bool   gpt-oss: experts and router carry biases; per-head sink logits
     n_window_layers, window : int
         layers whose attention sees at most `window` past tokens (sliding window or chunked attention)
-    n_mtp_layers : int        DeepSeek multi-token-prediction modules shipped with the model
+    n_mtp_layers : int        DeepSeek-style multi-token-prediction modules shipped with the model (DeepSeek-V3, GLM)
     n_group, topk_group : int DeepSeek's group-limited routing: a token's top_k experts come from topk_group of
                               n_group equal groups (1, 1: routing over all experts)
     index_n_heads, index_head_dim, index_topk : int  DSA's indexer; MLA over index_topk tokens (0: dense attention)
@@ -222,12 +223,6 @@ class ModelShape:
 
 # ---- HF config -> ModelShape, one reader per model_type -----------------------------------------------------------
 
-# hidden_act names transformers knows (ACT2CLS in src/transformers/activations.py): an elementwise function whose cost
-# the roofline does not see; a name outside the list is a typo or another library's config.
-HF_ACTIVATIONS = ("gelu", "gelu_10", "gelu_accurate", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh",
-                  "laplace", "leaky_relu", "linear", "mish", "prelu", "quick_gelu", "relu", "relu2", "relu6",
-                  "sigmoid", "silu", "swish", "tanh", "xielu")
-
 def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
     d, h = ck.get(cfg, "hidden_size", src, lo=1), ck.get(cfg, "num_attention_heads", src, lo=1)
     if "head_dim" not in cfg and d % h:
@@ -238,10 +233,7 @@ def _base(cfg: dict[str, Any], src: str, name: str) -> dict[str, Any]:
     hkv = ck.get(cfg, "num_key_value_heads", src, h)
     if hkv == 0 or h % hkv:
         raise ModelConfigError(f"{src}: num_attention_heads = {h} is not a multiple of num_key_value_heads = {hkv}")
-    act = ck.get(cfg, "hidden_act", src, "silu", str)
-    if act not in HF_ACTIVATIONS:     # review: "relu" and "abc" had dropped the gate matrix (a third of the FFN)
-        raise ModelConfigError(f"{src}: hidden_act = {act!r}; expected one of transformers' activations "
-                               f"({', '.join(HF_ACTIVATIONS)})")
+    ck.activation(cfg, src)
     return dict(
         name=name, model_type=str(cfg.get("model_type")),
         n_layers=ck.get(cfg, "num_hidden_layers", src, lo=1), d_model=d, n_heads=h, n_kv_heads=hkv,
@@ -326,6 +318,14 @@ def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw["qk_nope_head_dim"] = ck.get(cfg, "qk_nope_head_dim", src)
     kw["v_head_dim"] = ck.get(cfg, "v_head_dim", src, lo=1)
     kw["d_head"] = kw["qk_nope_head_dim"] + kw["qk_rope_head_dim"]
+    _deepseek_moe(kw, cfg, src)
+    if kw["model_type"] in ("deepseek_v32", "glm_moe_dsa"):     # DSA: MLA behind a lightning indexer
+        kw.update(index_fields(cfg, src, kw["q_lora_rank"]))
+    return ModelShape(**kw)
+
+
+def _deepseek_moe(kw: dict[str, Any], cfg: dict[str, Any], src: str) -> None:
+    """DeepSeek-V3's FFN side (its MLA models, GLM-4.5's GQA ones): routed + shared experts, dense first layers, MTP."""
     _moe_common(kw, cfg, src, "n_routed_experts", "moe_intermediate_size")
     kw["n_shared_experts"] = ck.get(cfg, "n_shared_experts", src, 0)
     kw["d_ff_shared"] = kw["d_ff_expert"]            # DeepseekV3MoE: shared MLP of n_shared * moe_intermediate_size
@@ -338,8 +338,16 @@ def _deepseek_v3(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
                                f"of num_hidden_layers = {kw['n_layers']}; expected first_k_dense_replace < it")
     kw["n_group"], kw["topk_group"] = ck.groups(cfg, src, kw["n_experts"], kw["top_k"])
     kw["n_mtp_layers"] = ck.get(cfg, "num_nextn_predict_layers", src, 0)
-    if kw["model_type"] in ("deepseek_v32", "glm_moe_dsa"):     # DSA: MLA behind a lightning indexer
-        kw.update(index_fields(cfg, src, kw["q_lora_rank"]))
+
+
+def _glm4_moe(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    # GLM-4.5 / 4.6 / 4.7 (transformers, SGLang, vLLM glm4_moe.py): GQA with biased q/k/v, unbiased o_proj (TensorRT-LLM
+    # GLM4Attention dense_bias=False), per-head q/k RMSNorm where use_qk_norm (GLM-4.5, not -Air), partial RoPE (one
+    # elementwise kernel: not read); DeepSeek-V3's FFN side and MTP modules (SGLang glm4_moe_nextn.py).
+    kw = _base(cfg, src, name)
+    kw["qkv_bias"] = ck.get(cfg, "attention_bias", src, False, bool)
+    kw["qk_norm"] = ck.get(cfg, "use_qk_norm", src, False, bool)
+    _deepseek_moe(kw, cfg, src)
     return ModelShape(**kw)
 
 
@@ -391,7 +399,8 @@ def _medusa(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
 _READERS: dict[str, Callable[[dict[str, Any], str, str], ModelShape]] = {
     "llama": _dense, "mistral": _dense, "qwen2": _dense, "qwen3": _dense, "qwen3_moe": _qwen3_moe, "mixtral": _mixtral,
     "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3, "deepseek_v32": _deepseek_v3, "glm_moe_dsa": _deepseek_v3,
-    "minimax_m2": _minimax_m2, "gpt_oss": _gpt_oss, "llama4": _llama4, "llama4_text": _llama4, "medusa": _medusa}
+    "glm4_moe": _glm4_moe, "minimax_m2": _minimax_m2, "gpt_oss": _gpt_oss, "llama4": _llama4, "llama4_text": _llama4,
+    "medusa": _medusa}
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 
 
@@ -433,19 +442,10 @@ def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<
         # EAGLE-3 (Li et al. 2025, §3.2): FC(3d -> d) fusing low/mid/high target features; the layer's q/k/v take
         # [embedding; hidden] (2d); its own LM head over draft_vocab_size tokens; the target's embedding.
         shape = replace(shape, kind=kind, fc_in_factor=3, attn_in_factor=2, shares_embedding=True,
-                        draft_vocab_size=_draft_vocab(cfg, source, shape.vocab_size))
+                        draft_vocab_size=ck.draft_vocab(cfg, source, shape.vocab_size))
     elif kind not in ("target", "medusa-head"):
         raise ModelConfigError(f"{source}: unknown kind {kind!r}")
     return shape
-
-
-def _draft_vocab(cfg: dict[str, Any], src: str, vocab: int) -> int:
-    """An EAGLE-3 head's draft_vocab_size: 0 (the whole vocabulary) where absent or null, else 1..vocab_size."""
-    dv = ck.get(cfg, "draft_vocab_size", src, 0, lo=1)
-    if dv > vocab:
-        raise ModelConfigError(f"{src}: draft_vocab_size = {dv} exceeds vocab_size = {vocab}; expected the head's "
-                               "reduced vocabulary, at most the target's")
-    return dv
 
 
 def read_config(path: Path) -> dict[str, Any]:
