@@ -136,10 +136,15 @@ def expected_total(mid: str) -> tuple[float, float]:
     return rec.params_total, 0.01 * rec.params_total
 
 
+# glm-4.7: the published 358B (Megatron Bridge, NVIDIA's NIM card) is the checkpoint's count with its MTP layer
+#   (registry params_note: 352.80B without it, 356.79B with it); GLM-4.5's README gives the same shapes 355B.
+WITH_MTP = {"glm-4.7"}
+
+
 def our_total(mid: str) -> float:
     m = load_model(mid)
     extra = vision_params(cfg(mid)) if "vision_config" in cfg(mid) else 0
-    return m.n_params + extra
+    return m.n_params + extra + (m.param_counts()["mtp"] if mid in WITH_MTP else 0)
 
 
 TARGETS = [i for i in IDS if model_record(i).params_total is not None]
@@ -169,8 +174,10 @@ def test_kimi_registry_total_is_flagged_unverified():
 #     all-in; Qwen's cards list the non-embedding count separately).
 #   minimax-m2.5: 9.8B activated (registry params_note) is the count without the embedding and without the LM head
 #     (ours: 11.03B all-in, 9.80B without both; with the head it would be 10.42B, 6 % over).
+#   glm-4.5 / -air / 4.7: 32B and 12B activated are the counts without the embedding and the LM head (ours 32.08B and
+#     12.18B; all-in 33.63B and 13.42B, 5 % and 12 % over; without the embedding only 32.86B, 2.7 % over).
 WITHOUT_EMBEDDING = {"gpt-oss-120b", "gpt-oss-20b", "deepseek-v3", "deepseek-r1", "kimi-k2"}
-WITHOUT_EMBEDDING_AND_HEAD = {"minimax-m2.5"}
+WITHOUT_EMBEDDING_AND_HEAD = {"minimax-m2.5", "glm-4.5", "glm-4.5-air", "glm-4.7"}
 
 
 def our_active(mid: str) -> float:
