@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import tomllib
 from dataclasses import replace
@@ -268,10 +269,35 @@ def test_scaled_multiplies_rates_and_divides_latency(name, s):
     ("nvidia-b300", "b300"), ("nvidia-gb200-nvl72", "gb200-nvl72"), ("gb200", "gb200-nvl72"),
     ("nvidia-gb300-nvl72", "gb300-nvl72"), ("a100", "a100-sxm-80gb"), ("h200", "h200-sxm"),
     ("amd-mi300x", "mi300x"), ("b200", "b200"),
+    ("a100-40gb", "a100-sxm-40gb"), ("4090", "rtx-4090"), ("3090", "rtx-3090"), ("a6000", "rtx-a6000"),
+    ("nvidia-h20", "h20"), ("nvidia-l40s", "l40s"), ("nvidia-a10", "a10"), ("nvidia-h100-pcie", "h100-pcie"),
 ])
 def test_aliases_resolve(alias, device):
     assert resolve_hardware_name(alias) == SPEC_DIR / f"{device}.toml"
     assert load_hardware(alias).name == device
+
+
+def test_geforce_parts_store_the_fp32_accumulate_rate():
+    """GeForce GA102 / AD102 run FP16 / BF16 (and Ada FP8) with FP32 accumulate at half the FP16-accumulate rate
+    (GA102 whitepaper Appendix A: RTX 3090 71 vs 142; Ada whitepaper: RTX 4090 165.2 vs 330.3, FP8 330.3 vs
+    660.6); the pro / data-center parts of the same dies run it at the full rate (RTX A6000 154.8, L40S 362.05)."""
+    assert load_hardware("rtx-3090").peak_bf16_flops_per_s == pytest.approx(71.0 * TF)
+    ada = load_hardware("rtx-4090")
+    assert ada.peak_bf16_flops_per_s == pytest.approx(165.2 * TF)
+    assert ada.peak_fp8_flops_per_s == pytest.approx(330.3 * TF)
+    assert load_hardware("rtx-a6000").peak_bf16_flops_per_s == pytest.approx(154.8 * TF)
+    assert load_hardware("l40s").peak_bf16_flops_per_s == pytest.approx(362.05 * TF)
+    assert not load_hardware("rtx-3090").supports("fp8")            # Ampere: no FP8 tensor cores
+
+
+@pytest.mark.parametrize("name, gb_s", [("l40s", 32.0), ("rtx-4090", 32.0), ("rtx-3090", 32.0), ("rtx-a6000", 32.0),
+                                        ("a10", 32.0), ("h100-pcie", 64.0)])
+def test_pcie_parts_scale_up_over_the_pcie_link_with_nccl_latency(name, gb_s):
+    """Cards without an NVLink switch: the x16 host link per direction, an 8-GPU server, and NCCL's tens of us for a
+    small all-reduce (nccl-tests on 8 PCIe GPUs: 40-54 us at 8 bytes), not the 6 us NVLink default."""
+    h = load_hardware(name)
+    assert h.scaleup_bytes_per_s == pytest.approx(gb_s * GB) and h.scaleup_domain == 8
+    assert h.scaleup_peer_bytes_per_s is None and h.allreduce_latency_s >= 40e-6
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -298,7 +324,9 @@ def test_unknown_hardware_suggests_close_names():
 
 
 def test_unknown_hardware_without_close_names():
-    with pytest.raises(SpecError, match=r"unknown hardware 'qqqqqqqq'; bundled: a100-sxm-80gb") as ei:
+    # the whole sorted listing (it started at a100-sxm-80gb until a10 and a100-sxm-40gb were bundled)
+    listing = re.escape(", ".join(list_hardware()))
+    with pytest.raises(SpecError, match=rf"unknown hardware 'qqqqqqqq'; bundled: {listing} \(or pass a path") as ei:
         load_hardware("qqqqqqqq")
     assert "did you mean" not in str(ei.value)
 
