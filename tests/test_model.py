@@ -133,6 +133,8 @@ def expected_total(mid: str) -> tuple[float, float]:
     rec = model_record(mid)
     if mid == "kimi-k2":
         return 1e12, 0.05e12
+    if mid == "qwen3-1.7b":     # the card's "1.7B" is a two-digit figure: ours 1.721B (tied embedding once) is 1.2 %
+        return rec.params_total, half_unit(rec.params_total)     # over it, inside its own rounding (0.05B)
     return rec.params_total, 0.01 * rec.params_total
 
 
@@ -584,3 +586,98 @@ def test_a_bundled_models_hugging_face_repository_loads_it_and_a_near_miss_is_na
     with pytest.raises(ModelConfigError, match=r"no bundled model has that Hugging Face repository; did you mean "
                                                r"meta-llama/Llama-3.1-8B-Instruct"):
         load_model("meta-llama/Llama-3.1-8B-Instrct")
+
+
+# ---- same-shape repositories (models/index.toml same_shape_repos) ---------------------------------------------------
+SAME_SHAPE = [(repo, mid) for mid, e in REG.items() for repo in [t["repo"] for t in e.get("same_shape_repos", [])]]
+
+
+def test_some_same_shape_repositories_are_listed():
+    assert ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b") in SAME_SHAPE and len(SAME_SHAPE) >= 5
+
+
+@pytest.mark.parametrize(("repo", "mid"), SAME_SHAPE)
+def test_a_same_shape_repository_is_priced_as_its_bundled_model_and_says_so(repo, mid):
+    from simulator.model import load_model_and_record
+    from simulator.registry import same_shape_note
+
+    shape, rec = load_model_and_record(repo)
+    assert rec is not None and rec.id == mid and shape == load_model(mid)
+    assert load_model_and_record(repo.upper())[1] == rec                        # HF repositories: any case
+    note = same_shape_note(repo)
+    assert note.startswith(f"model {repo}: priced as {mid} (same shape: ") and rec.same_shape_why(repo) in note
+
+
+def test_bundled_ids_own_repositories_and_paths_get_no_same_shape_note():
+    from simulator.registry import same_shape_note
+
+    for name in ("llama-2-7b", "meta-llama/Llama-2-7b-hf", str(MODELS_DIR / "meta-llama__Llama-2-7b-hf.json"),
+                 "meta-llama/Llama-2-7b-chat-hfx"):
+        assert same_shape_note(name) == ""
+
+
+def test_an_unknown_repository_still_names_the_nearest_including_same_shape_ones():
+    with pytest.raises(ModelConfigError, match=r"no bundled model has that Hugging Face repository; did you mean "
+                                               r"meta-llama/Llama-2-7b-chat-hf"):
+        load_model("meta-llama/Llama-2-7b-chat-hg")
+
+
+def _index_with(tmp_path, monkeypatch, text: str) -> None:
+    (tmp_path / "models").mkdir()
+    shutil.copy(MODELS_DIR / "JackFram__llama-68m.json", tmp_path / "models" / "tiny.json")
+    (tmp_path / "models" / "index.toml").write_text(text)
+    monkeypatch.setenv("SPECROOF_DATA_DIR", str(tmp_path))
+
+
+def test_a_repository_listed_by_two_entries_is_an_index_error_naming_both(tmp_path, monkeypatch):
+    _index_with(tmp_path, monkeypatch, '["a"]\nfile = "tiny.json"\nhf_repo = "x/a"\n'
+                'same_shape_repos = [{ repo = "x/chat", why = "same config" }]\n\n'
+                '["b"]\nfile = "tiny.json"\nhf_repo = "x/b"\n'
+                'same_shape_repos = [{ repo = "X/Chat", why = "same config" }]\n')
+    with pytest.raises(ModelConfigError, match=r"index.toml: repository 'X/Chat' is listed by both \[a\] and \[b\]"):
+        list_models()
+
+
+def test_a_same_shape_repository_equal_to_another_entrys_hf_repo_is_an_index_error(tmp_path, monkeypatch):
+    _index_with(tmp_path, monkeypatch, '["a"]\nfile = "tiny.json"\nhf_repo = "x/a"\n\n'
+                '["b"]\nfile = "tiny.json"\nhf_repo = "x/b"\nsame_shape_repos = [{ repo = "x/a", why = "w" }]\n')
+    with pytest.raises(ModelConfigError, match=r"repository 'x/a' is listed by both \[a\] and \[b\]"):
+        list_models()
+
+
+@pytest.mark.parametrize("bad", ['["x/chat"]', '[{ repo = "x/chat" }]', '[{ repo = "chat", why = "w" }]',
+                                 '[{ repo = "x/chat", why = "" }]', '[{ repo = "x/chat", why = "w", extra = 1 }]',
+                                 '"x/chat"'])
+def test_a_malformed_same_shape_list_is_an_index_error_naming_entry_and_value(tmp_path, monkeypatch, bad):
+    _index_with(tmp_path, monkeypatch, f'["a"]\nfile = "tiny.json"\nsame_shape_repos = {bad}\n')
+    with pytest.raises(ModelConfigError, match=r"index.toml: \[a\] same_shape_repos = .*expected a list of tables"):
+        list_models()
+
+
+def test_the_cli_names_the_model_that_priced_a_same_shape_repository(capsys):
+    from .helpers import run
+
+    rc, out, err = run(capsys, "step", "--model", "meta-llama/Llama-2-7b-chat-hf", "--batch", "1")
+    assert rc == 0 and out.startswith("llama-2-7b on 1x")
+    assert "note: model meta-llama/Llama-2-7b-chat-hf: priced as llama-2-7b (same shape: " in err
+    rc, _, err = run(capsys, "step", "--model", "meta-llama/Llama-2-7b-hf", "--batch", "1")
+    assert rc == 0 and "priced as" not in err                   # the bundled model's own repository: nothing to say
+
+
+def test_deepseek_v3_1_config_is_v3s_with_a_scale_format_byte_for_byte():
+    """deepseek-v3's same_shape_repos entry for DeepSeek-V3.1 rests on this: V3's SHA256-verified file with
+    quantization_config.scale_fmt "ue8m0" appended and transformers_version 4.44.2 has the sha256 and size that
+    dinoml/model-configs-rs corpus/report-repositories.json @23d004779fcb lists for HF revision c0781d039fb7."""
+    import hashlib
+
+    text = (MODELS_DIR / "deepseek-ai__DeepSeek-V3.json").read_text()
+    v31 = text.replace('      128\n    ]\n  },', '      128\n    ],\n    "scale_fmt": "ue8m0"\n  },', 1) \
+              .replace('"transformers_version": "4.33.1"', '"transformers_version": "4.44.2"')
+    assert len(v31.encode()) == 1686
+    assert hashlib.sha256(v31.encode()).hexdigest() == \
+        "3e5d192d745758862b0a3e6338ee181991db49933dbbd3185e1bde34944e7bad"
+
+
+def test_mistral_7b_slides_every_layer_over_4096_tokens():
+    m = load_model("mistral-7b")
+    assert (m.n_window_layers, m.window, m.n_layers, m.max_position) == (32, 4096, 32, 32768)

@@ -17,6 +17,7 @@ from ..acceptance import Acceptance
 from ..drafters import MAX_DEPTH, default_decay, verified_tree
 from ..errors import ScenarioError
 from ..hazards import DEPLOYMENT_OPTIONS, OPTIONS
+from ..registry import same_shape_note
 from ..scenario import Scenario, scenario_fields
 from ..workload import OVERLAP_MODES
 
@@ -249,6 +250,9 @@ def scenario_from(a: argparse.Namespace, **over: Any) -> Scenario:
     if any(k.startswith("opt_") for k in vars(a)):
         kw["options"] = options_from(a)
     kw.update(over)
+    for name in (kw.get("model"), kw.get("draft")):      # never silently: a same-shape repository says what priced it
+        if isinstance(name, str) and (note := same_shape_note(name)):
+            stderr(f"note: {note}")
     return Scenario(**kw)
 
 
