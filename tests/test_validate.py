@@ -81,12 +81,12 @@ def test_scope_rules():
 
 def test_report_files_and_skips(tmp_path):
     rows = load_rows()[:2]
-    rows[1] = dict(rows[1], hardware="rtx-3090", row_id="X1")
+    rows[1] = dict(rows[1], hardware="rtx-2080", row_id="X1")
     rep = validate(_write(tmp_path / "r.csv", rows))
-    assert rep.rows[1]["skipped"].startswith("row X1: hardware = 'rtx-3090': unknown hardware 'rtx-3090'")
+    assert rep.rows[1]["skipped"].startswith("row X1: hardware = 'rtx-2080': unknown hardware 'rtx-2080'")
     assert sum(v["overall"]["n"] for kinds in rep.summary.values() for v in kinds.values()) == 1
     md, cs = rep.write(tmp_path / "rep")
-    assert "median abs error" in md.read_text() and "skipped: row X1: hardware = 'rtx-3090': unknown hardware" in \
+    assert "median abs error" in md.read_text() and "skipped: row X1: hardware = 'rtx-2080': unknown hardware" in \
         md.read_text()
     with open(cs) as f:
         back = list(csv.DictReader(f))
@@ -94,7 +94,7 @@ def test_report_files_and_skips(tmp_path):
 
 
 @pytest.mark.parametrize("device, why", [
-    ("rtx-3090", "unknown hardware 'rtx-3090'; did you mean"), ("", "unknown hardware ''; bundled: a100-sxm-80gb"),
+    ("rtx-2080", "unknown hardware 'rtx-2080'; did you mean"), ("", "unknown hardware ''; bundled: a10, a100-sxm-40gb, a100-sxm-80gb"),
     ("/nonexistent/dev.toml", "/nonexistent/dev.toml: file not found")])
 def test_a_device_that_does_not_load_is_skipped_by_validate_and_refused_up_front_by_calibrate(
         device, why, tmp_path, capsys, monkeypatch):
@@ -129,11 +129,11 @@ def test_a_device_that_does_not_load_is_skipped_by_validate_and_refused_up_front
 
 
 def test_validate_refuses_a_file_where_no_device_loads_and_both_accept_a_device_file(tmp_path, capsys):
-    rows = [dict(r, hardware="rtx-3090") for r in load_rows()[:3]]
+    rows = [dict(r, hardware="rtx-2080") for r in load_rows()[:3]]
     rc = main(["validate", str(_write(tmp_path / "bad.csv", rows))])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and err.startswith(f"error: {tmp_path / 'bad.csv'}: not one of 3 row(s)")
-    assert f"row {rows[0]['row_id']}: hardware = 'rtx-3090': unknown hardware 'rtx-3090'" in err
+    assert f"row {rows[0]['row_id']}: hardware = 'rtx-2080': unknown hardware 'rtx-2080'" in err
     # a device given as its spec file: validate prices the row and calibrate does not refuse it
     spec = Path(__file__).resolve().parents[1] / "hardware_specs" / "h100-sxm.toml"
     rows = [dict(r, hardware=str(spec) if i == 1 else r["hardware"]) for i, r in enumerate(load_rows()[:3])]
@@ -203,8 +203,8 @@ def test_validate_refuses_a_file_where_no_model_or_engine_loads_and_calibrate_na
         assert rc == 2 and err.count("\n") == 1 and "not one of 3 row(s)" in err
         assert f"row {rows[0]['row_id']}: {field} = 'nope': unknown {field} 'nope'" in err
     rows = [dict(r) for r in load_rows()[:3]]
-    rows[2]["hardware"], rows[0]["model"] = "rtx-3090", "llama-9b"    # a device first, then a model, then an engine
-    assert "line 4: row " in load_refusal(rows, "m.csv") and ": hardware = 'rtx-3090'" in load_refusal(rows, "m.csv")
+    rows[2]["hardware"], rows[0]["model"] = "rtx-2080", "llama-9b"    # a device first, then a model, then an engine
+    assert "line 4: row " in load_refusal(rows, "m.csv") and ": hardware = 'rtx-2080'" in load_refusal(rows, "m.csv")
     assert ": model = 'llama-9b'" in load_refusal(rows, "m.csv", ("model", "engine"))
     assert load_refusal(rows, "m.csv", ("engine",)) == ""
 
