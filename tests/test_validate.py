@@ -94,7 +94,8 @@ def test_report_files_and_skips(tmp_path):
 
 
 @pytest.mark.parametrize("device, why", [
-    ("rtx-2080", "unknown hardware 'rtx-2080'; did you mean"), ("", "unknown hardware ''; bundled: a10, a100-sxm-40gb, a100-sxm-80gb"),
+    ("rtx-2080", "unknown hardware 'rtx-2080'; did you mean"),
+    ("", "unknown hardware ''; bundled: a10, a100-sxm-40gb, a100-sxm-80gb"),
     ("/nonexistent/dev.toml", "/nonexistent/dev.toml: file not found")])
 def test_a_device_that_does_not_load_is_skipped_by_validate_and_refused_up_front_by_calibrate(
         device, why, tmp_path, capsys, monkeypatch):
