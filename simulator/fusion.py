@@ -17,6 +17,7 @@ from .model import ModelShape
 # (SGLang, read in its release wheels v0.5.0rc2-v0.5.10: engine_profiles/sglang.toml [kernels]).
 FUSIONS = frozenset({"rope_kv_in_attention", "act_quant_in_producer", "allreduce_norm_llama",
                      "shared_expert_in_routed", "mla_one_a_quant", "mla_bf16_absorbed_bmm", "allreduce_norm_mla"})
+ALLREDUCE_FUSIONS = frozenset({"allreduce_norm_llama", "allreduce_norm_mla"})   # need peer-to-peer all-reduce
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +69,13 @@ class FusionRule:
     second_stream: bool = True    # the device runs a graph's second stream (SGLang: CUDA only, not ROCm)
 
     @classmethod
-    def of_engine(cls, eng: Any, vendor: str, arch: str) -> FusionRule:
+    def of_engine(cls, eng: Any, vendor: str, arch: str, p2p: bool = True) -> FusionRule:
         """The rule an engine profile (`engine.EngineProfile`) states, on a device of `vendor` and chip generation
-        `arch`: a fusion the profile scopes to some generations (`fused_on`) only on those ('': on none)."""
+        `arch`: a fusion the profile scopes to some generations (`fused_on`) only on those ('': on none); on a
+        device without peer-to-peer all-reduce (`p2p` False: PCIe only) no all-reduce fusion, as TensorRT-LLM's
+        fused all-reduce needs NVLink P2P and falls back to NCCL and a norm kernel."""
         on = dict(eng.fused_on)
-        names = tuple(n for n in eng.fused if n not in on or arch in on[n])
+        names = tuple(n for n in eng.fused if (n not in on or arch in on[n]) and (p2p or n not in ALLREDUCE_FUSIONS))
         return cls(names, int(eng.allreduce_norm_min_hidden), vendor == "nvidia")
 
     def of(self, m: ModelShape, tp: int, dp: int = 1, domain: int = 1 << 30) -> Fusion:

@@ -48,7 +48,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "peak_dense_tflops": set(u.PEAK_KEYS),
     "memory": {"hbm_capacity_gib", "hbm_bandwidth_tb_s", "l2_cache_mb"},
     "interconnect": {"scaleup_gb_s_per_direction", "scaleup_domain_gpus", "scaleout_gb_s_per_direction",
-                     "scaleup_peer_gb_s_per_direction"},
+                     "scaleup_peer_gb_s_per_direction", "p2p_allreduce"},
     "power": {"tdp_w"},
     "achievable": {"hbm_fraction", "gemm_bf16_fraction", "gemm_fp8_fraction", "gemm_fp4_fraction",
                    "link_fraction", "allreduce_latency_us", "alltoall_latency_us", "scaleout_latency_us",
@@ -76,6 +76,9 @@ class Hardware:
     scaleup_peer_bytes_per_s : float or None  on a fully connected board (no switch: AMD's 8-GPU Infinity Fabric
                                       platforms), the one link to each peer, bytes/s per direction; None behind a
                                       switch (NVLink), where any group reaches the whole scale-up bandwidth
+    p2p_allreduce : bool              the scale-up fabric runs the engines' own peer-to-peer all-reduce kernels
+                                      (one-shot / two-shot, and the fused all-reduce + norm): NVLink, Infinity
+                                      Fabric; False on PCIe-only servers, where NCCL's ring prices the all-reduce
     tdp_w : float                     board power, W
     hbm_fraction, gemm_bf16_fraction, gemm_fp8_fraction, gemm_fp4_fraction, link_fraction : float
         achievable fraction of peak (measured where published, else the documented default)
@@ -135,6 +138,7 @@ class Hardware:
     kernel_floor_prior_s: float | None = None
     path: str = field(default="", compare=False)
     scaleup_peer_bytes_per_s: float | None = None
+    p2p_allreduce: bool = True
 
     def scaleup_group_bytes_per_s(self, n: float) -> float:
         """Scale-up bandwidth per GPU per direction that a collective over n GPUs of one domain reaches: all of it
@@ -322,6 +326,7 @@ def _from_toml(path: Path) -> Hardware:
         scaleup_domain=r.fig("interconnect", "scaleup_domain_gpus", kind=int, lo=1, hi=1024),
         scaleout_bytes_per_s=None if scaleout is None else scaleout * u.GB,
         scaleup_peer_bytes_per_s=None if peer is None else peer * u.GB,
+        p2p_allreduce=r.fig("interconnect", "p2p_allreduce", required=False, kind=int, lo=0, hi=1) != 0,
         tdp_w=r.fig("power", "tdp_w", lo=50.0, hi=5000.0), **eff,
         assumptions=tuple(r.assumptions), sources=tuple(dict.fromkeys(r.sources)))
 

@@ -300,7 +300,8 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
     """Effective FLOP/s per op from its dtype, HBM bandwidth, and each collective's link. `hbm_fraction` /
     `gemm_fraction` override the hardware's measured fractions, `allreduce_latency_s` its all-reduce latency (an
     engine's own implementation). `mechanisms=False` prices the bare roofline (no per-kernel cost, no tile rounding,
-    ring all-reduce, GEMMs at the roofline max)."""
+    ring all-reduce, GEMMs at the roofline max); a device without peer-to-peer all-reduce (PCIe only:
+    Hardware.p2p_allreduce) prices the ring too, NCCL's, as vLLM turns its custom all-reduce off there."""
     peak, act, tiles = np.empty(len(ops)), np.empty(len(ops)), np.empty(len(ops))
     for i, dt in enumerate(ops.dtype):
         ct = hw.compute_format(dt)     # weight-only formats (MXFP4 on Hopper) compute in bf16
@@ -313,7 +314,7 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
     return Rates(peak=peak, bw=hw.hbm_bandwidth_bytes_per_s * (hbm_fraction or hw.hbm_fraction), lat=lat,
                  bw_op=bw_op, kernel_s=hw.kernel_floor_s if mechanisms else 0.0,
                  quant_s=hw.quant_kernel_s if mechanisms else 0.0,
-                 tile=float(hw.gemm_tile_m) if mechanisms else 0.0, one_shot=mechanisms,
+                 tile=float(hw.gemm_tile_m) if mechanisms else 0.0, one_shot=mechanisms and hw.p2p_allreduce,
                  gemm_eta=hw.gemm_overlap if mechanisms else 1.0, quant_on=act, tiles=tiles)
 
 

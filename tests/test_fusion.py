@@ -17,7 +17,7 @@ from simulator.errors import SpecError
 from simulator.fusion import FUSIONS, Fusion, FusionRule, without
 from simulator.hardware import load_hardware
 from simulator.pricing import base_step
-from simulator.roofline import rates, step_times
+from simulator.roofline import _coll_reference, rates, step_times
 from simulator.scenario import Scenario
 from simulator.validation import _row_engine
 from simulator.workload import F_ONE, FAM, Parallelism, Precision, forward_pass
@@ -302,3 +302,26 @@ def test_the_mla_all_reduce_norm_fusion_needs_tp_within_a_node_without_attention
     for f in ("quant", "cf", "cb", "cc"):
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
     assert float(a.repeat @ a.kernels - b.repeat @ b.kernels) == m.n_moe_layers + m.n_layers
+
+
+def test_a_pcie_only_device_runs_no_allreduce_fusion_and_prices_the_nccl_ring():
+    """Review (2026-12-07): over PCIe, vLLM turns its custom all-reduce off beyond two GPUs and TensorRT-LLM's fused
+    all-reduce + norm needs NVLink P2P, so a device with p2p_allreduce = 0 prices NCCL's ring, lat + 2 (n-1)/n S / bw,
+    with the all-reduce fusions off; the same device with the flag on prices them as before."""
+    pcie = load_hardware("l40s")
+    p2p = replace(pcie, p2p_allreduce=True)
+    eng, m = load_engine("trtllm"), model("llama-3.3-70b")
+    assert FusionRule.of_engine(eng, "nvidia", "ada", True).of(m, 4).norm_allreduce
+    assert not FusionRule.of_engine(eng, "nvidia", "ada", False).of(m, 4).norm_allreduce
+    sglang = FusionRule.of_engine(load_engine("sglang"), "nvidia", "hopper", False)
+    assert not sglang.of(model("deepseek-v3"), 8).ar_norm
+    ops = forward_pass(m, Precision(weights="bf16"), Parallelism(4))
+    assert rates(p2p, ops).one_shot and not rates(pcie, ops).one_shot
+    i = next(j for j, name in enumerate(ops.names) if name == "allreduce_attn")
+    n, lat, bw = 4.0, pcie.allreduce_latency_s, rates(pcie, ops).bw_op[i]
+    for B in (1.0, 64.0):
+        S = B * m.d_model * 2.0                                      # one token's bf16 hidden state per sequence
+        ring = lat + 2.0 * (n - 1.0) / n * S / bw
+        assert _coll_reference(1, n, np.array([S]), lat, bw, False)[0] == pytest.approx(ring)
+        one_shot = min(lat + (n - 1.0) * S / bw, 2.0 * lat + 2.0 * (n - 1.0) / n * S / bw)
+        assert _coll_reference(1, n, np.array([S]), lat, bw, True)[0] == pytest.approx(one_shot)

@@ -82,8 +82,12 @@ def test_mtp_drafter_is_a_glm_layer_not_mla():
 
 
 def test_glm_shared_expert_and_mla_fusions_stay_off():
-    """Decided from the engines' code (models/README.md): no DeepSeek fusion is counted on a GLM target; the shared
-    expert keeps its own kernels under SGLang and TensorRT-LLM."""
+    """No DeepSeek (MLA) fusion is counted on a GLM target, and its shared expert is priced with its own kernels under
+    SGLang and TensorRT-LLM. A choice, not the engines' default (models/README.md): SGLang fuses the shared expert
+    into the routed MoE by default on CUDA SM >= 80 without EP (Glm4MoeForCausalLM.determine_num_fused_shared_experts)
+    and TensorRT-LLM runs it on an aux stream, but Z.ai's own FP8 launch command turns SGLang's fusion off
+    (--disable-shared-experts-fusion); priced unfused, an upper bound on the step by about three kernels and two
+    quantisations a MoE layer."""
     for eng in ("sglang", "trtllm"):
         fu = FusionRule.of_engine(load_engine(eng), "nvidia", "hopper").of(model("glm-4.5"), tp=8)
         assert not (fu.shared_expert or fu.mla_a_quant or fu.mla_bf16_bmm or fu.ar_norm or fu.norm_allreduce)

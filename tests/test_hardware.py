@@ -298,6 +298,12 @@ def test_pcie_parts_scale_up_over_the_pcie_link_with_nccl_latency(name, gb_s):
     h = load_hardware(name)
     assert h.scaleup_bytes_per_s == pytest.approx(gb_s * GB) and h.scaleup_domain == 8
     assert h.scaleup_peer_bytes_per_s is None and h.allreduce_latency_s >= 40e-6
+    assert not h.p2p_allreduce        # NCCL's ring, no engine all-reduce kernels (test_fusion.py prices it)
+
+
+@pytest.mark.parametrize("name", ["h100-sxm", "h20", "mi300x", "a100-sxm-40gb", "gb200-nvl72"])
+def test_switched_and_fully_connected_fabrics_run_peer_to_peer_all_reduce(name):
+    assert load_hardware(name).p2p_allreduce          # the key absent: NVLink / Infinity Fabric
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -442,6 +448,8 @@ BAD_SPECS = [
      r"\[memory\] hbm_bandwidth_tb_s: value = True, expected a number"),
     (_set(("memory", "hbm_bandwidth_tb_s", "value"), 335.0),
      r"\[memory\] hbm_bandwidth_tb_s: value = 335.0 outside the plausible range \[0.1, 50.0\]"),
+    (_set(("interconnect", "p2p_allreduce"), {"value": 2, "source": "https://x.org"}),
+     r"\[interconnect\] p2p_allreduce: value = 2 outside the plausible range \[0, 1\]"),
     (_set(("memory", "hbm_bandwidth_tb_s", "value"), float("nan")),
      r"\[memory\] hbm_bandwidth_tb_s: value = nan outside the plausible range"),
     (_set(("memory", "hbm_capacity_gib", "value"), -80.0), r"hbm_capacity_gib: value = -80.0 outside"),
