@@ -1,6 +1,7 @@
-"""Round 20 (collected 2026-12-07) of the blind test (tools/blind_test.py): published measurements that the devices and
-models being added on 2026-12-07 make expressible (devices a100-sxm-40gb, l40s, h20, rtx-3090, rtx-a6000, rtx-4090, l4, a10g,
-h100-pcie, mi350x, mi250x; models llama-3-8b, llama-3-70b, llama-2-13b, qwen2.5-14b/32b/72b, qwen3-4b/14b/1.7b,
+"""Round 20 (collected 2026-12-07) of the blind test (tools/blind_test.py): published measurements that the devices
+and models being added on 2026-12-07 make expressible (devices a100-sxm-40gb, l40s, h20, rtx-3090, rtx-a6000,
+rtx-4090, l4, a10g, h100-pcie, mi350x, mi250x; models llama-3-8b, llama-3-70b, llama-2-13b, qwen2.5-14b/32b/72b,
+qwen3-4b/14b/1.7b,
 mistral-7b, qwen3-coder-480b-a35b, glm-4.5, glm-4.5-air, glm-4.6, glm-4.7, and same-shape Hugging Face repositories of
 bundled models; of these a100-sxm-40gb, l40s, h20, rtx-3090, rtx-a6000, rtx-4090, a10, h100-pcie and llama-3-8b,
 llama-3-70b, llama-2-13b, qwen2.5-72b, qwen3-1.7b, qwen3-14b, mistral-7b, qwen3-coder-480b-a35b, glm-4.5, glm-4.5-air,

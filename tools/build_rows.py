@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))   # tools/rowmap, the r
 
 from rowmap.common import COLS, SRC, VAL, Row, Skip, base_row, check, engine_date, launch_facts  # noqa: E402
 from rowmap.decode import DECODE  # noqa: E402
-from rowmap.first import first_rows  # noqa: E402
+from rowmap.first import FIRST_FIXED, first_rows  # noqa: E402
 from rowmap.serving import SERVING, ix_sglang_memory, ix_sglang_mtp, srt_slurm_decode  # noqa: E402,F401  (tests read them)
 from rowmap.speculative import SPEC  # noqa: E402
 
@@ -112,10 +112,11 @@ def build() -> tuple[list[Row], list[Row]]:
     """Every mapped row (in rows.csv order) and every staged row that is not mapped (with the reason)."""
     dropped: list[Row] = []
     first = first_rows()
+    first, late = first[:FIRST_FIXED], first[FIRST_FIXED:]
     spec = staged("speculative.csv", SPEC, "S", dropped)
     decode, serving = staged("decode.csv", DECODE, "D", dropped), staged("serving.csv", SERVING, "V", dropped)
-    keep_ids(spec + decode + serving, previous_ids(VAL / "rows.csv"), floor=len(first))
-    rows = first + spec + decode + serving
+    keep_ids(spec + decode + serving + late, previous_ids(VAL / "rows.csv"), floor=len(first))
+    rows = first + late + spec + decode + serving
     assert len({r["row_id"] for r in rows}) == len(rows)
     for r in rows:
         r["engine_date"] = engine_date(r)

@@ -1,10 +1,13 @@
-"""Rule set 1: the first 44 rows (published_measurements.csv and vLLM issue #20780), mapping and values unchanged."""
+"""Rule set 1: the first 44 rows (published_measurements.csv and vLLM issue #20780), mapping and values unchanged, then
+later rows of the same file (FIRST_FIXED: the first 44 keep ids S001-S044; build_rows.keep_ids numbers the rest)."""
 
 from __future__ import annotations
 
 import csv
 
 from .common import COLS, VAL, Row
+
+FIRST_FIXED = 44   # rows whose ids S001-S044 are their position in first_rows()
 
 # ----------------------------------------------------------------------------------------------------------------
 # 1. The first 44 rows (published_measurements.csv and vLLM issue #20780): mapping and values unchanged.
@@ -59,17 +62,22 @@ def first_rows() -> list[Row]:
            "SpS": dict(method="draft", k=5, draft="llama-68m",
                        n="Vicuna-68M draft priced as llama-68m (same shapes); 5 assistant tokens (HF default then)")}
     models = {"Vicuna-7B-v1.3": "vicuna-7b", "Vicuna-13B-v1.3": "vicuna-13b", "Vicuna-33B-v1.3": "vicuna-33b"}
-    for rid, r in pub.items():
-        if "Spec-Bench" not in r["source_title"] or "A100" not in r["hardware"] or "overall" not in r["dataset"]:
-            continue
-        c = cfg.get(r["method"])
-        if c is None or r["target_model"] not in models:
-            continue
-        kw = {k: v for k, v in c.items() if k != "n"}
-        add(rid, "spec-bench", "Spec-Bench leaderboard (A100, HF)", hardware="a100-sxm-80gb", engine="hf",
-            model=models[r["target_model"]], precision="fp16", kv_precision="fp16", batch=1, context=512,
-            tau=r["tau_mean_accept_len"].split()[0], tau_k=kw["k"], **kw,
-            notes=c["n"] + "; A100 80GB form factor not stated (SXM assumed); context 512 (estimate)")
+
+    def spec_bench(gpu: str, hardware: str, title: str, where: str) -> None:
+        for rid, r in pub.items():
+            if "Spec-Bench" not in r["source_title"] or gpu not in r["hardware"] or "overall" not in r["dataset"]:
+                continue
+            c = cfg.get(r["method"])
+            if c is None or r["target_model"] not in models:
+                continue
+            kw = {k: v for k, v in c.items() if k != "n"}
+            add(rid, "spec-bench", title, hardware=hardware, engine="hf",
+                model=models[r["target_model"]], precision="fp16", kv_precision="fp16", batch=1, context=512,
+                tau=r["tau_mean_accept_len"].split()[0], tau_k=kw["k"], **kw,
+                notes=c["n"] + f"; {where}; context 512 (estimate)")
+
+    spec_bench("A100", "a100-sxm-80gb", "Spec-Bench leaderboard (A100, HF)",
+               "A100 80GB form factor not stated (SXM assumed)")
     # 5. vLLM V1 on one H100, Llama-3.1-8B, batch 1, EAGLE-3 chain K = 2..7 (vLLM issue #20780, as collected in the
     #    project's engine reference): vanilla TPOT 7.07 ms; acceptance length per K; step time per K = TPOT x AL
     #    (derived there). These rows are not in published_measurements.csv; their source is the issue itself.
@@ -88,6 +96,9 @@ def first_rows() -> list[Row]:
                         tau_k=K, metric="spec_step_s", measured=step * 1e-3,
                         notes="speculative step time = TPOT x acceptance length (derived from the issue's figures); "
                               "no async scheduling (see the base row)"))
+    # 6. Spec-Bench's RTX 3090 table (one card, the same harness, methods' defaults and greedy decoding), mapped on
+    #    2026-12-07 when rtx-3090 was bundled; after the first 44 so their ids stay (build_rows.keep_ids numbers these).
+    spec_bench("RTX 3090", "rtx-3090", "Spec-Bench leaderboard (RTX 3090, HF)", "one RTX 3090 24GB")
     return [{c: str(r.get(c, "")) for c in COLS} for r in out]
 
 
