@@ -22,6 +22,7 @@ from simulator.data import read_toml
 from simulator.errors import ModelConfigError
 from simulator.model import SUPPORTED_MODEL_TYPES, ModelShape, load_model, read_config, shape_from_config
 from simulator.registry import list_models, model_record
+from simulator.rows import load_rows
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS_DIR = REPO / "models"
@@ -662,6 +663,30 @@ def test_the_cli_names_the_model_that_priced_a_same_shape_repository(capsys):
     assert "note: model meta-llama/Llama-2-7b-chat-hf: priced as llama-2-7b (same shape: " in err
     rc, _, err = run(capsys, "step", "--model", "meta-llama/Llama-2-7b-hf", "--batch", "1")
     assert rc == 0 and "priced as" not in err                   # the bundled model's own repository: nothing to say
+
+
+def test_models_validate_and_sweep_say_so_too(capsys, tmp_path):
+    """Review (2026-12-07): `models`, `validate` (a repository in the model column) and `sweep` (model = a repository)
+    resolved a same-shape repository without a word; each says which bundled model prices it, once per name."""
+    import csv
+
+    from .helpers import run
+
+    note = "note: model meta-llama/Llama-3.1-8B: priced as llama-3.1-8b (same shape: "
+    rc, _, err = run(capsys, "models", "meta-llama/Llama-3.1-8B")
+    assert rc == 0 and note in err
+    rows = [dict(r, model="meta-llama/Llama-3.1-8B") for r in load_rows()[:2] if r["model"] == "llama-3.1-8b"]
+    assert rows
+    with open(tmp_path / "r.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    rc, _, err = run(capsys, "validate", str(tmp_path / "r.csv"))
+    assert rc == 0 and err.count(note) == 1
+    spec = tmp_path / "s.toml"
+    spec.write_text('hardware = "h100-sxm"\nmodel = ["meta-llama/Llama-3.1-8B"]\nmethod = "eagle3"\nbatch = [1, 2]\n')
+    rc, _, err = run(capsys, "sweep", str(spec), "--dry-run")
+    assert rc == 0 and note in err
 
 
 def test_deepseek_v3_1_config_is_v3s_with_a_scale_format_byte_for_byte():

@@ -10,7 +10,7 @@ import argparse
 import functools
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..acceptance import Acceptance
@@ -250,10 +250,16 @@ def scenario_from(a: argparse.Namespace, **over: Any) -> Scenario:
     if any(k.startswith("opt_") for k in vars(a)):
         kw["options"] = options_from(a)
     kw.update(over)
-    for name in (kw.get("model"), kw.get("draft")):      # never silently: a same-shape repository says what priced it
-        if isinstance(name, str) and (note := same_shape_note(name)):
-            stderr(f"note: {note}")
+    note_same_shape((kw.get("model"), kw.get("draft")))
     return Scenario(**kw)
+
+
+def note_same_shape(names: Iterable[Any]) -> None:
+    """Never silently: each distinct same-shape repository among `names` says on stderr which bundled model prices it
+    (registry.same_shape_note); ids, paths and unknown names say nothing here (the loader reports those)."""
+    for name in dict.fromkeys(n for n in names if isinstance(n, str)):
+        if note := same_shape_note(name):
+            stderr(f"note: {note}")
 
 
 def add_format(p: argparse.ArgumentParser, choices: tuple[str, ...] = ("table", "json", "csv")) -> None:

@@ -10,7 +10,7 @@ from ..hardware import list_hardware, load_hardware
 from ..model import load_model_and_record
 from ..registry import list_models
 from . import fmt
-from .args import add_format
+from .args import add_format, note_same_shape
 
 
 def add(sub: Any, name: str) -> None:
@@ -64,6 +64,7 @@ def run_hardware(a: argparse.Namespace) -> int:
 
 def run_models(a: argparse.Namespace) -> int:
     out = []
+    note_same_shape([a.name])
     for n in [a.name] if a.name else list_models():
         m, rec = load_model_and_record(n)
         out.append((m, m.param_counts(), rec))

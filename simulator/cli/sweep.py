@@ -13,7 +13,7 @@ from typing import Any
 from ..data import read_toml
 from ..errors import ScenarioError, SpecroofError
 from ..files import check_output, write_bytes
-from .args import int_arg
+from .args import int_arg, note_same_shape
 
 # A grid of this many points or more is announced on stderr before it starts.
 LARGE_POINTS = 10**8
@@ -161,6 +161,7 @@ def _run(a: argparse.Namespace) -> int:
         return _merge(a)
     if a.spec is None:
         raise ScenarioError("give a sweep spec (SPEC.toml) and --out DIR, or --merge DIR")
+    _note_same_shape(a.spec)
     doc = _serving_doc(a.spec)
     if doc is not None:
         return _serve(doc, a)
@@ -175,6 +176,13 @@ def _run(a: argparse.Namespace) -> int:
                            scheduler=a.scheduler, progress=False if a.no_progress else None)
     _print_summary(r, a)
     return 0
+
+
+def _note_same_shape(path: str) -> None:
+    """A same-shape repository named as a model or draft (a value or a list) says which bundled model prices it."""
+    doc = read_toml(Path(path)) if Path(path).is_file() else {}
+    vals = [doc.get(k) for k in ("model", "draft")]
+    note_same_shape([x for v in vals for x in (v if isinstance(v, list) else [v])])
 
 
 def add(sub: Any, name: str) -> None:

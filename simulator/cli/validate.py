@@ -12,7 +12,7 @@ from ..engine import is_profile_path, list_engines, load_engine
 from ..errors import ScenarioError
 from ..files import check_output
 from . import fmt
-from .args import add_format
+from .args import add_format, note_same_shape
 
 
 def add(sub: Any, name: str) -> None:
@@ -73,6 +73,8 @@ def run_validate(a: argparse.Namespace) -> int:
         src = (a.file or default_rows_path(),)
         check_output(f"{a.report}.md", "--report", src)      # before the work, not after it
         check_output(f"{a.report}.csv", "--report", src)
+    from ..rows import load_rows  # lazy: keeps --help free of numba
+    note_same_shape(r.get("model") for r in load_rows(a.file))   # a repository in the model column: which shape
     if a.cv:
         if a.engine_override:
             raise ScenarioError("--engine-override cannot be combined with --cv (the fit replaces the profiles)")
