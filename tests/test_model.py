@@ -706,3 +706,17 @@ def test_deepseek_v3_1_config_is_v3s_with_a_scale_format_byte_for_byte():
 def test_mistral_7b_slides_every_layer_over_4096_tokens():
     m = load_model("mistral-7b")
     assert (m.n_window_layers, m.window, m.n_layers, m.max_position) == (32, 4096, 32, 32768)
+
+
+def test_mixtral_8x7b_base_config_is_the_bundled_instruct_file_byte_for_byte():
+    """mixtral-8x7b's same_shape_repos entry for mistralai/Mixtral-8x7B-v0.1 rests on this: dinoml/model-configs-rs
+    corpus/report-repositories.json @23d004779fcb lists the same config.json sha256 and size for the base model
+    (@fc7ac94680e3) as for -Instruct-v0.1 (@eba92302a286), and the bundled file has them."""
+    import hashlib
+
+    data = (MODELS_DIR / "mistralai__Mixtral-8x7B-Instruct-v0.1.json").read_bytes()
+    assert len(data) == 720
+    assert hashlib.sha256(data).hexdigest() == "9d56d04b36d0fd12ff54ae4c5bac769cc176e254e64ff71144614b6318b40793"
+    from simulator.registry import record_for_repo
+
+    assert record_for_repo("mistralai/Mixtral-8x7B-v0.1").id == "mixtral-8x7b"
