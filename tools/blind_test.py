@@ -13,7 +13,8 @@ tools/blind_rows_round14.py, round 15's in tools/blind_rows_round15.py, round 16
 tools/blind_rows_round16.py, round 17's in tools/blind_rows_round17.py, round 18's (none qualified) in
 tools/blind_rows_round18.py, round 19's (none qualified) in tools/blind_rows_round19.py, round 20's (devices and
 models being added on 2026-12-06; a row whose device or model this tree cannot load is skipped and listed, not priced)
-in tools/blind_rows_round20.py.
+in tools/blind_rows_round20.py, round 21's (the devices and models added on 2026-12-07: H20 and MI300X serving rows; a
+row specroof refuses is listed, not scored) in tools/blind_rows_round21.py.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from blind_rows_round17 import ROUND17  # noqa: E402
 from blind_rows_round18 import ROUND18  # noqa: E402
 from blind_rows_round19 import ROUND19  # noqa: E402
 from blind_rows_round20 import ROUND20  # noqa: E402
+from blind_rows_round21 import ROUND21  # noqa: E402
+from blind_rows_round21 import triage as triage21  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -98,6 +101,8 @@ TW_ASSUMED = ("one TP4 server of the 8x H200 node, FP8 (the checkpoint's format;
 # Round 20's rows need devices and models being added on 2026-12-06: a row whose device or model does not load here is
 # skipped, and one that does not fit in memory refused, each listed with its reason (SKIPPED), not scored.
 ROUND20_SCORED, SKIPPED = triage(ROUND20)
+# Round 21's: the same, and a row whose layout specroof cannot price on its device is refused too (its rules).
+ROUND21_SCORED, SKIPPED21 = triage21(ROUND21)
 
 
 @dataclass(frozen=True)
@@ -242,6 +247,7 @@ ROWS = (
     *(Row(**r) for r in ROUND18),    # round 18 (2026-12-06): tools/blind_rows_round18.py (no row qualified)
     *(Row(**r) for r in ROUND19),    # round 19 (2026-12-06): tools/blind_rows_round19.py (no row qualified)
     *(Row(**r) for r in ROUND20_SCORED),   # round 20 (2026-12-06): tools/blind_rows_round20.py, rows that load and fit
+    *(Row(**r) for r in ROUND21_SCORED),   # round 21 (2026-12-07): tools/blind_rows_round21.py, rows priced
 )
 
 
@@ -335,7 +341,8 @@ def _signed(errs: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Print the table, or with --write put it between the markers of validation/BLIND_TEST.md."""
     lines = table()
-    skipped = [f"skipped (round 20): {name}: {why}" for name, why in SKIPPED]
+    skipped = ([f"skipped (round 20): {name}: {why}" for name, why in SKIPPED]
+               + [f"skipped (round 21): {name}: {why}" for name, why in SKIPPED21])
     if "--write" not in (argv if argv is not None else sys.argv[1:]):
         print("\n".join(lines + ([""] if skipped else []) + skipped))
         return 0
