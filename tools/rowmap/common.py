@@ -10,9 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from simulator.engine import list_engines
+from simulator.errors import SpecroofError
 from simulator.hardware import list_hardware
 from simulator.model import load_model_and_record
-from simulator.registry import list_models
+from simulator.registry import list_models, record_for_repo
 from simulator.rows import METRICS, STEP_METRICS
 
 VAL = Path(__file__).resolve().parents[2] / "validation"   # the shipped data folder (tools/rowmap/ -> root)
@@ -269,6 +270,22 @@ def d_skip(reason: str) -> Callable[[Row, Row], None]:
 HARDWARE, MODELS, ENGINE_NAMES = set(list_hardware()), set(list_models()), set(list_engines())
 
 
+def bundled_id(out: Row) -> None:
+    """A staged row naming its model by Hugging Face repository takes the bundled id that repository resolves to (its
+    hf_repo, or a same_shape_repos entry: registry.record_for_repo), with a note; a repository nothing resolves is
+    left as it is (check skips it as not bundled)."""
+    repo = out["model"].split(" (")[0].strip()
+    if "/" not in repo:
+        return
+    try:
+        rec = record_for_repo(repo)
+    except SpecroofError:
+        return
+    out["model"] = rec.id
+    why = rec.same_shape_why(repo)
+    note(out, f"model {repo} priced as {rec.id}" + (f" (same shape: {why})" if why else " (its repository)"))
+
+
 def check(out: Row) -> None:
     """Vocabulary and number checks; a failure is a Skip with the reason (or a bug in a rule: AssertionError)."""
     if out["expert_precision"] == out["precision"]:
@@ -277,6 +294,8 @@ def check(out: Row) -> None:
         assert out[c] in ("", "bf16", "fp16", "fp8", "fp4", "mxfp4"), (c, out)
     if out["hardware"] not in HARDWARE:
         raise Skip(f"hardware not bundled or not stated ({out['hardware'] or 'empty'})")
+    if out["model"] not in MODELS:
+        bundled_id(out)
     if out["model"] not in MODELS:
         raise Skip(f"model not bundled ({out['model'].split(' (')[0] or 'empty'})")
     if out["engine"] not in ENGINE_NAMES and out["metric"] != "throughput_ratio":
