@@ -137,6 +137,21 @@ def test_ids_stay_with_their_rows_when_a_source_is_added(br):
     assert shipped["S107"] == "vllm-rocm-eagle3-mi355x" and shipped["S120"] == "specbundle-dashboard"
 
 
+def test_the_first_files_later_rows_keep_their_ids_when_a_staged_row_is_added(br, tmp_path):
+    # Found by review (2026-12-07): previous_ids kept only staged rows, so the Spec-Bench RTX 3090 rows (published_row
+    # R0556 ..., after the first 44) took new numbers after any new staged speculative row.
+    shipped = {r["published_row"]: r["row_id"] for r in load_rows()}
+    assert [shipped[p] for p in ("R0556", "R0558", "R0559", "R0560")] == ["S417", "S418", "S419", "S420"]
+    prev = br.previous_ids(br.VAL / "rows.csv")
+    assert prev["R0556"] == "S417" and "R0163" not in prev          # the first 44's ids are their position
+    staged = [{"row_id": "S001", "published_row": p} for p, i in prev.items() if i.startswith("S") and p[0] != "R"]
+    late = [{"row_id": "S045", "published_row": p} for p in ("R0556", "R0558", "R0559", "R0560")]
+    new = [{"row_id": "S001", "published_row": "sources/speculative.csv:9999"}]
+    br.keep_ids(staged + new + late, prev, floor=44)
+    assert [r["row_id"] for r in late] == ["S417", "S418", "S419", "S420"]
+    assert new[0]["row_id"] not in set(shipped.values())
+
+
 def test_specbundle_rows_carry_the_papers_layout_and_leave_out_what_cannot_be_compared():
     from tools.rowmap.common import Skip
     from tools.rowmap.speculative import s_specbundle

@@ -325,3 +325,19 @@ def test_a_pcie_only_device_runs_no_allreduce_fusion_and_prices_the_nccl_ring():
         assert _coll_reference(1, n, np.array([S]), lat, bw, False)[0] == pytest.approx(ring)
         one_shot = min(lat + (n - 1.0) * S / bw, 2.0 * lat + 2.0 * (n - 1.0) / n * S / bw)
         assert _coll_reference(1, n, np.array([S]), lat, bw, True)[0] == pytest.approx(one_shot)
+
+
+def test_the_p2p_flag_reaches_the_op_sets_a_deployment_prices():
+    """Review (2026-12-07): the flag must reach target_ops (and same_ops, which decides whether a deployment is built
+    again for another engine), not only FusionRule when passed by hand: TensorRT-LLM's Llama-3.3-70B at TP4 on an
+    L40S runs more kernels than on the same device with peer-to-peer all-reduce (its all-reduce + norm fusion off)."""
+    from simulator.target_ops import same_ops, target_ops
+
+    pcie = load_hardware("l40s")
+    p2p = replace(pcie, p2p_allreduce=True)
+    eng, m, p, par = load_engine("trtllm"), model("llama-3.3-70b"), Precision(weights="fp8"), Parallelism(4)
+    kernels = {h.p2p_allreduce: float(np.sum(target_ops(eng, h, m, p, par, "all").kernels
+                                             * target_ops(eng, h, m, p, par, "all").repeat)) for h in (pcie, p2p)}
+    assert kernels[False] > kernels[True]
+    assert same_ops(eng, eng, pcie) and not same_ops(eng, without(eng, {"allreduce_norm_llama"}), p2p)
+    assert same_ops(eng, without(eng, {"allreduce_norm_llama"}), pcie)       # off on PCIe anyway: the same op sets

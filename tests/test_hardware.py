@@ -601,3 +601,6 @@ def test_mi350x_is_the_mi355x_silicon_at_the_lower_clock():
     assert lo.hbm_bandwidth_bytes_per_s == hi.hbm_bandwidth_bytes_per_s
     assert lo.scaleup_peer_bytes_per_s == hi.scaleup_peer_bytes_per_s and lo.architecture == "cdna4"
     assert lo.tdp_w == 1000 and not lo.supports("tf32")
+    # review (2026-12-07): the slower clock never computes faster (the default 0.75 share had beaten the MI355X's MAMF)
+    for k in ("bf16", "fp8", "fp4"):
+        assert lo.peak_flops_per_s(k) * lo.gemm_fraction(k) <= hi.peak_flops_per_s(k) * hi.gemm_fraction(k), k

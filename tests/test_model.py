@@ -687,6 +687,10 @@ def test_models_validate_and_sweep_say_so_too(capsys, tmp_path):
     spec.write_text('hardware = "h100-sxm"\nmodel = ["meta-llama/Llama-3.1-8B"]\nmethod = "eagle3"\nbatch = [1, 2]\n')
     rc, _, err = run(capsys, "sweep", str(spec), "--dry-run")
     assert rc == 0 and note in err
+    spec.write_text('hardware = "h100-sxm"\nmethod = "eagle3"\nbatch = [1, 2]\n[[zip]]\n'      # review: a zip group
+                    'model = ["meta-llama/Llama-3.1-8B", "llama-3.1-70b"]\ntp = [1, 4]\n')
+    rc, _, err = run(capsys, "sweep", str(spec), "--dry-run")
+    assert rc == 0 and err.count(note) == 1
 
 
 def test_deepseek_v3_1_config_is_v3s_with_a_scale_format_byte_for_byte():

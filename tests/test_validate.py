@@ -987,7 +987,8 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     # that met their rules; and the 41 of round 20 (tools/blind_rows_round20.py: TensorRT-LLM's performance page's
     # L40S rows 3, Argonne's LLM-Inference-Bench on A100 40 GB 38; 3 more refused as not fitting in memory); and the
     # 12 of round 21 (tools/blind_rows_round21.py: the SGLang cookbook's Qwen3-Coder-480B page on 8x MI300X, 3 runs x
-    # TTFT / TPOT / E2E / throughput; the LMSYS H20 blog's 9 decode rows refused: EP beyond h20's NVLink domain)
+    # TTFT / TPOT / E2E / throughput; the LMSYS H20 blog's 9 decode rows refused: EP beyond h20's
+    # NVLink domain, then, with h20's scale-out figure, for memory under SGLang's start-up share)
     assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 321
 
 

@@ -7,15 +7,17 @@ devices and models that may not be in the tree yet: `unloadable` names what is m
 from __future__ import annotations
 
 
-def refusal(r: dict) -> str:
-    """specroof's reason for refusing row `r` as infeasible (it does not fit in memory), or '' when it is priced."""
+def refusal(r: dict, also: tuple[str, ...] = ()) -> str:
+    """specroof's reason for refusing row `r` as infeasible (it does not fit in memory), or for one of the other
+    refusals a round's rules name (`also`: phrases of their messages), or '' when it is priced; any other error is
+    raised (a row the round wrote wrong is a bug, not a refusal)."""
     from simulator.errors import ScenarioError
     from simulator.validation import predict_row
     try:
         predict_row({"row_id": "blind", **r["csv"], "metric": r["metric"], "measured": repr(r["measured"])})
     except ScenarioError as e:
-        if "infeasible" in str(e):
-            return str(e)
+        if "infeasible" in str(e) or any(a in str(e) for a in also):
+            return str(e).splitlines()[0]
         raise
     return ""
 

@@ -51,6 +51,7 @@ models):
 
 from __future__ import annotations
 
+from blind_rows_common import refusal as common_refusal
 from blind_rows_common import unloadable
 
 # --- LMSYS blog: DeepSeek-R1 on H20-96G (Ant Group), decode instances of attention DP + EP with MTP ---------------
@@ -159,16 +160,14 @@ def _cookbook_rows() -> list[dict]:
 ROUND21 = tuple(_lmsys_rows() + _cookbook_rows())
 
 
+# The layout refusal round 21's rules name (a collective across scale-up domains of a device without a scale-out
+# figure); memory refusals ("infeasible") are blind_rows_common.refusal's own; any other error is raised (review).
+LAYOUT_REFUSAL = ("scale-out bandwidth is not published",)
+
+
 def refusal(r: dict) -> str:
-    """specroof's reason for refusing row `r` (it does not fit in memory, or its layout cannot be priced on the
-    device: any ScenarioError), or '' when it is priced; the rule keys on the refusal, whatever the prediction."""
-    from simulator.errors import ScenarioError
-    from simulator.validation import predict_row
-    try:
-        predict_row({"row_id": "blind", **r["csv"], "metric": r["metric"], "measured": repr(r["measured"])})
-    except ScenarioError as e:
-        return str(e).splitlines()[0]
-    return ""
+    """specroof's reason for refusing row `r` under this round's rules, or '' when it is priced."""
+    return common_refusal(r, LAYOUT_REFUSAL)
 
 
 def triage(rows: tuple[dict, ...]) -> tuple[tuple[dict, ...], tuple[tuple[str, str], ...]]:

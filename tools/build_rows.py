@@ -101,11 +101,15 @@ def keep_ids(rows: list[Row], previous: dict[str, str], floor: int = 0) -> None:
 
 
 def previous_ids(path: Path) -> dict[str, str]:
-    """published_row -> row_id of the staged rows in the committed rows.csv (none when there is no file)."""
+    """published_row -> row_id of every row in the committed rows.csv but the first FIRST_FIXED (whose ids are their
+    position): the staged rows and the first file's later rows (found by review: the Spec-Bench RTX 3090 rows were
+    numbered again after any new staged row). None when there is no file."""
     if not path.exists():
         return {}
     with open(path, encoding="utf-8") as f:
-        return {r["published_row"]: r["row_id"] for r in csv.DictReader(f) if r["published_row"].startswith("sources/")}
+        rows = list(csv.DictReader(f))
+    fixed = {f"S{n:03d}" for n in range(1, FIRST_FIXED + 1)}
+    return {r["published_row"]: r["row_id"] for r in rows if r["row_id"] not in fixed}
 
 
 def build() -> tuple[list[Row], list[Row]]:

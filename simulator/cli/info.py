@@ -55,6 +55,10 @@ def run_hardware(a: argparse.Namespace) -> int:
             bws = ", ".join(f"{h.scaleup_group_bytes_per_s(n) / 1e9:g}" for n in ns)
             print(f"fully connected: one {h.scaleup_peer_bytes_per_s / 1e9:g} GB/s link to each peer (no switch), so a "
                   f"group of n GPUs reaches (n - 1) x that: {bws} GB/s/dir at {ns[0]}, {ns[1]} and {ns[2]}")
+        if not h.p2p_allreduce:                         # review: the PCIe pricing could not be seen
+            print(f"all-reduce: NCCL's ring over PCIe (p2p_allreduce = 0: no one-shot / two-shot engine all-reduce, "
+                  f"no all-reduce fusion) at {h.allreduce_latency_s * 1e6:g} us and link_fraction "
+                  f"{h.link_fraction:g}, at any TP (vLLM would keep its custom all-reduce on two P2P-capable cards)")
         for s in hws[0].assumptions:
             print(f"assumption: {s}")
         for s in hws[0].sources:

@@ -179,10 +179,22 @@ def _run(a: argparse.Namespace) -> int:
 
 
 def _note_same_shape(path: str) -> None:
-    """A same-shape repository named as a model or draft (a value or a list) says which bundled model prices it."""
+    """A same-shape repository named as a model or draft anywhere in the spec (a value, a list, a [[zip]] group or
+    the [serve] table) says which bundled model prices it."""
     doc = read_toml(Path(path)) if Path(path).is_file() else {}
-    vals = [doc.get(k) for k in ("model", "draft")]
-    note_same_shape([x for v in vals for x in (v if isinstance(v, list) else [v])])
+    note_same_shape(_named(doc))
+
+
+def _named(node: Any) -> list[Any]:
+    """Every value under a "model" or "draft" key of a parsed TOML document, however deep (tables, arrays of tables)."""
+    if isinstance(node, list):
+        return [x for v in node for x in _named(v)]
+    if not isinstance(node, dict):
+        return []
+    out: list[Any] = []
+    for k, v in node.items():
+        out += (v if isinstance(v, list) else [v]) if k in ("model", "draft") else _named(v)
+    return out
 
 
 def add(sub: Any, name: str) -> None:

@@ -74,7 +74,7 @@ def run_validate(a: argparse.Namespace) -> int:
         check_output(f"{a.report}.md", "--report", src)      # before the work, not after it
         check_output(f"{a.report}.csv", "--report", src)
     from ..rows import load_rows  # lazy: keeps --help free of numba
-    note_same_shape(r.get("model") for r in load_rows(a.file))   # a repository in the model column: which shape
+    note_same_shape(r.get(c) for r in load_rows(a.file) for c in ("model", "draft"))   # a repository: which shape
     if a.cv:
         if a.engine_override:
             raise ScenarioError("--engine-override cannot be combined with --cv (the fit replaces the profiles)")
@@ -110,6 +110,8 @@ def run_calibrate(a: argparse.Namespace) -> int:
                             "a file only when it ends .toml or names a folder: engine.is_profile_path)")
     eng = load_engine(a.engine)
     _other_engines(a.measurements, a.engine)
+    from ..rows import load_rows  # lazy: keeps --help free of numba
+    note_same_shape(r.get(c) for r in load_rows(a.measurements) for c in ("model", "draft"))
     res = calibrate(a.measurements, a.engine, tuple(p.strip() for p in a.params.split(",") if p.strip()))
     if not a.force:
         _check_fit(res, MAX_RMS_LOG)
