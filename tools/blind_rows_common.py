@@ -60,3 +60,14 @@ def print_candidates(n: int, rows: tuple, candidates: tuple, none: str) -> int:
     for what, url, found, why in candidates:
         print(f"- {what}{' ' + url if url else ''}\n  found: {found}\n  refused: {why}")
     return 0
+
+
+def print_rows(head: str, rows: tuple, candidates: tuple) -> int:
+    """Print a round's rows (name and measured value; nothing priced) under `head`, then the candidates read but
+    not taken, (what, url, found, why refused) each (rounds 20 and 21)."""
+    print(head)
+    for r in rows:
+        print(f"  {r['name']}: {r['metric']} {r['measured']:.4g}")
+    for what, url, found, why in candidates:
+        print(f"- {what}{' ' + url if url else ''}\n  found: {found}\n  refused: {why}")
+    return 0

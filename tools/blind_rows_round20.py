@@ -55,6 +55,8 @@ and models):
 
 from __future__ import annotations
 
+from blind_rows_common import print_rows
+
 # --- TensorRT-LLM performance page, L40S (v0.5 numbers) -------------------------------------------------------------
 TRT_PERF_COMMIT = "77d24b5fa178f11ed7fafdd9833b7245e075f721"
 TRT_PERF = f"https://github.com/NVIDIA/TensorRT-LLM/blob/{TRT_PERF_COMMIT}/docs/source/performance.md"
@@ -232,13 +234,9 @@ CANDIDATES = (
 
 def main() -> int:
     """Print the round's rows (name and measured value; nothing priced) and the candidates read but not taken."""
-    print(f"round 20: {len(ROUND20)} rows collected (priced by tools/blind_test.py once their devices and models "
-          f"load); {len(CANDIDATES)} candidates not taken")
-    for r in ROUND20:
-        print(f"  {r['name']}: {r['metric']} {r['measured']:.4g}")
-    for what, url, found, why in CANDIDATES:
-        print(f"- {what} {url}\n  found: {found}\n  refused: {why}")
-    return 0
+    head = (f"round 20: {len(ROUND20)} rows collected (priced by tools/blind_test.py once their devices and models "
+            f"load); {len(CANDIDATES)} candidates not taken")
+    return print_rows(head, ROUND20, CANDIDATES)
 
 
 if __name__ == "__main__":

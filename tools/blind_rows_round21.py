@@ -51,8 +51,8 @@ models):
 
 from __future__ import annotations
 
+from blind_rows_common import print_rows, unloadable
 from blind_rows_common import refusal as common_refusal
-from blind_rows_common import unloadable
 
 # --- LMSYS blog: DeepSeek-R1 on H20-96G (Ant Group), decode instances of attention DP + EP with MTP ---------------
 LMSYS_COMMIT = "8cc5b763fe8316ec5221d0cb65078c9ee89ed4e5"
@@ -237,12 +237,8 @@ CANDIDATES = (
 
 def main() -> int:
     """Print the round's rows (name and measured value; nothing priced) and the candidates read but not taken."""
-    print(f"round 21: {len(ROUND21)} rows collected; {len(CANDIDATES)} candidates not taken")
-    for r in ROUND21:
-        print(f"  {r['name']}: {r['metric']} {r['measured']:.4g}")
-    for what, url, found, why in CANDIDATES:
-        print(f"- {what} {url}\n  found: {found}\n  refused: {why}")
-    return 0
+    head = f"round 21: {len(ROUND21)} rows collected; {len(CANDIDATES)} candidates not taken"
+    return print_rows(head, ROUND21, CANDIDATES)
 
 
 if __name__ == "__main__":
