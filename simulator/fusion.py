@@ -78,6 +78,12 @@ class FusionRule:
         names = tuple(n for n in eng.fused if (n not in on or arch in on[n]) and (p2p or n not in ALLREDUCE_FUSIONS))
         return cls(names, int(eng.allreduce_norm_min_hidden), vendor == "nvidia")
 
+    @classmethod
+    def on(cls, eng: Any, hw: Any) -> FusionRule:
+        """The rule on device `hw` (`hardware.Hardware`): its vendor, chip generation and peer-to-peer all-reduce,
+        the one place a device's part in the fusions is read."""
+        return cls.of_engine(eng, hw.vendor, hw.architecture, hw.p2p_allreduce)
+
     def of(self, m: ModelShape, tp: int, dp: int = 1, domain: int = 1 << 30) -> Fusion:
         """The fusions as they apply to `m` at `tp`: on a GQA target the GQA ones, the Llama all-reduce fusion only
         for a dense Llama model (model_type llama, not a draft head) under TP whose hidden size exceeds

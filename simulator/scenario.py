@@ -488,8 +488,7 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     hw.peak_flops_per_s(p.activations)    # weight formats without tensor cores compute in the activation format
     drafter = None if s.method is None else \
         make_drafter(s.method, target, s.draft, dp, par, s.draft_kv_window, hw.scaleup_domain,
-                     FusionRule.of_engine(eng, hw.vendor, hw.architecture, hw.p2p_allreduce),
-                     eng.logits_catchup(s.method), eng.sparse_mla_heads(hw.architecture))
+                     FusionRule.on(eng, hw), eng.logits_catchup(s.method), eng.sparse_mla_heads(hw.architecture))
     return Deployment(s, hw, eng, target, drafter, p, dp, par, target_ops(eng, hw, target, p, par, "all"),
                       target_ops(eng, hw, target, p, par, "last"), resolve_overlap(s.overlap, eng),
                       s.acceptance or (default_acceptance(s.method) if s.method in PUBLISHED_ACCEPTANCE else None),

@@ -19,8 +19,7 @@ def verify_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precisio
 def target_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precision, par: Parallelism, logits: str,
                kv_reread: float = 0.0) -> OpSet:
     """The target's forward-pass ops with the kernels the engine fuses (`fusion.FusionRule`)."""
-    rule = FusionRule.of_engine(eng, hw.vendor, hw.architecture, hw.p2p_allreduce)
-    fu = rule.of(target, par.tp, par.dp, hw.scaleup_domain)
+    fu = FusionRule.on(eng, hw).of(target, par.tp, par.dp, hw.scaleup_domain)
     return forward_pass(target, p, par, logits, scaleup_domain=hw.scaleup_domain, kv_reread=kv_reread, fusion=fu,
                         sparse_heads=eng.sparse_mla_heads(hw.architecture))
 
@@ -28,8 +27,7 @@ def target_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precisio
 def same_ops(a: EngineProfile, b: EngineProfile, hw: Hardware) -> bool:
     """Whether two engine profiles build the same op sets on `hw`: the kernels they fuse and the heads their
     sparse-MLA kernel pads to (`with_engine` resolves a deployment again when they differ)."""
-    return (FusionRule.of_engine(a, hw.vendor, hw.architecture, hw.p2p_allreduce)
-            == FusionRule.of_engine(b, hw.vendor, hw.architecture, hw.p2p_allreduce)
+    return (FusionRule.on(a, hw) == FusionRule.on(b, hw)
             and a.sparse_mla_heads(hw.architecture) == b.sparse_mla_heads(hw.architecture))
 
 

@@ -110,12 +110,6 @@ def _print_summary(r: dict[str, Any], a: argparse.Namespace) -> None:
         print(f"merged: {r['merged']}")
 
 
-def _serving_doc(path: str) -> dict[str, Any] | None:
-    """The spec as a dict when it has a [serve] table (a serving sweep), else None."""
-    doc = read_toml(Path(path))
-    return doc if isinstance(doc, dict) and "serve" in doc else None
-
-
 def _serve(doc: dict[str, Any], a: argparse.Namespace) -> int:
     """A serving sweep ([serve] in the spec): one table, written atomically to --out FILE (.parquet or .csv)."""
     from ..sweep.serving import plan, serve_sweep  # lazy: keeps --help free of numba
@@ -161,9 +155,9 @@ def _run(a: argparse.Namespace) -> int:
         return _merge(a)
     if a.spec is None:
         raise ScenarioError("give a sweep spec (SPEC.toml) and --out DIR, or --merge DIR")
-    _note_same_shape(a.spec)
-    doc = _serving_doc(a.spec)
-    if doc is not None:
+    doc = read_toml(Path(a.spec))
+    note_same_shape(_named(doc))        # a same-shape repository anywhere in the spec says which model prices it
+    if isinstance(doc, dict) and "serve" in doc:      # a serving sweep
         return _serve(doc, a)
     spec = sweep.load_spec(a.spec)
     if a.dry_run:
@@ -176,13 +170,6 @@ def _run(a: argparse.Namespace) -> int:
                            scheduler=a.scheduler, progress=False if a.no_progress else None)
     _print_summary(r, a)
     return 0
-
-
-def _note_same_shape(path: str) -> None:
-    """A same-shape repository named as a model or draft anywhere in the spec (a value, a list, a [[zip]] group or
-    the [serve] table) says which bundled model prices it."""
-    doc = read_toml(Path(path)) if Path(path).is_file() else {}
-    note_same_shape(_named(doc))
 
 
 def _named(node: Any) -> list[Any]:
