@@ -123,17 +123,17 @@ def draft_vocab(cfg: dict[str, Any], src: str, vocab: int) -> int:
 LAYER_TYPES = ("full_attention", "sliding_attention")
 
 
-def layer_types(cfg: dict[str, Any], src: str, n: int) -> list[str]:
-    """layer_types: one attention type name per layer ([] where absent or null)."""
+def layer_types(cfg: dict[str, Any], src: str, n: int, allowed: tuple[str, ...] = LAYER_TYPES) -> list[str]:
+    """layer_types: one attention type name per layer ([] where absent or null), each one of `allowed`."""
     v = cfg.get("layer_types")
     if v is None:
         return []
     if not isinstance(v, list) or len(v) != n or not all(isinstance(t, str) for t in v):
         raise ModelConfigError(f"{src}: layer_types = {v!r}; expected a list of {n} attention type names, one per "
                                f"layer (num_hidden_layers = {n}), e.g. 'full_attention', 'sliding_attention'")
-    bad = next((i for i, t in enumerate(v) if t not in LAYER_TYPES), None)
+    bad = next((i for i, t in enumerate(v) if t not in allowed), None)
     if bad is not None:     # found by review: an unknown name was priced as full attention
-        raise ModelConfigError(f"{src}: layer_types[{bad}] = {v[bad]!r}; expected one of {', '.join(LAYER_TYPES)} "
+        raise ModelConfigError(f"{src}: layer_types[{bad}] = {v[bad]!r}; expected one of {', '.join(allowed)} "
                                "(the attention types specroof prices)")
     return v
 

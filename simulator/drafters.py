@@ -202,8 +202,8 @@ def _mtp_module(target: ModelShape) -> ModelShape:
     transformer block of the target's own kind (MLA + MoE on DeepSeek-V3; GQA + MoE on GLM-4.5, SGLang
     glm4_moe_nextn.py: a Glm4MoeDecoderLayer), the shared embedding and output head."""
     return replace(target, name=f"{target.name}-mtp", n_layers=1, n_moe_layers=1 if target.is_moe else 0,
-                   n_window_layers=0, n_mtp_layers=0, fc_in_factor=2, shares_embedding=True, shares_lm_head=True,
-                   kind="mtp-module")
+                   n_window_layers=0, n_linear_layers=0, n_mtp_layers=0, fc_in_factor=2, shares_embedding=True,
+                   shares_lm_head=True, kind="mtp-module")
 
 
 def _as_head(path: str, kind: str) -> ModelShape:
@@ -274,7 +274,7 @@ def _model_shape(method: str, target: ModelShape, draft: str | ModelShape | None
         desc = f"{method}: {shape.name}"
     elif method == "dflash":
         shape = replace(target, name=f"dflash-for-{target.name}", n_layers=DFLASH_LAYERS_ESTIMATE, n_moe_layers=0,
-                        n_experts=0, top_k=0, n_window_layers=0, n_mtp_layers=0,
+                        n_experts=0, top_k=0, n_window_layers=0, n_linear_layers=0, n_mtp_layers=0,
                         d_ff=target.d_ff or 4 * target.d_model, fc_in_factor=2, shares_embedding=True,
                         shares_lm_head=True, kind="target")
         desc = (f"dflash: synthesized {DFLASH_LAYERS_ESTIMATE}-layer block drafter with {target.name}'s layer "

@@ -20,7 +20,8 @@ _ALLOWED: dict[str, set[str] | None] = {
     "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "overlap_with_spec_from",
              "no_overlap_methods", "overlap_with_spec_under_pp"},
     "spec": {"bookkeeping_s", "bookkeeping_on_host", "host_bookkeeping_s", "draft_step_overhead_s", "ngram_host_s",
-             "ngram_host_per_seq_s", "max_running_requests", "methods", "chain_methods", "catchup_logits_all"},
+             "ngram_host_per_seq_s", "max_running_requests", "methods", "chain_methods", "catchup_logits_all",
+             "linear_state_commit"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction", "reserve", "share_of_free"}, "collectives": {"allreduce_latency_s"},
@@ -63,6 +64,9 @@ class EngineProfile:
     draft_step_overhead_s : float   host/scheduling work per draft forward pass (the drafter's Python loop)
     catchup_logits_all : bool       an overlapped speculative step's draft-extend pass computes logits for all its
                                     k + 1 tokens (SGLang's SpecV2 worker); else one per sequence (`logits_catchup`)
+    linear_state_commit : bool      after a verify, the accepted token's linear-attention state is copied from the
+                                    per-draft-token cache into the sequence's live slot (SGLang); else the next step
+                                    starts from the accepted slot (vLLM)
     ngram_host_s, ngram_host_per_seq_s : float   n-gram / suffix proposer host cost per step, and per sequence
     kernel_launch_s : float         per kernel when a pass runs eager
     graph_kernel_floor : bool       graph-replayed kernels cost the device's per-kernel floor (False: bare roofline)
@@ -133,6 +137,7 @@ class EngineProfile:
     spec_host_bookkeeping_s: float | None = None
     draft_step_overhead_s: float = 0.0
     catchup_logits_all: bool = False
+    linear_state_commit: bool = False
     ngram_host_s: float = 0.0
     ngram_host_per_seq_s: float = 0.0
     kernel_launch_s: float = 0.0
@@ -266,6 +271,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("spec", "host_bookkeeping_s"): ("spec_host_bookkeeping_s", float, 0.0, 0.1),
     ("spec", "draft_step_overhead_s"): ("draft_step_overhead_s", float, 0.0, 0.02),
     ("spec", "catchup_logits_all"): ("catchup_logits_all", bool, None, None),
+    ("spec", "linear_state_commit"): ("linear_state_commit", bool, None, None),
     ("spec", "ngram_host_s"): ("ngram_host_s", float, 0.0, 0.1),
     ("spec", "ngram_host_per_seq_s"): ("ngram_host_per_seq_s", float, 0.0, 0.01),
     ("launch", "kernel_launch_s"): ("kernel_launch_s", float, 0.0, 1e-3),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .experts import rank_batch
+from .linear_attention import linear_state_bytes_rank
 from .model import ModelShape
 from .sparse_attention import index_key_bytes, layer_indexer_params
 from .units import DTYPE_BYTES
@@ -31,8 +32,8 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
             * m.n_layers
         attn = (c["attention"] - rep) / tp + rep
     elif tp > m.n_kv_heads:  # replicated KV heads
-        attn += m.n_layers * m.attn_in_factor * m.d_model * 2 * m.d_head * (kv_heads_per_rank(m,
-                                                                            tp) - m.n_kv_heads / tp)
+        attn += m.n_attn_layers * m.attn_in_factor * m.d_model * 2 * m.d_head * (kv_heads_per_rank(m,
+                                                                                 tp) - m.n_kv_heads / tp)
     moe = 0.0
     if m.is_moe:
         router = m.n_moe_layers * m.router_params()
@@ -53,9 +54,11 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
 
 
 def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray, precision: Precision | None = None,
-                      par: Parallelism | None = None, cap: float = INF_WINDOW) -> np.ndarray:
+                      par: Parallelism | None = None, cap: float = INF_WINDOW, state_copies=1.0) -> np.ndarray:
     """KV cache one rank holds for the instance's B sequences of L + q tokens (the busiest attention-DP group's), at
-    most `cap` of them kept (a drafter's KV window); the model's own windowed layers keep at most `window` tokens."""
+    most `cap` of them kept (a drafter's KV window); the model's own windowed layers keep at most `window` tokens. A
+    hybrid model's linear-attention layers keep `state_copies` fixed-size states per sequence instead
+    (workload.linear_state_bytes_rank): 1, or 1 + q under speculation, where the engines keep one per draft token."""
     p = precision or Precision()
     par = par or Parallelism()
     tp = par.tp
@@ -67,9 +70,11 @@ def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray
     # DSA models also keep the indexer's FP8 keys of every token (sparse_attention.index_key_bytes), on every rank
     idx = index_key_bytes(m.index_head_dim) if m.index_topk else 0.0
     per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv] + idx
-    full = (m.n_layers - m.n_window_layers) * ctx
+    full = (m.n_attn_layers - m.n_window_layers) * ctx
     win = m.n_window_layers * np.minimum(ctx, m.window or np.inf)
-    return B * (full + win) * per_tok_layer
+    states = m.n_linear_layers * sum(linear_state_bytes_rank(m, tp, DTYPE_BYTES[p.activations])) * state_copies \
+        if m.n_linear_layers else 0.0
+    return B * ((full + win) * per_tok_layer + states)
 
 
 def activation_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, precision: Precision | None = None,

@@ -16,7 +16,13 @@ found by review, not mended: a per-point choice would break the step's affinity 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+# The ops the end stages run once per micro-batch (workload.forward_pass names); every other op is a layer op
+HEAD_OPS = ("embedding", "embed_allreduce", "fc", "lm_head", "logits_gather", "sampler", "medusa_resblock",
+            "medusa_lm_head")
 
 
 def stage_layers(n_layers: int, pp: int) -> tuple[int, int]:
@@ -37,4 +43,18 @@ def cycle_runs(n_layers: int, pp: int, head: np.ndarray, layer_bytes: float, hea
     return np.where(head, float(pp) if last else 0.0, pp * n / n_layers)
 
 
-__all__ = ["cycle_runs", "stage_layers"]
+def pipeline_ops(g: Any, m: Any, par: Any, domain: int, ab: float) -> None:
+    """Pipeline parallelism (Parallelism.pp) on the op builder `g` (workload's): every op sees one micro-batch
+    (OpSet.pp); a step is one micro-batch's path or, with the pipeline full, pp times the slowest stage (OpSet.micro:
+    cycle_runs, on the weights read); each stage sends every micro-batch's hidden states to the next (one vector per
+    token)."""
+    from .workload import COLL_NONE, COLL_SEND, F_ONE, F_T, F_U, LINK_SCALEOUT, LINK_SCALEUP  # cycle: it imports us
+    head = np.array([r["name"] in HEAD_OPS for r in g.rows])
+    w = np.array([r["repeat"] * (r["cb"][F_ONE] + r["cb"][F_U]) * (r["coll"] == COLL_NONE) for r in g.rows])
+    for row, x in zip(g.rows, cycle_runs(m.n_layers, par.pp, head, w[~head].sum() / m.n_layers, w[head].sum())):
+        row["micro"] = float(x)
+    g.op("pp_send", "collective", par.pp, kernels=1, c={F_T: m.d_model * ab}, coll=COLL_SEND, group=2.0,
+         link=LINK_SCALEOUT if par.n_gpus > domain else LINK_SCALEUP)
+
+
+__all__ = ["HEAD_OPS", "cycle_runs", "pipeline_ops", "stage_layers"]

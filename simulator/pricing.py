@@ -224,7 +224,11 @@ def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False)
     # KV <= f (M - W - R), so W + R + KV <= f M + (1 - f)(W + R)
     if eng.share_of_free:
         cap += (1.0 - f) * (w + dw + r)
-    return MemoryUse(w, kv_bytes_per_rank(m, B, q, L, p, par), activation_bytes_per_rank(m, B, q, p, par, logits), cap,
+    # A hybrid target's linear-attention state: one per sequence, and one per draft token under speculation (SGLang's
+    # intermediate_ssm_state_cache; workload._linear_attention)
+    copies = 1.0 + (np.asarray(q, dtype=float) if drafter and logits == "all" else 0.0)
+    kv = kv_bytes_per_rank(m, B, q, L, p, par, state_copies=copies)
+    return MemoryUse(w, kv, activation_bytes_per_rank(m, B, q, p, par, logits), cap,
                      dw + dk, f, r, dep.hw.hbm_capacity_bytes - w - dw - r)
 
 

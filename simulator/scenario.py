@@ -35,7 +35,7 @@ from .fusion import FusionRule
 from .hardware import Hardware, load_hardware
 from .hazards import resolve_options
 from .model import ModelShape, check_servable, load_model
-from .target_ops import same_ops, target_ops, verify_ops
+from .target_ops import same_ops, target_ops, verify_key, verify_ops
 from .units import DTYPE_BYTES
 from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, make_precision
 
@@ -422,8 +422,8 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
         return s.replace(engine=given).resolve()              # the drafter's catch-up pass computes other logits
     eng = with_memory(eng, dep.hw, dep.par, dep.target, s.method, s.memory_fraction, s.cuda_graph_max_batch)
     s = replace(s, engine=eng)
-    share = (e.verify_kv_reread(dep.hw.architecture, dep.target.is_mla) for e in (eng, dep.eng))
-    vops = dep.vops if len(set(share)) == 1 else verify_ops(eng, dep.hw, dep.target, dep.p, dep.par)
+    key = (verify_key(e, dep.hw, dep.target) for e in (eng, dep.eng))
+    vops = dep.vops if len(set(key)) == 1 else verify_ops(eng, dep.hw, dep.target, dep.p, dep.par)
     return replace(dep, eng=eng, scenario=s, overlap=resolve_overlap(s.overlap, eng), vops=vops)
 
 

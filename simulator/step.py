@@ -123,7 +123,8 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     check_context(dep, s.context, more=_room(int(query_tokens)))
     q, L = int(query_tokens), float(s.context)
     B = np.asarray(s.batch, dtype=np.float64)
-    ops = dep.verify_ops if logits == "all" else dep.lops   # alike at q = 1
+    # q > 1 with every logit: a verify pass (its KV re-reads, a hybrid target's state commit); q = 1 a decode pass
+    ops = dep.lops if logits == "last" else dep.verify_ops if q > 1 else dep.tops
     st = price_pass(dep, ops, B, float(q), L, "target")
     total = host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None))
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}

@@ -34,8 +34,9 @@ import numpy as np
 from .errors import ScenarioError
 from .experts import grouped_busiest_rank_table
 from .fusion import Fusion
+from .linear_attention import linear_ops
 from .model import ModelShape
-from .pipeline import cycle_runs
+from .pipeline import pipeline_ops
 from .sparse_attention import indexer_ops
 from .units import ACT_QUANT, DTYPE_BYTES
 
@@ -128,6 +129,9 @@ class Parallelism:
             raise ScenarioError(f"pp = {self.pp} exceeds the {m.n_layers} layers of {m.name}")
         if m.n_layers and m.n_heads % self.tp:
             raise ScenarioError(f"tp = {self.tp} does not divide the {m.n_heads} attention heads of {m.name}")
+        if m.n_linear_layers and (m.lin_k_heads % self.tp or m.lin_v_heads % self.tp):
+            raise ScenarioError(f"tp = {self.tp} does not divide the {m.lin_k_heads} key and {m.lin_v_heads} value "
+                                f"heads of {m.name}'s linear-attention layers")
         if self.ep > 1:
             if not m.is_moe:
                 raise ScenarioError(f"ep = {self.ep} but {m.name} has no experts")
@@ -295,7 +299,7 @@ class _Ctx:
 
 def _attention(g: _Builder, c: _Ctx) -> None:
     """Projections and attention core of every layer (GQA or absorbed MLA), kernels unfused less the engine's."""
-    m, tp, L, ab = c.m, c.par.tp, c.m.n_layers, c.ab
+    m, tp, L, ab = c.m, c.par.tp, c.m.n_attn_layers, c.ab
     d, hr, wd = m.d_model, m.n_heads / tp, c.p.attention_dtype
     if m.is_mla:
         # DeepSeek-V2 §2.1, weight-absorbed (W_UK in q, W_UV in the output): q_a, kv_a replicated, q_b/kv_b/o split by
@@ -319,10 +323,12 @@ def _attention(g: _Builder, c: _Ctx) -> None:
     else:
         hkv, fu = kv_heads_per_rank(m, tp), c.fusion
         # Kernels: input RMSNorm, QKV GEMM, RoPE (+ per-head q/k RMSNorm on Qwen3), less what the engine fuses.
-        g.matmul("qkv_proj", "dense", L, F_T, (hr + 2 * hkv) * m.d_head, m.attn_in_factor * d, wd, c.p.activations,
+        # Gated attention (attn_output_gate) widens q_proj by the gate and adds its sigmoid-multiply kernel.
+        g.matmul("qkv_proj", "dense", L, F_T, (hr * (1 + m.attn_output_gate) + 2 * hkv) * m.d_head,
+                 m.attn_in_factor * d, wd, c.p.activations,
                  kernels=(4 if m.qk_norm else 3) - (fu.rope_kv and not m.qk_norm) - fu.norm_allreduce,
                  quant=not fu.norm_allreduce)
-        g.matmul("o_proj", "dense", L, F_T, d, hr * m.d_head, wd, c.p.activations,
+        g.matmul("o_proj", "dense", L, F_T, d, hr * m.d_head, wd, c.p.activations, kernels=1 + m.attn_output_gate,
                  quant=not (fu.act_quant and c.p.kv in ACT_QUANT))
         # QK^T and PV: 2 FLOPs per multiply-add, d_head each, per head (FlashAttention-2, Dao 2023 §3.3).
         flops_pair = 4.0 * hr * m.d_head
@@ -433,7 +439,8 @@ def _heads(g: _Builder, c: _Ctx, lm_tokens: int) -> None:
 
 def forward_pass(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
                  logits: str = "all", scaleup_domain: int = 1 << 30, sampler: bool = True,
-                 kv_reread: float = 0.0, fusion: Fusion | None = None, sparse_heads: float = 0.0) -> OpSet:
+                 kv_reread: float = 0.0, fusion: Fusion | None = None, sparse_heads: float = 0.0,
+                 state_commit: bool = False) -> OpSet:
     """Ops of one forward pass of `m` on one rank of `par`, for B sequences of q new tokens over L cached ones.
     logits: "all" (an LM-head row for every query token: decode and verify) or "last" (one per sequence: prefill).
     scaleup_domain: GPUs on one NVLink / Infinity Fabric domain (collectives beyond it use the scale-out link).
@@ -441,7 +448,8 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     kv_reread: share of a verify kernel's per-query KV re-reads reaching HBM (0: once per sequence; 1: per query
     token); for the verify op set of an engine whose kernel re-reads, never prefill. fusion: the kernels the engine
     fuses (`FusionRule.of`; none: the unfused layer counted above). sparse_heads: heads per rank a DSA target's
-    sparse-MLA kernel computes at least (EngineProfile.sparse_mla_heads; 0: its own)."""
+    sparse-MLA kernel computes at least (EngineProfile.sparse_mla_heads; 0: its own). state_commit: the verify pass
+    copies a hybrid target's accepted linear-attention state into the live slot (linear_attention.linear_ops)."""
     p = precision or Precision()
     par = par or Parallelism()
     p.check()
@@ -461,13 +469,14 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
         g.matmul("fc", "dense", 1, F_T, d, m.fc_in_factor * d, "bf16", p.activations)
     if m.n_layers:
         _attention(g, c)
+        linear_ops(g, m, tp, p.attention_dtype, p.activations, c.fusion.norm_allreduce, logits == "all", state_commit)
         _dense_ffn(g, c)
         if m.is_moe:
             _moe(g, c)
         _layer_collectives(g, c)
     _heads(g, c, F_T if logits == "all" else F_B)
     if par.pp > 1:
-        _pipeline(g, c)
+        pipeline_ops(g, m, par, scaleup_domain, c.ab)
     return g.build(par.n_gpus, par.dp, par.pp)
 
 
@@ -482,19 +491,3 @@ def gemm(n: int, k: int, weights: str = "bf16", activations: str = "bf16") -> Op
     g = _Builder()
     g.matmul("gemm", "dense", 1, F_T, float(n), float(k), weights, activations)
     return g.build(1)
-
-
-HEAD_OPS = ("embedding", "embed_allreduce", "fc", "lm_head", "logits_gather", "sampler", "medusa_resblock",
-            "medusa_lm_head")
-
-
-def _pipeline(g: _Builder, c: _Ctx) -> None:
-    """Pipeline parallelism (Parallelism.pp): every op sees one micro-batch (OpSet.pp); a step is one micro-batch's
-    path or, with the pipeline full, pp times the slowest stage (OpSet.micro: pipeline.cycle_runs, on the weights
-    read); each stage sends every micro-batch's hidden states to the next (one vector per token)."""
-    head = np.array([r["name"] in HEAD_OPS for r in g.rows])
-    w = np.array([r["repeat"] * (r["cb"][F_ONE] + r["cb"][F_U]) * (r["coll"] == COLL_NONE) for r in g.rows])
-    for row, x in zip(g.rows, cycle_runs(c.m.n_layers, c.par.pp, head, w[~head].sum() / c.m.n_layers, w[head].sum())):
-        row["micro"] = float(x)
-    g.op("pp_send", "collective", c.par.pp, kernels=1, c={F_T: c.m.d_model * c.ab}, coll=COLL_SEND, group=2.0,
-         link=LINK_SCALEOUT if c.par.n_gpus > c.domain else LINK_SCALEUP)

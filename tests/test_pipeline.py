@@ -11,9 +11,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulator.hardware import load_hardware
-from simulator.pipeline import cycle_runs, stage_layers
+from simulator.pipeline import HEAD_OPS, cycle_runs, stage_layers
 from simulator.roofline import rates, step_times
-from simulator.workload import HEAD_OPS, Parallelism, Precision, forward_pass
+from simulator.workload import Parallelism, Precision, forward_pass
 
 from .helpers import model
 

@@ -32,9 +32,10 @@ sys.path.insert(0, str(ROOT))
 from simulator.errors import SpecError  # noqa: E402
 from simulator.hardware import load_hardware  # noqa: E402
 from simulator.model import load_model  # noqa: E402
+from simulator.pipeline import HEAD_OPS  # noqa: E402
 from simulator.prompts import ops_where  # noqa: E402
 from simulator.roofline import rates, step_times  # noqa: E402
-from simulator.workload import HEAD_OPS, OpSet, Parallelism, Precision, forward_pass  # noqa: E402
+from simulator.workload import OpSet, Parallelism, Precision, forward_pass  # noqa: E402
 
 # The probe's case names -> (model file, tensor-parallel GPUs it stands for)
 LAYERS = {"deepseek-v3-tp8 moe layer": ("deepseek-ai__DeepSeek-V3", 8)}
