@@ -122,6 +122,7 @@ SPECBUNDLE_MODELS = {
     "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b", "meta-llama/Llama-3.3-70B-Instruct": "llama-3.3-70b",
     "Qwen/Qwen3-30B-A3B-Instruct-2507": "qwen3-30b-a3b", "Qwen/Qwen3-Coder-30B-A3B-Instruct": "qwen3-30b-a3b",
     "Qwen/Qwen3-235B-A22B-Instruct-2507": "qwen3-235b-a22b", "moonshotai/Kimi-K2-Instruct": "kimi-k2",
+    "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8": "qwen3-next-80b-a3b",
 }
 SPECBUNDLE_SKIPS = {
     "meta-llama/Llama-4-Scout-17B-16E-Instruct": "the plain baselines are not comparable: 25 of its 70 speculative "
@@ -129,7 +130,6 @@ SPECBUNDLE_SKIPS = {
     "FinanceQA runs, whose plain rate of 289 tokens/s is half the other benchmarks' 456-632), which a speculative "
     "step at a fixed batch cannot give (it costs at least a plain step; a run's shrinking tail allows a few percent), "
     "so the target's rows are left out",
-    "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8": "model not bundled (Qwen3-Next: hybrid linear attention)",
     "inclusionAI/Ling-flash-2.0": "model not bundled (Ling-flash-2.0); its precision not stated",
     "Qwen/Qwen3-Coder-480B-A35B-Instruct": "model not bundled (Qwen3-Coder-480B); TP not stated",
 }
