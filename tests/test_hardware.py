@@ -32,6 +32,8 @@ from simulator.hardware import (
     resolve_hardware_name,
 )
 
+from .helpers import run
+
 REPO = Path(__file__).resolve().parents[1]
 SPEC_DIR = REPO / "hardware_specs"
 NAMES = list_hardware()
@@ -274,6 +276,8 @@ def test_scaled_multiplies_rates_and_divides_latency(name, s):
     ("a100-40gb", "a100-sxm-40gb"), ("4090", "rtx-4090"), ("3090", "rtx-3090"), ("a6000", "rtx-a6000"),
     ("nvidia-h20", "h20"), ("nvidia-l40s", "l40s"), ("nvidia-a10", "a10"), ("nvidia-h100-pcie", "h100-pcie"),
     ("nvidia-l4", "l4"), ("L4", "l4"), ("amd-mi350x", "mi350x"), ("instinct-mi350x", "mi350x"),
+    ("h800-sxm", "h800"), ("nvidia-h800", "h800"), ("H800", "h800"), ("a800-sxm", "a800"), ("a800-80gb", "a800"),
+    ("nvidia-a800", "a800"),
 ])
 def test_aliases_resolve(alias, device):
     assert resolve_hardware_name(alias) == SPEC_DIR / f"{device}.toml"
@@ -316,7 +320,8 @@ def test_pcie_parts_carry_a_measured_link_fraction_below_the_default(name, frac)
     assert "/ 32 =" in note or "/ 64 =" in note
 
 
-@pytest.mark.parametrize("name", ["h100-sxm", "h20", "mi300x", "a100-sxm-40gb", "gb200-nvl72", "mi350x"])
+@pytest.mark.parametrize("name", ["h100-sxm", "h20", "mi300x", "a100-sxm-40gb", "gb200-nvl72", "mi350x", "h800",
+                                  "a800"])
 def test_switched_and_fully_connected_fabrics_run_peer_to_peer_all_reduce(name):
     assert load_hardware(name).p2p_allreduce          # the key absent: NVLink / Infinity Fabric
 
@@ -604,3 +609,49 @@ def test_mi350x_is_the_mi355x_silicon_at_the_lower_clock():
     # review (2026-12-07): the slower clock never computes faster (the default 0.75 share had beaten the MI355X's MAMF)
     for k in ("bf16", "fp8", "fp4"):
         assert lo.peak_flops_per_s(k) * lo.gemm_fraction(k) <= hi.peak_flops_per_s(k) * hi.gemm_fraction(k), k
+
+
+# ---- H800 and A800 (added 2026-12-07) ---------------------------------------------------------------------------
+
+def _differing(a, b) -> set[str]:
+    da, db = a.to_dict(), b.to_dict()
+    return {k for k in da if da[k] != db[k]}
+
+
+@pytest.mark.parametrize("name", ["h800"])
+def test_new_hopper_parts_take_the_fitted_hopper_kernel_cost(name):
+    """calibration/fit.toml [device.hopper] applies by architecture to a bundled Hopper part loaded by name."""
+    h, h100 = load_hardware(name), load_hardware("h100-sxm")
+    assert h.architecture == "hopper" and h.kernel_floor_s == h100.kernel_floor_s != h.kernel_floor_prior_s
+    assert any("for hopper is calibrated" in a for a in h.assumptions)
+
+
+def _step(capsys, hw: str, model_id: str, batch: str, *extra: str) -> list[dict]:
+    rc, out, err = run(capsys, "step", "--hardware", hw, "--model", model_id, "--batch", batch, "--format", "json",
+                       *extra)
+    assert rc == 0, err
+    pts = json.loads(out)["points"]
+    assert all(p["step_s"] for p in pts), pts
+    return pts
+
+
+def test_h800_prices_as_the_h100_alone_and_slower_under_tp(capsys):
+    """Same die and HBM: Llama-3.1-8B on one GPU steps as fast on H800 as on H100; under TP8 the all-reduces over the
+    cut NVLink (200 GB/s x 0.78 against 450 x 0.836) make a Llama-3.1-70B step at batch 128 and a DeepSeek-V3 FP8 step
+    (TP8 x PP2, 16 GPUs) slower on the H800."""
+    for a, b in zip(_step(capsys, "h800", "llama-3.1-8b", "1,64"), _step(capsys, "h100-sxm", "llama-3.1-8b", "1,64")):
+        assert a["step_s"] == pytest.approx(b["step_s"], rel=1e-9)
+    (h800,), (h100,) = (_step(capsys, hw, "llama-3.1-70b", "128", "--tp", "8") for hw in ("h800", "h100-sxm"))
+    assert h800["step_s"] > 1.05 * h100["step_s"]
+    assert h800["breakdown_s"]["collective"] > 1.4 * h100["breakdown_s"]["collective"]
+    assert h800["breakdown_s"]["dense"] == pytest.approx(h100["breakdown_s"]["dense"])
+    ds = [_step(capsys, hw, "deepseek-v3", "128", "--precision", "fp8", "--tp", "8", "--pp", "2")[0]
+          for hw in ("h800", "h100-sxm")]
+    assert ds[0]["step_s"] > ds[1]["step_s"] and ds[0]["breakdown_s"]["collective"] > ds[1]["breakdown_s"]["collective"]
+
+
+def test_a800_prices_as_the_a100_alone_and_slower_under_tp(capsys):
+    a800, a100 = (_step(capsys, hw, "llama-3.1-8b", "1") for hw in ("a800", "a100-sxm-80gb"))
+    assert a800[0]["step_s"] == pytest.approx(a100[0]["step_s"], rel=1e-9)
+    (a800,), (a100,) = (_step(capsys, hw, "llama-3.1-70b", "64", "--tp", "8") for hw in ("a800", "a100-sxm-80gb"))
+    assert a800["step_s"] > a100["step_s"] and a800["breakdown_s"]["collective"] > a100["breakdown_s"]["collective"]
