@@ -332,7 +332,8 @@ def _from_toml(path: Path) -> Hardware:
 
 
 def _bundled() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(data_dir("hardware_specs").glob("*.toml"))}
+    # by name, not path: "gh200.toml" sorts after "gh200-144gb.toml" ('.' > '-') but "gh200" before "gh200-144gb"
+    return {p.stem: p for p in sorted(data_dir("hardware_specs").glob("*.toml"), key=lambda p: p.stem)}
 
 
 def list_hardware() -> list[str]:

@@ -115,7 +115,10 @@ def test_bundled_spec_loads_with_plausible_figures(name):
     if h.scaleout_bytes_per_s is not None:
         assert 10 * GB <= h.scaleout_bytes_per_s <= 2000 * GB
         assert h.scaleout_bytes_per_s <= h.scaleup_bytes_per_s
-    assert h.scaleup_domain in (8, 72)
+    # 8 (HGX, AMD boards, PCIe servers) or 72 (NVL72); 1 for the GH200 on its one-superchip
+    # MGX node (no NVLink peer: every collective crosses the scale-out link)
+    assert h.scaleup_domain in (8, 72) or (name, h.scaleup_domain) in (
+        ("gh200", 1), ("gh200-144gb", 1)), (name, h.scaleup_domain)
     # 50 W floor: the NVIDIA L4 is a real 72 W data-center inference card (datasheet; hardware_specs/l4.toml); the
     # floor was 100 W before it was bundled, and the ceiling is unchanged
     assert 50 <= h.tdp_w <= 2000
@@ -277,7 +280,8 @@ def test_scaled_multiplies_rates_and_divides_latency(name, s):
     ("nvidia-h20", "h20"), ("nvidia-l40s", "l40s"), ("nvidia-a10", "a10"), ("nvidia-h100-pcie", "h100-pcie"),
     ("nvidia-l4", "l4"), ("L4", "l4"), ("amd-mi350x", "mi350x"), ("instinct-mi350x", "mi350x"),
     ("h800-sxm", "h800"), ("nvidia-h800", "h800"), ("H800", "h800"), ("a800-sxm", "a800"), ("a800-80gb", "a800"),
-    ("nvidia-a800", "a800"),
+    ("nvidia-a800", "a800"), ("nvidia-gh200", "gh200"), ("gh200-480gb", "gh200"), ("gh200-96gb", "gh200"),
+    ("gh200-hbm3e", "gh200-144gb"), ("gh200-624gb", "gh200-144gb"),
 ])
 def test_aliases_resolve(alias, device):
     assert resolve_hardware_name(alias) == SPEC_DIR / f"{device}.toml"
@@ -611,14 +615,27 @@ def test_mi350x_is_the_mi355x_silicon_at_the_lower_clock():
         assert lo.peak_flops_per_s(k) * lo.gemm_fraction(k) <= hi.peak_flops_per_s(k) * hi.gemm_fraction(k), k
 
 
-# ---- H800 and A800 (added 2026-12-07) ---------------------------------------------------------------------------
+# ---- H800, A800 and GH200 (added 2026-12-07) --------------------------------------------------------------------
 
 def _differing(a, b) -> set[str]:
     da, db = a.to_dict(), b.to_dict()
     return {k for k in da if da[k] != db[k]}
 
 
-@pytest.mark.parametrize("name", ["h800"])
+@pytest.mark.parametrize("name, gib, tb_s, mamf", [("gh200", 96.0, 4.0, 0.862), ("gh200-144gb", 144.0, 4.9, 0.863)])
+def test_gh200_is_an_h100_class_gpu_with_more_hbm_alone_on_its_node(name, gib, tb_s, mamf):
+    """GH200 datasheet: the H100 SXM's tensor rates printed dense | sparse, 96GB HBM3 at 4 TB/s or 144GB HBM3e at
+    4.9 TB/s, 450-1000 W for the whole superchip; the MGX node carries one superchip and one 400 Gb/s NIC (MLPerf
+    v4.0), so the scale-up domain is the GPU itself."""
+    g, h100 = load_hardware(name), load_hardware("h100-sxm")
+    for k in ("bf16", "fp8", "tf32"):
+        assert getattr(g, f"peak_{k}_flops_per_s") == getattr(h100, f"peak_{k}_flops_per_s"), k
+    assert g.hbm_capacity_bytes == gib * GiB and g.hbm_bandwidth_bytes_per_s == pytest.approx(tb_s * TB)
+    assert g.scaleup_domain == 1 and g.scaleout_bytes_per_s == pytest.approx(50 * GB) and g.tdp_w == 1000
+    assert g.gemm_bf16_fraction == pytest.approx(mamf) and g.hbm_fraction == DEFAULT_HBM_FRACTION
+
+
+@pytest.mark.parametrize("name", ["h800", "gh200", "gh200-144gb"])
 def test_new_hopper_parts_take_the_fitted_hopper_kernel_cost(name):
     """calibration/fit.toml [device.hopper] applies by architecture to a bundled Hopper part loaded by name."""
     h, h100 = load_hardware(name), load_hardware("h100-sxm")
@@ -655,3 +672,20 @@ def test_a800_prices_as_the_a100_alone_and_slower_under_tp(capsys):
     assert a800[0]["step_s"] == pytest.approx(a100[0]["step_s"], rel=1e-9)
     (a800,), (a100,) = (_step(capsys, hw, "llama-3.1-70b", "64", "--tp", "8") for hw in ("a800", "a100-sxm-80gb"))
     assert a800["step_s"] > a100["step_s"] and a800["breakdown_s"]["collective"] > a100["breakdown_s"]["collective"]
+
+
+def test_gh200_beats_the_h100_at_batch_1_by_up_to_its_bandwidth_ratio(capsys):
+    """A memory-bound batch-1 step: 4.0 / 3.35 TB/s more HBM bandwidth, at the loader's 0.85 share (the H100's
+    measured 0.87) and under the same per-kernel cost, so faster by somewhat less than 1.19x; the 4.9 TB/s HBM3e part
+    faster again."""
+    h100, g96, g144 = (_step(capsys, hw, "llama-3.1-8b", "1")[0]["step_s"]
+                       for hw in ("h100-sxm", "gh200", "gh200-144gb"))
+    assert 1.08 < h100 / g96 < 4.0 / 3.35
+    assert 1.08 < g96 / g144 < 4.9 / 4.0
+
+
+def test_gh200_prices_tensor_parallelism_over_its_nic(capsys):
+    """One superchip per node: a TP2 all-reduce crosses the 400 Gb/s NIC at the scale-out latency (20 us, plus the 6 us
+    all-reduce latency), not NVLink, so Llama-3.1-70B's TP2 collectives cost several times the H100's."""
+    (g,), (h,) = (_step(capsys, hw, "llama-3.1-70b", "1", "--tp", "2") for hw in ("gh200", "h100-sxm"))
+    assert g["breakdown_s"]["collective"] > 3 * h["breakdown_s"]["collective"]
