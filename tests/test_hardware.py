@@ -115,10 +115,10 @@ def test_bundled_spec_loads_with_plausible_figures(name):
     if h.scaleout_bytes_per_s is not None:
         assert 10 * GB <= h.scaleout_bytes_per_s <= 2000 * GB
         assert h.scaleout_bytes_per_s <= h.scaleup_bytes_per_s
-    # 8 (HGX, AMD boards, PCIe servers) or 72 (NVL72); 1 for the GH200 on its one-superchip
-    # MGX node (no NVLink peer: every collective crosses the scale-out link)
+    # 8 (HGX, AMD boards, PCIe servers) or 72 (NVL72); 2 for the H100 NVL's NVLink-bridged pair and 1 for the GH200 on
+    # its one-superchip MGX node (no NVLink peer: every collective crosses the scale-out link)
     assert h.scaleup_domain in (8, 72) or (name, h.scaleup_domain) in (
-        ("gh200", 1), ("gh200-144gb", 1)), (name, h.scaleup_domain)
+        ("h100-nvl", 2), ("gh200", 1), ("gh200-144gb", 1)), (name, h.scaleup_domain)
     # 50 W floor: the NVIDIA L4 is a real 72 W data-center inference card (datasheet; hardware_specs/l4.toml); the
     # floor was 100 W before it was bundled, and the ceiling is unchanged
     assert 50 <= h.tdp_w <= 2000
@@ -281,7 +281,8 @@ def test_scaled_multiplies_rates_and_divides_latency(name, s):
     ("nvidia-l4", "l4"), ("L4", "l4"), ("amd-mi350x", "mi350x"), ("instinct-mi350x", "mi350x"),
     ("h800-sxm", "h800"), ("nvidia-h800", "h800"), ("H800", "h800"), ("a800-sxm", "a800"), ("a800-80gb", "a800"),
     ("nvidia-a800", "a800"), ("nvidia-gh200", "gh200"), ("gh200-480gb", "gh200"), ("gh200-96gb", "gh200"),
-    ("gh200-hbm3e", "gh200-144gb"), ("gh200-624gb", "gh200-144gb"),
+    ("gh200-hbm3e", "gh200-144gb"), ("gh200-624gb", "gh200-144gb"), ("nvidia-h100-nvl", "h100-nvl"),
+    ("h100-nvl-94gb", "h100-nvl"),
 ])
 def test_aliases_resolve(alias, device):
     assert resolve_hardware_name(alias) == SPEC_DIR / f"{device}.toml"
@@ -324,8 +325,8 @@ def test_pcie_parts_carry_a_measured_link_fraction_below_the_default(name, frac)
     assert "/ 32 =" in note or "/ 64 =" in note
 
 
-@pytest.mark.parametrize("name", ["h100-sxm", "h20", "mi300x", "a100-sxm-40gb", "gb200-nvl72", "mi350x", "h800",
-                                  "a800"])
+@pytest.mark.parametrize("name", ["h100-sxm", "h20", "mi300x", "a100-sxm-40gb", "gb200-nvl72", "mi350x", "h800", "a800",
+                                  "h100-nvl"])
 def test_switched_and_fully_connected_fabrics_run_peer_to_peer_all_reduce(name):
     assert load_hardware(name).p2p_allreduce          # the key absent: NVLink / Infinity Fabric
 
@@ -615,11 +616,33 @@ def test_mi350x_is_the_mi355x_silicon_at_the_lower_clock():
         assert lo.peak_flops_per_s(k) * lo.gemm_fraction(k) <= hi.peak_flops_per_s(k) * hi.gemm_fraction(k), k
 
 
-# ---- H800, A800 and GH200 (added 2026-12-07) --------------------------------------------------------------------
+# ---- H800, A800, GH200 and H100 NVL (added 2026-12-07) ---------------------------------------------------------
 
 def _differing(a, b) -> set[str]:
     da, db = a.to_dict(), b.to_dict()
     return {k for k in da if da[k] != db[k]}
+
+
+def test_h800_is_the_h100_sxm_with_its_nvlink_and_fp64_cut():
+    """The China-market H100 (aiconfigurator h800_sxm.yaml: compute, HBM capacity and bandwidth 'identical to H100
+    SXM'; NVLink 400 GB/s bidirectional): only the link, its measured fraction (DeepEP on H800: 153-158 of 200 GB/s)
+    and FP64 (~1 TFLOP/s) differ, so a single-GPU step prices exactly as on the H100."""
+    h800, h100 = load_hardware("h800"), load_hardware("h100-sxm")
+    assert _differing(h800, h100) == {"name", "display_name", "scaleup_bytes_per_s", "link_fraction",
+                                      "peak_fp64_flops_per_s", "l2_bytes", "assumptions", "sources"}
+    assert h800.scaleup_bytes_per_s == pytest.approx(200 * GB) and h800.link_fraction == pytest.approx(0.78)
+    assert h800.peak_fp64_flops_per_s == pytest.approx(1.0 * TF) and h800.scaleup_domain == 8
+    assert h800.scaleout_bytes_per_s == pytest.approx(50 * GB)            # one CX7 400 Gb/s NIC per GPU (DeepEP)
+
+
+def test_a800_is_the_a100_sxm_80gb_with_its_nvlink_cut():
+    """The China-market A100: NVLink cut from 600 to 400 GB/s bidirectional, nothing else (aiwiki, Tweakers); its
+    measured fractions are the A100's, the L2 is not restated by a relay read."""
+    a800, a100 = load_hardware("a800"), load_hardware("a100-sxm-80gb")
+    assert _differing(a800, a100) == {"name", "display_name", "scaleup_bytes_per_s", "l2_bytes", "assumptions",
+                                      "sources"}
+    assert a800.scaleup_bytes_per_s == pytest.approx(200 * GB) and a100.scaleup_bytes_per_s == pytest.approx(300 * GB)
+    assert a800.architecture == "ampere" and not a800.supports("fp8")
 
 
 @pytest.mark.parametrize("name, gib, tb_s, mamf", [("gh200", 96.0, 4.0, 0.862), ("gh200-144gb", 144.0, 4.9, 0.863)])
@@ -635,7 +658,19 @@ def test_gh200_is_an_h100_class_gpu_with_more_hbm_alone_on_its_node(name, gib, t
     assert g.gemm_bf16_fraction == pytest.approx(mamf) and g.hbm_fraction == DEFAULT_HBM_FRACTION
 
 
-@pytest.mark.parametrize("name", ["h800", "gh200", "gh200-144gb"])
+def test_h100_nvl_stores_its_sparse_sheet_halved_and_prices_its_bridged_pair():
+    """NVIDIA's H100 NVL column prints only sparse tensor rates (BF16 1,671*, FP8 3,341*); 94 GB at 3.9 TB/s; NVLink
+    bridge 600 GB/s joining two cards (the domain), PCIe Gen5 x16 between pairs (the scale-out link)."""
+    h = load_hardware("h100-nvl")
+    assert h.peak_bf16_flops_per_s == pytest.approx(835.5 * TF) and h.peak_fp8_flops_per_s == pytest.approx(1670.5 * TF)
+    assert h.hbm_capacity_bytes == 94 * GiB and h.hbm_bandwidth_bytes_per_s == pytest.approx(3.9 * TB)
+    assert h.scaleup_domain == 2 and h.scaleup_bytes_per_s == pytest.approx(300 * GB) and h.p2p_allreduce
+    assert h.scaleout_bytes_per_s == pytest.approx(64 * GB) and h.link_fraction == pytest.approx(0.855)
+    # a cross-pair all-reduce pays NCCL-over-PCIe's latency, h100-pcie's 45 us estimate
+    assert h.scaleout_latency_s + h.allreduce_latency_s == pytest.approx(load_hardware("h100-pcie").allreduce_latency_s)
+
+
+@pytest.mark.parametrize("name", ["h800", "gh200", "gh200-144gb", "h100-nvl"])
 def test_new_hopper_parts_take_the_fitted_hopper_kernel_cost(name):
     """calibration/fit.toml [device.hopper] applies by architecture to a bundled Hopper part loaded by name."""
     h, h100 = load_hardware(name), load_hardware("h100-sxm")
@@ -689,3 +724,13 @@ def test_gh200_prices_tensor_parallelism_over_its_nic(capsys):
     all-reduce latency), not NVLink, so Llama-3.1-70B's TP2 collectives cost several times the H100's."""
     (g,), (h,) = (_step(capsys, hw, "llama-3.1-70b", "1", "--tp", "2") for hw in ("gh200", "h100-sxm"))
     assert g["breakdown_s"]["collective"] > 3 * h["breakdown_s"]["collective"]
+
+
+def test_h100_nvl_tp2_stays_on_the_bridge_and_tp4_crosses_pcie(capsys):
+    """TP2 within the bridged pair is priced like NVLink (close to the H100 SXM's collectives); TP4 spans two pairs
+    and pays PCIe and NCCL's latency, like the PCIe-only H100."""
+    (nvl2,), (sxm2,) = (_step(capsys, hw, "llama-3.1-70b", "1", "--tp", "2") for hw in ("h100-nvl", "h100-sxm"))
+    assert nvl2["breakdown_s"]["collective"] < 1.5 * sxm2["breakdown_s"]["collective"]
+    (nvl4,), (pcie4,) = (_step(capsys, hw, "llama-3.1-70b", "1", "--tp", "4") for hw in ("h100-nvl", "h100-pcie"))
+    assert nvl4["breakdown_s"]["collective"] > 5 * nvl2["breakdown_s"]["collective"]
+    assert nvl4["breakdown_s"]["collective"] == pytest.approx(pcie4["breakdown_s"]["collective"], rel=0.1)
