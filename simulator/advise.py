@@ -33,7 +33,7 @@ from .config_plan import EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, num_or_
 from .engine_configs import engine_configs, vllm_writes_table
 from .engine_memory import sglang_aiter
 from .errors import ScenarioError
-from .hazards import DEPLOYMENT_OPTIONS, Hazard, check, load_hazards, resolve_options
+from .hazards import DEPLOYMENT_OPTIONS, Hazard, check, load_hazards, resolve_options, with_model_facts
 from .heldout import load_bands, range_text
 from .scenario import Scenario, as_scenario
 from .speedup import SpeedupResult, predict
@@ -281,7 +281,7 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
                  "topk": topk if one is None or not one[0] else tree_width(one[0], one[1], s.branching),
                  "dynamic_k": dynamic, "batch_off": pays and not on.all(),
                  "overlap_scheduler": bool(sc["spec_overlap"]), **{o: sc[o] for o in DEPLOYMENT_OPTIONS}}
-    return topk, resolve_options({**auto_opts, **dict(s.options)})
+    return topk, resolve_options(with_model_facts({**auto_opts, **dict(s.options)}, sc))
 
 
 def _sized(s: Scenario, hi: int) -> Scenario:

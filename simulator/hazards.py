@@ -30,7 +30,8 @@ correct but slower than predicted."""
 # (unknown: a condition on it does not match).
 OPTIONS: dict[str, tuple[type, Any, str]] = {
     "prefix_caching": (bool, False, "prefix / radix KV caching on"),
-    "hybrid_model": (bool, False, "the target has Mamba / GDN (linear-attention) layers"),
+    "hybrid_model": (bool, False, "the target has Mamba / GDN (linear-attention) layers; a bundled hybrid target "
+                     "(Qwen3-Next) sets it whatever the flag says"),
     "moe": (bool, False, "the target routes tokens to experts (mixture of experts); filled in from the model"),
     "mla": (bool, False, "the target's attention is multi-head latent attention (DeepSeek-V2/V3 class); filled in "
             "from the model"),
@@ -64,10 +65,24 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
 DEPLOYMENT_OPTIONS = ("moe", "mla", "sparse_attention", "architecture", "cross_node")
 
 
+# Options a user sets and the target may set too: true where either says so (the flag marks a target specroof reads
+# without the layers, a config priced as another model; a hybrid target specroof prices sets it itself).
+MODEL_ADDED_OPTIONS = ("hybrid_model",)
+
+
 def deployment_options(dep: Any) -> dict[str, Any]:
-    """DEPLOYMENT_OPTIONS of a resolved deployment (scenario.Deployment)."""
+    """DEPLOYMENT_OPTIONS and MODEL_ADDED_OPTIONS of a resolved deployment (scenario.Deployment)."""
     return {"moe": dep.target.is_moe, "mla": dep.target.is_mla, "sparse_attention": dep.target.index_topk > 0,
-            "architecture": dep.hw.architecture, "cross_node": dep.cross_node}
+            "architecture": dep.hw.architecture, "cross_node": dep.cross_node,
+            "hybrid_model": dep.target.n_linear_layers > 0}
+
+
+def with_model_facts(options: Mapping[str, Any], facts: Mapping[str, Any]) -> dict[str, Any]:
+    """`options` with each of MODEL_ADDED_OPTIONS true where they or the deployment's `facts` say so."""
+    out = dict(options)
+    for o in MODEL_ADDED_OPTIONS:
+        out[o] = bool(out.get(o)) or bool(facts.get(o))
+    return out
 
 
 _OPS = {"gt": lambda a, b: a > b, "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}

@@ -14,7 +14,7 @@ import numpy as np
 
 from .acceptance import tree_width
 from .frontier import FrontierResult
-from .hazards import DEPLOYMENT_OPTIONS, Hazard, check, deployment_options
+from .hazards import DEPLOYMENT_OPTIONS, MODEL_ADDED_OPTIONS, Hazard, check, deployment_options, with_model_facts
 from .loop import step_batch
 from .serving import ServeResult
 from .speedup import SpeedupResult
@@ -22,7 +22,8 @@ from .speedup import SpeedupResult
 
 def _layout(sc: dict[str, Any]) -> dict[str, Any]:
     """The layout and deployment options a result's scenario dict carries."""
-    return {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], **{o: sc[o] for o in DEPLOYMENT_OPTIONS}}
+    return {"tp": sc["tp"], "ep": sc["ep"], "dp": sc["dp"], "pp": sc["pp"], **{o: sc[o] for o in DEPLOYMENT_OPTIONS},
+            **{o: bool(sc.get(o)) for o in MODEL_ADDED_OPTIONS}}
 
 
 def _curve(r: SpeedupResult) -> dict[str, Any] | None:
@@ -64,7 +65,7 @@ def _frontier(res: FrontierResult, options: Mapping[str, Any], files: Iterable[s
                 "max_batch": max(p.concurrency for p in pts), "max_k": max(p.k for p in pts),
                 "topk": max([v.w for v in shapes], default=1), "verify_tokens": max([v.T for v in shapes], default=1),
                 "context": int(max(w.samples[0] + w.samples[1])), **dict(s.options), **options}
-        for h in check(dep.eng.name, s.method, opts, files=files):
+        for h in check(dep.eng.name, s.method, with_model_facts(opts, deployment_options(dep)), files=files):
             out.setdefault(h.id, h)
     return list(out.values())
 
@@ -86,4 +87,5 @@ def known_hazards(result: Any, options: Mapping[str, Any] | None = None,
         raise TypeError(f"known_hazards takes a result of predict, serve or frontier; got {type(result).__name__}")
     if used is None:
         return []
-    return check(result.scenario["engine"], result.scenario["method"], {**used, **opts}, files=files)
+    return check(result.scenario["engine"], result.scenario["method"], with_model_facts({**used, **opts}, used),
+                 files=files)

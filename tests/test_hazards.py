@@ -416,3 +416,24 @@ def test_curve_bad_user_file_is_a_clean_error(capsys, tmp_path):
     p.write_text(hazard(severity='"meh"'))
     rc, out, err = run(capsys, *CURVE, "--hazards", str(p))
     assert rc == 2 and err.startswith("error: ") and "severity = 'meh'" in err and "Traceback" not in err
+
+
+def test_a_hybrid_target_sets_hybrid_model_itself(capsys):
+    """Qwen3-Next has Gated DeltaNet layers: the hybrid-model hazards apply without --hybrid-model (which still marks
+    a target priced without its linear layers); a dense target with the flag still draws them."""
+    base = ["curve", "--engine", "vllm", "--batch", "1,8", "--method", "mtp", "--prefix-caching"]
+    rc, out, _ = run(capsys, *base, "--model", "qwen3-next-80b-a3b", "--tp", "4", "--hardware", "h200-sxm",
+                     "--precision", "fp8")
+    assert rc == 0 and "(vllm-prefix-caching-mtp-hybrid-corruption)" in out
+    rc, out, _ = run(capsys, *base, "--model", "deepseek-v3", "--tp", "8", "--hardware", "h200-sxm",
+                     "--precision", "fp8")
+    assert rc == 0 and "hybrid-corruption" not in out
+    rc, out, _ = run(capsys, *base, "--model", "deepseek-v3", "--tp", "8", "--hardware", "h200-sxm",
+                     "--precision", "fp8", "--hybrid-model")
+    assert rc == 0 and "(vllm-prefix-caching-mtp-hybrid-corruption)" in out
+    from simulator import known_hazards, speedup_curve
+    r = speedup_curve(hardware="h200-sxm", model="qwen3-next-80b-a3b", tp=4, precision="fp8", engine="vllm",
+                      method="mtp", batch=(1, 8))
+    assert r.scenario["hybrid_model"] is True
+    ids = {h.id for h in known_hazards(r, {"prefix_caching": True, "hybrid_model": False})}
+    assert "vllm-prefix-caching-mtp-hybrid-corruption" in ids
