@@ -344,15 +344,17 @@ SERVING_SKIPS = {
     "lmsys_mtp_h200": ("lmsys-blog-sglang-mtp", "decode layout (attention DP / EP) not stated"),
     "lmsys_gb300_longctx": ("lmsys-blog-gb300-longctx", "per-point layouts and concurrency not stated (MTP and "
                             "non-MTP read in different interactivity bands)"),
-    "vllm_specdecode_blog_2024": ("vllm-blog-2024-spec-decode", "model not bundled (Llama-3-70B); load given as QPS"),
+    "vllm_specdecode_blog_2024": ("vllm-blog-2024-spec-decode", "load given as QPS (Llama-3-70B is bundled as "
+                                  "llama-3-70b)"),
     "baseten_gptoss_eagle3": ("baseten-gptoss", "production API measured by a third party: load and layout unknown, "
                               "approximate values"),
     "redhat_gptoss_eagle3_h200": ("redhat-gptoss-eagle3", "only summary ranges retrieved; TP and concurrency per "
                                   "value not stated"),
     "aqmedai_kimi_k2_eagle3": ("aqmedai-kimi-k2-eagle3", "hardware and TP not stated"),
     "inferencemax_v1_blog": ("inferencex", "a range ('2-3x'): a single value would be invented"),
-    "deepseek_official_via_lmsys": ("deepseek-official", "H800 (not bundled; recorded as h100-sxm by the "
-                                    "collector); secondary quote"),
+    "deepseek_official_via_lmsys": ("deepseek-official", "DeepSeek's production per-node totals on H800 (bundled as "
+                                    "h800; recorded as h100-sxm by the collector): layouts and load not stated beside "
+                                    "them; secondary quote"),
     "lmsys_gb200_part1": ("lmsys-blog-gb200", "no batch or concurrency; decode layout assumed by the collector"),
     "lmsys_gb200_part2": ("lmsys-blog-gb200", "batch 1408 per rank or global not stated; layout assumed"),
     "lmsys_kimi_k2_h200": ("lmsys-blog-kimi-k2", "decode batch 480 per rank or global not stated; EP degree assumed"),
@@ -373,7 +375,8 @@ SERVING_SKIPS = {
 
 def v_gptoss(r: Row, out: Row) -> None:
     if out["hardware"] == "mi350x":
-        raise Skip("hardware not bundled (MI350X)")
+        raise Skip("hardware not stated exactly: the table's 'AMD MI350' is an MI350X or an MI355X (mi350x and "
+                   "mi355x are both bundled; their clocks and GEMM rates differ)")
     if out["method"]:
         raise Skip("EAGLE3 speedups: batch and speedup definition not stated")
     raise Skip("duplicate: the bs-1 decode figures are mapped from decode.csv")

@@ -232,11 +232,12 @@ SPEC_SKIPS = {
     "vllm-pr12755-dsr1-mtp": ("vllm-pr-12755", "load given as a request rate (QPS); GPU not stated"),
     "inferencex-trtbench-dsv4pro": ("inferencex-trt-bench", "model not bundled (DeepSeek-V4-Pro)"),
     "lmsys-mtp-eigen": ("lmsys-blog-sglang-mtp", "decode layout (attention DP / EP) not stated"),
-    "vllm-pr16035-eagle-llama3": ("vllm-pr-16035", "GPU not stated; model not bundled (Meta-Llama-3-8B-Instruct)"),
-    "vllm-blog-2024-spec-decode": ("vllm-blog-2024-spec-decode", "model not bundled (Llama-3-70B); load given as "
-                                   "QPS"),
-    "vllm-pr48944-gemma4-ctx": ("vllm-pr-48944", "model and hardware not bundled (Gemma-4-31B, H100 NVL)"),
-    "vllm-pr24243-minicpm3-eagle3": ("vllm-pr-24243", "model and hardware not bundled (MiniCPM3-4B, RTX 4090)"),
+    "vllm-pr16035-eagle-llama3": ("vllm-pr-16035", "GPU not stated (Meta-Llama-3-8B-Instruct is bundled as "
+                                  "llama-3-8b)"),
+    "vllm-blog-2024-spec-decode": ("vllm-blog-2024-spec-decode", "load given as QPS (Llama-3-70B is bundled as "
+                                   "llama-3-70b)"),
+    "vllm-pr48944-gemma4-ctx": ("vllm-pr-48944", "model not bundled (Gemma-4-31B; the H100 NVL is, as h100-nvl)"),
+    "vllm-pr24243-minicpm3-eagle3": ("vllm-pr-24243", "model not bundled (MiniCPM3-4B; the RTX 4090 is, as rtx-4090)"),
     "sglang-docs-deepseek-mtp": ("sglang-docs-deepseek-mtp", "MTP depth not tied to the claim (the docs show k=1 "
                                  "and k=3 in different versions)"),
     "sglang-pr10281-dsr1-mtp": ("sglang-pr-10281", "GPU not named (trtllm_mla implies a Blackwell part)"),
