@@ -26,7 +26,7 @@ FAST = settings(max_examples=25, deadline=None)
 
 @FAST
 @given(sc=scenarios(), B=st.integers(1, 512), L=st.integers(0, 32768))
-# found 2026-12-07: step priced q = 1 on the verify op set, which for a hybrid target under SGLang holds the state commit
+# found 2026-12-07: step priced q = 1 on the verify op set, which for a hybrid target under SGLang holds its commit
 @example(sc=("a10", "qwen3-next-80b-a3b", 1, 1, "bf16"), B=1, L=0)
 def test_simulate_step_q1_is_the_base_step(sc, B, L):
     h, mid, tp, ep, weights = sc
