@@ -22,7 +22,11 @@ KEY_MAX = {**dict.fromkeys(("num_hidden_layers", "num_nextn_predict_layers", "me
                             "num_experts", "n_shared_experts", "q_lora_rank", "kv_lora_rank"), 1 << 16),
            **dict.fromkeys(("intermediate_size", "moe_intermediate_size", "intermediate_size_mlp"), 1 << 22),
            **dict.fromkeys(("sliding_window", "attention_chunk_size", "index_topk"), 1 << 40),
-           **dict.fromkeys(("index_n_heads", "index_head_dim"), 1 << 13)}
+           **dict.fromkeys(("index_n_heads", "index_head_dim"), 1 << 13),
+           **dict.fromkeys(("linear_num_key_heads", "linear_num_value_heads"), 1 << 16),
+           **dict.fromkeys(("linear_key_head_dim", "linear_value_head_dim"), 1 << 13),
+           "linear_conv_kernel_dim": 1 << 10, "full_attention_interval": 1024,
+           "shared_expert_intermediate_size": 1 << 22}
 
 
 def _is_int(v: Any) -> bool:
@@ -130,7 +134,7 @@ def layer_types(cfg: dict[str, Any], src: str, n: int, allowed: tuple[str, ...] 
         return []
     if not isinstance(v, list) or len(v) != n or not all(isinstance(t, str) for t in v):
         raise ModelConfigError(f"{src}: layer_types = {v!r}; expected a list of {n} attention type names, one per "
-                               f"layer (num_hidden_layers = {n}), e.g. 'full_attention', 'sliding_attention'")
+                               f"layer (num_hidden_layers = {n}), each one of {', '.join(allowed)}")
     bad = next((i for i, t in enumerate(v) if t not in allowed), None)
     if bad is not None:     # found by review: an unknown name was priced as full attention
         raise ModelConfigError(f"{src}: layer_types[{bad}] = {v[bad]!r}; expected one of {', '.join(allowed)} "

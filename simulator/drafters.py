@@ -229,6 +229,10 @@ def _self_shape(method: str, target: ModelShape, draft: object, window: int | No
                                 "method mtp needs a DeepSeek-V3-style model")
         return (_mtp_module(target), f"mtp: the model's {target.n_mtp_layers} MTP module(s), run k times "
                 "autoregressively (the module is reused beyond its depth)", float(window or INF_WINDOW))
+    if target.n_linear_layers:      # found by review: its linear layers' states were priced twice, as a draft KV
+        raise ScenarioError(f"method self-sparse drafts with a KV window over the target's own layers, but "
+                            f"{target.name}'s {target.n_linear_layers} linear-attention layers keep no KV cache to "
+                            "window (MagicDec is defined for softmax attention)")
     win = float(window or SELF_SPARSE_WINDOW)
     return target, f"self-sparse: the target drafts with a {int(win)}-token StreamingLLM KV window (MagicDec)", win
 
@@ -275,6 +279,7 @@ def _model_shape(method: str, target: ModelShape, draft: str | ModelShape | None
     elif method == "dflash":
         shape = replace(target, name=f"dflash-for-{target.name}", n_layers=DFLASH_LAYERS_ESTIMATE, n_moe_layers=0,
                         n_experts=0, top_k=0, n_window_layers=0, n_linear_layers=0, n_mtp_layers=0,
+                        attn_output_gate=False, shared_expert_gate=False,
                         d_ff=target.d_ff or 4 * target.d_model, fc_in_factor=2, shares_embedding=True,
                         shares_lm_head=True, kind="target")
         desc = (f"dflash: synthesized {DFLASH_LAYERS_ESTIMATE}-layer block drafter with {target.name}'s layer "

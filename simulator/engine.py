@@ -28,7 +28,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"}, "scope": {"valid_from", "vendors"},
     "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention", "dp_prompt_balance"},
     "parallel": {"ep_spans_instance"},
-    "attention": {"mla_verify_kv_reread_blackwell", "sparse_mla_min_heads_hopper"},
+    "attention": {"mla_verify_kv_reread_blackwell", "sparse_mla_min_heads_hopper", "linear_state_bytes"},
     "kernels": {"fused", "allreduce_norm_min_hidden", "fused_from", "fused_on"},
 }
 
@@ -65,8 +65,8 @@ class EngineProfile:
     catchup_logits_all : bool       an overlapped speculative step's draft-extend pass computes logits for all its
                                     k + 1 tokens (SGLang's SpecV2 worker); else one per sequence (`logits_catchup`)
     linear_state_commit : bool      after a verify, the accepted token's linear-attention state is copied from the
-                                    per-draft-token cache into the sequence's live slot (SGLang); else the next step
-                                    starts from the accepted slot (vLLM)
+                                    per-draft-token cache into the sequence's live slot (SGLang: 1 + q states a
+                                    speculating sequence); else the next step starts from the accepted slot (vLLM: q)
     ngram_host_s, ngram_host_per_seq_s : float   n-gram / suffix proposer host cost per step, and per sequence
     kernel_launch_s : float         per kernel when a pass runs eager
     graph_kernel_floor : bool       graph-replayed kernels cost the device's per-kernel floor (False: bare roofline)
@@ -94,6 +94,8 @@ class EngineProfile:
     mla_verify_kv_reread_blackwell : float   on Blackwell, share of the per-query re-reads of an MLA target's KV
                                     cache that reach HBM in the engine's verify attention kernel (0: read once per
                                     sequence, as a kernel that folds the queries into the heads does)
+    linear_state_bytes : int        bytes an element of a hybrid target's linear-attention state is kept in (4: fp32,
+                                    SGLang's default; 2: the model's bf16, vLLM's)
     sparse_mla_min_heads_hopper : int  on Hopper, the query heads per rank the engine's sparse-MLA kernel of a DSA
                                     target computes at least (it pads fewer to it: `sparse_mla_heads`; 0: none)
     fused : tuple[str]              kernels the engine fuses on a target's decode path (fusion.FUSIONS); ()
@@ -160,6 +162,7 @@ class EngineProfile:
     overlap_efficiency: float | None = None
     mla_verify_kv_reread_blackwell: float = 0.0
     sparse_mla_min_heads_hopper: int = 0
+    linear_state_bytes: int = 4
     fused: tuple[str, ...] = ()
     allreduce_norm_min_hidden: int = 0
     fused_from: tuple[tuple[str, str], ...] = ()
@@ -295,6 +298,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("efficiency", "overlap_efficiency"): ("overlap_efficiency", float, 0.0, 1.0),
     ("attention", "mla_verify_kv_reread_blackwell"): ("mla_verify_kv_reread_blackwell", float, 0.0, 1.0),
     ("attention", "sparse_mla_min_heads_hopper"): ("sparse_mla_min_heads_hopper", int, 0, 1024),
+    ("attention", "linear_state_bytes"): ("linear_state_bytes", int, 1, 4),
     ("kernels", "allreduce_norm_min_hidden"): ("allreduce_norm_min_hidden", int, 0, 10**6),
 }
 REQUIRED = {("host", "step_overhead_s"), ("spec", "bookkeeping_s"), ("launch", "kernel_launch_s"),

@@ -93,8 +93,9 @@ def _qwen3_next(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     # one sigmoid-gated shared expert; every full_attention_interval-th layer gated softmax attention (q_proj emits the
     # query and a per-head output gate; q/k RMSNorm), the others Gated DeltaNet linear attention (Yang et al. 2024).
     sh = _qwen3_moe(cfg, src, name)
-    w = ck.get(cfg, "shared_expert_intermediate_size", src, 0)
-    return replace(sh, n_shared_experts=1 if w else 0, d_ff_shared=w, **linear_fields(cfg, src, sh.n_layers),
+    w = ck.get(cfg, "shared_expert_intermediate_size", src, 512)     # transformers' Qwen3NextConfig default
+    return replace(sh, n_shared_experts=1 if w else 0, d_ff_shared=w, shared_expert_gate=w > 0,
+                   **linear_fields(cfg, src, sh.n_layers),
                    attn_output_gate=ck.get(cfg, "attn_output_gate", src, True, bool),
                    # the checkpoint ships one MTP layer its config does not declare (vLLM qwen3_next_mtp.py:
                    # getattr(config, "num_nextn_predict_layers", 1)); a gated-attention + MoE layer (drafters)

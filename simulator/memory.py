@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .experts import rank_batch
-from .linear_attention import linear_state_bytes_rank
+from .linear_attention import FP32_STATE_BYTES, linear_state_bytes_rank
 from .model import ModelShape
 from .sparse_attention import index_key_bytes, layer_indexer_params
 from .units import DTYPE_BYTES
@@ -54,11 +54,12 @@ def weight_bytes_per_rank(m: ModelShape, precision: Precision | None = None, par
 
 
 def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray, precision: Precision | None = None,
-                      par: Parallelism | None = None, cap: float = INF_WINDOW, state_copies=1.0) -> np.ndarray:
+                      par: Parallelism | None = None, cap: float = INF_WINDOW, state_copies=1.0,
+                      state_bytes: float = FP32_STATE_BYTES) -> np.ndarray:
     """KV cache one rank holds for the instance's B sequences of L + q tokens (the busiest attention-DP group's), at
     most `cap` of them kept (a drafter's KV window); the model's own windowed layers keep at most `window` tokens. A
-    hybrid model's linear-attention layers keep `state_copies` fixed-size states per sequence instead
-    (workload.linear_state_bytes_rank): 1, or 1 + q under speculation, where the engines keep one per draft token."""
+    hybrid model's linear-attention layers keep `state_copies` fixed-size states per sequence instead, at
+    `state_bytes` an element (linear_attention: 1, or `spec_state_copies` while speculating)."""
     p = precision or Precision()
     par = par or Parallelism()
     tp = par.tp
@@ -72,8 +73,8 @@ def kv_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, L: np.ndarray
     per_tok_layer = kv_elems_per_token_layer_rank(m, tp) * DTYPE_BYTES[p.kv] + idx
     full = (m.n_attn_layers - m.n_window_layers) * ctx
     win = m.n_window_layers * np.minimum(ctx, m.window or np.inf)
-    states = m.n_linear_layers * sum(linear_state_bytes_rank(m, tp, DTYPE_BYTES[p.activations])) * state_copies \
-        if m.n_linear_layers else 0.0
+    states = m.n_linear_layers * sum(linear_state_bytes_rank(m, tp, DTYPE_BYTES[p.activations], state_bytes)) \
+        * state_copies if m.n_linear_layers else 0.0
     return B * ((full + win) * per_tok_layer + states)
 
 
@@ -88,6 +89,7 @@ def activation_bytes_per_rank(m: ModelShape, B: np.ndarray, q: np.ndarray, preci
     tp = par.tp
     B, q = rank_batch(B, par.dp, par.pp), np.asarray(q, dtype=np.float64)   # one micro-batch
     T = B * q
-    widest = max(m.d_ff, m.top_k * m.d_ff_expert, (m.n_heads + 2 * m.n_kv_heads) * m.d_head) / tp
+    widest = max(m.d_ff, m.top_k * m.d_ff_expert, (m.n_heads * (1 + m.attn_output_gate) + 2 * m.n_kv_heads) * m.d_head,
+                 m.lin_conv_dim + m.lin_v_heads * (m.lin_v_dim + 2)) / tp      # a linear layer's in_proj output
     tl = T if logits == "all" else B
     return T * (4 * m.d_model + 2 * widest) * DTYPE_BYTES[p.activations] + tl * m.lm_vocab / tp * 4.0

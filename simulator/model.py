@@ -36,6 +36,7 @@ class ModelShape:
     n_experts, top_k, n_shared_experts, d_ff_expert, d_ff_shared, n_moe_layers : int
         MoE: routed experts, experts per token, shared experts (width d_ff_shared each), expert FFN width,
         number of MoE layers (the rest are dense)
+    shared_expert_gate : bool the shared expert's output is scaled by sigmoid(x W), W of d x 1 (Qwen2-MoE, Qwen3-Next)
     expert_bias, attn_sinks : bool   gpt-oss: experts and router carry biases; per-head sink logits
     n_window_layers, window : int
         layers whose attention sees at most `window` past tokens (sliding window or chunked attention)
@@ -85,6 +86,7 @@ class ModelShape:
     d_ff_shared: int = 0
     n_moe_layers: int = 0
     expert_bias: bool = False
+    shared_expert_gate: bool = False
     n_window_layers: int = 0
     window: int = 0
     n_mtp_layers: int = 0
@@ -192,7 +194,9 @@ class ModelShape:
         return p
 
     def router_params(self) -> int:
-        return self.d_model * self.n_experts + (self.n_experts if self.expert_bias else 0)
+        """The router, and the shared expert's gate where it has one (both replicated, unquantised)."""
+        return self.d_model * self.n_experts + (self.n_experts if self.expert_bias else 0) \
+            + (self.d_model if self.shared_expert_gate else 0)
 
     def moe_layer_params(self, active: bool) -> int:
         """One MoE FFN block: router + shared experts + routed experts (all, or top_k when `active`)."""
@@ -244,6 +248,12 @@ class ModelShape:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelShape:
         return cls(**d)
+
+    def __post_init__(self) -> None:
+        # found by review: a replace() that cut n_layers but not n_linear_layers priced negative KV bytes
+        if not 0 <= self.n_linear_layers <= self.n_layers:
+            raise ValueError(f"{self.name}: n_linear_layers = {self.n_linear_layers}; expected 0..n_layers = "
+                             f"{self.n_layers}")
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -297,8 +307,18 @@ def check_servable(target: ModelShape, model: Any, expert_precision: str | None,
                             "option moe is read from the model; leave it out")
 
 
-# The readers build ModelShape, so they are imported once it is defined; `simulator.model` keeps their public names.
-from .hf_config import SUPPORTED_MODEL_TYPES, shape_from_config  # noqa: E402
+def shape_from_config(cfg: dict[str, Any], name: str = "model", source: str = "<config>",
+                      kind: str | None = None) -> ModelShape:
+    """Read an HF config dict into a ModelShape (hf_config.shape_from_config, which builds ModelShape: imported
+    when called, so that either module may be imported first)."""
+    from .hf_config import shape_from_config as read  # import cycle: hf_config imports us
+    return read(cfg, name, source, kind)
 
-__all__ = ["SUPPORTED_MODEL_TYPES", "ModelShape", "check_servable", "load_model", "load_model_and_record",
-           "read_config", "shape_from_config"]
+
+def __getattr__(name: str) -> Any:      # SUPPORTED_MODEL_TYPES lives with the readers (PEP 562)
+    if name == "SUPPORTED_MODEL_TYPES":
+        from .hf_config import SUPPORTED_MODEL_TYPES  # import cycle: hf_config imports us
+        return SUPPORTED_MODEL_TYPES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+__all__ = ["ModelShape", "check_servable", "load_model", "load_model_and_record", "read_config", "shape_from_config"]

@@ -22,6 +22,7 @@ from .engine import EngineProfile
 from .engine_memory import memory_origin, reserve_bytes
 from .errors import ScenarioError
 from .experts import rank_batch
+from .linear_attention import spec_state_copies
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
 from .roofline import StepTimes, rates, step_times
 from .scenario import Deployment
@@ -211,8 +212,10 @@ def short_gb(x: float) -> str:
     return f"{x:.3g}" if x < 10 else f"{x:.0f}"
 
 
-def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False) -> MemoryUse:
-    """Memory per GPU for B sequences of L cached and q new tokens; with `drafter`, the draft weights and KV too."""
+def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False,
+           verify: bool | None = None) -> MemoryUse:
+    """Memory per GPU for B sequences of L cached and q new tokens; with `drafter`, the draft weights and KV too;
+    `verify` (default: with the drafter): a verify pass, whose hybrid target keeps a state per draft token."""
     m, p, par, eng = dep.target, dep.p, dep.par, dep.eng
     dw = dk = 0.0
     if drafter:
@@ -224,10 +227,11 @@ def memory(dep: Deployment, B, q, L, logits: str = "all", drafter: bool = False)
     # KV <= f (M - W - R), so W + R + KV <= f M + (1 - f)(W + R)
     if eng.share_of_free:
         cap += (1.0 - f) * (w + dw + r)
-    # A hybrid target's linear-attention state: one per sequence, and one per draft token under speculation (SGLang's
-    # intermediate_ssm_state_cache; workload._linear_attention)
-    copies = 1.0 + (np.asarray(q, dtype=float) if drafter and logits == "all" else 0.0)
-    kv = kv_bytes_per_rank(m, B, q, L, p, par, state_copies=copies)
+    # A hybrid target's linear-attention states: one a sequence, or those a speculating one keeps (linear_attention)
+    spec = drafter if verify is None else verify
+    copies = spec_state_copies(np.asarray(q, dtype=float), eng.linear_state_commit) if spec and logits == "all" \
+        else 1.0
+    kv = kv_bytes_per_rank(m, B, q, L, p, par, state_copies=copies, state_bytes=eng.linear_state_bytes)
     return MemoryUse(w, kv, activation_bytes_per_rank(m, B, q, p, par, logits), cap,
                      dw + dk, f, r, dep.hw.hbm_capacity_bytes - w - dw - r)
 

@@ -356,8 +356,9 @@ def check_value(name: str, v: Any) -> Any:
 class Deployment:
     """A resolved scenario: the device as the engine drives it, the target, the drafter, precisions, parallelism,
     the target's forward-pass ops (tops: logits for every token, decode and verify; lops: for the last token of
-    each sequence, prefill; vops: the verify pass where the engine's verify kernel re-reads the KV cache per query
-    token, else None, and `verify_ops` is tops) and the overlap mode. The one input of `pricing`."""
+    each sequence, prefill; vops: the verify pass where it differs, target_ops.verify_key: the engine's verify kernel
+    re-reads the KV cache per query token, or commits a hybrid target's accepted state; else None, and `verify_ops` is
+    tops) and the overlap mode. The one input of `pricing`."""
 
     scenario: Scenario
     hw: Hardware

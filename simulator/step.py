@@ -68,7 +68,7 @@ def _room(q: int) -> str:
 def _feasible(dep: Deployment, B: np.ndarray, q: int, context: int, logits: str) -> tuple[Any, np.ndarray, list[str]]:
     """Memory per point, whether each point is a step the deployment runs, and why not: memory, the running cap,
     then the model's positions (a context past them refuses every point)."""
-    mem = memory(dep, B, q, float(context), logits)
+    mem = memory(dep, B, q, float(context), logits, verify=q > 1)      # q > 1, every logit: a verify pass
     ok = mem.fits.copy()
     msgs = [mem.message(i, dep.hw.name, dep.eng) for i in range(B.size)]
     cap = running_cap(dep, False)     # Scenario.max_running_requests over the dp ranks (inf where none is set)

@@ -27,14 +27,17 @@ def target_ops(eng: EngineProfile, hw: Hardware, target: ModelShape, p: Precisio
     """The target's forward-pass ops with the kernels the engine fuses (`fusion.FusionRule`)."""
     fu = FusionRule.on(eng, hw).of(target, par.tp, par.dp, hw.scaleup_domain)
     return forward_pass(target, p, par, logits, scaleup_domain=hw.scaleup_domain, kv_reread=kv_reread, fusion=fu,
-                        sparse_heads=eng.sparse_mla_heads(hw.architecture), state_commit=state_commit)
+                        sparse_heads=eng.sparse_mla_heads(hw.architecture), state_commit=state_commit,
+                        state_bytes=eng.linear_state_bytes)
 
 
 def same_ops(a: EngineProfile, b: EngineProfile, hw: Hardware) -> bool:
-    """Whether two engine profiles build the same op sets on `hw`: the kernels they fuse and the heads their
-    sparse-MLA kernel pads to (`with_engine` resolves a deployment again when they differ)."""
+    """Whether two engine profiles build the same op sets on `hw`: the kernels they fuse, the heads their sparse-MLA
+    kernel pads to and the format of a linear-attention state (`with_engine` resolves a deployment again when they
+    differ)."""
     return (FusionRule.on(a, hw) == FusionRule.on(b, hw)
-            and a.sparse_mla_heads(hw.architecture) == b.sparse_mla_heads(hw.architecture))
+            and a.sparse_mla_heads(hw.architecture) == b.sparse_mla_heads(hw.architecture)
+            and a.linear_state_bytes == b.linear_state_bytes)
 
 
 __all__ = ["same_ops", "target_ops", "verify_key", "verify_ops"]

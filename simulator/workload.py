@@ -34,7 +34,7 @@ import numpy as np
 from .errors import ScenarioError
 from .experts import grouped_busiest_rank_table
 from .fusion import Fusion
-from .linear_attention import linear_ops
+from .linear_attention import FP32_STATE_BYTES, linear_ops
 from .model import ModelShape
 from .pipeline import pipeline_ops
 from .sparse_attention import indexer_ops
@@ -367,6 +367,9 @@ def _moe(g: _Builder, c: _Ctx) -> None:
         sw, own = m.n_shared_experts * m.d_ff_shared / par.tp, not c.fusion.shared_expert
         g.matmul("shared_up", "moe", nm, F_T, nmat * sw, d, ed, c.p.activations, kernels=2 * own, quant=own)
         g.matmul("shared_down", "moe", nm, F_T, d, sw, ed, c.p.activations, kernels=1 * own, quant=own)
+    if m.shared_expert_gate:  # sigmoid(x W_g) * shared_out (transformers Qwen3NextSparseMoeBlock, SGLang
+        # Qwen2MoeSparseMoeBlock): a GEMV and the sigmoid-multiply, unquantised (vLLM quant_config=None)
+        g.matmul("shared_gate", "moe", nm, F_T, 1.0, d, "bf16", c.p.activations, kernels=2, quant=0)
     # Routed experts, priced on the busiest rank: FLOPs follow its share of the T*k assignments (all DP ranks'
     # tokens reach the experts: share 1), weights the distinct experts it holds that are touched (F_U), each read
     # once, split moe_tp ways. Kernels: align, w13 GEMM, SiLU-mul, w2 GEMM, top-k sum (vLLM fused_moe).
@@ -440,7 +443,7 @@ def _heads(g: _Builder, c: _Ctx, lm_tokens: int) -> None:
 def forward_pass(m: ModelShape, precision: Precision | None = None, par: Parallelism | None = None,
                  logits: str = "all", scaleup_domain: int = 1 << 30, sampler: bool = True,
                  kv_reread: float = 0.0, fusion: Fusion | None = None, sparse_heads: float = 0.0,
-                 state_commit: bool = False) -> OpSet:
+                 state_commit: bool = False, state_bytes: float = FP32_STATE_BYTES) -> OpSet:
     """Ops of one forward pass of `m` on one rank of `par`, for B sequences of q new tokens over L cached ones.
     logits: "all" (an LM-head row for every query token: decode and verify) or "last" (one per sequence: prefill).
     scaleup_domain: GPUs on one NVLink / Infinity Fabric domain (collectives beyond it use the scale-out link).
@@ -448,8 +451,9 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
     kv_reread: share of a verify kernel's per-query KV re-reads reaching HBM (0: once per sequence; 1: per query
     token); for the verify op set of an engine whose kernel re-reads, never prefill. fusion: the kernels the engine
     fuses (`FusionRule.of`; none: the unfused layer counted above). sparse_heads: heads per rank a DSA target's
-    sparse-MLA kernel computes at least (EngineProfile.sparse_mla_heads; 0: its own). state_commit: the verify pass
-    copies a hybrid target's accepted linear-attention state into the live slot (linear_attention.linear_ops)."""
+    sparse-MLA kernel computes at least (EngineProfile.sparse_mla_heads; 0: its own). state_commit, state_bytes: a
+    hybrid target's linear-attention state, committed after a verify, kept at that many bytes an element
+    (EngineProfile.linear_state_commit, linear_state_bytes; linear_attention.linear_ops)."""
     p = precision or Precision()
     par = par or Parallelism()
     p.check()
@@ -469,7 +473,8 @@ def forward_pass(m: ModelShape, precision: Precision | None = None, par: Paralle
         g.matmul("fc", "dense", 1, F_T, d, m.fc_in_factor * d, "bf16", p.activations)
     if m.n_layers:
         _attention(g, c)
-        linear_ops(g, m, tp, p.attention_dtype, p.activations, c.fusion.norm_allreduce, logits == "all", state_commit)
+        linear_ops(g, m, tp, p.attention_dtype, p.activations, c.fusion.norm_allreduce, logits == "all", state_commit,
+                   state_bytes)
         _dense_ffn(g, c)
         if m.is_moe:
             _moe(g, c)

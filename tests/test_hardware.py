@@ -645,17 +645,19 @@ def test_a800_is_the_a100_sxm_80gb_with_its_nvlink_cut():
     assert a800.architecture == "ampere" and not a800.supports("fp8")
 
 
-@pytest.mark.parametrize("name, gib, tb_s, mamf", [("gh200", 96.0, 4.0, 0.862), ("gh200-144gb", 144.0, 4.9, 0.863)])
+@pytest.mark.parametrize("name, gib, tb_s, mamf", [("gh200", 96.0, 4.0, 852.5), ("gh200-144gb", 144.0, 4.9, 853.8)])
 def test_gh200_is_an_h100_class_gpu_with_more_hbm_alone_on_its_node(name, gib, tb_s, mamf):
     """GH200 datasheet: the H100 SXM's tensor rates printed dense | sparse, 96GB HBM3 at 4 TB/s or 144GB HBM3e at
     4.9 TB/s, 450-1000 W for the whole superchip; the MGX node carries one superchip and one 400 Gb/s NIC (MLPerf
-    v4.0), so the scale-up domain is the GPU itself."""
+    v4.0), so the scale-up domain is the GPU itself, with no peer-to-peer all-reduce. Its BF16 GEMM share is the H100
+    SXM's stored one scaled by the two parts' ratio in one MAMF table (mamf TFLOP/s against the H100's 821.2)."""
     g, h100 = load_hardware(name), load_hardware("h100-sxm")
     for k in ("bf16", "fp8", "tf32"):
         assert getattr(g, f"peak_{k}_flops_per_s") == getattr(h100, f"peak_{k}_flops_per_s"), k
     assert g.hbm_capacity_bytes == gib * GiB and g.hbm_bandwidth_bytes_per_s == pytest.approx(tb_s * TB)
     assert g.scaleup_domain == 1 and g.scaleout_bytes_per_s == pytest.approx(50 * GB) and g.tdp_w == 1000
-    assert g.gemm_bf16_fraction == pytest.approx(mamf) and g.hbm_fraction == DEFAULT_HBM_FRACTION
+    assert g.gemm_bf16_fraction == pytest.approx(h100.gemm_bf16_fraction * mamf / 821.2, abs=5e-4)
+    assert g.hbm_fraction == DEFAULT_HBM_FRACTION and not g.p2p_allreduce
 
 
 def test_h100_nvl_stores_its_sparse_sheet_halved_and_prices_its_bridged_pair():

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from simulator.errors import ModelConfigError, ScenarioError
 from simulator.features import op_totals
-from simulator.linear_attention import LINEAR_STATE_DTYPE, linear_state_bytes_rank
+from simulator.linear_attention import FP32_STATE_BYTES, linear_state_bytes_rank, spec_state_copies
 from simulator.memory import kv_bytes_per_rank
 from simulator.model import shape_from_config
 from simulator.units import DTYPE_BYTES
@@ -65,7 +65,8 @@ def test_no_linear_layer_is_the_full_attention_table():
     """Switched off (no linear layer, no output gate, no shared expert) the op table is the Qwen3-MoE one of the
     same dimensions, op for op: the mechanism adds ops, it changes none."""
     c = cfg()
-    m = replace(model(MID), n_linear_layers=0, attn_output_gate=False, n_shared_experts=0, d_ff_shared=0)
+    m = replace(model(MID), n_linear_layers=0, attn_output_gate=False, n_shared_experts=0, d_ff_shared=0,
+                shared_expert_gate=False)
     moe = {k: v for k, v in c.items() if not k.startswith(("linear_", "full_attention", "shared_expert"))}
     ref = shape_from_config({**moe, "model_type": "qwen3_moe"}, name=m.name)
     a, b = ops(m, 4), ops(replace(ref, checkpoint_quant=m.checkpoint_quant), 4)
@@ -96,11 +97,16 @@ def test_state_is_read_once_and_kept_after_every_token(B, q, L, tp):
 
 
 def test_state_size_from_the_layer_shapes():
+    from simulator.engine import load_engine
+
     m = model(MID)
     state, window = linear_state_bytes_rank(m, 4, 2.0)
-    # 32 value heads / 4 ranks x 128 x 128 in fp32; conv window 3 x (2 x 16 x 128 + 32 x 128) / 4 in bf16
-    assert LINEAR_STATE_DTYPE == "fp32"
+    # 32 value heads / 4 ranks x 128 x 128 in fp32 (SGLang's default); conv window 3 x (2 x 16 x 128 + 32 x 128) / 4
+    # in bf16; vLLM keeps the state in the model's bf16
+    assert FP32_STATE_BYTES == 4 and load_engine("sglang").linear_state_bytes == 4
+    assert load_engine("vllm").linear_state_bytes == 2
     assert state == 8 * 128 * 128 * 4 and window == 3 * 8192 / 4 * 2
+    assert linear_state_bytes_rank(m, 4, 2.0, 2)[0] == state / 2
 
 
 @settings(max_examples=25, deadline=None)
@@ -187,3 +193,84 @@ def test_a_sglang_speculative_step_costs_the_commit(capsys):
     off = speedup_curve(**base, engine=replace(load_engine("sglang"), linear_state_commit=False))
     assert np.all(on.verify_s > off.verify_s) and np.all(on.base_step_s == off.base_step_s)
     assert np.all(on.draft_s == off.draft_s) and np.all(on.speedup < off.speedup)
+
+
+@pytest.mark.parametrize("engine, per_elem, copies", [("sglang", 4, 5.0), ("vllm", 2, 4.0)])
+def test_a_speculating_sequence_keeps_a_state_per_draft_token(engine, per_elem, copies):
+    """Memory under speculation (pricing.memory with the drafter): SGLang keeps the live state and one per draft token
+    (1 + q, fp32), vLLM its num_spec + 1 = q slots (bf16); a plain decode and a prefill keep one."""
+    from simulator.pricing import memory
+    from simulator.scenario import Scenario
+
+    dep = Scenario(hardware="h200-sxm", model=MID, tp=4, precision="fp8", engine=engine, method="eagle3",
+                   k=3).resolve()
+    m, B, L = dep.target, np.array([16.0]), 2000.0
+    state, window = linear_state_bytes_rank(m, 4, DTYPE_BYTES["bf16"], per_elem)
+    one = 16 * 36 * (state + window)
+    assert spec_state_copies(4.0, dep.eng.linear_state_commit) == copies
+    kv_of = lambda q, **kw: float(memory(dep, B, q, L, **kw).kv_bytes[0])  # noqa: E731
+    kv_tok = 16 * 12 * 1024                                        # 12 full-attention layers, one KV head per rank
+    assert kv_of(4.0, drafter=True) == pytest.approx(kv_tok * (L + 4) + copies * one, rel=1e-12)
+    assert kv_of(1.0) == pytest.approx(kv_tok * (L + 1) + one, rel=1e-12)
+    assert kv_of(512.0, logits="last", drafter=True) == pytest.approx(kv_tok * (L + 512) + one, rel=1e-12)
+
+
+def test_the_mtp_drafter_is_one_gated_attention_moe_layer():
+    from simulator.drafters import make_drafter
+
+    m = model(MID)
+    d = make_drafter("mtp", m, None, Precision(weights="fp8"), Parallelism(tp=4))
+    s = d.shape
+    assert (s.n_layers, s.n_linear_layers, s.n_moe_layers, s.n_experts, s.attn_output_gate) == (1, 0, 1, 512, True)
+    assert s.shared_expert_gate and s.fc_in_factor == 2 and s.shares_lm_head
+    rc = __import__("simulator").speedup_curve(hardware="h200-sxm", model=MID, tp=4, precision="fp8", method="mtp",
+                                               batch=(1, 32))
+    assert np.all(rc.feasible) and np.all(rc.speedup > 1)
+
+
+def test_reader_defaults_and_the_interval_path():
+    c = cfg()
+    m = model(MID)
+    assert m.n_mtp_layers == 1 and m.attn_output_gate and m.shared_expert_gate      # keys the config does not carry
+    assert "layer_types" not in c and c["full_attention_interval"] == 4 and m.n_linear_layers == 36
+    assert shape_from_config({**c, "full_attention_interval": 2}).n_linear_layers == 24
+    assert shape_from_config({**c, "full_attention_interval": 1}).n_linear_layers == 0
+    no_gate = shape_from_config({**c, "attn_output_gate": False, "num_nextn_predict_layers": 0})
+    assert not no_gate.attn_output_gate and no_gate.n_mtp_layers == 0
+    dflt = {k: v for k, v in c.items() if k != "shared_expert_intermediate_size"}
+    assert shape_from_config(dflt).d_ff_shared == 512                                # transformers' default
+
+
+def test_gated_attention_and_the_shared_gate_in_the_op_table():
+    """q_proj emits the query and its gate (2 x 16 x 256 + 2 x 2 x 256 columns at tp 1), one more kernel on o_proj;
+    the shared expert's gate is a d x 1 GEMV and a sigmoid-multiply, bf16 whatever the weights."""
+    m = model(MID)
+    o = ops(m)
+    i, j, g = o.names.index("qkv_proj"), o.names.index("o_proj"), o.names.index("shared_gate")
+    assert o.cb[i, 0] == 2048 * (2 * 16 + 2 * 2) * 256 * 1.0            # fp8 weights: a byte each
+    assert o.kernels[j] == 2 and o.repeat[i] == 12
+    assert o.cb[g, 0] == 2048 * 2 and o.kernels[g] == 2 and o.quant[g] == 0 and o.repeat[g] == 48
+    plain = ops(replace(m, attn_output_gate=False, shared_expert_gate=False))
+    assert o.kernels @ o.repeat - plain.kernels @ plain.repeat == 12 + 2 * 48
+
+
+def test_drafters_built_from_the_target_drop_its_linear_layers():
+    from simulator.drafters import make_drafter
+
+    m = model(MID)
+    d = make_drafter("dflash", m, None, Precision(weights="fp8"), Parallelism(tp=4)).shape
+    assert d.n_linear_layers == 0 and not d.attn_output_gate and not d.shared_expert_gate and not d.is_moe
+    with pytest.raises(ScenarioError, match="self-sparse drafts with a KV window over the target's own layers, but "
+                                            "qwen3-next-80b-a3b's 36 linear-attention layers keep no KV cache"):
+        make_drafter("self-sparse", m, None, Precision(weights="fp8"), Parallelism(tp=4))
+
+
+def test_inconsistent_shapes_are_refused():
+    c = cfg()
+    with pytest.raises(ModelConfigError, match=r"^cfg\.json: linear_num_value_heads = 24 is not a multiple of "
+                                               r"linear_num_key_heads = 16$"):
+        shape_from_config({**c, "linear_num_value_heads": 24}, source="cfg.json")
+    with pytest.raises(ModelConfigError, match="linear_num_key_heads"):
+        shape_from_config({**c, "linear_num_key_heads": 10**9}, source="cfg.json")
+    with pytest.raises(ValueError, match="n_linear_layers = 36; expected 0..n_layers = 1"):
+        replace(model(MID), n_layers=1, n_moe_layers=1)
