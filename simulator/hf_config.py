@@ -3,9 +3,10 @@
 Supported: llama, mistral, qwen2, qwen3 (dense, GQA); qwen3_moe, mixtral, minimax_m2 (MoE); qwen3_next (Gated DeltaNet
 linear attention beside gated attention and MoE: linear_attention.py); deepseek_v3 / kimi_k2 (MLA + MoE + MTP) and
 deepseek_v32 / glm_moe_dsa (the same behind DeepSeek Sparse Attention); glm4_moe (GLM-4.5 / 4.6 / 4.7: GQA with
-DeepSeek-V3's MoE and MTP); gpt_oss (MoE, alternating sliding-window attention, attention sinks); llama4 / llama4_text
-(MoE interleaved with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa
-heads. Every key is read checked (config_keys); `model.load_model` reads the files.
+DeepSeek-V3's MoE and MTP); bailing_moe (Ant Group's Ling / Ring 1.x and 2.0: GQA with routed and shared experts);
+gpt_oss (MoE, alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE interleaved with dense
+layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads. Every key is read
+checked (config_keys); `model.load_model` reads the files.
 """
 
 from __future__ import annotations
@@ -163,6 +164,32 @@ def _glm4_moe(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     return ModelShape(**kw)
 
 
+def _bailing_moe(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
+    # Ling / Ring (model_type bailing_moe for BailingMoeForCausalLM and BailingMoeV2ForCausalLM; SGLang and vLLM
+    # models/bailing_moe.py): fused query_key_value (bias where use_bias or use_qkv_bias), dense o_proj (bias where
+    # use_bias), per-head q/k RMSNorm where use_qk_norm; MoE from layer first_k_dense_replace on (_is_layer_sparse), the
+    # first layers dense of intermediate_size; num_shared_experts shared MLPs of moe_shared_expert_intermediate_size
+    # (moe_intermediate_size where absent) beside the routed experts; DeepSeek-style group-limited sigmoid routing
+    # (n_group / topk_group); partial RoPE (one elementwise kernel: not read). The MLPs' own biases (use_bias) are
+    # not priced: no released Ling config sets it.
+    kw = _base(cfg, src, name)
+    bias = ck.get(cfg, "use_bias", src, False, bool)
+    kw["qkv_bias"] = bias or ck.get(cfg, "use_qkv_bias", src, False, bool)
+    kw["o_bias"] = bias
+    kw["qk_norm"] = ck.get(cfg, "use_qk_norm", src, False, bool)
+    _moe_common(kw, cfg, src, "num_experts", "moe_intermediate_size")
+    kw["n_shared_experts"] = ck.get(cfg, "num_shared_experts", src, 0)
+    kw["d_ff_shared"] = ck.get(cfg, "moe_shared_expert_intermediate_size", src, kw["d_ff_expert"], lo=1)
+    first = ck.get(cfg, "first_k_dense_replace", src, 0)
+    kw["n_moe_layers"] = max(0, kw["n_layers"] - first)
+    if not kw["n_moe_layers"]:
+        raise ModelConfigError(f"{src}: first_k_dense_replace = {first} leaves no MoE layer of num_hidden_layers = "
+                               f"{kw['n_layers']}; expected first_k_dense_replace < it")
+    kw["n_group"], kw["topk_group"] = ck.groups(cfg, src, kw["n_experts"], kw["top_k"])
+    kw["n_mtp_layers"] = ck.get(cfg, "num_nextn_predict_layers", src, 0)
+    return ModelShape(**kw)
+
+
 def _gpt_oss(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw = _base(cfg, src, name)
     _moe_common(kw, cfg, src, "num_local_experts", "intermediate_size")
@@ -212,8 +239,8 @@ _READERS: dict[str, Callable[[dict[str, Any], str, str], ModelShape]] = {
     "llama": _dense, "mistral": _dense, "qwen2": _dense, "qwen3": _dense, "qwen3_moe": _qwen3_moe, "mixtral": _mixtral,
     "qwen3_next": _qwen3_next,
     "deepseek_v3": _deepseek_v3, "kimi_k2": _deepseek_v3, "deepseek_v32": _deepseek_v3, "glm_moe_dsa": _deepseek_v3,
-    "glm4_moe": _glm4_moe, "minimax_m2": _minimax_m2, "gpt_oss": _gpt_oss, "llama4": _llama4, "llama4_text": _llama4,
-    "medusa": _medusa}
+    "glm4_moe": _glm4_moe, "bailing_moe": _bailing_moe, "bailing_moe_v2": _bailing_moe, "minimax_m2": _minimax_m2,
+    "gpt_oss": _gpt_oss, "llama4": _llama4, "llama4_text": _llama4, "medusa": _medusa}
 SUPPORTED_MODEL_TYPES = tuple(sorted(_READERS))
 
 

@@ -157,13 +157,20 @@ def test_specbundle_rows_carry_the_papers_layout_and_leave_out_what_cannot_be_co
     from tools.rowmap.speculative import s_specbundle
 
     rows = [r for r in load_rows() if r["source_id"] == "specbundle-dashboard"]
-    assert len(rows) == 332 and sum(r["metric"] == "speedup" for r in rows) == 325
+    assert len(rows) == 377 and sum(r["metric"] == "speedup" for r in rows) == 370
     tp = {(r["locator"].split(" / ")[0], r["model"], r["tp"]) for r in rows}
     assert tp == {("Llama-3.1-8B-Instruct", "llama-3.1-8b", "1"), ("Llama-3.3-70B-Instruct", "llama-3.3-70b", "4"),
                   ("Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b", "4"), ("Kimi-K2-Instruct", "kimi-k2", "8"),
                   ("Qwen3-Coder-30B-A3B-Instruct", "qwen3-30b-a3b", "4"),
                   ("Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b", "8"),
-                  ("Qwen3-Next-80B-A3B-Instruct-FP8", "qwen3-next-80b-a3b", "4")}
+                  ("Qwen3-Next-80B-A3B-Instruct-FP8", "qwen3-next-80b-a3b", "4"),
+                  ("Ling-flash-2.0", "ling-flash-2.0", "8"),
+                  ("Qwen3-Coder-480B-A35B-Instruct", "qwen3-coder-480b-a35b", "8")}
+    # what the dashboard leaves out is inferred from the checkpoint, and the row says how
+    ling = [r for r in rows if r["model"] == "ling-flash-2.0"]
+    assert {r["precision"] for r in ling} == {"bf16"} and all("BF16 102,889,697,280" in r["notes"] for r in ling)
+    coder = [r for r in rows if r["model"] == "qwen3-coder-480b-a35b"]
+    assert {r["n_gpus"] for r in coder} == {"8"} and all("TP8 inferred (not stated)" in r["notes"] for r in coder)
     assert {r["draft"] for r in rows if "lmsys/sglang-EAGLE3-LLaMA3.1" in r["locator"]} == {"sglang-eagle3-llama3.1-8b"}
     chain = next(r for r in rows if "steps 3, topk 1, num_draft_tokens 4" in r["locator"])
     tree = next(r for r in rows if "steps 7, topk 4, num_draft_tokens 8" in r["locator"])

@@ -461,7 +461,8 @@ def test_unknown_model_type(capsys, tmp_path):
     p = tmp_path / "gpt2.json"
     p.write_text(json.dumps(cfg))
     rc, out, err = run(capsys, "step", "--model", str(p))
-    assert_clean_error(rc, out, err, str(p), "unsupported model_type 'gpt2'", "supported: deepseek_v3")
+    assert_clean_error(rc, out, err, str(p), "unsupported model_type 'gpt2'",
+                       "supported: bailing_moe, bailing_moe_v2, deepseek_v3")
 
 
 def test_config_missing_key(capsys, tmp_path):

@@ -377,7 +377,8 @@ def test_minimal_configs_load():
 
 @pytest.mark.parametrize("config, message", [
     ([1, 2], r"^<config>: expected a JSON object, got list$"),
-    ({**LLAMA, "model_type": "gpt2"}, r"^<config>: unsupported model_type 'gpt2'; supported: deepseek_v3, "),
+    ({**LLAMA, "model_type": "gpt2"},
+     r"^<config>: unsupported model_type 'gpt2'; supported: bailing_moe, bailing_moe_v2, deepseek_v3, "),
     ({k: v for k, v in LLAMA.items() if k != "model_type"}, r"unsupported model_type None"),
     ({k: v for k, v in LLAMA.items() if k != "hidden_size"}, r"^<config>: missing key 'hidden_size'$"),
     ({**LLAMA, "vocab_size": None}, r"missing key 'vocab_size'"),
@@ -725,3 +726,10 @@ def test_mixtral_8x7b_base_config_is_the_bundled_instruct_file_byte_for_byte():
     from simulator.registry import record_for_repo
 
     assert record_for_repo("mistralai/Mixtral-8x7B-v0.1").id == "mixtral-8x7b"
+
+
+def test_every_registry_entry_has_a_row_in_the_models_readme():
+    """models/README.md's Registry table lists every index.toml id (found by review: qwen3-next-80b-a3b and two EAGLE-3
+    heads had been added without a row)."""
+    table = (MODELS_DIR / "README.md").read_text(encoding="utf-8").split("## Registry", 1)[1]
+    assert [mid for mid in REG if f"| `{mid}` |" not in table] == []

@@ -122,7 +122,18 @@ SPECBUNDLE_MODELS = {
     "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b", "meta-llama/Llama-3.3-70B-Instruct": "llama-3.3-70b",
     "Qwen/Qwen3-30B-A3B-Instruct-2507": "qwen3-30b-a3b", "Qwen/Qwen3-Coder-30B-A3B-Instruct": "qwen3-30b-a3b",
     "Qwen/Qwen3-235B-A22B-Instruct-2507": "qwen3-235b-a22b", "moonshotai/Kimi-K2-Instruct": "kimi-k2",
-    "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8": "qwen3-next-80b-a3b",
+    "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8": "qwen3-next-80b-a3b", "inclusionAI/Ling-flash-2.0": "ling-flash-2.0",
+    "Qwen/Qwen3-Coder-480B-A35B-Instruct": "qwen3-coder-480b-a35b",
+}
+# What the dashboard does not state for a target, inferred from the checkpoint: (field, value, why).
+SPECBUNDLE_INFERRED = {
+    "inclusionAI/Ling-flash-2.0": [("precision", "bf16", "precision bf16 inferred: the named repository's only "
+                                    "weights are BF16 (HF safetensors metadata BF16 102,889,697,280 + F32 7,936); "
+                                    "the dashboard names FP8 checkpoints by their -FP8 repository")],
+    "Qwen/Qwen3-Coder-480B-A35B-Instruct": [
+        ("tp", "8", "TP8 inferred (not stated): the BF16 weights (480B parameters, 960 GB) need 7 or more 141-GB "
+         "H200s, so one 8-GPU node at TP8 (SGLang's default MoE layout: experts tensor-parallel, no EP) is the "
+         "layout; the SGLang cookbook's Qwen3-Coder-480B commands use tp 8 on every GPU it lists")],
 }
 SPECBUNDLE_SKIPS = {
     "meta-llama/Llama-4-Scout-17B-16E-Instruct": "the plain baselines are not comparable: 25 of its 70 speculative "
@@ -130,8 +141,6 @@ SPECBUNDLE_SKIPS = {
     "FinanceQA runs, whose plain rate of 289 tokens/s is half the other benchmarks' 456-632), which a speculative "
     "step at a fixed batch cannot give (it costs at least a plain step; a run's shrinking tail allows a few percent), "
     "so the target's rows are left out",
-    "inclusionAI/Ling-flash-2.0": "model not bundled (Ling-flash-2.0); its precision not stated",
-    "Qwen/Qwen3-Coder-480B-A35B-Instruct": "model not bundled (Qwen3-Coder-480B); TP not stated",
 }
 SPECBUNDLE_STAND_INS = {"Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen/Qwen3-Coder-30B-A3B-Instruct",
                         "Qwen/Qwen3-235B-A22B-Instruct-2507"}
@@ -142,13 +151,21 @@ def s_specbundle(r: Row, out: Row) -> None:
         raise Skip(SPECBUNDLE_SKIPS[r["model"]])
     out["model"] = SPECBUNDLE_MODELS[r["model"]]
     out["source"] = "SpecBundle dashboard (SGLang EAGLE3, H200)"
+    inferred = SPECBUNDLE_INFERRED.get(r["model"], [])
+    for field, value, _ in inferred:
+        out[field] = value
+        if field == "tp":
+            out["n_gpus"] = value
     out["precision"], why = (out["precision"].split(" (", 1) + [""])[:2]
     b = int(out["batch"])
     if out["metric"] != "speedup" and b > 1:
         raise Skip("total throughput of a benchmark's prompts with a shrinking tail: not a per-user rate at the "
                    "nominal batch (only batch 1 is; the speedup rows at the same batch are mapped)")
     tp = re.search(r"TP\d+ inferred \([^)]*\)", r["notes"])
-    note(out, tp.group(0) if tp else f"TP{out['tp']} from the '#GPUs' column of arXiv 2603.18567 Tables 2-3",
+    tp_inferred = any(field == "tp" for field, _, _ in inferred)
+    note(out, *(why for _, _, why in inferred))
+    note(out, tp.group(0) if tp else "" if tp_inferred else
+         f"TP{out['tp']} from the '#GPUs' column of arXiv 2603.18567 Tables 2-3",
          "speedup = EAGLE3 / plain output_throughput at the same batch (derived; output tokens over the run's wall "
          "time, prefill included)" if out["metric"] == "speedup" else
          "per-user rate = output_throughput / batch_size 1 (derived; wall time, prefill included)")
