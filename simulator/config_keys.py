@@ -19,14 +19,15 @@ KEY_MAX = {**dict.fromkeys(("num_hidden_layers", "num_nextn_predict_layers", "me
                            1024), "hidden_size": 1 << 20, "vocab_size": 1 << 24, "max_position_embeddings": 1 << 40,
            **dict.fromkeys(("head_dim", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"), 1 << 13),
            **dict.fromkeys(("num_attention_heads", "num_key_value_heads", "n_routed_experts", "num_local_experts",
-                            "num_experts", "n_shared_experts", "q_lora_rank", "kv_lora_rank"), 1 << 16),
+                            "num_experts", "n_shared_experts", "num_shared_experts", "q_lora_rank", "kv_lora_rank"),
+                           1 << 16),
            **dict.fromkeys(("intermediate_size", "moe_intermediate_size", "intermediate_size_mlp"), 1 << 22),
            **dict.fromkeys(("sliding_window", "attention_chunk_size", "index_topk"), 1 << 40),
            **dict.fromkeys(("index_n_heads", "index_head_dim"), 1 << 13),
            **dict.fromkeys(("linear_num_key_heads", "linear_num_value_heads"), 1 << 16),
            **dict.fromkeys(("linear_key_head_dim", "linear_value_head_dim"), 1 << 13),
            "linear_conv_kernel_dim": 1 << 10, "full_attention_interval": 1024,
-           "shared_expert_intermediate_size": 1 << 22}
+           **dict.fromkeys(("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"), 1 << 22)}
 
 
 def _is_int(v: Any) -> bool:
@@ -84,13 +85,14 @@ def layer_flags(cfg: dict[str, Any], key: str, src: str, n: int) -> list[int] | 
     return v
 
 
-def groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int) -> tuple[int, int]:
+def groups(cfg: dict[str, Any], src: str, n_experts: int, top_k: int,
+           experts_key: str = "n_routed_experts") -> tuple[int, int]:
     """DeepSeek's group-limited routing (DeepseekV3TopkRouter): n_group equal groups of experts, topk_group chosen, the
     top_k experts picked inside them; groups that do not split the experts or hold fewer than top_k cannot run.
     Returns (n_group, topk_group)."""
     g, tg = get(cfg, "n_group", src, 1, lo=1), get(cfg, "topk_group", src, cfg.get("n_group") or 1, lo=1)
     if n_experts % g:
-        raise ModelConfigError(f"{src}: n_group = {g} does not divide n_routed_experts = {n_experts}")
+        raise ModelConfigError(f"{src}: n_group = {g} does not divide {experts_key} = {n_experts}")
     if tg > g or tg * (n_experts // g) < top_k:
         raise ModelConfigError(f"{src}: topk_group = {tg} of n_group = {g} groups of {n_experts // g} experts cannot "
                                f"hold num_experts_per_tok = {top_k}; expected topk_group <= n_group and topk_group x "

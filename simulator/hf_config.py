@@ -169,9 +169,11 @@ def _bailing_moe(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     # models/bailing_moe.py): fused query_key_value (bias where use_bias or use_qkv_bias), dense o_proj (bias where
     # use_bias), per-head q/k RMSNorm where use_qk_norm; MoE from layer first_k_dense_replace on (_is_layer_sparse), the
     # first layers dense of intermediate_size; num_shared_experts shared MLPs of moe_shared_expert_intermediate_size
-    # (moe_intermediate_size where absent) beside the routed experts; DeepSeek-style group-limited sigmoid routing
-    # (n_group / topk_group); partial RoPE (one elementwise kernel: not read). The MLPs' own biases (use_bias) are
-    # not priced: no released Ling config sets it.
+    # each (moe_intermediate_size where absent; SGLang multiplies the key by num_shared_experts) beside the routed
+    # experts; DeepSeek-style group-limited sigmoid routing (n_group / topk_group); partial RoPE (one elementwise
+    # kernel: not read). The MLPs' own biases (use_bias) are not priced: no released Ling config sets it.
+    if (act := ck.activation(cfg, src)) != "silu":       # BailingMoEMLP / SparseMoeBlock raise on any other
+        raise ModelConfigError(f"{src}: hidden_act = {act!r}; bailing_moe runs silu only (SGLang bailing_moe.py)")
     kw = _base(cfg, src, name)
     bias = ck.get(cfg, "use_bias", src, False, bool)
     kw["qkv_bias"] = bias or ck.get(cfg, "use_qkv_bias", src, False, bool)
@@ -179,14 +181,24 @@ def _bailing_moe(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     kw["qk_norm"] = ck.get(cfg, "use_qk_norm", src, False, bool)
     _moe_common(kw, cfg, src, "num_experts", "moe_intermediate_size")
     kw["n_shared_experts"] = ck.get(cfg, "num_shared_experts", src, 0)
-    kw["d_ff_shared"] = ck.get(cfg, "moe_shared_expert_intermediate_size", src, kw["d_ff_expert"], lo=1)
+    kw["d_ff_shared"] = ck.get(cfg, "moe_shared_expert_intermediate_size", src, kw["d_ff_expert"],
+                               lo=1 if kw["n_shared_experts"] else 0)
     first = ck.get(cfg, "first_k_dense_replace", src, 0)
     kw["n_moe_layers"] = max(0, kw["n_layers"] - first)
     if not kw["n_moe_layers"]:
         raise ModelConfigError(f"{src}: first_k_dense_replace = {first} leaves no MoE layer of num_hidden_layers = "
                                f"{kw['n_layers']}; expected first_k_dense_replace < it")
-    kw["n_group"], kw["topk_group"] = ck.groups(cfg, src, kw["n_experts"], kw["top_k"])
+    # SGLang's BailingMoESparseMoeBlock: n_group and topk_group both 0 (their default) route over all experts
+    if cfg.get("n_group") in (0, None) and cfg.get("topk_group") in (0, None):
+        kw["n_group"], kw["topk_group"] = 1, 1
+    elif not cfg.get("topk_group") or not cfg.get("n_group"):
+        raise ModelConfigError(f"{src}: n_group = {cfg.get('n_group')!r} with topk_group = {cfg.get('topk_group')!r}; "
+                               "expected both 0 (no grouping) or both set (SGLang: 0 < topk_group <= n_group)")
+    else:
+        kw["n_group"], kw["topk_group"] = ck.groups(cfg, src, kw["n_experts"], kw["top_k"], "num_experts")
     kw["n_mtp_layers"] = ck.get(cfg, "num_nextn_predict_layers", src, 0)
+    if kw["n_mtp_layers"] > 1:          # SGLang's nextn loader: assert num_nextn_layers == 1
+        raise ModelConfigError(f"{src}: num_nextn_predict_layers = {kw['n_mtp_layers']}; bailing_moe loads 0 or 1")
     return ModelShape(**kw)
 
 

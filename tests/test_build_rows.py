@@ -240,3 +240,18 @@ def test_mori_mtp_rows_without_dp_attention_carry_their_recipes_decode_cap():
     rows = {x["row_id"]: x for x in load_rows()}
     assert rows["V311"]["spec_max_running"] == "256" and "spec_max_running" in rows["V311"]["notes"]
     assert rows["V306"]["spec_max_running"] == ""            # the plain run of the pair: no speculation cap
+
+
+def test_not_mapped_reason_table_adds_up_to_the_file():
+    """validation/README.md's 'Not mapped' header counts not_mapped.csv, and its reason table sums to that count (found
+    by review on 2026-12-07: the table had summed 17 short of the header since an earlier session)."""
+    import csv
+    import re
+    from pathlib import Path
+
+    val = Path(__file__).resolve().parents[1] / "validation"
+    with open(val / "not_mapped.csv", encoding="utf-8") as f:
+        n = len(list(csv.DictReader(f)))
+    sec = (val / "README.md").read_text(encoding="utf-8").split("## Not mapped", 1)[1].split("\n## ", 1)[0]
+    assert f"{n} staged rows (`not_mapped.csv`" in sec
+    assert sum(int(m.group(1)) for m in re.finditer(r"^\| [^|]+ \| (\d+) \|", sec, re.M)) == n

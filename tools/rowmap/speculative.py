@@ -128,8 +128,7 @@ SPECBUNDLE_MODELS = {
 # What the dashboard does not state for a target, inferred from the checkpoint: (field, value, why).
 SPECBUNDLE_INFERRED = {
     "inclusionAI/Ling-flash-2.0": [("precision", "bf16", "precision bf16 inferred: the named repository's only "
-                                    "weights are BF16 (HF safetensors metadata BF16 102,889,697,280 + F32 7,936); "
-                                    "the dashboard names FP8 checkpoints by their -FP8 repository")],
+                                    "weights are BF16 (HF safetensors metadata BF16 102,889,697,280 + F32 7,936)")],
     "Qwen/Qwen3-Coder-480B-A35B-Instruct": [
         ("tp", "8", "TP8 inferred (not stated): the BF16 weights (480B parameters, 960 GB) need 7 or more 141-GB "
          "H200s, so one 8-GPU node at TP8 (SGLang's default MoE layout: experts tensor-parallel, no EP) is the "
