@@ -3,10 +3,10 @@
 Supported: llama, mistral, qwen2, qwen3 (dense, GQA); qwen3_moe, mixtral, minimax_m2 (MoE); qwen3_next (Gated DeltaNet
 linear attention beside gated attention and MoE: linear_attention.py); deepseek_v3 / kimi_k2 (MLA + MoE + MTP) and
 deepseek_v32 / glm_moe_dsa (the same behind DeepSeek Sparse Attention); glm4_moe (GLM-4.5 / 4.6 / 4.7: GQA with
-DeepSeek-V3's MoE and MTP); bailing_moe (Ant Group's Ling / Ring 1.x and 2.0: GQA with routed and shared experts);
-gpt_oss (MoE, alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE interleaved with dense
-layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads. Every key is read
-checked (config_keys); `model.load_model` reads the files.
+DeepSeek-V3's MoE and MTP); bailing_moe / bailing_moe_v2 (Ant Group's Ling / Ring 1.x and 2.0: GQA with routed and
+shared experts); gpt_oss (MoE, alternating sliding-window attention, attention sinks); llama4 / llama4_text (MoE
+interleaved with dense layers, chunked attention); EAGLE / EAGLE-3 drafter heads (one Llama layer) and Medusa heads.
+Every key is read checked (config_keys); `model.load_model` reads the files.
 """
 
 from __future__ import annotations
@@ -188,10 +188,12 @@ def _bailing_moe(cfg: dict[str, Any], src: str, name: str) -> ModelShape:
     if not kw["n_moe_layers"]:
         raise ModelConfigError(f"{src}: first_k_dense_replace = {first} leaves no MoE layer of num_hidden_layers = "
                                f"{kw['n_layers']}; expected first_k_dense_replace < it")
-    # SGLang's BailingMoESparseMoeBlock: n_group and topk_group both 0 (their default) route over all experts
-    if cfg.get("n_group") in (0, None) and cfg.get("topk_group") in (0, None):
+    # SGLang's BailingMoESparseMoeBlock: n_group and topk_group both 0 (their default) route over all experts; one
+    # without the other fails its assert (the DeepSeek readers default topk_group to n_group, as DeepSeek's router)
+    g, tg = ck.get(cfg, "n_group", src, 0), ck.get(cfg, "topk_group", src, 0)
+    if not g and not tg:
         kw["n_group"], kw["topk_group"] = 1, 1
-    elif not cfg.get("topk_group") or not cfg.get("n_group"):
+    elif not g or not tg:
         raise ModelConfigError(f"{src}: n_group = {cfg.get('n_group')!r} with topk_group = {cfg.get('topk_group')!r}; "
                                "expected both 0 (no grouping) or both set (SGLang: 0 < topk_group <= n_group)")
     else:

@@ -98,6 +98,7 @@ def test_group_routing_reads_sglangs_zeros():
     ({"use_qk_norm": 1}, r"use_qk_norm = 1, expected true or false$"),
     ({"use_qkv_bias": "no"}, r"use_qkv_bias = 'no', expected true or false$"),
     ({"num_shared_experts": -1}, r"num_shared_experts = -1, expected an integer >= 0$"),
+    ({"n_group": False, "topk_group": 0}, r"n_group = False, expected an integer >= 0$"),
 ])
 def test_refusals(extra, msg):
     with pytest.raises(ModelConfigError, match=r"^c\.json: " + msg):
