@@ -988,8 +988,10 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     # L40S rows 3, Argonne's LLM-Inference-Bench on A100 40 GB 38; 3 more refused as not fitting in memory); and the
     # 12 of round 21 (tools/blind_rows_round21.py: the SGLang cookbook's Qwen3-Coder-480B page on 8x MI300X, 3 runs x
     # TTFT / TPOT / E2E / throughput; the LMSYS H20 blog's 9 decode rows refused: EP beyond h20's
-    # NVLink domain, then, with h20's scale-out figure, for memory under SGLang's start-up share)
-    assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 321
+    # NVLink domain, then, with h20's scale-out figure, for memory under SGLang's start-up share); and the 142 of
+    # round 22 (tools/blind_rows_round22.py: ML.ENERGY's plain decode of the Qwen3 MoE targets, vLLM v0.11.1; 5 more
+    # refused as not fitting in memory, 10 attention-DP configurations left out by its rules)
+    assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 463
 
 
 @pytest.mark.parametrize("argv, message", [
