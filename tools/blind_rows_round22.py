@@ -8,7 +8,9 @@ validation/rows.csv's columns, priced by simulator.validation.predict_row exactl
 The rules below were fixed, and the rows written, before any of them was priced.
 
 Search (2026-12-07): the ML.ENERGY leaderboard data files of the mirror (ml-energy/leaderboard public/data/models/ at
-the commit below) whose model is a bundled target or a same-shape release of one; the benchmark's launch configs
+the commit below) of the Qwen3 MoE targets, bundled or same-shape releases of them (the dense Qwen3, Llama-3.1-405B,
+Llama-4 and gpt-oss files, also bundled, are outside this round's scope: a lead for a later round); the benchmark's
+launch configs
 (ml-energy/benchmark configs/vllm/<task>/<model>/<GPU>/monolithic.config.yaml: enable-expert-parallel, bfloat16 or
 the checkpoint's FP8, async scheduling, max-num-batched-tokens 8192; no data-parallel size except where a run's
 label says so).
@@ -25,7 +27,10 @@ Inclusion rules, fixed before any prediction was run (round 9's, for these model
 - Layout: one GPU is TP1; on more, enable-expert-parallel with no data-parallel size, which the benchmark's driver
   launches as --tensor-parallel-size = num_gpus (round 9's reading of the same driver): TP attention and EP experts
   over all the GPUs. The FP8 Qwen3-Coder-480B runs labelled 'DP for attention, EP for MLP experts' are left out:
-  whether their max_num_seqs and mean batch count per DP rank or over all ranks is not stated.
+  whether their max_num_seqs and mean batch count per DP rank or over all ranks is not stated. (Review, after
+  pricing: the reason is wrong. The benchmark states both as global: mlenergy/benchmark/llm/benchmark.py divides
+  max_num_seqs by the GPU count for DP and sums vllm:num_requests_running over the engines. The rule stands as fixed;
+  the 10 runs are priceable and left for a later round.)
 - Models: Qwen3-30B-A3B-Instruct-2507, -Thinking-2507 and Qwen3-Coder-30B-A3B priced as the bundled qwen3-30b-a3b
   (the same layer shapes, as validation prices SpecBundle's Qwen3-Coder-30B); Qwen3-235B-A22B-Instruct- and
   -Thinking-2507 as qwen3-235b-a22b; Qwen3-Coder-480B as qwen3-coder-480b-a35b. The -FP8 releases are block-FP8
