@@ -8,8 +8,8 @@ exactly as validation prices such a row. The rules below were fixed, and the row
 Search (2026-12-07): the ML.ENERGY leaderboard data files of the mirror (ml-energy/leaderboard public/data/models/ at
 the commit below) for those models' text tasks (LMArena chat, GPQA); the benchmark's launch configs
 (ml-energy/benchmark configs/vllm/<task>/<model>/<GPU>/monolithic.config.yaml): enable-expert-parallel for the two
-Llama-4 models, none for the others (gpt-oss: '# enable-expert-parallel: true  # vLLM recipes recommend TP', commented
-out), no data-parallel size in any.
+Llama-4 models, none for the others (gpt-oss-120b: '# enable-expert-parallel: true  # vLLM recipes recommend TP',
+commented out), no data-parallel size in any.
 
 Inclusion rules, fixed before any prediction was run (round 9's and round 22's, for these models):
 - Every configuration of the files named in _MLE whose batch over mean output length is under ln 2 (fewer than half
