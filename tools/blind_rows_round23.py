@@ -31,16 +31,14 @@ from __future__ import annotations
 
 import math
 
-from blind_rows_common import print_rows, split
+from blind_rows_common import print_rows
+from blind_rows_round22 import GPU, MLE, triage  # noqa: F401  (the same data files, device names and refusal rule)
 
-MLE_COMMIT = "0cd52dab897c5d91a45f4d413038f3b8b4251b0f"
-MLE = f"https://github.com/ml-energy/leaderboard/blob/{MLE_COMMIT}/public/data/models/"
 MLE_ASSUMED = ("vLLM v0.11.1 (the benchmark's server image vllm/vllm-openai:v0.11.1; ml-energy/benchmark configs: "
                "--async-scheduling, max-num-batched-tokens 8192); the median ITL read as one plain decode step at "
                "the run's mean batch (max_num_seqs requests kept in flight, steady state); prompt length not "
                "published: 256 tokens assumed, context = 256 + half the run's mean output length; KV cache BF16 "
                "(vLLM's default); H100 read as the 80 GB SXM part ('H100 80GB HBM3')")
-GPU = {"H100": "h100-sxm", "B200": "b200", "H200": "h200-sxm"}
 
 # (file, bundled model, precision, expert precision, name prefix, [(GPU, GPUs, configurations index, max_num_seqs,
 #  mean batch, median ITL ms, mean output tokens, the label's expert_parallel, its data_parallel)]): the
@@ -183,11 +181,6 @@ def _rows() -> list[dict]:
 
 
 ROUND23 = tuple(_rows())
-
-
-def triage(rows: tuple[dict, ...]) -> tuple[tuple[dict, ...], tuple[tuple[str, str], ...]]:
-    """(rows scored, (name, reason) of each row refused: one that does not fit in memory)."""
-    return split(list(rows))
 
 
 def main() -> int:
