@@ -91,8 +91,9 @@ def _dealt(B, n):
 
 
 @nb.njit(**JIT)
-def _feats(B, q, L, window, logq, moe_e, table, i, side, dp, pp, tile, f):
-    """The features of one op at one point, into f (features.features; b is experts.rank_batch)."""
+def _feats(B, q, L, window, logq, moe_e, rho, table, i, side, dp, pp, tile, f):
+    """The features of one op at one point, into f (features.features; b is experts.rank_batch, the experts' tokens
+    experts.routed_tokens)."""
     b = _dealt(B, dp) / pp
     if pp > 1.0:                       # a single token crosses every pipeline stage in turn
         one = B if B < 1.0 else 1.0
@@ -110,7 +111,8 @@ def _feats(B, q, L, window, logq, moe_e, table, i, side, dp, pp, tile, f):
     f[5] = b * (qw * (qw + 1.0) * 0.5 + (q - qw) * qw)
     f[6] = 0.0
     if moe_e > 0.0 and T > 0.0:   # T = 0 with k = E would give 0 * -inf
-        f[6] = _busiest(-np.expm1(T * logq), table, i, int(moe_e + 0.5))
+        Tr = b * (1.0 + rho * (q - 1.0)) if q > 1.0 else T
+        f[6] = _busiest(-np.expm1(Tr * logq), table, i, int(moe_e + 0.5))
     f[7] = np.ceil(T / tile) * tile if tile > 0.0 else T
 
 
@@ -149,7 +151,7 @@ def _op_time(i, f, cf, cb, peak, eta, real, bw, floor):
     return t + floor, cls
 
 
-def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, logq, moe_e, table, side, micro, dp,
+def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, logq, moe_e, rho, table, side, micro, dp,
                     pp, peak, repeat, kernels, quant, fam, coll, group, eta, real, lat, bw_op, bw, tiles, one_shot,
                     out_total, out_fam, out_bound):
     """Price every point (B[p], q[p], L[p]) of a grid: total, per family and per bound class, in seconds."""
@@ -162,7 +164,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, log
         for j in range(3):
             out_bound[p, j] = 0.0
         for i in range(n_ops):
-            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], table, i, side[i], dp, pp, tiles[i], f)
+            _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], rho[i], table, i, side[i], dp, pp, tiles[i], f)
             if coll[i] > 0.0:
                 t = _coll_time(coll[i], group[i], _dot(cc, i, f), lat[i], bw_op[i], one_shot)
                 cls = 2
@@ -378,7 +380,8 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
     c = np.ascontiguousarray
     kernel = _step_grid if n >= _PARALLEL_MIN_POINTS else _step_grid_serial
     kernel(Bf, qf, Lf, lf, ff, qq, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
-           c(ops.moe_e, dtype=np.float64), c(ops.moe_table, dtype=np.float64), _side(ops),
+           c(ops.moe_e, dtype=np.float64), c(ops.moe_rho, dtype=np.float64), c(ops.moe_table, dtype=np.float64),
+           _side(ops),
            c(ops.micro, dtype=np.float64), float(ops.dp), float(ops.pp), c(r.peak), c(ops.repeat, dtype=np.float64),
            c(ops.kernels, dtype=np.float64), c(r.quant(ops)), c(ops.family, dtype=np.float64),
            c(ops.coll, dtype=np.float64),
@@ -407,7 +410,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
         f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], tiles[i],
-                     ops.pp, ops.dp)
+                     ops.pp, ops.dp, ops.moe_rho[i])
         if ops.coll[i]:
             t = _coll_reference(int(ops.coll[i]), ops.group[i], f @ ops.cc[i], r.lat[i], r.bw_op[i], r.one_shot)
             cls = np.full(n, 2)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .errors import ScenarioError
-from .experts import grouped_busiest_rank_table
+from .experts import SEQ_ROUTING_RHO, grouped_busiest_rank_table
 from .fusion import Fusion
 from .linear_attention import FP32_STATE_BYTES, linear_ops
 from .model import ModelShape
@@ -154,8 +154,8 @@ class OpSet:
     names : tuple[str]; family : int array (index into FAMILIES); repeat : float array (layers);
     kernels : float array (kernels per repeat, each at the fitted per-kernel cost); quant : float array (activation-
     quantisation kernels per repeat before W8A8 / NVFP4 GEMMs, each at the device's measured cost); dtype : tuple[str];
-    cf, cb, cc : float arrays (n_ops, N_FEAT); window : float array; moe_e, moe_k, moe_ranks : float arrays (routed
-    experts, experts per token, EP ranks they are spread over); share : float array (1/dp on the attention side,
+    cf, cb, cc : float arrays (n_ops, N_FEAT); window : float array; moe_e, moe_k, moe_ranks, moe_rho : float arrays
+    (routed experts, experts per token, EP ranks they are spread over, routing locality: experts.routed_tokens); share : float array (1/dp on the attention side,
     whose sequences are dealt over the dp ranks; 1 elsewhere); micro : float array (repeats in a full pipeline's
     cycle over those on one micro-batch's path, pipeline.cycle_runs); coll : int array (COLL_*); group : float array
     (collective group size); link : int array (LINK_SCALEUP or LINK_SCALEOUT); gemm : float array (1 for a GEMM: a
@@ -177,6 +177,7 @@ class OpSet:
     moe_k: np.ndarray
     moe_ranks: np.ndarray
     moe_table: np.ndarray
+    moe_rho: np.ndarray
     share: np.ndarray
     coll: np.ndarray
     group: np.ndarray
@@ -207,7 +208,7 @@ class _Builder:
 
     def op(self, name: str, fam: str, repeat: float, *, dtype: str = "bf16", kernels: float = 1.0, quant: float = 0.0,
            f: dict[int, float] | None = None, b: dict[int, float] | None = None, c: dict[int, float] | None = None,
-           window: float = INF_WINDOW, moe: tuple[float, ...] = (0.0, 0.0, 1.0, 1.0, 1.0), coll: int = COLL_NONE,
+           window: float = INF_WINDOW, moe: tuple[float, ...] = (0.0, 0.0, 1.0, 1.0, 1.0, 1.0), coll: int = COLL_NONE,
            group: float = 1.0, link: int = LINK_SCALEUP, share: float | None = None, gemm: bool = False) -> None:
         if repeat <= 0:
             return
@@ -242,15 +243,15 @@ class _Builder:
         r = self.rows
         arr = lambda key, dt=float: np.array([x[key] for x in r], dtype=dt)  # noqa: E731
         mat = lambda key: np.array([x[key] for x in r]).reshape(len(r), N_FEAT)  # noqa: E731
-        moe = np.array([x["moe"] for x in r], dtype=float).reshape(len(r), 5)   # E, k, ranks, groups, groups taken
+        moe = np.array([x["moe"] for x in r], dtype=float).reshape(len(r), 6)   # E, k, ranks, groups, taken, rho
         table = np.zeros((len(r), int(moe[:, 0].max(initial=0)) + 1))
-        for i, (E, k, R, ng, tg) in enumerate(moe):
+        for i, (E, k, R, ng, tg, _) in enumerate(moe):
             if E > 0:
                 table[i, : int(E) + 1] = grouped_busiest_rank_table(int(E), int(R), round(k), int(ng), int(tg))
         return OpSet(names=tuple(x["name"] for x in r), family=arr("fam", np.int64), repeat=arr("repeat"),
                      kernels=arr("kernels"), dtype=tuple(x["dtype"] for x in r), cf=mat("cf"), cb=mat("cb"),
                      cc=mat("cc"), window=arr("window"), moe_e=moe[:, 0], moe_k=moe[:, 1], moe_ranks=moe[:, 2],
-                     moe_table=table, share=arr("share"), coll=arr("coll", np.int64), group=arr("group"), pp=pp,
+                     moe_table=table, moe_rho=moe[:, 5], share=arr("share"), coll=arr("coll", np.int64), group=arr("group"), pp=pp,
                      link=arr("link", np.int64), gemm=arr("gemm"), micro=arr("micro"), n_gpus=n_gpus, dp=dp,
                      quant=arr("quant"))
 
@@ -371,8 +372,9 @@ def _moe(g: _Builder, c: _Ctx) -> None:
         # Qwen2MoeSparseMoeBlock): a GEMV and the sigmoid-multiply, unquantised (vLLM quant_config=None)
         g.matmul("shared_gate", "moe", nm, F_T, 1.0, d, "bf16", c.p.activations, kernels=2, quant=0)
     # Routed experts, priced on the busiest rank: FLOPs follow its share of the T*k assignments (all DP ranks'
-    # tokens reach the experts: share 1), weights the distinct experts it holds that are touched (F_U), each read
-    # once, split moe_tp ways. Kernels: align, w13 GEMM, SiLU-mul, w2 GEMM, top-k sum (vLLM fused_moe).
+    # tokens reach the experts: share 1), weights the distinct experts it holds that are touched (F_U; a sequence's q
+    # tokens route together: experts.routed_tokens), each read once, split moe_tp ways. Kernels: align, w13 GEMM,
+    # SiLU-mul, w2 GEMM, top-k sum (vLLM fused_moe).
     pe = (nmat + 1) * d * m.d_ff_expert
     spread = par.ep * par.moe_tp
     # With redundant slots (ep not dividing E: EPLB's placement) the busiest-rank table runs over the Es slots, k Es / E
@@ -380,7 +382,7 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     Es = float(par.expert_slots(m))
     grp = (float(m.n_group), float(m.topk_group)) if Es == E else (1.0, 1.0)
     q = (ed in ACT_QUANT) * (ab + DTYPE_BYTES[ed]) * (d + k * m.d_ff_expert / par.moe_tp) / par.ep  # x, w2 input quant
-    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT), moe=(Es, k * Es / E, par.ep, *grp),
+    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT), moe=(Es, k * Es / E, par.ep, *grp, SEQ_ROUTING_RHO),
          share=1.0, gemm=True, f={F_T: 2.0 * k * pe / spread},
          b={F_U: Es / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
             F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep + q})
