@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 
-
 # Consecutive tokens of one sequence route to overlapping experts (temporal locality), so the q tokens a sequence
 # brings to one pass (a verify of k + 1 draft tokens, a prefill chunk) touch fewer experts than q independent tokens.
 # Priced as b (1 + rho (q - 1)) independent tokens (`routed_tokens`), rho derived, not fitted, from Cohere's

@@ -155,13 +155,13 @@ class OpSet:
     kernels : float array (kernels per repeat, each at the fitted per-kernel cost); quant : float array (activation-
     quantisation kernels per repeat before W8A8 / NVFP4 GEMMs, each at the device's measured cost); dtype : tuple[str];
     cf, cb, cc : float arrays (n_ops, N_FEAT); window : float array; moe_e, moe_k, moe_ranks, moe_rho : float arrays
-    (routed experts, experts per token, EP ranks they are spread over, routing locality: experts.routed_tokens); share : float array (1/dp on the attention side,
-    whose sequences are dealt over the dp ranks; 1 elsewhere); micro : float array (repeats in a full pipeline's
-    cycle over those on one micro-batch's path, pipeline.cycle_runs); coll : int array (COLL_*); group : float array
-    (collective group size); link : int array (LINK_SCALEUP or LINK_SCALEOUT); gemm : float array (1 for a GEMM: a
-    matmul or the routed experts' grouped GEMM, whose math and memory overlap as Rates.gemm_eta says; 0 elsewhere);
-    n_gpus : GPUs of the instance; dp, pp : attention-DP ranks and pipeline stages (experts.rank_batch).
-    """
+    (routed experts, experts per token, EP ranks they are spread over, routing locality: experts.routed_tokens);
+    share : float array (1/dp on the attention side, whose sequences are dealt over the dp ranks; 1 elsewhere);
+    micro : float array (repeats in a full pipeline's cycle over those on one micro-batch's path, pipeline.cycle_runs);
+    coll : int array (COLL_*); group : float array (collective group size); link : int array (LINK_SCALEUP or
+    LINK_SCALEOUT); gemm : float array (1 for a GEMM: a matmul or the routed experts' grouped GEMM, whose math and
+    memory overlap as Rates.gemm_eta says; 0 elsewhere); n_gpus : GPUs of the instance; dp, pp : attention-DP ranks
+    and pipeline stages (experts.rank_batch)."""
 
     names: tuple[str, ...]
     family: np.ndarray
@@ -251,9 +251,9 @@ class _Builder:
         return OpSet(names=tuple(x["name"] for x in r), family=arr("fam", np.int64), repeat=arr("repeat"),
                      kernels=arr("kernels"), dtype=tuple(x["dtype"] for x in r), cf=mat("cf"), cb=mat("cb"),
                      cc=mat("cc"), window=arr("window"), moe_e=moe[:, 0], moe_k=moe[:, 1], moe_ranks=moe[:, 2],
-                     moe_table=table, moe_rho=moe[:, 5], share=arr("share"), coll=arr("coll", np.int64), group=arr("group"), pp=pp,
-                     link=arr("link", np.int64), gemm=arr("gemm"), micro=arr("micro"), n_gpus=n_gpus, dp=dp,
-                     quant=arr("quant"))
+                     moe_table=table, moe_rho=moe[:, 5], share=arr("share"), coll=arr("coll", np.int64),
+                     group=arr("group"), pp=pp, link=arr("link", np.int64), gemm=arr("gemm"), micro=arr("micro"),
+                     n_gpus=n_gpus, dp=dp, quant=arr("quant"))
 
 
 def make_precision(weights: str, kv: str | None = None, experts: str | None = None,
@@ -382,8 +382,8 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     Es = float(par.expert_slots(m))
     grp = (float(m.n_group), float(m.topk_group)) if Es == E else (1.0, 1.0)
     q = (ed in ACT_QUANT) * (ab + DTYPE_BYTES[ed]) * (d + k * m.d_ff_expert / par.moe_tp) / par.ep  # x, w2 input quant
-    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT), moe=(Es, k * Es / E, par.ep, *grp, SEQ_ROUTING_RHO),
-         share=1.0, gemm=True, f={F_T: 2.0 * k * pe / spread},
+    g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT), share=1.0,
+         moe=(Es, k * Es / E, par.ep, *grp, SEQ_ROUTING_RHO), gemm=True, f={F_T: 2.0 * k * pe / spread},
          b={F_U: Es / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
             F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep + q})
 

@@ -101,11 +101,13 @@ def test_bundled_moe_expert_coverage(mid):
     touched = experts_touched_fraction(n, m.n_experts, m.top_k) * m.n_experts
     assert touched[0] == pytest.approx(m.top_k, rel=1e-12)
     assert np.all(np.diff(touched) >= 0) and touched[-1] <= m.n_experts
-    # the op table prices the same fraction
+    # the op table's E and k; at rho = 1 (independent tokens) features gives the same fraction (the op table's own
+    # routing locality: tests/test_routing_locality.py)
     ops = ops_for(mid)
     i = ops.names.index("experts")
     assert (ops.moe_e[i], ops.moe_k[i]) == (m.n_experts, m.top_k)
-    f = features(np.array([3.0]), np.array([4.0]), np.array([100.0]), ops.window[i], ops.moe_e[i], ops.moe_k[i])
+    f = features(np.array([3.0]), np.array([4.0]), np.array([100.0]), ops.window[i], ops.moe_e[i], ops.moe_k[i],
+                 moe_rho=1.0)
     assert f[0, F_U] == pytest.approx(experts_touched_fraction(12, m.n_experts, m.top_k), rel=1e-15)
 
 
