@@ -130,10 +130,11 @@ NB03 = [
 
 A dense model reads all its weights once per step whatever the number of tokens, so verifying k + 1 tokens per
 sequence is nearly free while decode is memory-bound. A mixture-of-experts model reads only the experts its tokens
-are routed to: with E experts and top-k routing, B*q tokens touch about E*(1 - (1 - top_k/E)^(B*q)) of them
-(uniform routing). A verify pass multiplies the tokens by k + 1, so at small batch it reads many more expert weights
-than a decode step, and speculation can lose. At large batch every expert is touched anyway and the verify pass is
-cheap again.
+are routed to: with E experts and top-k routing, N independent tokens touch about E*(1 - (1 - top_k/E)^N) of them
+(uniform routing). The q tokens of one sequence route partly alike, so B sequences of q tokens count as
+N = B*(1 + 0.71*(q - 1)) (measured routing locality: `simulator.experts.SEQ_ROUTING_RHO`). A verify pass of k + 1
+tokens per sequence still reads many more expert weights than a decode step at small batch, and speculation can
+lose. At large batch every expert is touched anyway and the verify pass is cheap again.
 
 Here: Qwen3-30B-A3B (128 experts, top-8) against the dense Qwen3-8B, both with a synthesized EAGLE-3 head and the
 same assumed acceptance (alpha = 0.7), on one H100 under vLLM. Predictions."""),

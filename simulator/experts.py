@@ -1,6 +1,7 @@
-"""The busiest rank, which sets a step: under uniform top-k routing the share of experts a batch touches and the
-busiest expert-parallel rank's share (what a rank must read), and the sequences the busiest data-parallel rank or
-pipeline micro-batch processes. Pure numpy; the numba kernel in roofline.py evaluates the same."""
+"""The busiest rank, which sets a step: under uniform top-k routing (a sequence's q tokens counted as fewer independent
+ones, `routed_tokens`) the share of experts a batch touches and the busiest expert-parallel rank's share (what a rank
+must read), and the sequences the busiest data-parallel rank or pipeline micro-batch processes. Pure numpy; the numba
+kernel in roofline.py evaluates the same."""
 
 from __future__ import annotations
 

@@ -14,8 +14,10 @@ from uniform top-k routing are tried, alone and together:
 
   skew         expert popularity p_e = (k / E) X with X ~ Gamma(kappa, 1 / kappa) (mean 1, coefficient of variation
                1 / sqrt(kappa)): touched fraction 1 - E[(1 - p)^T] ~= 1 - (1 + T k / (E kappa))^-kappa
-  correlation  the q tokens of one sequence act as 1 + c (q - 1) independent ones (c = 0.5: Cohere's 2.5x unique
-               experts for 4 tokens of one sequence; vLLM RFC #46295 measured 3.2x at K = 4)
+  correlation  the q tokens of one sequence act as 1 + c (q - 1) independent ones: c = SEQ_ROUTING_RHO (0.71, priced
+               since 2026-12-07: Cohere's measured union over its independent baseline, simulator/experts.py) and
+               c = 0.5 (Cohere's 2.5x unique experts for 4 tokens of one sequence against one token, skew included;
+               vLLM RFC #46295 measured 3.2x at K = 4)
 
 Every variant still rises from 8 to 64 sequences (README "Curve shape, held out"): the plain step saturates (all
 experts read by 64 sequences), and a verify pass cannot read more than all of them.
@@ -28,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from simulator.experts import experts_touched_fraction  # noqa: E402
+from simulator.experts import SEQ_ROUTING_RHO, experts_touched_fraction  # noqa: E402
 
 E, K, Q, TAU = 256, 8, 3, 2.05
 DRAFT_S, BOOK_S = 1.5e-3, 0.5e-3
@@ -61,10 +63,10 @@ def speedups(kappa: float | None, c: float) -> np.ndarray:
 def main() -> None:
     print("popularity       correlation  fixed   experts  " + "  ".join(f"B={b:<3d}" for b in BATCH) + "  8->64")
     for kappa in (None, 4.0, 2.0, 1.0):
-        for c in (1.0, 0.5):
+        for c in (1.0, SEQ_ROUTING_RHO, 0.5):
             s, (a, b) = speedups(kappa, c), fit(kappa)
             name = "uniform" if kappa is None else f"gamma cv {1 / np.sqrt(kappa):.2f}"
-            print(f"{name:<16} c = {c:<8.1f} {a * 1e3:5.2f}ms {b * 1e3:5.1f}ms  " + "  ".join(f"{x:5.2f}" for x in s)
+            print(f"{name:<16} c = {c:<8.2f} {a * 1e3:5.2f}ms {b * 1e3:5.1f}ms  " + "  ".join(f"{x:5.2f}" for x in s)
                   + f"  {s[-1] / s[3] - 1:+.0%}")
 
 
