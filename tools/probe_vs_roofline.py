@@ -79,10 +79,13 @@ def load(path: Path) -> list[Row]:
 
 def layer_ops(model: str, tp: int, experts: str = "bf16", weights: str = "bf16") -> OpSet:
     """One layer of `model` on one of tp GPUs, its projections in `weights` and its routed and shared experts in
-    `experts` (a MoE layer where it has them), without the LM head, embedding, sampler and collectives."""
+    `experts` (a MoE layer where it has them), without the LM head, embedding, sampler and collectives. The probes route
+    every token at random (tools/gpu_probe.py), so the q tokens of a sequence route independently: the op table's
+    routing locality (experts.routed_tokens) is set to none, moe_rho 1."""
     m = load_model(ROOT / "models" / f"{model}.json")
     m = replace(m, n_layers=1, n_moe_layers=1 if m.is_moe else 0, n_window_layers=0, n_linear_layers=0, n_mtp_layers=0)
     ops = forward_pass(m, Precision(weights=weights, experts=experts), Parallelism(tp=tp), sampler=False)
+    ops = replace(ops, moe_rho=np.ones_like(ops.moe_rho))
     return ops_where(ops, np.array([n not in HEAD_OPS and c == 0 for n, c in zip(ops.names, ops.coll)]))
 
 
