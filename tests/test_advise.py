@@ -132,9 +132,11 @@ def test_sparse_grid_ends_the_on_range_at_the_crossover():
 
 
 def test_moe_small_batch_is_switched_off_below_the_crossover():
-    # alpha 0.5: at small batch the verify pass touches several times the experts of a decode step
+    # alpha 0.45: at small batch the verify pass touches several times the experts of a decode step (alpha 0.5 until
+    # 2026-12-07, when the routing locality of a sequence's verify tokens priced batch 1 at 1.015x: the scenario keeps
+    # a batch-1 loss so that the switch-off logic stays tested)
     a = advise(hardware="h100-sxm", model="qwen3-30b-a3b", method="eagle3", engine="sglang",
-               acceptance=Acceptance.from_rate(0.5),
+               acceptance=Acceptance.from_rate(0.45),
                batch_range=(1, 64), emit=["trtllm", "sglang"])
     r = a.result
     assert a.pays and r.speedup[0] < 1 and a.scheduled_k[0] == 0 and 1 in a.interior_off
@@ -767,9 +769,10 @@ def test_the_table_keeps_every_batch_within_the_tolerance_in_fewer_ranges(kw):
     assert np.all(a.scheduled_k[on] <= a.result.k[on].max())                  # no depth deeper than the best tried
     assert len(a.schedule) <= _argmax_ranges(a)
     if not kw:     # 19 argmax ranges (21 before the refit of 2026-12-04 that prices runs of N prompts, 22 with the
-        # measured draft-pass cost of 2026-12-05, 23 with SpecBundle's rows in the fit); 5 scheduled with the
-        # calibration of 2026-12-03, 6 with the refits of 12-04, 5 with that of 12-05, 7 with SpecBundle's
-        assert _argmax_ranges(a) == 23 and len(a.schedule) == _fewest_ranges(a), [(r.start, r.end, r.k)
+        # measured draft-pass cost of 2026-12-05, 23 with SpecBundle's rows in the fit, 22 with the refit after the
+        # routing locality of 2026-12-07); 5 scheduled with the calibration of 2026-12-03, 6 with the refits of 12-04,
+        # 5 with that of 12-05, 7 with SpecBundle's, 3 since 2026-12-07's
+        assert _argmax_ranges(a) == 22 and len(a.schedule) == _fewest_ranges(a), [(r.start, r.end, r.k)
                                                                                   for r in a.schedule]
     d = a.to_dict()
     assert all(p["scheduled_speedup"] is None or p["scheduled_speedup"] >= p["speedup"] * (1 - K_TOLERANCE) - 1e-12

@@ -144,19 +144,21 @@ ATTENTION = PROBE.parent / "h200_attention_kernel.csv"
 
 def test_vllm_triton_attention_against_the_price_where_it_splits_the_cache_and_where_not(tool):
     # vLLM V1's Triton unified_attention (tools/attention_kernel_probe.py, H200, bf16). A decode batch small enough
-    # (tiles x KV heads <= 128) runs its split-KV kernel: measured 19 % under to 56 % over the price at one sequence
-    # (a few MB read at 0.2-0.9 TB/s, beside the floor of two kernels). A verify (q > 1) runs the unsplit kernel, one
-    # program per query tile (16 / (query heads per KV head) tokens) and KV head walking the whole cache: at one
-    # sequence 5x its price at 1024 cached tokens, 15-17x at 4096. Not modelled: the price assumes a kernel that
-    # spreads the cache over the GPU (FlashAttention-3's and FlashInfer's split-KV). A gap of this backend (vLLM
-    # 0.9.2's V1 default on ROCm) measured here on an NVIDIA H200, pinned as measured.
+    # (tiles x KV heads <= 128) runs its split-KV kernel: measured 19 % under to 61 % over the price at one
+    # sequence (a few MB read at 0.2-0.9 TB/s, beside the floor of two kernels; 56 % over at the 5.15 us fitted
+    # Hopper cost of before 2026-12-07's routing-locality refit, 5.02 us since: the bound follows the fitted floor,
+    # the gap is measured, and a verify's 4.5-20x below is what this test tells apart). A verify (q > 1) runs the
+    # unsplit kernel, one program per query tile (16 / (query heads per KV head) tokens) and KV head walking the
+    # whole cache: at one sequence 5x its price at 1024 cached tokens, 15-17x at 4096. Not modelled: the price
+    # assumes a kernel that spreads the cache over the GPU (FlashAttention-3's and FlashInfer's split-KV). A gap of
+    # this backend (vLLM 0.9.2's V1 default on ROCm) measured here on an NVIDIA H200, pinned as measured.
     timed = tool.load_attention(ATTENTION)
     for model in ("meta-llama__Llama-3.1-8B-Instruct", "Qwen__Qwen3-30B-A3B"):
         for ctx in (1024, 4096):
             keys = [(model, 1, q, ctx) for q in (1, 2, 4, 8)]
             priced = tool.price_attention(model, 1.0, np.array([1.0, 2, 4, 8]), float(ctx), "h200-sxm")
             meas = np.array([timed[k] for k in keys])
-            assert -0.25 < meas[0] / priced[0] - 1 < 0.6, (model, ctx)
+            assert -0.25 < meas[0] / priced[0] - 1 < 0.65, (model, ctx)
             assert np.all(meas[1:] / priced[1:] > 4.5) and np.all(meas[1:] / priced[1:] < 20), (model, ctx)
 
 

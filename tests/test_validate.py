@@ -499,17 +499,21 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     # Since the MTP module's eh_proj is priced whole and BF16 (2026-12-06, +0.15 ms a step) V1 is +9.5 % (+12 %
     # before), the shipped profile +14.6 % (+17 %), SpecV2 +4.1 % (+6 %), the sourced priors +24 % (+27 %); since the
     # refit after the attention-DP prompt straggler (2026-12-06, fourth session: Hopper's per-kernel cost 5.41 -> 5.15
-    # us) V1 +12.5 %, the shipped profile +17.6 %, SpecV2 +7.1 %, the sourced priors +27 %.
+    # us) V1 +12.5 %, the shipped profile +17.6 %, SpecV2 +7.1 %, the sourced priors +27 %; since the routing
+    # locality of a sequence's verify tokens and its refit (2026-12-07, twelfth session: the verify and draft-extend
+    # read about 14 % fewer expert bytes at batch 1, Hopper's per-kernel cost 5.15 -> 5.02 us, the bookkeeping 2.19 ->
+    # 2.50 ms) V1 +15.1 %, the shipped profile +20.3 %, SpecV2 +9.8 %, the sourced priors +34 %: this run, which no fit
+    # sees, is one that the locality moves away from its measurement (README, "Real routing is not random").
     p = prepare_row(r)
     eng = without(p.dep.eng, {"allreduce_norm_mla"})
-    assert 1.11 < predict_prepared(p, eng) / 140.52 < 1.14
-    assert 1.16 < predict_prepared(p) / 140.52 < 1.19
+    assert 1.135 < predict_prepared(p, eng) / 140.52 < 1.165
+    assert 1.19 < predict_prepared(p) / 140.52 < 1.215
     prior = load_engine("sglang").uncalibrated()
     assert predict_prepared(p, replace(eng, spec_bookkeeping_s=prior.spec_bookkeeping_s,
                                        draft_step_overhead_s=prior.draft_step_overhead_s)) / 140.52 == \
-        pytest.approx(1.271, abs=0.02)
+        pytest.approx(1.340, abs=0.02)
     v2 = prepare_row(dict(r, overlap_scheduler="true", measured="159.71"))
-    assert 1.06 < predict_prepared(v2, replace(v2.dep.eng, fused=eng.fused)) / 159.71 < 1.085
+    assert 1.085 < predict_prepared(v2, replace(v2.dep.eng, fused=eng.fused)) / 159.71 < 1.11
 
 
 def test_crossval_fold_rule_one_source_tests_transfer_between_two(tmp_path):
@@ -992,7 +996,7 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     # round 22 (tools/blind_rows_round22.py: ML.ENERGY's plain decode of the Qwen3 MoE targets, vLLM v0.11.1; 5 more
     # refused as not fitting in memory, 10 attention-DP configurations left out by its rules); and the 173 of round 23
     # (tools/blind_rows_round23.py: ML.ENERGY's other text runs of bundled models; 1 refused for memory)
-    assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 636
+    assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 646
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -16,7 +16,8 @@ models being added on 2026-12-06; a row whose device or model this tree cannot l
 in tools/blind_rows_round20.py, round 21's (the devices and models added on 2026-12-07: H20 and MI300X serving rows; a
 row specroof refuses is listed, not scored) in tools/blind_rows_round21.py, round 22's (ML.ENERGY's plain decode of
 the bundled 128- and 160-expert Qwen3 targets) in tools/blind_rows_round22.py, round 23's (ML.ENERGY's other text
-runs of bundled models) in tools/blind_rows_round23.py.
+runs of bundled models) in tools/blind_rows_round23.py, round 24's (ML.ENERGY's attention-DP runs of
+Qwen3-Coder-480B-FP8) in tools/blind_rows_round24.py.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ from blind_rows_round22 import ROUND22  # noqa: E402
 from blind_rows_round22 import triage as triage22  # noqa: E402
 from blind_rows_round23 import ROUND23  # noqa: E402
 from blind_rows_round23 import triage as triage23  # noqa: E402
+from blind_rows_round24 import ROUND24  # noqa: E402
+from blind_rows_round24 import triage as triage24  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -112,6 +115,7 @@ ROUND21_SCORED, SKIPPED21 = triage21(ROUND21)
 # Round 22's: a row that does not fit in memory is refused (listed, not scored).
 ROUND22_SCORED, SKIPPED22 = triage22(ROUND22)
 ROUND23_SCORED, SKIPPED23 = triage23(ROUND23)
+ROUND24_SCORED, SKIPPED24 = triage24(ROUND24)
 
 
 @dataclass(frozen=True)
@@ -259,6 +263,7 @@ ROWS = (
     *(Row(**r) for r in ROUND21_SCORED),   # round 21 (2026-12-07): tools/blind_rows_round21.py, rows priced
     *(Row(**r) for r in ROUND22_SCORED),   # round 22 (2026-12-07): tools/blind_rows_round22.py, rows priced
     *(Row(**r) for r in ROUND23_SCORED),   # round 23 (2026-12-07): tools/blind_rows_round23.py, rows priced
+    *(Row(**r) for r in ROUND24_SCORED),   # round 24 (2026-12-07): tools/blind_rows_round24.py, rows priced
 )
 
 
@@ -355,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     skipped = ([f"skipped (round 20): {name}: {why}" for name, why in SKIPPED]
                + [f"skipped (round 21): {name}: {why}" for name, why in SKIPPED21]
                + [f"skipped (round 22): {name}: {why}" for name, why in SKIPPED22]
-               + [f"skipped (round 23): {name}: {why}" for name, why in SKIPPED23])
+               + [f"skipped (round 23): {name}: {why}" for name, why in SKIPPED23]
+               + [f"skipped (round 24): {name}: {why}" for name, why in SKIPPED24])
     if "--write" not in (argv if argv is not None else sys.argv[1:]):
         print("\n".join(lines + ([""] if skipped else []) + skipped))
         return 0
