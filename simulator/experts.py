@@ -22,8 +22,15 @@ import numpy as np
 # experts for 2 tokens, 1.71 independent tokens, rho = 0.713 (the overlap stays 37.7-38.5 % over 13 Spec-Bench
 # categories and 38 % over 7 languages; 30 % at lags 3-4). GLM-4.7-Flash (64 experts, top-4; mlx-lm PR #1485,
 # https://github.com/ml-explore/mlx-lm/pull/1485, 2026-07) shares 25.7 % of its top-4 between consecutive decode
-# positions, rho <= 0.79 against uniform. The popularity skew the independent baseline carries is not priced (tokens
-# of different sequences stay uniform): rho is the correlation alone. rho = 1 is the uniform model.
+# positions against 6.25 % by chance: rho = 0.79 against uniform, skew included, so at least 0.79 for the correlation
+# alone, a weaker locality than Cohere's; an oMLX thread states that GLM-5.2 (256 experts, DeepSeek-like) shares almost
+# none (https://github.com/jundot/omlx/issues/2077, a statement, not a count). The popularity skew the independent
+# baseline carries is not priced (tokens of different sequences stay uniform): rho is the correlation alone. rho = 1 is
+# the uniform model. Assumptions: one value for every MoE target, whatever its experts, top-k or group-limited
+# routing (Cohere's model is the only one counted at a verify's shape); measured on chains of q <= 4 (the overlap
+# falls from 38 % at lag 1 to 30 % at lags 3-4) and applied to longer chains, to the siblings of a tree and to prefill
+# chunks; the busiest-rank tables (below) draw a rank's experts from i.i.d. tokens, so under EP or group-limited
+# routing the locality's tokens, which share groups, make the busiest rank busier than priced.
 SEQ_ROUTING_RHO = 0.71
 
 

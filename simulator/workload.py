@@ -11,7 +11,7 @@ micro-batch, on the attention side (`share` = 1/dp) of the busiest DP rank's cei
     F_BL     b*Lw,  Lw = min(L, window)           cached keys read (KV cache read once per sequence for all q queries)
     F_TL     t*Lw                                 query-key pairs against the cache
     F_CAUSAL causal pairs among the q new tokens  (each capped at the window)
-    F_U      touched fraction of the routed experts a rank holds: u = 1 - (1 - k/E)^t with one rank; with EP over R
+    F_U      touched fraction of the routed experts a rank holds: u = 1 - (1 - k/E)^n (n: routed_tokens); EP over R
              ranks, the busiest rank's expected distinct experts over E/R (it sets the step: a2a synchronises),
              from `grouped_busiest_rank_table` at D = E u touched experts
     F_TPAD   t rounded up to the GEMM tile (tensor-core MMA height, e.g. 64 rows on Hopper wgmma)

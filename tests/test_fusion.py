@@ -271,7 +271,7 @@ def test_sglang_deepseek_step_against_inferencex():
     fused = s.resolve()
     plain = s.replace(engine=replace(load_engine("sglang"), fused=())).resolve()
     t_f, t_p = (base_step(d, np.asarray([1.0]), 1536.0)[0][0] for d in (fused, plain))
-    assert t_f < t_p
+    assert t_f < t_p and abs(t_p / 0.008923 - 1) < abs(t_f / 0.008923 - 1)    # the order at 5.02 us, pinned
     assert -0.12 < t_f / 0.008923 - 1 < -0.105 and 0.09 < t_p / 0.008923 - 1 < 0.105
 
 

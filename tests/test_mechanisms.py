@@ -581,10 +581,12 @@ def test_router_and_experts_against_trtllm_deepseek_moe_on_b200():
     # priced with the shipped Blackwell kernel floor and TensorRT-LLM's fusions (its router op then runs the gate GEMM
     # and top-k: the post-attention RMSNorm rides on the all-reduce, outside the measured module), are within 10 % of
     # TensorRT-LLM's measured MoE module at every M from 16 to 384 (-10 % at 336-384), so the growth from a plain
-    # step's tokens to a verify's is the kernel's: from M = 64 to 256 (batch 64, verifying 3 drafts) the module grows
-    # 1.215x measured, 1.176x priced. At M = 8 it is priced 5 % slow and at M = 1 40 % slow (pinned where they stand;
-    # +12 % and +56 % priced unfused, the norm in the router op): TRTLLM-Gen's module runs fewer kernels than the nine
-    # priced (router 2, experts 5, two activation quantisations), each at the fitted ~4.3 us floor (flashinfer's
+    # step's tokens to a verify's is the kernel's: from M = 64 to 256 (batch 64, verifying 3 drafts, tokens routed at
+    # random here; with the routing locality of 2026-12-07 specroof prices such a verify's experts at 200 routed
+    # tokens) the module grows 1.215x measured, 1.176x priced. At M = 8 it is priced 5 % slow and at M = 1 40 % slow
+    # (pinned where they stand; +12 % and +56 % priced unfused, the norm in the router op): TRTLLM-Gen's module runs
+    # fewer kernels than the nine priced (router 2, experts 5, two activation quantisations), each at the fitted ~4.3
+    # us floor (flashinfer's
     # trtllm_fused_moe_runner: the router GEMM, two routing kernels, FC1, the activation, FC2 and a finalize, one
     # quantisation). Since the SGLang cookbook's rows joined the fit (2026-12-06, third session) the floor is 5.18 us:
     # from M = 16 up within 7 % (336-384 closer: -7 % where it was -10 %), at M = 8 15 % slow, at M = 1 62 % slow: a
