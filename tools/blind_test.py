@@ -53,11 +53,9 @@ from blind_rows_round20 import ROUND20  # noqa: E402
 from blind_rows_round21 import ROUND21  # noqa: E402
 from blind_rows_round21 import triage as triage21  # noqa: E402
 from blind_rows_round22 import ROUND22  # noqa: E402
-from blind_rows_round22 import triage as triage22  # noqa: E402
+from blind_rows_round22 import triage as triage22  # noqa: E402   (rounds 23 and 24 take this rule from round 22)
 from blind_rows_round23 import ROUND23  # noqa: E402
-from blind_rows_round23 import triage as triage23  # noqa: E402
 from blind_rows_round24 import ROUND24  # noqa: E402
-from blind_rows_round24 import triage as triage24  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -107,15 +105,12 @@ B1B_ASSUMED = ("DeepSeek-V3.1 priced as DeepSeek-V3 (the same DeepseekV3ForCausa
 TW_ASSUMED = ("one TP4 server of the 8x H200 node, FP8 (the checkpoint's format; its non-expert formats not stated), "
               "a fork of SGLang of April 2026 (tails-mpt/sglang) priced as SGLang's V1 worker; context 1024")
 
-# Round 20's rows need devices and models being added on 2026-12-06: a row whose device or model does not load here is
-# skipped, and one that does not fit in memory refused, each listed with its reason (SKIPPED), not scored.
-ROUND20_SCORED, SKIPPED = triage(ROUND20)
-# Round 21's: the same, and a row whose layout specroof cannot price on its device is refused too (its rules).
-ROUND21_SCORED, SKIPPED21 = triage21(ROUND21)
-# Round 22's: a row that does not fit in memory is refused (listed, not scored).
-ROUND22_SCORED, SKIPPED22 = triage22(ROUND22)
-ROUND23_SCORED, SKIPPED23 = triage23(ROUND23)
-ROUND24_SCORED, SKIPPED24 = triage24(ROUND24)
+# round -> (rows scored, (name, reason) of each row refused). Round 20's rows need devices and models being added on
+# 2026-12-06: a row whose device or model does not load here is skipped, and one that does not fit in memory refused.
+# Round 21's: the same, and a row whose layout specroof cannot price on its device is refused too (its rules). Rounds
+# 22-24: a row that does not fit in memory is refused. Each refused row is listed with its reason, not scored.
+TRIAGED = {20: triage(ROUND20), 21: triage21(ROUND21), 22: triage22(ROUND22), 23: triage22(ROUND23),
+           24: triage22(ROUND24)}
 
 
 @dataclass(frozen=True)
@@ -259,11 +254,8 @@ ROWS = (
     *(Row(**r) for r in ROUND17),    # round 17 (2026-12-06): tools/blind_rows_round17.py
     *(Row(**r) for r in ROUND18),    # round 18 (2026-12-06): tools/blind_rows_round18.py (no row qualified)
     *(Row(**r) for r in ROUND19),    # round 19 (2026-12-06): tools/blind_rows_round19.py (no row qualified)
-    *(Row(**r) for r in ROUND20_SCORED),   # round 20 (2026-12-06): tools/blind_rows_round20.py, rows that load and fit
-    *(Row(**r) for r in ROUND21_SCORED),   # round 21 (2026-12-07): tools/blind_rows_round21.py, rows priced
-    *(Row(**r) for r in ROUND22_SCORED),   # round 22 (2026-12-07): tools/blind_rows_round22.py, rows priced
-    *(Row(**r) for r in ROUND23_SCORED),   # round 23 (2026-12-07): tools/blind_rows_round23.py, rows priced
-    *(Row(**r) for r in ROUND24_SCORED),   # round 24 (2026-12-07): tools/blind_rows_round24.py, rows priced
+    # rounds 20 (2026-12-06) to 24 (2026-12-07): tools/blind_rows_round20.py .. round24.py, the rows priced
+    *(Row(**r) for n in sorted(TRIAGED) for r in TRIAGED[n][0]),
 )
 
 
@@ -357,11 +349,7 @@ def _signed(errs: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Print the table, or with --write put it between the markers of validation/BLIND_TEST.md."""
     lines = table()
-    skipped = ([f"skipped (round 20): {name}: {why}" for name, why in SKIPPED]
-               + [f"skipped (round 21): {name}: {why}" for name, why in SKIPPED21]
-               + [f"skipped (round 22): {name}: {why}" for name, why in SKIPPED22]
-               + [f"skipped (round 23): {name}: {why}" for name, why in SKIPPED23]
-               + [f"skipped (round 24): {name}: {why}" for name, why in SKIPPED24])
+    skipped = [f"skipped (round {n}): {name}: {why}" for n in sorted(TRIAGED) for name, why in TRIAGED[n][1]]
     if "--write" not in (argv if argv is not None else sys.argv[1:]):
         print("\n".join(lines + ([""] if skipped else []) + skipped))
         return 0

@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from simulator.experts import SEQ_ROUTING_RHO, experts_touched_fraction  # noqa: E402
+from simulator.experts import SEQ_ROUTING_RHO, experts_touched_fraction, routed_tokens  # noqa: E402
 
 E, K, Q, TAU = 256, 8, 3, 2.05
 DRAFT_S, BOOK_S = 1.5e-3, 0.5e-3
@@ -56,7 +56,7 @@ def fit(kappa: float | None) -> tuple[float, float]:
 def speedups(kappa: float | None, c: float) -> np.ndarray:
     a, b = fit(kappa)
     plain = a + b * touched(BATCH, kappa)
-    spec = a + b * touched((1.0 + c * (Q - 1)) * BATCH, kappa) + DRAFT_S + BOOK_S
+    spec = a + b * touched(routed_tokens(BATCH, Q, c), kappa) + DRAFT_S + BOOK_S
     return TAU * plain / spec
 
 
