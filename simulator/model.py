@@ -12,6 +12,7 @@ from typing import Any
 
 from .data import data_dir, read_text
 from .errors import ModelConfigError, ScenarioError
+from .experts import SEQ_ROUTING_RHO
 from .registry import ModelRecord, model_record, record_for_repo
 from .sparse_attention import layer_indexer_params
 
@@ -57,6 +58,8 @@ class ModelShape:
     kind : str                "target", "eagle-head", "eagle3-head", "medusa-head"
     checkpoint_quant : str    quant_method of config.json's quantization_config ("fp8", "mxfp4"; "" none): what the
                               published checkpoint stores (checkpoint.checkpoint_note); pricing reads Precision only
+    routing_locality : float  MoE: how far a sequence's q verified tokens route independently, rho of
+                              experts.routed_tokens (1: as q independent tokens; default the measured SEQ_ROUTING_RHO)
     """
 
     name: str
@@ -113,6 +116,7 @@ class ModelShape:
     kind: str = "target"
     max_position: int = 0
     checkpoint_quant: str = ""
+    routing_locality: float = SEQ_ROUTING_RHO
 
     # ---- derived ---------------------------------------------------------------------------------------------
     @property
@@ -122,6 +126,11 @@ class ModelShape:
     @property
     def is_moe(self) -> bool:
         return self.n_experts > 0 and self.n_moe_layers > 0
+
+    @property
+    def priced_routing_locality(self) -> float | None:
+        """The routing locality its verify passes are priced at (`routing_locality`); None for a dense model."""
+        return self.routing_locality if self.is_moe else None
 
     @property
     def n_dense_layers(self) -> int:
@@ -254,6 +263,8 @@ class ModelShape:
         if not 0 <= self.n_linear_layers <= self.n_layers:
             raise ValueError(f"{self.name}: n_linear_layers = {self.n_linear_layers}; expected 0..n_layers = "
                              f"{self.n_layers}")
+        if not 0.0 <= self.routing_locality <= 1.0:
+            raise ValueError(f"{self.name}: routing_locality = {self.routing_locality!r}; expected 0..1")
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -286,9 +297,10 @@ def load_model(name_or_path: str | Path) -> ModelShape:
     return load_model_and_record(name_or_path)[0]
 
 
-def check_servable(target: ModelShape, model: Any, expert_precision: str | None, moe: bool | None) -> None:
-    """The target can be served as a scenario asks (`model` as it named it, its expert_precision and its hazard
-    option moe): a target's kind and layers, and expert options only for MoE."""
+def check_servable(target: ModelShape, model: Any, expert_precision: str | None, moe: bool | None,
+                   routing_locality: float | None = None) -> None:
+    """The target can be served as a scenario asks (`model` as it named it, its expert_precision, its hazard option
+    moe and its routing_locality): a target's kind and layers, and expert options only for MoE."""
     if target.kind != "target":
         raise ScenarioError(f"model {target.name} is of kind {target.kind} (a drafter), not a model that can be "
                             "served: pass it as draft with its target as model")
@@ -301,6 +313,9 @@ def check_servable(target: ModelShape, model: Any, expert_precision: str | None,
     if expert_precision is not None and not target.is_moe:      # found by review: ignored, yet in the header
         raise ScenarioError(f"expert_precision (--expert-precision) = {expert_precision} but model {target.name} has "
                             "no experts: leave it out, or use precision (--precision) for its weights")
+    if routing_locality is not None and not target.is_moe:
+        raise ScenarioError(f"routing_locality (--routing-locality) = {routing_locality:g} but model {target.name} has "
+                            "no experts to route to: leave it out")
     if moe is not None and moe != target.is_moe:
         raise ScenarioError(f"options moe = {str(moe).lower()} but model {target.name} "
                             f"{'routes tokens to experts' if target.is_moe else 'has no experts'}: the hazard "

@@ -2,17 +2,16 @@
 (the CLI flags, the sweep's parameters and `speedup_curve`'s keywords are all read from this one table), and
 `Scenario.resolve()` loads and checks what it names into a priced `Deployment`.
 
-Adding a scenario parameter is one field here (with its `kind`, which gives the check and the CLI parser) plus its
-use downstream; the CLI gets a flag, sweeps a parameter and the Python API a keyword without further edits.
+Adding a scenario parameter is one field here (with its `kind`, which gives the check, `scenario_kinds.CHECKS`, and
+the CLI parser) plus its use downstream; the CLI gets a flag, sweeps a parameter and the Python API a keyword
+without further edits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
-
-import numpy as np
 
 from .acceptance import Acceptance, Verify, check_branching, verify_shape
 from .data import suggest
@@ -25,7 +24,6 @@ from .drafters import (
     check_drafting,
     default_acceptance,
     make_drafter,
-    method_key,
     verified_tree,
 )
 from .engine import EngineProfile, check_engine_method, check_engine_vendor, load_engine, pp_overlapped, spec_overlapped
@@ -33,133 +31,13 @@ from .engine_memory import with_memory
 from .errors import ScenarioError
 from .fusion import FusionRule
 from .hardware import Hardware, load_hardware
-from .hazards import resolve_options
 from .model import ModelShape, check_servable, load_model
+from .scenario_kinds import CHECKS
 from .target_ops import same_ops, target_ops, verify_key, verify_ops
 from .units import DTYPE_BYTES
-from .workload import OVERLAP_MODES, OpSet, Parallelism, Precision, make_precision
+from .workload import OpSet, Parallelism, Precision, make_precision
 
 DEFAULT_BATCH = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-
-
-# ---- kinds: one check (Python values) and one parser (command-line strings) per kind of value ------------------
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-
-
-def _int_at_least(lo: int, optional: bool = False) -> Callable[[str, Any], Any]:
-    def check(name: str, v: Any) -> Any:
-        if v is None and optional:
-            return None
-        if not _is_int(v) or int(v) < lo:
-            raise ScenarioError(f"{name} = {v!r}; expected an integer >= {lo}" + (" or None" if optional else ""))
-        return int(v)
-    return check
-
-
-def _name(types: tuple[type, ...], optional: bool = False) -> Callable[[str, Any], Any]:
-    def check(name: str, v: Any) -> Any:
-        if v is None and optional:
-            return None
-        if isinstance(v, types) or (isinstance(v, str) and v.strip()):
-            return v.strip() if isinstance(v, str) else v
-        raise ScenarioError(f"{name} = {v!r}; expected a bundled name or a file path")
-    return check
-
-
-def _precision(optional: bool) -> Callable[[str, Any], Any]:
-    def check(name: str, v: Any) -> Any:
-        if v is None and optional:
-            return None
-        key = v.strip().lower() if isinstance(v, str) else v
-        if key not in DTYPE_BYTES:
-            raise ScenarioError(f"{name} = {v!r}; expected one of {', '.join(DTYPE_BYTES)}")
-        return key
-    return check
-
-
-def _method(name: str, v: Any) -> str | None:
-    if v is None:
-        return None     # no speculation: the target alone (simulate_step, serving with speculation off)
-    return method_key(v, name)
-
-
-def _k(name: str, v: Any) -> int | str:
-    if isinstance(v, str) and v.strip().lower() == "auto":
-        return "auto"
-    if not _is_int(v) or int(v) < 0:
-        raise ScenarioError(f"{name} = {v!r}; expected an integer >= 0 or 'auto'")
-    return int(v)
-
-
-def _batch(name: str, v: Any) -> tuple[int, ...]:
-    vals = np.asarray(v, dtype=object) if not isinstance(v, (str, bytes)) else np.asarray([v], dtype=object)
-    if vals.ndim > 1:
-        raise ScenarioError(f"{name} = {v!r}; expected one batch size or a flat list of them")
-    vals = np.atleast_1d(vals)
-    if vals.size == 0:
-        raise ScenarioError(f"{name}: the list is empty; expected at least one batch size")
-    out = []
-    for b in vals:
-        ok = _is_int(b) or (isinstance(b, (float, np.floating)) and float(b).is_integer())
-        if not ok or int(b) <= 0:
-            raise ScenarioError(f"{name} = {b!r}; expected a positive integer")
-        out.append(int(b))
-    return tuple(out)
-
-
-def _overlap(name: str, v: Any) -> str | float | None:
-    if v is None or v in OVERLAP_MODES:
-        return v
-    if not _is_num(v) or not 0.0 <= float(v) <= 1.0:
-        raise ScenarioError(f"{name} = {v!r}; expected 'measured', 'max', 'sum' or a number in [0, 1]")
-    return float(v)
-
-
-def _fraction_optional(name: str, v: Any) -> float | None:
-    if v is None:
-        return None
-    if not _is_num(v) or not 0.0 < float(v) <= 1.0:
-        raise ScenarioError(f"{name} = {v!r}; expected a share of the GPU's memory in (0, 1] (under TensorRT-LLM "
-                            "its free_gpu_memory_fraction, a share of what the weights and its start-up reserve leave)")
-    return float(v)
-
-
-def _acceptance(name: str, v: Any) -> Acceptance | None:
-    if v is None or isinstance(v, Acceptance):
-        return v
-    raise ScenarioError(f"{name} = {v!r}; expected an Acceptance (Acceptance.from_rate(0.7), .from_length(tau, k), "
-                        ".from_rates([...])) or None for the method's published default")
-
-
-def _bool_optional(name: str, v: Any) -> bool | None:
-    if v is None or isinstance(v, bool):
-        return v
-    raise ScenarioError(f"{name} = {v!r}; expected true, false or None (the engine profile's; \"default\" in a "
-                        "sweep spec, which TOML gives no null)")
-
-
-def _options(name: str, v: Any) -> tuple[tuple[str, Any], ...]:
-    if isinstance(v, tuple) and all(isinstance(x, tuple) and len(x) == 2 for x in v):
-        v = dict(v)
-    if not isinstance(v, Mapping):
-        raise ScenarioError(f"{name} = {v!r}; expected a mapping of deployment options")
-    resolve_options(v)
-    return tuple(sorted(v.items()))
-
-
-CHECKS: dict[str, Callable[[str, Any], Any]] = {
-    "hardware": _name((Hardware,)), "model": _name((ModelShape,)), "draft": _name((ModelShape,), optional=True),
-    "engine": _name((EngineProfile,)), "method": _method, "precision": _precision(False),
-    "precision?": _precision(True), "int>=1": _int_at_least(1), "int>=0": _int_at_least(0),
-    "int>=1?": _int_at_least(1, optional=True), "int>=2?": _int_at_least(2, optional=True), "k": _k,
-    "batch": _batch, "overlap": _overlap, "fraction?": _fraction_optional, "acceptance": _acceptance,
-    "options": _options, "bool?": _bool_optional}
 
 
 def _f(default: Any, kind: str, help: str, *, cli: bool = True, sweep: bool = True) -> Any:
@@ -242,6 +120,9 @@ class Scenario:
     dp_balance: bool | None = _f(None, "bool?", "an MoE's attention-DP ranks schedule their prompts into the same "
                                  "steps (TensorRT-LLM attention_dp_config.enable_balance); off, a step waits for the "
                                  "rank carrying a prompt; default: the profile's (off); serve, frontier", sweep=False)
+    routing_locality: float | None = _f(None, "share?", "MoE: rho, a sequence's q verified tokens touch the experts of "
+                                        "1 + rho (q - 1) independent tokens (1: independent; default: 0.71, measured "
+                                        "on Cohere's 128-expert model; README); not a sweep parameter", sweep=False)
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 
@@ -475,7 +356,8 @@ def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployme
     hw = engine_hardware(_load("hardware", s.hardware, loaded), eng)
     check_engine_vendor(eng, hw.vendor, hw.name)
     target = _load("model", s.model, loaded)
-    check_servable(target, s.model, s.expert_precision, dict(s.options).get("moe"))
+    check_servable(target, s.model, s.expert_precision, dict(s.options).get("moe"), s.routing_locality)
+    target = target if s.routing_locality is None else replace(target, routing_locality=s.routing_locality)
     par = Parallelism(tp=s.tp, ep=s.ep, dp=s.dp, pp=s.pp)
     par.check(target)                     # the target's layout first: its error names the target, not the drafter
     eng.check_layout(par.tp, par.dp, par.ep)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .errors import ScenarioError
-from .experts import SEQ_ROUTING_RHO, grouped_busiest_rank_table
+from .experts import grouped_busiest_rank_table
 from .fusion import Fusion
 from .linear_attention import FP32_STATE_BYTES, linear_ops
 from .model import ModelShape
@@ -383,7 +383,7 @@ def _moe(g: _Builder, c: _Ctx) -> None:
     grp = (float(m.n_group), float(m.topk_group)) if Es == E else (1.0, 1.0)
     q = (ed in ACT_QUANT) * (ab + DTYPE_BYTES[ed]) * (d + k * m.d_ff_expert / par.moe_tp) / par.ep  # x, w2 input quant
     g.op("experts", "moe", nm, dtype=ed, kernels=5, quant=2 * (ed in ACT_QUANT), share=1.0,
-         moe=(Es, k * Es / E, par.ep, *grp, SEQ_ROUTING_RHO), gemm=True, f={F_T: 2.0 * k * pe / spread},
+         moe=(Es, k * Es / E, par.ep, *grp, m.routing_locality), gemm=True, f={F_T: 2.0 * k * pe / spread},
          b={F_U: Es / par.ep * pe * DTYPE_BYTES[ed] / par.moe_tp,
             F_T: k * (2 * d + (nmat + 1) * m.d_ff_expert / par.moe_tp) * ab / par.ep + q})
 

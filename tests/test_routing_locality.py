@@ -12,13 +12,17 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from simulator.errors import ScenarioError
 from simulator.experts import SEQ_ROUTING_RHO, experts_touched_fraction, routed_tokens
 from simulator.features import features, op_totals
 from simulator.hardware import load_hardware
+from simulator.model import load_model
 from simulator.roofline import rates, step_times, step_times_reference
+from simulator.scenario import Scenario
+from simulator.speedup import speedup_curve
 from simulator.workload import F_U
 
-from .helpers import ops_for
+from .helpers import ops_for, run
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MOE = ["qwen3-235b-a22b", "deepseek-v3", "mixtral-8x7b", "qwen3-30b-a3b"]
@@ -119,3 +123,57 @@ def test_verify_of_a_128_expert_target_reads_fewer_experts():
     assert float(fam(SEQ_ROUTING_RHO, 4.0)) < float(fam(1.0, 4.0))
     assert float(fam(SEQ_ROUTING_RHO, 1.0)) == pytest.approx(float(fam(1.0, 1.0)), rel=1e-12)
     assert math.isfinite(float(fam(0.0, 4.0)))
+
+
+# ---- the deployment's own locality: Scenario.routing_locality, --routing-locality ----------------------------------
+
+def _dsv3(**kw):
+    return dict(hardware="h200-sxm", model="deepseek-v3", tp=8, precision="fp8", method="mtp", k=3, context=2048,
+                batch=(1, 8, 64), **kw)
+
+
+def test_the_default_is_the_measured_value_and_one_is_the_uniform_model():
+    """No routing_locality prices SEQ_ROUTING_RHO; 1 prices what the op table at rho = 1 prices (the uniform model)."""
+    base, same = (speedup_curve(**_dsv3(routing_locality=x)) for x in (None, SEQ_ROUTING_RHO))
+    assert list(base.speedup) == list(same.speedup) and base.scenario["routing_locality"] == SEQ_ROUTING_RHO
+    dep = Scenario(**_dsv3(routing_locality=1.0)).resolve()
+    assert dep.target.routing_locality == 1.0
+    i = dep.tops.names.index("experts")
+    assert dep.tops.moe_rho[i] == 1.0 and np.all(dep.tops.moe_rho[dep.tops.moe_e == 0] == 1.0)
+    assert Scenario(**_dsv3()).resolve().tops.moe_rho[i] == SEQ_ROUTING_RHO
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rho=rhos, drho=st.floats(0.0, 1.0), mid=st.sampled_from(["deepseek-v3", "qwen3-30b-a3b"]))
+@example(rho=0.0, drho=1.0, mid="deepseek-v3").via("the bounds")
+def test_speedup_never_rises_with_less_locality(rho, drho, mid):
+    """A larger rho (tokens of a sequence less alike) makes the verify read more experts: the speculative step never
+    shortens, the plain step is the same, so the predicted speedup never rises."""
+    kw = dict(hardware="h200-sxm", model=mid, tp=8, method="mtp" if mid == "deepseek-v3" else "eagle3", k=3,
+              batch=(1, 8, 64), precision="fp8")
+    a, b = (speedup_curve(**kw, routing_locality=x) for x in (rho, min(1.0, rho + drho)))
+    np.testing.assert_array_equal(a.base_step_s, b.base_step_s)
+    assert np.all(b.spec_step_s >= a.spec_step_s * (1 - 1e-12)) and np.all(b.speedup <= a.speedup * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan"), "0.5", True])
+def test_a_locality_outside_0_1_is_refused(bad):
+    with pytest.raises(ScenarioError, match=r"routing_locality = .*; expected a number in \[0, 1\]"):
+        Scenario(model="qwen3-30b-a3b", routing_locality=bad)
+
+
+def test_a_dense_target_has_no_locality_to_set():
+    with pytest.raises(ScenarioError, match="routing_locality .* = 0.5 but model llama-3.1-8b has no experts"):
+        Scenario(model="llama-3.1-8b", routing_locality=0.5).resolve()
+    with pytest.raises(ValueError, match="routing_locality = 2; expected 0..1"):
+        replace(load_model("qwen3-30b-a3b"), routing_locality=2)
+
+
+def test_the_flag_on_the_command_line(capsys):
+    rc, out, _ = run(capsys, "curve", "--model", "qwen3-30b-a3b", "--routing-locality", "1", "--batch", "8",
+                     "--format", "json")
+    assert rc == 0 and '"routing_locality": 1.0' in out
+    for argv, needle in ((("--model", "llama-3.1-8b", "--routing-locality", "0.5"), "has no experts to route to"),
+                         (("--model", "qwen3-30b-a3b", "--routing-locality", "1.5"), "must be in [0, 1]")):
+        rc, _, err = run(capsys, "curve", *argv)
+        assert rc == 2 and needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
