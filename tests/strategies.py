@@ -110,6 +110,9 @@ def scenarios(draw, models=TARGETS, hardware=HARDWARE):
 # free_gpu_memory_fraction): Scenario.memory_fraction takes (0, 1]
 MEMORY_SHARE = st.floats(min_value=0.05, max_value=1.0, allow_nan=False)
 
+# A sequence's routing locality rho (experts.routed_tokens, Scenario.routing_locality): [0, 1], 1 the uniform model
+ROUTING_LOCALITY = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
 
 def json_values():
     """Any value a JSON file holds (a hand-edited field of a sweep manifest): scalars, lists and objects of them."""

@@ -23,10 +23,11 @@ from simulator.speedup import speedup_curve
 from simulator.workload import F_U
 
 from .helpers import ops_for, run
+from .strategies import ROUTING_LOCALITY
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MOE = ["qwen3-235b-a22b", "deepseek-v3", "mixtral-8x7b", "qwen3-30b-a3b"]
-rhos = st.floats(0.0, 1.0)
+rhos = ROUTING_LOCALITY
 
 
 def with_rho(ops, rho: float):
