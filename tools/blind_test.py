@@ -17,7 +17,8 @@ in tools/blind_rows_round20.py, round 21's (the devices and models added on 2026
 row specroof refuses is listed, not scored) in tools/blind_rows_round21.py, round 22's (ML.ENERGY's plain decode of
 the bundled 128- and 160-expert Qwen3 targets) in tools/blind_rows_round22.py, round 23's (ML.ENERGY's other text
 runs of bundled models) in tools/blind_rows_round23.py, round 24's (ML.ENERGY's attention-DP runs of
-Qwen3-Coder-480B-FP8) in tools/blind_rows_round24.py.
+Qwen3-Coder-480B-FP8) in tools/blind_rows_round24.py, round 25's (Qwen's Qwen3 speed benchmark on H20, one request
+under SGLang and Transformers) in tools/blind_rows_round25.py.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ from blind_rows_round22 import ROUND22  # noqa: E402
 from blind_rows_round22 import triage as triage22  # noqa: E402   (rounds 23 and 24 take this rule from round 22)
 from blind_rows_round23 import ROUND23  # noqa: E402
 from blind_rows_round24 import ROUND24  # noqa: E402
+from blind_rows_round25 import ROUND25  # noqa: E402
+from blind_rows_round25 import triage as triage25  # noqa: E402
 
 NV_SPEC_3X = ("https://developer.nvidia.com/blog/"
               "boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/")
@@ -108,9 +111,10 @@ TW_ASSUMED = ("one TP4 server of the 8x H200 node, FP8 (the checkpoint's format;
 # round -> (rows scored, (name, reason) of each row refused). Round 20's rows need devices and models being added on
 # 2026-12-06: a row whose device or model does not load here is skipped, and one that does not fit in memory refused.
 # Round 21's: the same, and a row whose layout specroof cannot price on its device is refused too (its rules). Rounds
-# 22-24: a row that does not fit in memory is refused. Each refused row is listed with its reason, not scored.
+# 22-24: a row that does not fit in memory is refused; round 25: that, or a prompt past the model's positions.
+# Each refused row is listed with its reason, not scored.
 TRIAGED = {20: triage(ROUND20), 21: triage21(ROUND21), 22: triage22(ROUND22), 23: triage22(ROUND23),
-           24: triage22(ROUND24)}
+           24: triage22(ROUND24), 25: triage25(ROUND25)}
 
 
 @dataclass(frozen=True)
@@ -254,7 +258,7 @@ ROWS = (
     *(Row(**r) for r in ROUND17),    # round 17 (2026-12-06): tools/blind_rows_round17.py
     *(Row(**r) for r in ROUND18),    # round 18 (2026-12-06): tools/blind_rows_round18.py (no row qualified)
     *(Row(**r) for r in ROUND19),    # round 19 (2026-12-06): tools/blind_rows_round19.py (no row qualified)
-    # rounds 20 (2026-12-06) to 24 (2026-12-07): tools/blind_rows_round20.py .. round24.py, the rows priced
+    # rounds 20 (2026-12-06) to 25 (2026-12-07): tools/blind_rows_round20.py .. round25.py, the rows priced
     *(Row(**r) for n in sorted(TRIAGED) for r in TRIAGED[n][0]),
 )
 
