@@ -263,8 +263,9 @@ class ModelShape:
         if not 0 <= self.n_linear_layers <= self.n_layers:
             raise ValueError(f"{self.name}: n_linear_layers = {self.n_linear_layers}; expected 0..n_layers = "
                              f"{self.n_layers}")
-        if not 0.0 <= self.routing_locality <= 1.0:
-            raise ValueError(f"{self.name}: routing_locality = {self.routing_locality!r}; expected 0..1")
+        rho = self.routing_locality
+        if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0.0 <= rho <= 1.0:
+            raise ValueError(f"{self.name}: routing_locality = {rho!r}; expected a number from 0 to 1")
 
 
 def read_config(path: Path) -> dict[str, Any]:

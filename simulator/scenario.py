@@ -29,6 +29,7 @@ from .drafters import (
 from .engine import EngineProfile, check_engine_method, check_engine_vendor, load_engine, pp_overlapped, spec_overlapped
 from .engine_memory import with_memory
 from .errors import ScenarioError
+from .experts import SEQ_ROUTING_RHO
 from .fusion import FusionRule
 from .hardware import Hardware, load_hardware
 from .model import ModelShape, check_servable, load_model
@@ -120,9 +121,12 @@ class Scenario:
     dp_balance: bool | None = _f(None, "bool?", "an MoE's attention-DP ranks schedule their prompts into the same "
                                  "steps (TensorRT-LLM attention_dp_config.enable_balance); off, a step waits for the "
                                  "rank carrying a prompt; default: the profile's (off); serve, frontier", sweep=False)
-    routing_locality: float | None = _f(None, "share?", "MoE: rho, a sequence's q verified tokens touch the experts of "
-                                        "1 + rho (q - 1) independent tokens (1: independent; default: 0.71, measured "
-                                        "on Cohere's 128-expert model; README); not a sweep parameter", sweep=False)
+    routing_locality: float | None = _f(None, "locality?", "MoE: rho, the q tokens a sequence brings to one pass (a "
+                                        "verify, a prefill chunk) touch the experts of 1 + rho (q - 1) independent "
+                                        f"tokens (1: independent; default: {SEQ_ROUTING_RHO:g}, measured on Cohere's "
+                                        "128-expert model; README); the target and an MTP module built from it, not "
+                                        "a separate draft model; not a sweep, validate or calibrate parameter (they "
+                                        "price the default)", sweep=False)
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 

@@ -1,6 +1,6 @@
 """The kinds of a `scenario.Scenario` field: one check per kind (`CHECKS`), which normalizes a Python value or raises
-`ScenarioError` naming the field, the value and what is allowed. The command line's parser per kind is
-`cli.args._kind_type`."""
+`ScenarioError` naming the field, the value and what is allowed. The command line parses each kind's strings itself
+(simulator/cli/args.py)."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def _share(lo_open: bool, what: str) -> Callable[[str, Any], float | None]:
             return None
         if not _is_num(v) or not (0.0 < float(v) if lo_open else 0.0 <= float(v)) or not float(v) <= 1.0:
             raise ScenarioError(f"{name} = {v!r}; expected {what}")
-        return float(v)
+        return float(v) + 0.0          # -0.0 read as 0
     return check
 
 
@@ -138,6 +138,6 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "batch": _batch, "overlap": _overlap, "acceptance": _acceptance, "options": _options, "bool?": _bool_optional,
     "fraction?": _share(True, "a share of the GPU's memory in (0, 1] (under TensorRT-LLM its free_gpu_memory_fraction, "
                         "a share of what the weights and its start-up reserve leave)"),
-    "share?": _share(False, "a number in [0, 1] (1: a sequence's tokens route independently)")}
+    "locality?": _share(False, "a number in [0, 1] (1: a sequence's tokens route independently)")}
 
 __all__ = ["CHECKS"]

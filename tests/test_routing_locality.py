@@ -4,6 +4,7 @@ uniform model at rho = 1, and the measurement rho is derived from."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
@@ -166,7 +167,7 @@ def test_a_locality_outside_0_1_is_refused(bad):
 def test_a_dense_target_has_no_locality_to_set():
     with pytest.raises(ScenarioError, match="routing_locality .* = 0.5 but model llama-3.1-8b has no experts"):
         Scenario(model="llama-3.1-8b", routing_locality=0.5).resolve()
-    with pytest.raises(ValueError, match="routing_locality = 2; expected 0..1"):
+    with pytest.raises(ValueError, match="routing_locality = 2; expected a number from 0 to 1"):
         replace(load_model("qwen3-30b-a3b"), routing_locality=2)
 
 
@@ -178,3 +179,37 @@ def test_the_flag_on_the_command_line(capsys):
                          (("--model", "qwen3-30b-a3b", "--routing-locality", "1.5"), "must be in [0, 1]")):
         rc, _, err = run(capsys, "curve", *argv)
         assert rc == 2 and needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command, extra", [("curve", ("--batch", "8")), ("step", ("--batch", "8")),
+                                            ("serve", ("--concurrency", "4")), ("frontier", ()),
+                                            ("advise", ("--batch", "1,8"))])
+def test_every_command_echoes_the_locality_it_priced(capsys, command, extra):
+    """The JSON scenario of each command carries the rho priced: the one given, the default when none is, null for a
+    dense target (review: only curve's echo was tested); the text header names a rho given other than the default."""
+    for model, flag, want in (("qwen3-30b-a3b", ("--routing-locality", "0.4"), 0.4),
+                               ("qwen3-30b-a3b", (), SEQ_ROUTING_RHO), ("llama-3.1-8b", (), None)):
+        rc, out, err = run(capsys, command, "--model", model, *flag, *extra, "--format", "json")
+        assert rc == 0, err
+        doc = json.loads(out)
+        sc = doc["scenario"]
+        assert sc["routing_locality"] == want, (command, model, sc.get("routing_locality"))
+    rc, out, _ = run(capsys, command, "--model", "qwen3-30b-a3b", "--routing-locality", "0.4", *extra)
+    assert rc == 0 and "routing locality 0.4" in out
+
+
+def test_an_mtp_module_inherits_the_locality_and_a_separate_draft_model_keeps_its_own():
+    """The MTP module is built from the target's shape, so it routes as the target does; a draft model named apart
+    (here an MoE one) is another model, priced at the default (the flag's help says so; review)."""
+    mtp = Scenario(**_dsv3(routing_locality=0.2)).resolve()
+    assert mtp.drafter.shape.routing_locality == 0.2
+    sep = Scenario(model="qwen3-235b-a22b", tp=8, method="draft", draft="qwen3-30b-a3b", routing_locality=0.2,
+                   hardware="h200-sxm").resolve()
+    assert sep.target.routing_locality == 0.2 and sep.drafter.shape.routing_locality == SEQ_ROUTING_RHO
+
+
+def test_minus_zero_reads_as_zero_and_a_shape_refuses_a_non_number():
+    assert math.copysign(1.0, Scenario(model="qwen3-30b-a3b", routing_locality=-0.0).routing_locality) == 1.0
+    for bad in (True, "0.5"):
+        with pytest.raises(ValueError, match="routing_locality = .*; expected a number from 0 to 1"):
+            replace(load_model("qwen3-30b-a3b"), routing_locality=bad)

@@ -996,9 +996,9 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     # round 22 (tools/blind_rows_round22.py: ML.ENERGY's plain decode of the Qwen3 MoE targets, vLLM v0.11.1; 5 more
     # refused as not fitting in memory, 10 attention-DP configurations left out by its rules); and the 173 of round 23
     # (tools/blind_rows_round23.py: ML.ENERGY's other text runs of bundled models; 1 refused for memory); and the 10 of
-    # round 24 (tools/blind_rows_round24.py: its attention-DP runs); and the 92 of round 25 (tools/blind_rows_round25.py:
-    # Qwen's Qwen3 speed benchmark on H20, SGLang and Transformers, one request; 24 refused, their prompts past the
-    # models' 40960 positions)
+    # round 24 (tools/blind_rows_round24.py: its attention-DP runs); and the 92 of round 25
+    # (tools/blind_rows_round25.py: Qwen's Qwen3 speed benchmark on H20, SGLang and Transformers, one request; 24
+    # refused, their prompts past the models' 40960 positions)
     assert all(where(r.url) not in seen for r in tool.ROWS) and len(tool.ROWS) == 738
 
 

@@ -149,7 +149,7 @@ def rates_arg(s: str) -> list[float]:
 def _kind_type(kind: str, flag: str) -> Callable[[str], Any] | None:
     return {"int>=1": int_arg(flag, 1), "int>=0": int_arg(flag, 0), "int>=1?": int_arg(flag, 1),
             "int>=2?": int_arg(flag, 2), "k": k_arg, "batch": batch_arg, "overlap": overlap_arg,
-            "fraction?": float_arg(flag, 0.0, 1.0, lo_open=True), "share?": float_arg(flag, 0.0, 1.0)}.get(kind)
+            "fraction?": float_arg(flag, 0.0, 1.0, lo_open=True), "locality?": float_arg(flag, 0.0, 1.0)}.get(kind)
 
 
 def add_scenario_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = (), **defaults: Any) -> None:

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..experts import SEQ_ROUTING_RHO
+
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
@@ -75,6 +77,8 @@ def formats(sc: dict[str, Any]) -> str:
     for key, what in (("expert_precision", "experts"), ("attention_precision", "attention")):
         if sc.get(key) not in (None, sc["precision"]):
             out += f", {what} {sc[key]}"
+    rho = sc.get("routing_locality")
+    out += f", routing locality {rho:g}" if rho is not None and rho != SEQ_ROUTING_RHO else ""
     return out + (f"; {sc['checkpoint']}" if sc.get("checkpoint") else "")
 
 
