@@ -39,12 +39,13 @@ def _fingerprint(x) -> tuple:
 
 
 def price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTimes:
-    """GPU time of one pass ('target', 'draft' or 'verify'): graph-replayed kernels pay the device's per-kernel
-    floor, eager ones the engine's launch cost. With a `dep.memo` the pass is cached by its inputs (the op set held by
-    reference, so its id cannot be reused while cached) at two kernel floors, and priced at the device's floor by
-    linear interpolation: every time is affine in the floor (roofline.step_times adds kernels x floor per op)."""
-    if dep.memo is None:
-        return _price_pass(dep, ops, B, q, L, pass_kind)
+    """GPU time of one pass ('target', 'draft' or 'verify'): every kernel pays the device's per-kernel floor, and a
+    pass launched eagerly (no CUDA graph at its batch) takes the longer of that and the engine's launches (roofline's
+    module doc). With a `dep.memo` a graphed pass is cached by its inputs (the op set held by reference, so its id
+    cannot be reused while cached) at two kernel floors, and priced at the device's floor by linear interpolation:
+    its time is affine in the floor (roofline.step_times adds kernels x floor per op); an eager one is priced anew."""
+    if dep.memo is None or not np.all(_graphed(dep, ops, B, pass_kind)):
+        return _price_pass(dep, ops, B, q, L, pass_kind)     # an eager point's max(GPU, launches) is not affine
     hw = dep.hw
     key = (pass_kind, id(ops), _fingerprint(B), _fingerprint(q), _fingerprint(L), dep.eng.gpu_key,
            dep.scenario.cuda_graph_max_batch, dep.overlap,
@@ -67,12 +68,15 @@ _FLOOR_PROBE_S = 1e-5
 def _price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTimes:
     eng = dep.eng
     r = rates(dep.hw, ops, eng.hbm_fraction, eng.gemm_fraction, eng.allreduce_latency_s)
-    # Under DP attention each rank replays its own graph: SGLang's CudaGraphRunner.can_run checks the largest rank's
-    # batch (max of global_num_tokens) against cuda_graph_max_bs, so the cap applies to the busiest rank's sequences
-    # (one pipeline micro-batch of them).
-    graphed = eng.graphed(pass_kind, rank_batch(B, ops.dp, ops.pp), dep.scenario.cuda_graph_max_batch)
-    launch = np.where(graphed, 0.0, eng.kernel_launch_s)
-    return step_times(ops, r, B, q, L, launch, dep.overlap, graphed & eng.graph_kernel_floor)
+    launch = np.where(_graphed(dep, ops, B, pass_kind), 0.0, eng.kernel_launch_s)
+    return step_times(ops, r, B, q, L, launch, dep.overlap, eng.graph_kernel_floor)
+
+
+def _graphed(dep: Deployment, ops: OpSet, B, pass_kind: str):
+    """Where the pass replays a CUDA graph (elsewhere its kernels are launched eagerly). Under DP attention each rank
+    replays its own graph: SGLang's CudaGraphRunner.can_run checks the largest rank's batch (max of global_num_tokens)
+    against cuda_graph_max_bs, so the cap applies to the busiest rank's sequences (one pipeline micro-batch of them)."""
+    return dep.eng.graphed(pass_kind, rank_batch(B, ops.dp, ops.pp), dep.scenario.cuda_graph_max_batch)
 
 
 def host_s(eng: EngineProfile, B):

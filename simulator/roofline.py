@@ -26,7 +26,13 @@ Collectives, by kind, over a group of n GPUs on one link (bandwidth per directio
     send         lat + S / bw            S = one pipeline stage's hidden states to the next, at the all-reduce's latency
 A collective whose group spans several scale-up domains is hierarchical: NVLink inside each domain, the scale-out
 NIC across (hierarchical_bandwidth), with the scale-out latency added to the in-domain one.
-Eager launch (no CUDA graph): + (kernels + quant) * launch_s per op repetition, in the "overhead" family.
+Eager launch (no CUDA graph): the host issues each kernel (launch_s per kernel: framework dispatch and the launch call)
+and CUDA launches are asynchronous (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"), so the host runs
+ahead of a busy GPU and a pass takes the longer of the two: max(sum of the ops' times, sum of (kernels + quant) *
+launch_s * repetitions), the excess in the "overhead" family. Launch-bound at small batch (a small model's eager step
+is about its launch count times launch_s, whatever the model's size), GPU-bound at large batch (an eager pass then
+costs what a graphed one does). Eager kernels pay the device's per-kernel floor like replayed ones (the GPU-side cost
+of a kernel boundary does not depend on who launched it).
 
 This module, sweep/kernels.py and montecarlo.py are the only numba importers; _jit.py holds their one jit policy.
 """
@@ -159,6 +165,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, log
     for p in nb.prange(B.shape[0]):
         f = np.empty(cf.shape[1])
         tot = 0.0
+        lot = 0.0
         for j in range(out_fam.shape[1]):
             out_fam[p, j] = 0.0
         for j in range(3):
@@ -177,9 +184,11 @@ def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, log
             t *= n
             out_fam[p, int(fam[i])] += t
             out_bound[p, cls] += t
-            lo = n * (kernels[i] + quant[i]) * launch_s[p]
-            out_fam[p, _FAM_OVER] += lo
-            tot += t + lo
+            lot += n * (kernels[i] + quant[i]) * launch_s[p]
+            tot += t
+        if lot > tot:                # eager: the host's launches outlast the GPU's work (module doc)
+            out_fam[p, _FAM_OVER] += lot - tot
+            tot = lot                # the max itself, so that two launch-bound points price the same to the ulp
         out_total[p] = tot
 
 
@@ -370,7 +379,8 @@ def _side(ops: OpSet) -> np.ndarray:
 def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float = "measured",
                graphed=True) -> StepTimes:
     """Price `ops` at every broadcast point of (B, q, L) with the numba kernel. Output shapes follow the broadcast.
-    launch_s: eager launch cost per kernel (0 where graphed); graphed: whether the per-kernel graph cost applies;
+    launch_s: eager launch cost per kernel (0 where graphed); graphed: whether the per-kernel floor applies (it does to
+    every kernel of a real engine, replayed or launched: the module doc);
     overlap: a mode of workload.OVERLAP_MODES or a number (op_overlap)."""
     (Bf, qf, Lf, lf, ff, qq), shape = _points(r, B, q, L, launch_s, graphed)
     _check_points(Bf, qf, Lf)
@@ -407,7 +417,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     eta, real_op = op_overlap(ops, r, overlap)
     quant, tiles = r.quant(ops), r.tile_of(len(ops))
     n = Bf.shape[0]
-    tot, fam, bnd = np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
+    tot, lot, fam, bnd = np.zeros(n), np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
     for i in range(len(ops)):
         f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], tiles[i],
                      ops.pp, ops.dp, ops.moe_rho[i])
@@ -426,9 +436,10 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
         t = t * rep
         fam[:, ops.family[i]] += t
         bnd[np.arange(n), cls] += t
-        lo = rep * (ops.kernels[i] + quant[i]) * lf
-        fam[:, _FAM_OVER] += lo
-        tot += t + lo
+        lot += rep * (ops.kernels[i] + quant[i]) * lf
+        tot += t
+    fam[:, _FAM_OVER] += np.maximum(lot - tot, 0.0)
+    tot = np.maximum(tot, lot)
     return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
 
 

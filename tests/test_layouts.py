@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.cli import main
+from simulator.engine import load_engine
 from simulator.errors import ScenarioError
 from simulator.experts import (
     busiest_rank_fraction,
@@ -326,8 +327,11 @@ def test_the_cuda_graph_cap_applies_to_the_busiest_dp_rank():
     """Review: the cap on graph-replayed batches was compared with the instance's batch; under DP attention each rank
     replays its own graph and SGLang's CudaGraphRunner.can_run checks the largest rank's batch against
     cuda_graph_max_bs, so 1024 sequences on 8 ranks (128 each) replay graphs under a cap of 256."""
+    # An eager pass at these batches is bound by the GPU (its launches hidden: roofline's module doc); a launch cost
+    # of 1 ms a kernel makes the launches show where the pass is eager.
+    slow = replace(load_engine("sglang"), kernel_launch_s=1e-3)
     s = Scenario(hardware="h200-sxm", model="deepseek-r1", precision="fp8", tp=1, dp=8, ep=8, method=None,
-                 engine="sglang", context=500, batch=(1024, 4096), cuda_graph_max_batch=256)
+                 engine=slow, context=500, batch=(1024, 4096), cuda_graph_max_batch=256)
     eager = [p["breakdown_s"]["overhead"] for p in simulate_step(scenario=s).to_dict()["points"]]
     assert eager[0] == 0.0 and eager[1] > 0.0
 
@@ -337,7 +341,7 @@ def test_the_drafter_is_checked_against_the_graph_cap_at_its_own_batch():
     when the target's pipeline micro-batch (12) is not; it was priced as graph-replayed."""
     from simulator import speedup_curve
     s = Scenario(hardware="h100-sxm", model="llama-3.1-405b", precision="fp8", tp=8, pp=2, method="eagle3",
-                 engine="sglang", k=3, batch=(24,))
+                 engine=replace(load_engine("sglang"), kernel_launch_s=1e-3), k=3, batch=(24,))   # launch-bound eager
     free, capped = (speedup_curve(scenario=s.replace(cuda_graph_max_batch=c)) for c in (None, 16))
     assert capped.overhead_s[0] > free.overhead_s[0] and capped.spec_step_s[0] > free.spec_step_s[0]   # eager launches
     assert capped.base_step_s[0] == pytest.approx(free.base_step_s[0], rel=1e-12)   # 12 per micro-batch: graphed
