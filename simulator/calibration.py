@@ -55,7 +55,9 @@ PARAMS: dict[str, Param] = {
     "draft_step_overhead_s": Param("spec", "draft_step_overhead_s", 0.0, 2e-3, 2e-4,
                                    "host work per draft pass (the drafter's Python loop); at most 2 ms"),
     "kernel_launch_s": Param("launch", "kernel_launch_s", 0.0, 1e-4, 1e-5,
-                             "per kernel of an eager pass: 4-20 us measured (physics notes), bound 100 us"),
+                             "per kernel of an eager pass, which takes the longer of its GPU work and its "
+                             "launches: 26 us derived for vLLM on an H100 host, 51-80 us on others (engine "
+                             "profiles); bound 100 us"),
     "hbm_fraction": Param("efficiency", "hbm_fraction", 0.3, 1.0, 0.85,
                           "achieved share of HBM bandwidth at decode shapes"),
     "gemm_fraction": Param("efficiency", "gemm_fraction", 0.5, 1.0, 0.75,

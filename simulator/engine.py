@@ -69,7 +69,8 @@ class EngineProfile:
                                     speculating sequence); else the next step starts from the accepted slot (vLLM: q)
     ngram_host_s, ngram_host_per_seq_s : float   n-gram / suffix proposer host cost per step, and per sequence
     kernel_launch_s : float         per kernel when a pass runs eager
-    graph_kernel_floor : bool       graph-replayed kernels cost the device's per-kernel floor (False: bare roofline)
+    graph_kernel_floor : bool       every kernel, graph-replayed or launched eagerly, costs the device's per-kernel
+                                    floor (False: bare roofline)
     graphs_target, graphs_draft, graphs_verify : bool   CUDA graphs captured for that pass
     target_max_batch, draft_max_batch, verify_max_batch : float   largest captured batch; eager above
     gpu_memory_fraction : float     share of usable HBM the engine gives weights + KV + activations

@@ -330,8 +330,9 @@ def rates(hw: Hardware, ops: OpSet, hbm_fraction: float | None = None, gemm_frac
 
 
 def _points(r: Rates, B, q, L, launch_s, graphed):
-    """The grid flattened: (B, q, L, launch cost, per-kernel floor, quantisation-kernel cost) per point (the two graph
-    costs 0 where the point is not graph-replayed), and the broadcast shape."""
+    """The grid flattened: (B, q, L, launch cost, per-kernel floor, quantisation-kernel cost) per point (the floor and
+    the quantisation-kernel cost 0 where `graphed`, which says whether they apply, is false), and the broadcast
+    shape."""
     g = np.asarray(graphed)
     arrs = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
         B, q, L, launch_s, np.where(g, r.kernel_s, 0.0), np.where(g, r.quant_s, 0.0))))

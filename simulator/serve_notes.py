@@ -58,8 +58,8 @@ def _ttft_note(w: Workload) -> str:
     """What TTFT is: the steady state's, or with num_prompts the mean over a run with its start-up burst."""
     path = ("; it leaves out a request's path through the server (HTTP, tokenizing, scheduling) and prices the "
             "prefill as a CUDA-graph replay where many builds run it eager (measured about 0.1 ms more a dense layer, "
-            "0.7-1.1 ms an MLA + MoE layer; README, 'Findings'), so published TTFTs measure above it (README, 'How "
-            "accurate is it'): read it as a lower bound")
+            "0.7-1.1 ms an MLA + MoE layer, at short prompts; README, 'Findings'), so published TTFTs measure above it "
+            "(README, 'How accurate is it'): read it as a lower bound")
     if w.num_prompts is None and w.prompts_per_slot is None:
         return ("TTFT is the GPU's prefill and the steady state's queue (for a slot, or at a prefill instance), not a "
                 "benchmark's start-up burst (--num-prompts prices it)" + path)

@@ -81,3 +81,24 @@ def test_the_hf_profile_against_the_h200_generate_probe():
     for b, lo, hi in ((1, 1.0, 1.1), (8, 0.78, 0.85)):
         t = simulate_step("h200-sxm", "llama-3.1-8b", [b], 1, 1024, engine="hf").step_s[0]
         assert lo < t / rows[("generate", str(b))] < hi, (b, t)
+
+
+@pytest.mark.parametrize("cap", [1, 4, 16])
+def test_the_pass_memo_prices_an_eager_pass_as_without_it(cap):
+    """price_pass caches a graphed pass at two floors and interpolates (affine in the floor); an eager point's
+    max(GPU work, launches) is not affine, so it is priced anew (review: nothing tested this near the crossover).
+    Batches on both sides of a graph cap and of the launch-bound crossover give the same times with the memo."""
+    from dataclasses import replace
+
+    from simulator.pricing import price_pass
+    from simulator.scenario import Scenario
+    dep = Scenario(hardware="h100-sxm", model="llama-3.1-8b", engine="vllm", method=None,
+                   cuda_graph_max_batch=cap).resolve()
+    memo = replace(dep, memo={})
+    full = np.array([1.0, 2.0, 8.0, 32.0, 64.0, 128.0, 256.0])
+    for B in (full[full <= cap], full):                    # all graphed (the memo's interpolation), then mixed
+        bare = price_pass(dep, dep.tops, B, 1.0, np.array([1024.0]), "target").total_s
+        for _ in range(2):                                 # a cold and a warm cache
+            got = price_pass(memo, memo.tops, B, 1.0, np.array([1024.0]), "target").total_s
+            np.testing.assert_allclose(got, bare, rtol=1e-12)
+    assert memo.memo                                       # the graphed call was cached
