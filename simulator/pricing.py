@@ -44,15 +44,16 @@ def price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTime
     module doc). With a `dep.memo` a graphed pass is cached by its inputs (the op set held by reference, so its id
     cannot be reused while cached) at two kernel floors, and priced at the device's floor by linear interpolation:
     its time is affine in the floor (roofline.step_times adds kernels x floor per op); an eager one is priced anew."""
-    if dep.memo is None or not np.all(_graphed(dep, ops, B, pass_kind)):
-        return _price_pass(dep, ops, B, q, L, pass_kind)     # an eager point's max(GPU, launches) is not affine
+    graphed = _graphed(dep, ops, B, pass_kind)
+    if dep.memo is None or not np.all(graphed):
+        return _price_pass(dep, ops, B, q, L, graphed)       # an eager point's max(GPU, launches) is not affine
     hw = dep.hw
     key = (pass_kind, id(ops), _fingerprint(B), _fingerprint(q), _fingerprint(L), dep.eng.gpu_key,
            dep.scenario.cuda_graph_max_batch, dep.overlap,
            tuple(getattr(hw, f.name) for f in fields(hw) if f.name != "kernel_floor_s"))
     hit = dep.memo.get(key)
     if hit is None or hit[0] is not ops:
-        at = [_price_pass(replace(dep, hw=replace(hw, kernel_floor_s=f)), ops, B, q, L, pass_kind)
+        at = [_price_pass(replace(dep, hw=replace(hw, kernel_floor_s=f)), ops, B, q, L, graphed)
               for f in (0.0, _FLOOR_PROBE_S)]
         hit = (ops, at[0], at[1])
         dep.memo[key] = hit
@@ -65,10 +66,10 @@ def price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTime
 _FLOOR_PROBE_S = 1e-5
 
 
-def _price_pass(dep: Deployment, ops: OpSet, B, q, L, pass_kind: str) -> StepTimes:
+def _price_pass(dep: Deployment, ops: OpSet, B, q, L, graphed) -> StepTimes:
     eng = dep.eng
     r = rates(dep.hw, ops, eng.hbm_fraction, eng.gemm_fraction, eng.allreduce_latency_s)
-    launch = np.where(_graphed(dep, ops, B, pass_kind), 0.0, eng.kernel_launch_s)
+    launch = np.where(graphed, 0.0, eng.kernel_launch_s)
     return step_times(ops, r, B, q, L, launch, dep.overlap, eng.graph_kernel_floor)
 
 

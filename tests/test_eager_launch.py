@@ -16,19 +16,13 @@ from hypothesis import strategies as st
 from simulator import simulate_step
 from simulator.roofline import rates, step_times
 
-from .helpers import model
+from .helpers import ops_for
 from .strategies import scenarios
 from .test_roofline import hw
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 launches = st.floats(0.0, 1e-3)
-
-
-def _ops(sc):
-    from simulator.workload import Parallelism, Precision, forward_pass
-    h, mid, tp, ep, weights = sc
-    return hw(h), forward_pass(model(mid), Precision(weights=weights), Parallelism(tp, ep))
 
 
 @FAST
@@ -38,8 +32,9 @@ def _ops(sc):
 def test_an_eager_pass_takes_the_longer_of_its_gpu_work_and_its_launches(sc, B, q, L, launch, more):
     """max(the graphed pass, kernels x launch): at least the graphed pass, equal to it once the GPU work outlasts
     the launches, non-decreasing in the launch cost, and the graphed pass itself at a launch cost of 0."""
-    h, ops = _ops(sc)
-    r = rates(h, ops)
+    h, mid, tp, ep, weights = sc
+    ops = ops_for(mid, tp, ep, weights)
+    r = rates(hw(h), ops)
     Bg = np.array(B, dtype=float)
     graphed = step_times(ops, r, Bg, q, L).total_s
     eager = step_times(ops, r, Bg, q, L, launch)

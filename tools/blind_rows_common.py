@@ -22,9 +22,9 @@ def refusal(r: dict, also: tuple[str, ...] = ()) -> str:
     return ""
 
 
-def split(rows: list[dict]) -> tuple[tuple[dict, ...], tuple[tuple[str, str], ...]]:
-    """(the rows scored, (name, reason) of each row refused: listed, not scored)."""
-    why = [refusal(r) for r in rows]
+def split(rows: list[dict], also: tuple[str, ...] = ()) -> tuple[tuple[dict, ...], tuple[tuple[str, str], ...]]:
+    """(the rows scored, (name, reason) of each row refused: listed, not scored); `also` as `refusal` takes it."""
+    why = [refusal(r, also) for r in rows]
     return (tuple(r for r, w in zip(rows, why) if not w),
             tuple((r["name"], w) for r, w in zip(rows, why) if w))
 

@@ -38,7 +38,7 @@ Inclusion rules, fixed before any prediction of these rows was run:
 
 from __future__ import annotations
 
-from blind_rows_common import print_rows, refusal
+from blind_rows_common import print_rows, split
 
 URL = ("https://github.com/QwenLM/Qwen2.5/blob/ac7272455d45483d2f579a88295e81586d60ff6f/docs/source/getting_started/"
        "speed_benchmark.md")
@@ -106,9 +106,7 @@ ROUND25 = tuple(_rows())
 def triage(rows: tuple[dict, ...]) -> tuple[tuple[dict, ...], tuple[tuple[str, str], ...]]:
     """(rows scored, (name, reason) of each row refused: one that does not fit in memory or whose prompt is past the
     model's positions, the rules' two refusals)."""
-    why = [refusal(r, also=("max_position_embeddings",)) for r in rows]
-    return (tuple(r for r, w in zip(rows, why) if not w),
-            tuple((r["name"], w) for r, w in zip(rows, why) if w))
+    return split(list(rows), also=("max_position_embeddings",))
 
 
 def main() -> int:
