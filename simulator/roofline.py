@@ -70,9 +70,11 @@ from .workload import (
     OpSet,
 )
 
-BOUNDS: tuple[str, ...] = ("memory", "compute", "communication")
+BOUNDS: tuple[str, ...] = ("memory", "compute", "communication", "launch")   # launch: an eager pass whose launches
+#                                                                            outlast its GPU work (module doc)
 _NF = len(FAMILIES)
 _FAM_OVER = FAM["overhead"]
+_LAUNCH = BOUNDS.index("launch")
 
 
 @nb.njit(**JIT)
@@ -168,7 +170,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, log
         lot = 0.0
         for j in range(out_fam.shape[1]):
             out_fam[p, j] = 0.0
-        for j in range(3):
+        for j in range(out_bound.shape[1]):
             out_bound[p, j] = 0.0
         for i in range(n_ops):
             _feats(B[p], q[p], L[p], window[i], logq[i], moe_e[i], rho[i], table, i, side[i], dp, pp, tiles[i], f)
@@ -188,6 +190,7 @@ def _step_grid_body(B, q, L, launch_s, floor_s, quant_s, cf, cb, cc, window, log
             tot += t
         if lot > tot:                # eager: the host's launches outlast the GPU's work (module doc)
             out_fam[p, _FAM_OVER] += lot - tot
+            out_bound[p, _LAUNCH] = lot - tot
             tot = lot                # the max itself, so that two launch-bound points price the same to the ulp
         out_total[p] = tot
 
@@ -215,8 +218,9 @@ class StepTimes:
     """Priced grid points.
 
     total_s : (P,) step time of one forward pass, s; by_family_s : (P, 6) split over FAMILIES;
-    by_bound_s : (P, 3) time of memory-bound, compute-bound and communication ops, s;
-    bound : (P,) index into BOUNDS of the largest of those.
+    by_bound_s : (P, 4) time of memory-bound, compute-bound and communication ops, and the launches' excess over them
+                 (an eager pass that is launch-bound; 0 elsewhere), s: they sum to total_s;
+    bound : (P,) index into BOUNDS: "launch" where that excess is positive, else the largest of the other three.
     """
 
     total_s: np.ndarray
@@ -225,7 +229,7 @@ class StepTimes:
 
     @property
     def bound(self) -> np.ndarray:
-        return np.argmax(self.by_bound_s, axis=-1)
+        return np.where(self.by_bound_s[..., _LAUNCH] > 0.0, _LAUNCH, np.argmax(self.by_bound_s[..., :_LAUNCH], axis=-1))
 
 
 @dataclass(frozen=True)
@@ -387,7 +391,7 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
     _check_points(Bf, qf, Lf)
     eta, real = op_overlap(ops, r, overlap)
     n = Bf.shape[0]
-    tot, fam, bnd = np.empty(n), np.empty((n, _NF)), np.empty((n, 3))
+    tot, fam, bnd = np.empty(n), np.empty((n, _NF)), np.empty((n, len(BOUNDS)))
     c = np.ascontiguousarray
     kernel = _step_grid if n >= _PARALLEL_MIN_POINTS else _step_grid_serial
     kernel(Bf, qf, Lf, lf, ff, qq, c(ops.cf), c(ops.cb), c(ops.cc), c(ops.window, dtype=np.float64), c(_logq(ops)),
@@ -398,7 +402,7 @@ def step_times(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: str | float
            c(ops.coll, dtype=np.float64),
            c(ops.group, dtype=np.float64), c(eta), c(real), c(r.lat, dtype=np.float64), c(r.bw_op, dtype=np.float64),
            float(r.bw), c(r.tile_of(len(ops))), bool(r.one_shot), tot, fam, bnd)
-    return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
+    return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (len(BOUNDS),)))
 
 
 def _coll_reference(kind: int, n: float, S: np.ndarray, lat: float, bw: float, one_shot: bool) -> np.ndarray:
@@ -418,7 +422,7 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
     eta, real_op = op_overlap(ops, r, overlap)
     quant, tiles = r.quant(ops), r.tile_of(len(ops))
     n = Bf.shape[0]
-    tot, lot, fam, bnd = np.zeros(n), np.zeros(n), np.zeros((n, _NF)), np.zeros((n, 3))
+    tot, lot, fam, bnd = np.zeros(n), np.zeros(n), np.zeros((n, _NF)), np.zeros((n, len(BOUNDS)))
     for i in range(len(ops)):
         f = features(Bf, qf, Lf, ops.window[i], ops.moe_e[i], ops.moe_k[i], ops.moe_table[i], ops.share[i], tiles[i],
                      ops.pp, ops.dp, ops.moe_rho[i])
@@ -440,8 +444,9 @@ def step_times_reference(ops: OpSet, r: Rates, B, q, L, launch_s=0.0, overlap: s
         lot += rep * (ops.kernels[i] + quant[i]) * lf
         tot += t
     fam[:, _FAM_OVER] += np.maximum(lot - tot, 0.0)
+    bnd[:, _LAUNCH] = np.maximum(lot - tot, 0.0)
     tot = np.maximum(tot, lot)
-    return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (3,)))
+    return StepTimes(tot.reshape(shape), fam.reshape(shape + (_NF,)), bnd.reshape(shape + (len(BOUNDS),)))
 
 
 __all__ = ["BOUNDS", "op_overlap", "overlap_eta", "Rates", "StepTimes", "rates", "step_times", "step_times_reference",

@@ -53,7 +53,7 @@ class SpeedupResult:
     draft_s, verify_s, overhead_s : (P,)  split of spec_step_s (overhead: host, bookkeeping, eager launches)
     tokens_per_s_per_gpu, tokens_per_s_per_user : (P,)   with speculation
     base_tokens_per_s_per_gpu, base_tokens_per_s_per_user : (P,)  without
-    verify_bound : tuple[str]     memory / compute / communication: what bounds the verify pass
+    verify_bound : tuple[str]     memory / compute / communication / launch: what bounds the verify pass
     memory_bytes : (P,)           per-GPU memory with speculation (target + draft weights, KV incl. lookahead)
     feasible : (P,) bool          with speculation (fits in the engine's share of HBM); `message` says why not
     base_feasible : (P,) bool

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from simulator import simulate_step
-from simulator.roofline import rates, step_times
+from simulator.roofline import BOUNDS, rates, step_times
 
 from .helpers import ops_for
 from .strategies import scenarios
@@ -45,6 +45,10 @@ def test_an_eager_pass_takes_the_longer_of_its_gpu_work_and_its_launches(sc, B, 
                                np.maximum(n * launch - graphed, 0.0), rtol=1e-9, atol=1e-15)
     assert np.all(step_times(ops, r, Bg, q, L, launch + more).total_s >= eager.total_s * (1 - 1e-12))
     np.testing.assert_array_equal(step_times(ops, r, Bg, q, L, 0.0).total_s, graphed)
+    said = np.array(BOUNDS)[eager.bound]            # the bound column says "launch" exactly where launches outlast
+    clear = np.abs(n * launch - graphed) > 1e-9 * graphed        # the GPU work (away from a tie's float round-off),
+    np.testing.assert_array_equal((said == "launch")[clear], (n * launch > graphed)[clear])   # never when graphed
+    assert "launch" not in np.array(BOUNDS)[step_times(ops, r, Bg, q, L).bound]
 
 
 @pytest.mark.parametrize("engine", ["sglang", "vllm"])
@@ -54,8 +58,9 @@ def test_no_cliff_above_the_graph_batch_limit_where_the_gpu_is_busy(engine):
     kw = dict(hardware="h100-sxm", model="llama-3.1-8b", query_tokens=1, context=1024, engine=engine)
     big = [simulate_step(batch=[256], cuda_graph_max_batch=c, **kw).step_s[0] for c in (None, 128)]
     assert big[0] == pytest.approx(big[1], rel=1e-12)
-    small = [simulate_step(batch=[2], cuda_graph_max_batch=c, **kw).step_s[0] for c in (None, 1)]
-    assert small[1] > small[0]
+    small = [simulate_step(batch=[2], cuda_graph_max_batch=c, **kw) for c in (None, 1)]
+    assert small[1].step_s[0] > small[0].step_s[0]
+    assert (small[0].bound[0], small[1].bound[0]) == ("memory", "launch")   # what `specroof step` prints as bound
 
 
 def test_the_vllm_launch_cost_is_its_source_eager_step():

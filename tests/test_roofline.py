@@ -84,12 +84,13 @@ def test_numba_kernel_equals_reference(sc, B, q, L, overlap, launch, per_point_l
     ref = step_times_reference(ops, r, Bg, qg, Lg, lg, overlap)
     shape = (len(B), len(q), len(L))
     assert got.total_s.shape == ref.total_s.shape == shape
-    assert got.by_family_s.shape == shape + (len(FAMILIES),) and got.by_bound_s.shape == shape + (3,)
+    assert got.by_family_s.shape == shape + (len(FAMILIES),) and got.by_bound_s.shape == shape + (len(BOUNDS),)
     assert np.all(np.isfinite(got.total_s)) and np.all(got.total_s > 0)
     np.testing.assert_allclose(got.total_s, ref.total_s, rtol=1e-12, atol=0)
     np.testing.assert_allclose(got.by_family_s, ref.by_family_s, rtol=1e-12, atol=0)
     np.testing.assert_allclose(got.by_bound_s, ref.by_bound_s, rtol=1e-12, atol=0)
     np.testing.assert_allclose(got.by_family_s.sum(-1), got.total_s, rtol=1e-12)
+    np.testing.assert_allclose(got.by_bound_s.sum(-1), got.total_s, rtol=1e-12)     # the bound classes split it too
 
 
 @pytest.mark.parametrize("mid, tp, dp, ep, pp", [("deepseek-v3", 1, 8, 8, 1), ("deepseek-v3", 2, 4, 8, 2),
