@@ -229,7 +229,8 @@ class StepTimes:
 
     @property
     def bound(self) -> np.ndarray:
-        return np.where(self.by_bound_s[..., _LAUNCH] > 0.0, _LAUNCH, np.argmax(self.by_bound_s[..., :_LAUNCH], axis=-1))
+        b = self.by_bound_s
+        return np.where(b[..., _LAUNCH] > 0.0, _LAUNCH, np.argmax(b[..., :_LAUNCH], axis=-1))
 
 
 @dataclass(frozen=True)
