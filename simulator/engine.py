@@ -14,6 +14,7 @@ from .errors import ScenarioError, SpecError
 from .fitted import engine_values
 from .fusion import FUSIONS, read_kernels
 from .hardware import VENDORS
+from .sampling import TopPFilter, read_filter
 
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
@@ -30,6 +31,8 @@ _ALLOWED: dict[str, set[str] | None] = {
     "parallel": {"ep_spans_instance"},
     "attention": {"mla_verify_kv_reread_blackwell", "sparse_mla_min_heads_hopper", "linear_state_bytes"},
     "kernels": {"fused", "allreduce_norm_min_hidden", "fused_from", "fused_on"},
+    "sampling": {"plain_filter_s_per_entry", "verify_filter_s_per_entry", "sort_s_per_entry", "plain_sort_from",
+                 "sort_until"},
 }
 
 
@@ -105,6 +108,7 @@ class EngineProfile:
                                     fused_from / fused_on : ((name, "YYYY-MM"), ...) the month the default build
                                     began to run a fusion (validation) / ((name, (generation, ...)), ...) the chip
                                     generations it runs on (`fusion.read_kernels`)
+    topp : TopPFilter               top-k / top-p filtering per row and vocabulary entry ([sampling], `sampling`)
     valid_from : str                "YYYY-MM" the modelled mechanisms shipped ('' not stated); older builds differ
     priors : ((field, value), ...)  the sourced values calibrated fields started from (`uncalibrated()`)
     spec_max_running : float        requests the engine runs at once when speculating (the rest queue); 1e9: no cap
@@ -168,6 +172,7 @@ class EngineProfile:
     allreduce_norm_min_hidden: int = 0
     fused_from: tuple[tuple[str, str], ...] = ()
     fused_on: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    topp: TopPFilter = TopPFilter()
     display_name: str = ""
     sources: tuple[str, ...] = ()
     valid_from: str = ""
@@ -255,14 +260,14 @@ class EngineProfile:
         return d
 
 
-# Fields that price host work around the passes, not the passes themselves.
+# Fields that price work around the passes (host work, the sampler's filter), not the passes themselves.
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
                          "overlap_with_spec", "no_overlap_methods", "overlap_with_spec_under_pp", "methods",
                          "chain_methods", "spec_bookkeeping_s", "bookkeeping_on_host", "spec_host_bookkeeping_s",
                          "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
                          "plain_memory_fraction", "memory_rule", "valid_from", "overlap_with_spec_from",
                          "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
-                         "dp_prompt_balance", "ep_spans_instance", "path", "fused_from"})
+                         "dp_prompt_balance", "ep_spans_instance", "path", "fused_from", "topp"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -336,6 +341,7 @@ def read_profile(path: Path) -> EngineProfile:
     kw["valid_from"] = _month(doc, path, "scope", "valid_from")
     kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
     kw.update(read_kernels(doc, path, kw["fused"]))
+    kw["topp"] = read_filter(doc, path)
     kw["sources"] = tuple(dict.fromkeys(sources))
     return EngineProfile(**kw)
 

@@ -350,6 +350,7 @@ def frontier(scenario: Scenario | None = None, workload: Workload | None = None,
     scen = {"hardware": d.hw.name, "model": d.target.name, "method": s.method, "engine": d.eng.name,
             "precision": d.p.weights, "expert_precision": d.p.expert_dtype, "gpus": list(gpus), "k": s.k,
             "checkpoint": checkpoint_note(d.target, d.p), "routing_locality": d.target.priced_routing_locality,
+            "sampling": d.scenario.sampling,
             "acceptance": d.acceptance.source, "overlap": d.overlap,
             "memory_fraction": s.memory_fraction,       # the deployment's own; None: each point's (its layout's)
             "max_running_requests": d.eng.running_cap, "hardware_file": d.hw.path or None,

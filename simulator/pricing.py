@@ -8,7 +8,9 @@ At batch B and context L (MagicDec, Chen et al. 2024, eq. 1; Leviathan et al. 20
 with T = k + 1 for a chain or the tree size. Engine overheads are named mechanisms: host work per step and per
 running sequence (hidden behind the GPU when the engine overlaps them, which some engines turn off for some
 methods), host work per draft pass, bookkeeping per speculative step, eager launches where a pass has no CUDA graph;
-sampling per token x vocabulary is an op of the forward pass (workload.SAMPLER_BYTES_PER_VOCAB).
+sampling per token x vocabulary is an op of the forward pass (workload.SAMPLER_BYTES_PER_VOCAB), and a scenario that
+samples with top-p / top-k adds the engine's filter over each sampled row (`sampling`: B rows a plain step, B x T a
+verify pass).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from .experts import rank_batch
 from .linear_attention import spec_state_copies
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
 from .roofline import StepTimes, rates, step_times
+from .sampling import filter_s
 from .scenario import Deployment
-from .workload import OpSet
+from .workload import FAM, OpSet
 
 GB = 1e9
 
@@ -95,9 +98,24 @@ def host_rule(eng: EngineProfile, gpu, B, overlapped: bool):
     return _hide(gpu, host_s(eng, B), overlapped)
 
 
+def with_filter(dep: Deployment, st: StepTimes, rows, verify: bool) -> StepTimes:
+    """A priced pass plus the top-k / top-p filter over its sampled `rows` (`sampling.filter_s`: a plain step's or,
+    `verify`, a rejection sampler's), in the lm_head family and the memory-bound class; `st` itself when the scenario
+    samples greedily or the engine's filter costs nothing."""
+    t = filter_s(dep.eng.topp, dep.scenario.sampling, rows, dep.target.vocab_size, verify)
+    if not np.any(t):
+        return st
+    t = np.broadcast_to(t, np.broadcast_shapes(np.shape(t), st.total_s.shape))
+    fam = np.broadcast_to(st.by_family_s, t.shape + st.by_family_s.shape[-1:]).copy()
+    bnd = np.broadcast_to(st.by_bound_s, t.shape + st.by_bound_s.shape[-1:]).copy()
+    fam[..., FAM["lm_head"]] += t
+    bnd[..., 0] += t
+    return StepTimes(st.total_s + t, fam, bnd)
+
+
 def base_step(dep: Deployment, B, L) -> tuple[np.ndarray, StepTimes]:
     """Plain decode step (q = 1) at each point, and its GPU breakdown."""
-    st = price_pass(dep, dep.tops, B, 1.0, L, "target")
+    st = with_filter(dep, price_pass(dep, dep.tops, B, 1.0, L, "target"), B, verify=False)
     return host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None)), st
 
 
@@ -129,7 +147,8 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
         over = st.by_family_s[..., -1]
         draft += dp.count * (st.total_s - over)
         launch += dp.count * (over + e.draft_step_overhead_s)
-    vs = price_pass(dep, dep.verify_ops, B, float(v.T), L, "verify")
+    vs = with_filter(dep, price_pass(dep, dep.verify_ops, B, float(v.T), L, "verify"),
+                     np.asarray(B, dtype=np.float64) * float(v.T), verify=True)
     vover = vs.by_family_s[..., -1]
     verify = vs.total_s - vover
     launch += vover

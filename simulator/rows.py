@@ -18,7 +18,7 @@ OPTIONAL = ("source_id", "source_url", "locator", "published_row", "n_gpus", "tp
             "precision", "expert_precision", "attention_precision", "kv_precision", "draft", "batch", "concurrency",
             "isl", "osl", "length_ratio", "context", "k", "tree_tokens", "tree_branching", "tau", "tau_k",
             "overlap_scheduler", "spec_max_running", "max_running_requests", "memory_fraction", "dp_balance",
-            "num_prompts", "prefill_tp", "prefill_dp", "prefill_ep", "chunk", "engine_date", "notes")
+            "num_prompts", "prefill_tp", "prefill_dp", "prefill_ep", "chunk", "engine_date", "sampling", "notes")
 # Step-level metrics (a decode step at a batch): predicted by `predict`. A row with a concurrency instead of a batch
 # is priced at batch = concurrency and context = isl + osl / 2 (the mean context over a request's decode).
 STEP_METRICS = ("speedup", "base_step_s", "spec_step_s", "tpot_s", "itl_s", "tokens_per_s_per_user",

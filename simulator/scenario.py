@@ -127,6 +127,9 @@ class Scenario:
                                         "128-expert model; README); the target and an MTP module built from it, not "
                                         "a separate draft model; not a sweep, validate or calibrate parameter (they "
                                         "price the default)", sweep=False)
+    sampling: str = _f("greedy", "sampling", "how requests draw their tokens: greedy (temperature 0: argmax) or top-p "
+                       "(a top_p below 1 or a top_k: the engine filters each sampled row first, every verified row "
+                       "of a verify pass; engine profile [sampling]); not a sweep parameter", sweep=False)
     options: tuple[tuple[str, Any], ...] = _f((), "options", "deployment options for the hazard check",
                                               cli=False, sweep=False)
 

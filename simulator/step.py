@@ -10,7 +10,7 @@ import numpy as np
 from .admission import running_cap
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
-from .pricing import check_context, context_message, host_rule, memory, price_pass
+from .pricing import check_context, context_message, host_rule, memory, price_pass, with_filter
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
 from .tables import frame, step_row
@@ -125,7 +125,8 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     B = np.asarray(s.batch, dtype=np.float64)
     # q > 1 with every logit: a verify pass (its KV re-reads, a hybrid target's state commit); q = 1 a decode pass
     ops = dep.lops if logits == "last" else dep.verify_ops if q > 1 else dep.tops
-    st = price_pass(dep, ops, B, float(q), L, "target")
+    # the sampled rows: every token's where every logit is computed (a verify pass's filter when q > 1), else one
+    st = with_filter(dep, price_pass(dep, ops, B, float(q), L, "target"), B * (q if logits == "all" else 1), q > 1)
     total = host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None))
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}
     fam["overhead"] = fam["overhead"] + (total - st.total_s)
@@ -135,7 +136,8 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
             "precision": p.weights, "hardware_file": dep.hw.path or None, "engine_file": dep.eng.path or None,
             "expert_precision": p.expert_dtype, "attention_precision": p.attention_dtype,
             "lm_head_precision": p.lm_head, "kv_precision": p.kv, "checkpoint": checkpoint_note(dep.target, p),
-            "routing_locality": dep.target.priced_routing_locality, "query_tokens": q, "context": s.context,
+            "routing_locality": dep.target.priced_routing_locality, "sampling": s.sampling, "query_tokens": q,
+            "context": s.context,
             "engine": dep.eng.name, "overlap": dep.overlap,
             "logits": logits, "n_gpus": dep.n_gpus, "memory_fraction": dep.eng.gpu_memory_fraction,
             "cuda_graph_max_batch": s.cuda_graph_max_batch, "max_running_requests": s.max_running_requests}

@@ -25,6 +25,7 @@ from .hardware import load_hardware
 from .model import load_model
 from .report import ValidationReport
 from .rows import SERVING_METRICS, load_rows
+from .sampling import SAMPLING
 from .scenario import Deployment, Scenario, with_engine
 from .serving import Workload, serve
 from .shape import curve_key, curve_load
@@ -78,12 +79,22 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
         raise ScenarioError(f"row {r['row_id']}: dp_balance = {bal!r}; expected true or false")
     if bal:
         eng = replace(eng, dp_prompt_balance=bal == "true")
+    eng = _row_topp(r, eng, date)
     cap = _int(r, "spec_max_running")
     if cap is not None:
         if cap < 1:
             raise ScenarioError(f"row {r['row_id']}: spec_max_running = {cap}; expected a whole number >= 1")
         eng = replace(eng, spec_max_running=float(cap))
     return eng
+
+
+def _row_topp(r: dict[str, str], eng: EngineProfile, date: str | None) -> EngineProfile:
+    """The profile with the top-k / top-p filter the row's build ran (`sampling.TopPFilter.dated`) where its
+    requests sample with top-p; a sampling other than greedy, top-p or empty names the row."""
+    smp = (r.get("sampling") or "").strip().lower()
+    if smp not in ("", *SAMPLING):
+        raise ScenarioError(f"row {r['row_id']}: sampling = {smp!r}; expected {' or '.join(SAMPLING)} (empty: greedy)")
+    return replace(eng, topp=eng.topp.dated(date or "")) if smp == "top-p" else eng
 
 
 def _share(r: dict[str, str]) -> float | None:
@@ -147,7 +158,8 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     context=ctx, tp=tp, dp=dp, ep=_int(r, "ep", 1), precision=_text(r, "precision", "bf16"),
                     kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"),
                     attention_precision=_text(r, "attention_precision"),
-                    memory_fraction=_share(r), max_running_requests=_int(r, "max_running_requests"))
+                    memory_fraction=_share(r), max_running_requests=_int(r, "max_running_requests"),
+                    sampling=(_text(r, "sampling", "greedy") or "greedy").lower())
 
 
 def _draft(v: str) -> str | None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from simulator.hardware import list_hardware, load_hardware
 from simulator.model import ModelShape, load_model
 from simulator.registry import list_models, model_record
+from simulator.sampling import SAMPLING
 
 BATCH = st.integers(min_value=1, max_value=512)
 QUERY = st.integers(min_value=1, max_value=64)
@@ -120,3 +121,9 @@ def json_values():
         | st.floats(allow_nan=False, allow_infinity=False)
     return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
                                                                                               max_size=3), max_leaves=8)
+
+# How requests draw their tokens (Scenario.sampling): greedy, or a top-p / top-k filter per sampled row
+SAMPLINGS = st.sampled_from(SAMPLING)
+
+# A build's month, "YYYY-MM" (engine profiles' dated windows: sampling.TopPFilter.dated, overlap_with_spec_from)
+MONTHS = st.builds(lambda y, m: f"{y}-{m:02d}", st.integers(2024, 2027), st.integers(1, 12))

@@ -53,6 +53,9 @@ MLE_ASSUMED = ("vLLM v0.11.1 (the benchmark's server image vllm/vllm-openai:v0.1
                "(max_num_seqs requests kept in flight, steady state); prompt length not published: 256 tokens "
                "assumed, context = 256 + half the run's mean output length; KV cache BF16 (vLLM's default); H100 "
                "read as the 80 GB SXM part ('H100 80GB HBM3')")
+MLE_ASSUMED += ("; sampling top-p: the harness sends every request temperature 0.8 and top_p 0.95 "
+                "(ml-energy/benchmark mlenergy/benchmark/llm/benchmark.py, the LLMBenchmark defaults; added "
+                "2026-12-07 with the sampling input, after these rows were first priced)")
 GPU = {"H100": "h100-sxm", "B200": "b200", "H200": "h200-sxm"}
 
 # (file, bundled model, precision, name prefix, [(GPU, GPUs, configurations index, max_num_seqs, mean batch,
@@ -168,7 +171,8 @@ def _rows() -> list[dict]:
                 continue
             batch = round(mean_b)
             csv = dict(hardware=GPU[gpu], n_gpus=str(n), tp=str(n), ep=str(n) if n > 1 else "", engine="vllm",
-                       engine_version="0.11.1", engine_date="2025-11", overlap_scheduler="true", model=model,
+                       engine_version="0.11.1", engine_date="2025-11", overlap_scheduler="true", sampling="top-p",
+                       model=model,
                        precision=prec, batch=str(batch), context=str(256 + osl // 2))
             rows.append(dict(
                 name=f"{label}, {n}x {gpu}, vLLM v0.11.1, batch {batch} (ML.ENERGY)", url=MLE + file,

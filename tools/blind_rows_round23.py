@@ -39,6 +39,9 @@ MLE_ASSUMED = ("vLLM v0.11.1 (the benchmark's server image vllm/vllm-openai:v0.1
                "the run's mean batch (max_num_seqs requests kept in flight, steady state); prompt length not "
                "published: 256 tokens assumed, context = 256 + half the run's mean output length; KV cache BF16 "
                "(vLLM's default); H100 read as the 80 GB SXM part ('H100 80GB HBM3')")
+MLE_ASSUMED += ("; sampling top-p: the harness sends every request temperature 0.8 and top_p 0.95 "
+                "(ml-energy/benchmark mlenergy/benchmark/llm/benchmark.py, the LLMBenchmark defaults; added "
+                "2026-12-07 with the sampling input, after these rows were first priced)")
 
 # (file, bundled model, precision, expert precision, name prefix, [(GPU, GPUs, configurations index, max_num_seqs,
 #  mean batch, median ITL ms, mean output tokens, the label's expert_parallel, its data_parallel)]): the
@@ -167,7 +170,8 @@ def _rows() -> list[dict]:
             assert mns / osl < math.log(2) and dp == 1          # the inclusion rule above; no run sets DP
             batch = round(mean_b)
             csv = dict(hardware=GPU[gpu], n_gpus=str(n), tp=str(n), ep=str(n) if ep > 1 else "", engine="vllm",
-                       engine_version="0.11.1", engine_date="2025-11", overlap_scheduler="true", model=model,
+                       engine_version="0.11.1", engine_date="2025-11", overlap_scheduler="true", sampling="top-p",
+                       model=model,
                        precision=prec, expert_precision=eprec, batch=str(batch), context=str(256 + osl // 2))
             lay = (f"; TP{n} attention, EP{n} experts (--tensor-parallel-size {n} with --enable-expert-parallel)"
                    if ep > 1 else f"; TP{n} (--tensor-parallel-size {n})" if n > 1 else "; one GPU")

@@ -40,6 +40,9 @@ ASSUMED = ("vLLM v0.11.1 (the benchmark's server image vllm/vllm-openai:v0.11.1;
            "requests kept in flight, steady state); prompt length not published: 256 tokens assumed, context = 256 + "
            "half the run's mean output length; FP8 block-quantised checkpoint; KV cache BF16 (vLLM's default); TP1 "
            "attention on each DP rank, EP over all GPUs")
+ASSUMED += ("; sampling top-p: the harness sends every request temperature 0.8 and top_p 0.95 "
+            "(ml-energy/benchmark mlenergy/benchmark/llm/benchmark.py, the LLMBenchmark defaults; added "
+            "2026-12-07 with the sampling input, after these rows were first priced)")
 
 # (GPUs, configurations index, max_num_seqs, mean batch, median ITL ms, mean output tokens): the labelled
 # configurations that pass the ln 2 rule, as the file gives them (4 decimals).
@@ -56,7 +59,7 @@ def _rows() -> list[dict]:
         assert mns / osl < math.log(2)          # the inclusion rule above
         batch = round(mean_b)
         csv = dict(hardware=GPU["B200"], n_gpus=str(n), tp="1", dp=str(n), ep=str(n), engine="vllm",
-                   engine_version="0.11.1", engine_date="2025-11", overlap_scheduler="true",
+                   engine_version="0.11.1", engine_date="2025-11", overlap_scheduler="true", sampling="top-p",
                    model="qwen3-coder-480b-a35b", precision="fp8", batch=str(batch), context=str(256 + round(osl) // 2))
         rows.append(dict(
             name=f"Qwen3-Coder-480B FP8 FIM, {n}x b200 DP{n} EP{n}, vLLM v0.11.1, batch {batch} (ML.ENERGY)",

@@ -31,7 +31,9 @@ MLE_ASSUMED = ("vLLM v0.11.1 (the benchmark's server image vllm/vllm-openai:v0.1
                "ITL read as one plain decode step at the run's mean batch (max_num_seqs requests kept in flight, "
                "steady state); prompt length not published: 256 tokens assumed (LMArena conversations and GPQA "
                "questions), context = 256 + half the run's mean output length; KV cache BF16 (vLLM's default); "
-               "H100 read as the 80 GB SXM part ('H100 80GB HBM3')")
+               "H100 read as the 80 GB SXM part ('H100 80GB HBM3'); sampling top-p: the harness sends every request "
+               "temperature 0.8 and top_p 0.95 (ml-energy/benchmark mlenergy/benchmark/llm/benchmark.py, the "
+               "LLMBenchmark defaults; added 2026-12-07 with the sampling input, after these rows were first priced)")
 MLE_DS = ("; 8 GPUs with --enable-expert-parallel and no data-parallel-size in the config, which the benchmark's "
           "driver launches as --tensor-parallel-size 8 (TP8 attention, EP8 experts; the leaderboard's own label reads "
           "tensor_parallel 1, expert_parallel 8, data_parallel 1: its scripts/build_data.py lines 686-693 read the "
@@ -89,7 +91,7 @@ def _mle_rows() -> list[dict]:
             batch = round(mean_b)
             csv = dict(hardware="h100-sxm" if gpu == "H100" else "b200", n_gpus=str(n), tp=str(n),
                        ep=str(n) if ds else "", engine="vllm", engine_version="0.11.1", engine_date="2025-11",
-                       overlap_scheduler="true", model=model, precision=prec, batch=str(batch),
+                       overlap_scheduler="true", model=model, precision=prec, batch=str(batch), sampling="top-p",
                        context=str(256 + osl // 2))
             rows.append(dict(
                 name=f"{label}, {n}x {gpu}, vLLM v0.11.1, batch {batch} (ML.ENERGY)", url=MLE + file,

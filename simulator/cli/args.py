@@ -18,6 +18,7 @@ from ..drafters import MAX_DEPTH, default_decay, verified_tree
 from ..errors import ScenarioError
 from ..hazards import DEPLOYMENT_OPTIONS, OPTIONS
 from ..registry import same_shape_note
+from ..sampling import SAMPLING
 from ..scenario import Scenario, scenario_fields
 from ..workload import OVERLAP_MODES
 
@@ -146,10 +147,18 @@ def rates_arg(s: str) -> list[float]:
     return [float_arg("acceptance rate", 0.0, 1.0, hi_open=True)(t) for t in parts]
 
 
+def sampling_arg(s: str) -> str:
+    key = s.strip().lower()
+    if key not in SAMPLING:
+        raise argparse.ArgumentTypeError(f"sampling {s!r}: expected one of {', '.join(SAMPLING)}")
+    return key
+
+
 def _kind_type(kind: str, flag: str) -> Callable[[str], Any] | None:
     return {"int>=1": int_arg(flag, 1), "int>=0": int_arg(flag, 0), "int>=1?": int_arg(flag, 1),
             "int>=2?": int_arg(flag, 2), "k": k_arg, "batch": batch_arg, "overlap": overlap_arg,
-            "fraction?": float_arg(flag, 0.0, 1.0, lo_open=True), "locality?": float_arg(flag, 0.0, 1.0)}.get(kind)
+            "fraction?": float_arg(flag, 0.0, 1.0, lo_open=True), "locality?": float_arg(flag, 0.0, 1.0),
+            "sampling": sampling_arg}.get(kind)
 
 
 def add_scenario_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = (), **defaults: Any) -> None:

@@ -79,6 +79,7 @@ def formats(sc: dict[str, Any]) -> str:
             out += f", {what} {sc[key]}"
     rho = sc.get("routing_locality")
     out += f", routing locality {rho:g}" if rho is not None and rho != SEQ_ROUTING_RHO else ""
+    out += f", {sc['sampling']} sampling" if sc.get("sampling", "greedy") != "greedy" else ""
     return out + (f"; {sc['checkpoint']}" if sc.get("checkpoint") else "")
 
 

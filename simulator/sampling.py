@@ -1,0 +1,82 @@
+"""Top-k / top-p filtering of the sampled rows: the time a request that sets top_p < 1 or a top_k adds to a step.
+
+Every forward pass already carries the sampler's two fp32 passes over the vocabulary (workload.SAMPLER_BYTES_PER_VOCAB:
+softmax and the draw). A filtered request makes the engine mask each of its logits rows first, and that costs what its
+kernel costs, not what the bytes do:
+
+    filter_s = rows x vocabulary x s_per_entry        rows: B on a plain step, B x T on a verify pass
+
+A plain step samples one row per sequence; a rejection sampler filters every verified row, since it compares the
+target's masked distribution at each draft position (vLLM's rejection_sampler.apply_sampling_constraints calls
+apply_top_k_top_p on all num_tokens = B x (k + 1) target rows whenever a request is not greedy). Greedy requests
+(temperature 0) are argmax and mask nothing: `sampling = "greedy"`, the default, prices no filter.
+
+The seconds per entry are an engine's kernel, measured (engine profile [sampling]): PyTorch's fallback sorts the whole
+vocabulary per row, Triton's pivot search and FlashInfer's fused filter-and-draw do not (vLLM PR #40376's table, one
+B200, 512 rows x 131072 entries: 6.150, 2.013 and 0.372 ms). The figures of one device are used for every device (an
+estimate: no table times the kernels elsewhere). An engine's build dated in its sort window ran the full sort on
+plain steps, and on verify passes too before `sort_until` (`TopPFilter.dated`, validation's rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .data import MONTH_RE, check_fields, figure
+from .errors import SpecError
+
+SAMPLING = ("greedy", "top-p")
+_KEYS = ("plain_filter_s_per_entry", "verify_filter_s_per_entry", "sort_s_per_entry")
+
+
+@dataclass(frozen=True, slots=True)
+class TopPFilter:
+    """An engine's top-k / top-p filter, seconds per row and vocabulary entry: on a plain step's sampled rows
+    (`plain_s`), on a verify pass's rows (`verify_s`), and a full-vocabulary sort's (`sort_s`), which builds dated from
+    `plain_sort_from` to before `sort_until` ran on plain steps and every build before `sort_until` on verify passes
+    ('' : no window)."""
+
+    plain_s: float = 0.0
+    verify_s: float = 0.0
+    sort_s: float = 0.0
+    plain_sort_from: str = ""
+    sort_until: str = ""
+
+    def dated(self, month: str) -> TopPFilter:
+        """The filter a build of `month` ("YYYY-MM") ran: the sort where its window covers the month."""
+        if not month or not self.sort_until or month >= self.sort_until:
+            return self
+        plain = self.sort_s if self.plain_sort_from and month >= self.plain_sort_from else self.plain_s
+        return replace(self, plain_s=plain, verify_s=self.sort_s)
+
+
+def filter_s(f: TopPFilter, sampling: str, rows: Any, vocab: int, verify: bool) -> np.ndarray:
+    """Seconds the filter adds: rows x vocab x the engine's per-entry time; 0 for greedy sampling."""
+    per = 0.0 if sampling == "greedy" else (f.verify_s if verify else f.plain_s)
+    return np.asarray(rows, dtype=np.float64) * float(vocab) * per
+
+
+def read_filter(doc: dict[str, Any], path: Path) -> TopPFilter:
+    """[sampling] of an engine profile: the three per-entry times (0 where absent) and the sort window's months."""
+    s, sec = {}, "sampling"
+    for key, fld in zip(_KEYS, ("plain_s", "verify_s", "sort_s")):
+        v = figure(doc, sec, key, path, required=False, lo=0.0, hi=1e-8, allow_estimate=True)
+        s[fld] = 0.0 if v is None else float(v)
+    for key in ("plain_sort_from", "sort_until"):
+        fig = doc.get(sec, {}).get(key)
+        if fig is not None:
+            check_fields(fig, f"{path}: [{sec}] {key}", frozenset(), allow_estimate=False)
+            if not isinstance(fig["value"], str) or not MONTH_RE.fullmatch(fig["value"]):
+                raise SpecError(f"{path}: [{sec}] {key}: value = {fig['value']!r}; expected a month as \"YYYY-MM\"")
+        s[key] = fig["value"] if fig is not None else ""
+    if s["plain_sort_from"] and not s["sort_until"]:
+        raise SpecError(f"{path}: [{sec}] plain_sort_from = {s['plain_sort_from']!r} without sort_until: the window "
+                        "needs its end")
+    return TopPFilter(**s)
+
+
+__all__ = ["SAMPLING", "TopPFilter", "filter_s", "read_filter"]
