@@ -32,7 +32,7 @@ _ALLOWED: dict[str, set[str] | None] = {
     "attention": {"mla_verify_kv_reread_blackwell", "sparse_mla_min_heads_hopper", "linear_state_bytes"},
     "kernels": {"fused", "allreduce_norm_min_hidden", "fused_from", "fused_on"},
     "sampling": {"plain_filter_s_per_entry", "verify_filter_s_per_entry", "sort_s_per_entry", "plain_sort_from",
-                 "sort_until"},
+                 "sort_until", "bonus_row_plain"},
 }
 
 

@@ -23,7 +23,7 @@ from .acceptance import ALPHA_MAX, Acceptance, Verify, depth_capacity, tree_hold
 from .engine import EngineProfile
 from .engine_memory import memory_origin, reserve_bytes
 from .errors import ScenarioError
-from .experts import rank_batch
+from .experts import dealt, rank_batch
 from .linear_attention import spec_state_copies
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
 from .roofline import StepTimes, rates, step_times
@@ -98,11 +98,11 @@ def host_rule(eng: EngineProfile, gpu, B, overlapped: bool):
     return _hide(gpu, host_s(eng, B), overlapped)
 
 
-def with_filter(dep: Deployment, st: StepTimes, rows, verify: bool) -> StepTimes:
-    """A priced pass plus the top-k / top-p filter over its sampled `rows` (`sampling.filter_s`: a plain step's or,
-    `verify`, a rejection sampler's), in the lm_head family and the memory-bound class; `st` itself when the scenario
-    samples greedily or the engine's filter costs nothing."""
-    t = filter_s(dep.eng.topp, dep.scenario.sampling, rows, dep.target.vocab_size, verify)
+def with_filter(dep: Deployment, st: StepTimes, B, q: float = 1.0, verify: bool = False) -> StepTimes:
+    """A priced pass plus the top-k / top-p filter over the q sampled rows of each of the busiest attention-DP rank's
+    sequences (`sampling.filter_s`: a plain step's, or with `verify` a rejection sampler's), in the lm_head family and
+    the memory-bound class; `st` itself when the scenario samples greedily or the engine's filter costs nothing."""
+    t = filter_s(dep.eng.topp, dep.scenario.sampling, dealt(B, dep.par.dp), dep.target.vocab_size, q, verify)
     if not np.any(t):
         return st
     t = np.broadcast_to(t, np.broadcast_shapes(np.shape(t), st.total_s.shape))
@@ -115,7 +115,7 @@ def with_filter(dep: Deployment, st: StepTimes, rows, verify: bool) -> StepTimes
 
 def base_step(dep: Deployment, B, L) -> tuple[np.ndarray, StepTimes]:
     """Plain decode step (q = 1) at each point, and its GPU breakdown."""
-    st = with_filter(dep, price_pass(dep, dep.tops, B, 1.0, L, "target"), B, verify=False)
+    st = with_filter(dep, price_pass(dep, dep.tops, B, 1.0, L, "target"), B)
     return host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None)), st
 
 
@@ -147,8 +147,7 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
         over = st.by_family_s[..., -1]
         draft += dp.count * (st.total_s - over)
         launch += dp.count * (over + e.draft_step_overhead_s)
-    vs = with_filter(dep, price_pass(dep, dep.verify_ops, B, float(v.T), L, "verify"),
-                     np.asarray(B, dtype=np.float64) * float(v.T), verify=True)
+    vs = with_filter(dep, price_pass(dep, dep.verify_ops, B, float(v.T), L, "verify"), B, float(v.T), verify=True)
     vover = vs.by_family_s[..., -1]
     verify = vs.total_s - vover
     launch += vover

@@ -125,8 +125,9 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     B = np.asarray(s.batch, dtype=np.float64)
     # q > 1 with every logit: a verify pass (its KV re-reads, a hybrid target's state commit); q = 1 a decode pass
     ops = dep.lops if logits == "last" else dep.verify_ops if q > 1 else dep.tops
-    # the sampled rows: every token's where every logit is computed (a verify pass's filter when q > 1), else one
-    st = with_filter(dep, price_pass(dep, ops, B, float(q), L, "target"), B * (q if logits == "all" else 1), q > 1)
+    # the sampled rows: every token's where every logit is computed (a verify pass's filter when q > 1), else one a
+    # sequence (a prefill's, by the plain sampler)
+    st = with_filter(dep, price_pass(dep, ops, B, float(q), L, "target"), B, *((q, q > 1) if logits == "all" else ()))
     total = host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None))
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}
     fam["overhead"] = fam["overhead"] + (total - st.total_s)

@@ -93,7 +93,8 @@ def _row_topp(r: dict[str, str], eng: EngineProfile, date: str | None) -> Engine
     requests sample with top-p; a sampling other than greedy, top-p or empty names the row."""
     smp = (r.get("sampling") or "").strip().lower()
     if smp not in ("", *SAMPLING):
-        raise ScenarioError(f"row {r['row_id']}: sampling = {smp!r}; expected {' or '.join(SAMPLING)} (empty: greedy)")
+        raise ScenarioError(f"row {r['row_id']}: sampling = {smp!r}; expected one of {', '.join(SAMPLING)} (empty: "
+                            "greedy)")
     return replace(eng, topp=eng.topp.dated(date or "")) if smp == "top-p" else eng
 
 

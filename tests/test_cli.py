@@ -18,6 +18,7 @@ import pytest
 
 from simulator.hardware import list_hardware
 from simulator.registry import list_models
+from simulator.roofline import BOUNDS
 from simulator.workload import FAMILIES
 
 from .helpers import run
@@ -147,7 +148,7 @@ def test_step_defaults(capsys):
     assert "engine sglang" in lines[0]      # the one default engine (Scenario), as curve and advise use
     rows = [ln.split() for ln in lines[3:-1]]
     assert [r[0] for r in rows] == ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
-    assert all(r[2] in ("memory", "compute", "communication") and r[-1] == "yes" for r in rows)
+    assert all(r[2] in BOUNDS and r[-1] == "yes" for r in rows)
     assert "infeasible" not in out
 
 
@@ -218,7 +219,7 @@ def test_step_json_schema(capsys):
         assert isinstance(p["step_s"], float) and 1e-4 < p["step_s"] < 1.0     # seconds, not ms
         assert p["step_s"] >= prev
         prev = p["step_s"]
-        assert p["bound"] in ("memory", "compute", "communication")
+        assert p["bound"] in BOUNDS
         assert set(p["breakdown_s"]) == set(FAMILIES)
         assert sum(p["breakdown_s"].values()) == pytest.approx(p["step_s"], rel=1e-9)
         assert p["breakdown_s"]["collective"] > 0                                # tp = 8

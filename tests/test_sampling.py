@@ -55,7 +55,8 @@ def test_the_filter_adds_rows_times_vocab_times_its_cost(B, L, sampling):
     assert np.all(base_s >= base_g * (1 - 1e-12))
     v = g.scenario.verify(3)
     sg, ss = spec_step(g, v, Bv, float(L)), spec_step(s, v, Bv, float(L))
-    np.testing.assert_allclose(ss.verify_s - sg.verify_s, Bv * v.T * V * f.verify_s * on, rtol=1e-9, atol=1e-15)
+    per_seq = (v.T - 1) * f.verify_s + f.plain_s            # vLLM: k draft rows filtered, the bonus row sampled plain
+    np.testing.assert_allclose(ss.verify_s - sg.verify_s, Bv * V * per_seq * on, rtol=1e-9, atol=1e-15)
     np.testing.assert_array_equal(ss.draft_s, sg.draft_s)
 
 
@@ -79,10 +80,13 @@ def test_an_engine_without_a_filter_prices_top_p_as_greedy(B, sampling):
 def test_a_build_in_the_sort_window_sorts(month):
     """vLLM's window: a build before 2026-03 sorts every verified row, one from 2025-10 every plain row too; later
     builds run the current kernels; the greedy price never depends on the month."""
-    f = VLLM.topp
-    d = f.dated(month)
-    assert d.verify_s == (f.sort_s if month < f.sort_until else f.verify_s)
-    assert d.plain_s == (f.sort_s if f.plain_sort_from <= month < f.sort_until else f.plain_s)
+    f, d = VLLM.topp, VLLM.topp.dated(month)
+    if month < "2025-10":
+        assert (d.plain_s, d.verify_s) == (5.5e-12, 9.16e-11)       # FlashInfer plain rows, PyTorch-sorted verify
+    elif month < "2026-03":
+        assert (d.plain_s, d.verify_s) == (9.16e-11, 9.16e-11)      # PR #26859 to PR #33538: both sorted
+    else:
+        assert (d.plain_s, d.verify_s) == (5.5e-12, 3.0e-11)        # FlashInfer and Triton
     assert float(filter_s(d, "greedy", 64, 128256, True)) == 0.0
     assert f.dated("") == f and TopPFilter().dated(month) == TopPFilter()
 
@@ -95,7 +99,7 @@ def test_per_entry_times_are_the_cited_measurements():
     assert f.sort_s * ROWS_PER_ENTRY == pytest.approx(6.150e-3, rel=0.01)
     assert f.verify_s * ROWS_PER_ENTRY == pytest.approx(2.013e-3, rel=0.03)
     assert f.plain_s * ROWS_PER_ENTRY == pytest.approx(0.372e-3, rel=0.03)
-    at128 = float(filter_s(f.dated("2025-11"), "top-p", 128, 131072, False))
+    at128 = float(filter_s(f.dated("2025-11"), "top-p", 128, 131072))
     assert 0.6 < at128 / 2.318e-3 < 0.7
 
 
@@ -121,7 +125,8 @@ def test_bad_sampling_is_refused(value, capsys):
     if isinstance(value, str) and value:
         row = {"row_id": "T2", "hardware": "h100-sxm", "engine": "vllm", "model": "llama-3.1-8b", "batch": "8",
                "sampling": value}
-        with pytest.raises(ScenarioError, match=re.escape(f"row T2: sampling = {value!r}; expected greedy or top-p")):
+        why = f"row T2: sampling = {value!r}; expected one of greedy, top-p (empty: greedy)"
+        with pytest.raises(ScenarioError, match=re.escape(why)):
             row_scenario(row)
         rc, _, err = run(capsys, "step", "--engine", "vllm", "--sampling", value)
         assert rc == 2 and "--sampling" in err and "Traceback" not in err and value in err
@@ -174,3 +179,60 @@ def test_speculation_pays_less_under_top_p_at_large_batch():
     drop = 1 - t / g
     assert drop[0] < 0.01 and 0.03 < drop[1] < drop[2] < 0.2
     assert SAMPLING == ("greedy", "top-p")
+
+
+def test_a_prefill_samples_one_plain_row_a_sequence():
+    """`step --logits last` prices one plain row a sequence whatever q (review: q = 4 took the verify filter over
+    4 rows); with every logit, q rows at the verify rates."""
+    from simulator import simulate_step
+    kw = dict(model="llama-3.1-8b", engine="vllm", batch=[64], query_tokens=4)
+    V, f = 128256, VLLM.topp
+    last = [simulate_step(logits="last", sampling=smp, **kw).step_s[0] for smp in SAMPLING]
+    assert last[1] - last[0] == pytest.approx(64 * V * f.plain_s, rel=1e-6)
+    full = [simulate_step(logits="all", sampling=smp, **kw).step_s[0] for smp in SAMPLING]
+    assert full[1] - full[0] == pytest.approx(64 * V * (3 * f.verify_s + f.plain_s), rel=1e-6)
+
+
+def test_each_attention_dp_rank_samples_its_own_rows():
+    """Under attention DP the busiest rank samples ceil(B / dp) rows, not the instance's B (review: 8x at dp 8)."""
+    kw = dict(model="deepseek-v3", hardware="h200-sxm", engine="vllm", precision="fp8", ep=8, method=None)
+    B = np.array([64.0, 512.0])
+    for tp, dp in ((8, 1), (1, 8)):
+        g = Scenario(tp=tp, dp=dp, **kw).resolve()
+        t = Scenario(tp=tp, dp=dp, sampling="top-p", **kw).resolve()
+        extra = base_step(t, B, 1024.0)[1].total_s - base_step(g, B, 1024.0)[1].total_s
+        np.testing.assert_allclose(extra, np.ceil(B / dp) * 129280 * VLLM.topp.plain_s, rtol=1e-9)
+
+
+def test_a_dated_speculative_row_sorts_every_verified_row():
+    """A vLLM EAGLE-3 speedup row of a 2025-11 build under top-p: its plain and its verified rows sorted, so its
+    speedup is lower than the same row greedy."""
+    row = {"row_id": "T3", "source": "t", "hardware": "h100-sxm", "engine": "vllm", "model": "llama-3.1-8b",
+           "method": "eagle3", "metric": "speedup", "measured": "1.5", "batch": "64", "context": "1024", "k": "3",
+           "tau": "2.8", "engine_date": "2025-11", "sampling": "top-p"}
+    s = row_scenario(row)
+    assert (s.engine.topp.plain_s, s.engine.topp.verify_s) == (9.16e-11, 9.16e-11)
+    assert predict_row(row) < predict_row({**row, "sampling": "greedy"}) == predict_row({**row, "sampling": "GREEDY"})
+
+
+def test_serve_prices_top_p():
+    """serve's TPOT grows with the filter (the decode steps it prices are base_step / spec_step's)."""
+    from simulator.serving import serve
+    from simulator.traffic import Workload
+    kw, w = dict(model="llama-3.1-8b", engine="vllm", method="eagle3", k=3), Workload(concurrency=(64,))
+    a = serve(Scenario(**kw), workload=w)
+    b = serve(Scenario(**kw, sampling="top-p"), workload=w)
+    assert np.all(b.spec.tpot_s > a.spec.tpot_s) and np.all(b.base.tpot_s > a.base.tpot_s)
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda t: re.sub(r"\nsort_s_per_entry = .*\n", "\n", t, count=1), "without a sort_s_per_entry above 0"),
+    (lambda t: t.replace('value = "2025-10"', 'value = "2026-05"', 1), "is not before sort_until"),
+    (lambda t: t.replace("bonus_row_plain = { value = true", "bonus_row_plain = { value = 1", 1),
+     "expected true or false")])
+def test_a_bad_sort_window_is_refused(tmp_path, edit, needle):
+    src = (Path(__file__).resolve().parents[1] / "engine_profiles" / "vllm.toml").read_text()
+    p = tmp_path / "mine.toml"
+    p.write_text(edit(src))
+    with pytest.raises(SpecError, match=rf"mine\.toml: \[sampling\].*{re.escape(needle)}"):
+        load_engine(str(p))

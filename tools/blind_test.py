@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import statistics
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from simulator import Acceptance, band_for, load_bands, load_model, simulate_step, speedup_curve
@@ -328,7 +328,23 @@ def table() -> list[str]:
                f"{sum(abs(e) <= 0.2 for e in errs)} of {len(errs)} within 20 %.")
     out.append(_coverage(inside))
     out.append(_signed(errs))
+    out.append(_sampled(errs))
     return out
+
+
+def _sampled(errs: list[float]) -> str:
+    """The rows whose requests sample with top-p (a row's `sampling`), as priced and as priced greedily: what the
+    sampling filter (simulator/sampling.py) moved, all of them and the dense targets apart."""
+    rows = [(r, e) for r, e in zip(ROWS, errs) if r.csv.get("sampling") == "top-p"]
+    greedy = [predict(replace(r, csv={**r.csv, "sampling": ""})) / r.measured - 1.0 for r, _ in rows]
+
+    def part(idx: list[int]) -> str:
+        now, was = [abs(rows[i][1]) for i in idx], [abs(greedy[i]) for i in idx]
+        return (f"{len(idx)} rows, {statistics.median(now):.1%} median ({sum(e <= 0.2 for e in now)} within 20 %), "
+                f"{statistics.median(was):.1%} ({sum(e <= 0.2 for e in was)}) priced greedy")
+    dense = [i for i, (r, _) in enumerate(rows) if not load_model(r.csv["model"]).is_moe]
+    return (f"Rows whose requests sample with top-p (`sampling = top-p`): {part(list(range(len(rows))))}; the dense "
+            f"targets' {part(dense)}.")
 
 
 def _kind(metric: str) -> str:
