@@ -416,3 +416,15 @@ def overlap_note(dep: Deployment) -> tuple[str, ...]:
            f"{e.name} runs speculation with pipeline stages without it"
            if dep.par.pp > 1 and not e.overlap_with_spec_under_pp else f"{e.name} does not overlap them")
     return (f"speculative steps priced with their host work exposed after the GPU work ({why})",)
+
+
+def sampling_note(dep: Deployment) -> tuple[str, ...]:
+    """What the top-p filter was priced at (nothing for greedy sampling), or that the engine's profile times none."""
+    if dep.scenario.sampling == "greedy":
+        return ()
+    f = dep.eng.topp
+    if not (f.plain_s or f.verify_s):
+        return (f"{dep.eng.name}'s profile times no top-k / top-p filter ([sampling]): top-p sampling priced as "
+                "greedy",)
+    return (f"top-p sampling: each sampled row filtered at {f.plain_s:.3g} s a vocabulary entry on a plain step and "
+            f"{f.verify_s:.3g} on a verified row ({dep.eng.name}'s [sampling]; simulator/sampling.py)",)

@@ -94,7 +94,7 @@ from .checkpoint import checkpoint_note
 from .errors import ScenarioError
 from .hazards import deployment_options
 from .loop import FED_FLOOR, Loop, batch_grid, curve, curve_with, fed_batch, step_batch
-from .pricing import candidates, check_context, context_message, overlap_note
+from .pricing import candidates, check_context, context_message, overlap_note, sampling_note
 from .prompts import PromptSide, prompt_load, prompt_side
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
@@ -484,10 +484,10 @@ def serve(scenario: Scenario | None = None, workload: Workload | None = None, de
     elif speculates(dep) and cap < float(np.max(spec.in_flight, initial=0.0)):
         notes += (f"with speculation {dep.eng.name} runs at most {cap:g} requests at once (--max-running-requests, "
                   f"or [spec] max_running_requests in its engine profile{per}) and the rest queue (in TTFT): above "
-                  f"{cap:g} "
-                  "the on and off rows decode different batches",)
+                  f"{cap:g} the on and off rows decode different batches",)
     if not w.rate and not pos:     # past the positions no request runs: nothing to say of how many fit (review)
         notes += kv_notes(dep, (("with speculation", True, spec),) * speculates(dep) + (("without", False, base),))
+    notes += sampling_note(dep)
     if speculates(dep):     # the overlap mode, and the reported points' k past per-position rates given, as curve
         notes += overlap_note(dep) + extrapolation_note(dep.acceptance, "concurrency", C, spec.k, ok)
     if np.isfinite(pf.capacity_rps):

@@ -30,6 +30,7 @@ from .pricing import (
     max_batch,
     memory,
     overlap_note,
+    sampling_note,
 )
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
@@ -198,7 +199,7 @@ def predict(s: Scenario, dep: Deployment | None = None) -> SpeedupResult:
         max_batch_spec=widest,
         notes=("speedup at a fixed batch is both the per-token latency ratio and the throughput ratio",
                *extrapolation_note(acc, "batch", B, [v.k for v in best.v], ok),
-               *_running_cap_note(dep, B[on]), *overlap_note(dep)),
+               *_running_cap_note(dep, B[on]), *overlap_note(dep), *sampling_note(dep)),
         fit_edges=edges)
 
 

@@ -167,6 +167,9 @@ def test_the_commands_echo_and_name_it(capsys):
         assert rc == 0 and "top-p sampling" in out.splitlines()[0]
         rc, out, _ = run(capsys, *cmd, "--engine", "vllm")
         assert rc == 0 and "sampling" not in out.splitlines()[0]
+    for cmd in (["curve", "--k", "3"], ["serve", "--k", "3", "--concurrency", "8"]):       # review: a profile that
+        rc, out, _ = run(capsys, *cmd, "--engine", "trtllm", "--sampling", "top-p")       # times no filter says so
+        assert rc == 0 and "trtllm's profile times no top-k / top-p filter" in out
 
 
 def test_speculation_pays_less_under_top_p_at_large_batch():

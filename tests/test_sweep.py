@@ -548,6 +548,10 @@ def test_to_dataset_needs_the_whole_grid():
     # review: rejected only at the cells' own k (past Medusa's 5 heads), which resolving the configuration passes
     ('model = "vicuna-7b"\nmethod = "medusa"\nengine = "hf"\nk = [9, 10]\nbatch = [1]\n', "d",
      "k = 9 exceeds the 5 Medusa heads"),
+    # review (2026-12-07): a scenario input the sweep does not vary was called an unknown key and no more
+    ('model = "llama-3.1-8b"\nsampling = "top-p"\nbatch = [1]\n', "d",
+     "unknown key 'sampling' (a scenario input a sweep does not vary: its points price the default; give --sampling"),
+    ('model = "llama-3.1-8b"\nrouting_locality = 0.5\nbatch = [1]\n', "d", "give --routing-locality to curve"),
 ])
 def test_wholly_rejected_spec_is_refused_naming_the_file(tmp_path, capsys, text, out, needle):
     spec = tmp_path / "s.toml"

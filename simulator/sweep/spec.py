@@ -283,8 +283,10 @@ def _check_top_keys(doc: Any, source: str) -> str:
         raise SpecError(f"sweep spec{source}: expected a table of parameters, got {type(doc).__name__}")
     for k in doc:
         if k not in PARAMS and k not in META_KEYS:
-            raise SpecError(f"sweep spec: unknown key {k!r}{suggest(k, list(PARAMS))}; expected some of "
-                            f"{', '.join(PARAMS + META_KEYS)}")
+            flag = "--" + k.replace("_", "-")
+            hint = (f" (a scenario input a sweep does not vary: its points price the default; give {flag} to curve, "
+                    "serve or step)") if k in {f.name for f in scenario_fields("cli")} else suggest(k, list(PARAMS))
+            raise SpecError(f"sweep spec: unknown key {k!r}{hint}; expected some of {', '.join(PARAMS + META_KEYS)}")
     desc = doc.get("description", "")
     if not isinstance(desc, str):
         raise err("description", f"{desc!r} is not a string")
