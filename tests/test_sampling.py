@@ -239,3 +239,14 @@ def test_a_bad_sort_window_is_refused(tmp_path, edit, needle):
     p.write_text(edit(src))
     with pytest.raises(SpecError, match=rf"mine\.toml: \[sampling\].*{re.escape(needle)}"):
         load_engine(str(p))
+
+
+def test_sampled_vllm_traffic_is_warned_of_older_builds_sort(capsys):
+    """The hazard names the builds whose rejection sampler sorted every verified row (--temperature > 0 under vLLM),
+    and stays quiet for greedy traffic or another engine."""
+    hid = "vllm-topp-sort-in-rejection-sampler"
+    rc, out, _ = run(capsys, "curve", "--engine", "vllm", "--k", "3", "--batch", "1", "--temperature", "0.7")
+    assert rc == 0 and hid in out
+    for args in (("--engine", "vllm", "--temperature", "0"), ("--engine", "sglang", "--temperature", "0.7")):
+        rc, out, _ = run(capsys, "curve", "--k", "3", "--batch", "1", *args)
+        assert rc == 0 and hid not in out
