@@ -39,6 +39,8 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
                          "(DeepSeek Sparse Attention: DeepSeek-V3.2, GLM-5); filled in from the model"),
     "architecture": (str, None, "the device's chip generation (ampere, hopper, blackwell, cdna3, cdna4); filled in "
                      "from the hardware"),
+    "sampling": (str, None, "how requests draw their tokens (greedy, top-p: a top_p below 1 or a top_k); filled in "
+                 "from --sampling"),
     "cross_node": (bool, False, "one instance's tensor-parallel or pipeline group spans more than one scale-up "
                    "domain (its collectives or stage sends cross the network); filled in from the deployment"),
     "pd_disaggregation": (bool, False, "prefill and decode run on separate instances"),
@@ -62,7 +64,7 @@ OPTIONS: dict[str, tuple[type, Any, str]] = {
 }
 # The options filled in from the deployment (its model, device and layout), never asked of a user: one place for the
 # commands that check hazards (curve, advise, serve, frontier) and for the results' scenario dicts that carry them.
-DEPLOYMENT_OPTIONS = ("moe", "mla", "sparse_attention", "architecture", "cross_node")
+DEPLOYMENT_OPTIONS = ("moe", "mla", "sparse_attention", "architecture", "cross_node", "sampling")
 
 
 # Options a user sets and the target may set too: true where either says so (the flag marks a target specroof reads
@@ -73,7 +75,7 @@ MODEL_ADDED_OPTIONS = ("hybrid_model",)
 def deployment_options(dep: Any) -> dict[str, Any]:
     """DEPLOYMENT_OPTIONS and MODEL_ADDED_OPTIONS of a resolved deployment (scenario.Deployment)."""
     return {"moe": dep.target.is_moe, "mla": dep.target.is_mla, "sparse_attention": dep.target.index_topk > 0,
-            "architecture": dep.hw.architecture, "cross_node": dep.cross_node,
+            "architecture": dep.hw.architecture, "cross_node": dep.cross_node, "sampling": dep.scenario.sampling,
             "hybrid_model": dep.target.n_linear_layers > 0}
 
 

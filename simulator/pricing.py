@@ -426,5 +426,7 @@ def sampling_note(dep: Deployment) -> tuple[str, ...]:
     if not (f.plain_s or f.verify_s):
         return (f"{dep.eng.name}'s profile times no top-k / top-p filter ([sampling]): top-p sampling priced as "
                 "greedy",)
-    return (f"top-p sampling: each sampled row filtered at {f.plain_s:.3g} s a vocabulary entry on a plain step and "
-            f"{f.verify_s:.3g} on a verified row ({dep.eng.name}'s [sampling]; simulator/sampling.py)",)
+    spec = "" if dep.scenario.method is None or dep.scenario.k == 0 else \
+        f" and {f.verify_s:.3g} on " + ("a draft position's row" if f.bonus_plain else "a verified row")
+    return (f"top-p sampling: each sampled row filtered at {f.plain_s:.3g} s a vocabulary entry on a plain step{spec} "
+            f"({dep.eng.name}'s [sampling]; simulator/sampling.py)",)

@@ -442,7 +442,7 @@ def _scenario_dict(dep: Deployment) -> dict[str, Any]:
             "tp": s.tp, "dp": s.dp, "pp": s.pp, "ep": s.ep, "n_gpus": dep.n_gpus, "precision": dep.p.weights,
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype, "k": s.k,
             "checkpoint": checkpoint_note(dep.target, dep.p), "routing_locality": dep.target.priced_routing_locality,
-            "sampling": s.sampling, "acceptance": dep.acceptance.source if s.method else None,
+            "acceptance": dep.acceptance.source if s.method else None,
             "hardware_file": dep.hw.path or None, "engine_file": dep.eng.path or None, "tree_branching": s.branching,
             "acceptance_model": dep.acceptance.model if s.method else None, "overlap": dep.overlap,
             "max_running_requests": dep.eng.running_cap, "dp_balance": dep.eng.dp_prompt_balance,

@@ -150,7 +150,6 @@ def _scenario_dict(dep: Deployment, acc: Acceptance) -> dict[str, Any]:
             "expert_precision": dep.p.expert_dtype, "attention_precision": dep.p.attention_dtype,
             "draft_precision": dep.dp.weights, "kv_precision": dep.p.kv,
             "checkpoint": checkpoint_note(dep.target, dep.p), "routing_locality": dep.target.priced_routing_locality,
-            "sampling": dep.scenario.sampling,
             "context": int(s.context), "k": s.k, "k_max": int(dep.kmax), "tree_tokens": s.tree,
             "tree_fixed": s.fixed_tree,
             "tree_branching": s.branching, "acceptance": acc.source, "acceptance_alpha": acc.alpha,

@@ -242,11 +242,27 @@ def test_a_bad_sort_window_is_refused(tmp_path, edit, needle):
 
 
 def test_sampled_vllm_traffic_is_warned_of_older_builds_sort(capsys):
-    """The hazard names the builds whose rejection sampler sorted every verified row (--temperature > 0 under vLLM),
-    and stays quiet for greedy traffic or another engine."""
+    """The hazard names the builds whose rejection sampler sorted every verified row: top-p sampling under vLLM, in
+    curve and serve (review: it fired on --temperature alone, which filters nothing, and never in serve), and not for
+    greedy traffic, another engine or speculation off."""
     hid = "vllm-topp-sort-in-rejection-sampler"
-    rc, out, _ = run(capsys, "curve", "--engine", "vllm", "--k", "3", "--batch", "1", "--temperature", "0.7")
-    assert rc == 0 and hid in out
-    for args in (("--engine", "vllm", "--temperature", "0"), ("--engine", "sglang", "--temperature", "0.7")):
-        rc, out, _ = run(capsys, "curve", "--k", "3", "--batch", "1", *args)
-        assert rc == 0 and hid not in out
+    for cmd in (["curve", "--batch", "1"], ["serve", "--concurrency", "8"]):
+        rc, out, _ = run(capsys, *cmd, "--engine", "vllm", "--k", "3", "--sampling", "top-p")
+        assert rc == 0 and hid in out
+        for args in (("--engine", "vllm", "--k", "3"), ("--engine", "sglang", "--k", "3", "--sampling", "top-p"),
+                     ("--engine", "vllm", "--k", "0", "--sampling", "top-p")):
+            rc, out, _ = run(capsys, *cmd, *args)
+            assert rc == 0 and hid not in out
+    rc, out, _ = run(capsys, "curve", "--batch", "1", "--engine", "vllm", "--k", "3", "--temperature", "0.7")
+    assert rc == 0 and hid not in out
+
+
+def test_the_note_names_the_rows_priced(capsys):
+    """curve and serve say what each row was filtered at: a plain step's rows only when nothing is verified (review:
+    serve --k 0 named verified rows), a draft position's row for vLLM, whose bonus row is sampled plain."""
+    rc, out, _ = run(capsys, "serve", "--engine", "vllm", "--k", "0", "--concurrency", "8", "--sampling", "top-p")
+    assert rc == 0 and "5.5e-12 s a vocabulary entry on a plain step (vllm's [sampling]" in out
+    rc, out, _ = run(capsys, "curve", "--engine", "sglang", "--k", "3", "--batch", "1", "--sampling", "top-p")
+    assert rc == 0 and "on a plain step and 5.5e-12 on a verified row (sglang's [sampling]" in out
+    rc, out, _ = run(capsys, "curve", "--engine", "vllm", "--k", "3", "--batch", "1", "--sampling", "top-p")
+    assert rc == 0 and "on a plain step and 3e-11 on a draft position's row (vllm's [sampling]" in out

@@ -283,9 +283,11 @@ def _check_top_keys(doc: Any, source: str) -> str:
         raise SpecError(f"sweep spec{source}: expected a table of parameters, got {type(doc).__name__}")
     for k in doc:
         if k not in PARAMS and k not in META_KEYS:
-            flag = "--" + k.replace("_", "-")
-            hint = (f" (a scenario input a sweep does not vary: its points price the default; give {flag} to curve, "
-                    "serve or step)") if k in {f.name for f in scenario_fields("cli")} else suggest(k, list(PARAMS))
+            cli = [f.name for f in scenario_fields("cli")]
+            flag, cmds = ("--dp-balance or --no-dp-balance", "serve or frontier") if k == "dp_balance" else \
+                ("--" + k.replace("_", "-"), "curve, serve or step")
+            hint = (f" (a scenario input a sweep does not vary: its points price the default; give {flag} to {cmds})"
+                    if k in cli else suggest(k, list(dict.fromkeys(PARAMS + tuple(cli)))))
             raise SpecError(f"sweep spec: unknown key {k!r}{hint}; expected some of {', '.join(PARAMS + META_KEYS)}")
     desc = doc.get("description", "")
     if not isinstance(desc, str):
