@@ -26,7 +26,7 @@ from .errors import ScenarioError
 from .experts import dealt, rank_batch
 from .linear_attention import spec_state_copies
 from .memory import activation_bytes_per_rank, kv_bytes_per_rank, weight_bytes_per_rank
-from .roofline import StepTimes, rates, step_times
+from .roofline import BOUNDS, StepTimes, rates, step_times
 from .sampling import filter_s
 from .scenario import Deployment
 from .workload import FAM, OpSet
@@ -109,7 +109,7 @@ def with_filter(dep: Deployment, st: StepTimes, B, q: float = 1.0, verify: bool 
     fam = np.broadcast_to(st.by_family_s, t.shape + st.by_family_s.shape[-1:]).copy()
     bnd = np.broadcast_to(st.by_bound_s, t.shape + st.by_bound_s.shape[-1:]).copy()
     fam[..., FAM["lm_head"]] += t
-    bnd[..., 0] += t
+    bnd[..., BOUNDS.index("memory")] += t
     return StepTimes(st.total_s + t, fam, bnd)
 
 

@@ -29,11 +29,21 @@ from typing import Any
 import numpy as np
 
 from .data import MONTH_RE, check_fields, figure
-from .errors import SpecError
+from .errors import ScenarioError, SpecError
 
 SAMPLING = ("greedy", "top-p")
 _KEYS = ("plain_filter_s_per_entry", "verify_filter_s_per_entry", "sort_s_per_entry")
 _MONTHS = ("plain_sort_from", "sort_until")
+
+
+def check_sampling(name: str, v: Any) -> str:
+    """A sampling value normalized ('Top-P' is top-p), or a ScenarioError naming `name`, the value and the choices: the
+    one check of the Scenario field, the command line's --sampling and a validation row's column."""
+    key = v.strip().lower() if isinstance(v, str) else v
+    if key not in SAMPLING:
+        raise ScenarioError(f"{name} = {v!r}; expected one of {', '.join(SAMPLING)} (greedy: temperature 0; top-p: "
+                            "a top_p below 1 or a top_k)")
+    return key
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,4 +114,4 @@ def _check_window(f: TopPFilter, where: str) -> None:
                         "window would price its filter at nothing; give the sort's time an entry")
 
 
-__all__ = ["SAMPLING", "TopPFilter", "filter_s", "read_filter"]
+__all__ = ["SAMPLING", "TopPFilter", "check_sampling", "filter_s", "read_filter"]

@@ -16,7 +16,7 @@ from .errors import ScenarioError
 from .hardware import Hardware
 from .hazards import resolve_options
 from .model import ModelShape
-from .sampling import SAMPLING
+from .sampling import check_sampling
 from .units import DTYPE_BYTES
 from .workload import OVERLAP_MODES
 
@@ -131,14 +131,6 @@ def _options(name: str, v: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(v.items()))
 
 
-def _sampling(name: str, v: Any) -> str:
-    key = v.strip().lower() if isinstance(v, str) else v
-    if key not in SAMPLING:
-        raise ScenarioError(f"{name} = {v!r}; expected one of {', '.join(SAMPLING)} (greedy: temperature 0; top-p: "
-                            "a top_p below 1 or a top_k)")
-    return key
-
-
 CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "hardware": _name((Hardware,)), "model": _name((ModelShape,)), "draft": _name((ModelShape,), optional=True),
     "engine": _name((EngineProfile,)), "method": _method, "precision": _precision(False),
@@ -148,6 +140,6 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "fraction?": _share(True, "a share of the GPU's memory in (0, 1] (under TensorRT-LLM its free_gpu_memory_fraction, "
                         "a share of what the weights and its start-up reserve leave)"),
     "locality?": _share(False, "a number in [0, 1] (1: a sequence's tokens route independently)"),
-    "sampling": _sampling}
+    "sampling": check_sampling}
 
 __all__ = ["CHECKS"]

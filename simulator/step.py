@@ -138,8 +138,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
             "expert_precision": p.expert_dtype, "attention_precision": p.attention_dtype,
             "lm_head_precision": p.lm_head, "kv_precision": p.kv, "checkpoint": checkpoint_note(dep.target, p),
             "routing_locality": dep.target.priced_routing_locality, "sampling": s.sampling, "query_tokens": q,
-            "context": s.context,
-            "engine": dep.eng.name, "overlap": dep.overlap,
+            "context": s.context, "engine": dep.eng.name, "overlap": dep.overlap,
             "logits": logits, "n_gpus": dep.n_gpus, "memory_fraction": dep.eng.gpu_memory_fraction,
             "cuda_graph_max_batch": s.cuda_graph_max_batch, "max_running_requests": s.max_running_requests}
     return StepResult(scen, B, total, fam, tuple(BOUNDS[i] for i in st.bound), mem.total_bytes, ok, tuple(msgs))

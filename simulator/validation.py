@@ -25,7 +25,7 @@ from .hardware import load_hardware
 from .model import load_model
 from .report import ValidationReport
 from .rows import SERVING_METRICS, load_rows
-from .sampling import SAMPLING
+from .sampling import check_sampling
 from .scenario import Deployment, Scenario, with_engine
 from .serving import Workload, serve
 from .shape import curve_key, curve_load
@@ -88,14 +88,15 @@ def _row_engine(r: dict[str, str], eng: EngineProfile) -> EngineProfile:
     return eng
 
 
+def row_sampling(r: dict[str, str]) -> str:
+    """The row's sampling (empty: greedy), checked (`sampling.check_sampling`) with the row named."""
+    return check_sampling(f"row {r['row_id']}: sampling", _text(r, "sampling", "greedy"))
+
+
 def _row_topp(r: dict[str, str], eng: EngineProfile, date: str | None) -> EngineProfile:
     """The profile with the top-k / top-p filter the row's build ran (`sampling.TopPFilter.dated`) where its
-    requests sample with top-p; a sampling other than greedy, top-p or empty names the row."""
-    smp = (r.get("sampling") or "").strip().lower()
-    if smp not in ("", *SAMPLING):
-        raise ScenarioError(f"row {r['row_id']}: sampling = {smp!r}; expected one of {', '.join(SAMPLING)} (empty: "
-                            "greedy)")
-    return replace(eng, topp=eng.topp.dated(date or "")) if smp == "top-p" else eng
+    requests sample with top-p."""
+    return replace(eng, topp=eng.topp.dated(date or "")) if row_sampling(r) == "top-p" else eng
 
 
 def _share(r: dict[str, str]) -> float | None:
@@ -160,7 +161,7 @@ def row_scenario(r: dict[str, str]) -> Scenario:
                     kv_precision=_text(r, "kv_precision"), expert_precision=_text(r, "expert_precision"),
                     attention_precision=_text(r, "attention_precision"),
                     memory_fraction=_share(r), max_running_requests=_int(r, "max_running_requests"),
-                    sampling=(_text(r, "sampling", "greedy") or "greedy").lower())
+                    sampling=row_sampling(r))
 
 
 def _draft(v: str) -> str | None:

@@ -125,7 +125,7 @@ def test_bad_sampling_is_refused(value, capsys):
     if isinstance(value, str) and value:
         row = {"row_id": "T2", "hardware": "h100-sxm", "engine": "vllm", "model": "llama-3.1-8b", "batch": "8",
                "sampling": value}
-        why = f"row T2: sampling = {value!r}; expected one of greedy, top-p (empty: greedy)"
+        why = f"row T2: sampling = {value!r}; expected one of greedy, top-p (greedy: temperature 0"
         with pytest.raises(ScenarioError, match=re.escape(why)):
             row_scenario(row)
         rc, _, err = run(capsys, "step", "--engine", "vllm", "--sampling", value)

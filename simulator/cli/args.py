@@ -18,7 +18,7 @@ from ..drafters import MAX_DEPTH, default_decay, verified_tree
 from ..errors import ScenarioError
 from ..hazards import DEPLOYMENT_OPTIONS, OPTIONS
 from ..registry import same_shape_note
-from ..sampling import SAMPLING
+from ..sampling import check_sampling
 from ..scenario import Scenario, scenario_fields
 from ..workload import OVERLAP_MODES
 
@@ -148,10 +148,10 @@ def rates_arg(s: str) -> list[float]:
 
 
 def sampling_arg(s: str) -> str:
-    key = s.strip().lower()
-    if key not in SAMPLING:
-        raise argparse.ArgumentTypeError(f"sampling {s!r}: expected one of {', '.join(SAMPLING)}")
-    return key
+    try:
+        return check_sampling("sampling", s)
+    except ScenarioError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _kind_type(kind: str, flag: str) -> Callable[[str], Any] | None:
