@@ -895,6 +895,53 @@ def test_load_increments_measures_what_load_adds_with_and_without_speculation(tm
     assert tool.main(["--rows", str(tmp_path / "missing.csv")]) == 2
 
 
+def test_tree_vs_chain_reads_what_a_tree_costs_over_a_chain_of_as_many_tokens(tmp_path, capsys):
+    # tools/tree_vs_chain.py: a SpecBundle chain and tree that verify the same tokens, at one batch, dataset and
+    # drafter, each step tau / (speedup x the run's plain tokens/s a user); the tree's premium and the step ratio.
+    tool = load_tool("tree_vs_chain")
+    head = ["source_id", "locator", "method", "metric", "measured", "tau"]
+    src = "specbundle-dashboard"
+    rows = [[src, "M / gsm8k / batch_size 1 / 'Without EAGLE3'", "none", "tokens_per_s_per_user", "200", ""],
+            [src, "M / gsm8k / batch_size 1 / steps 5, topk 1, num_draft_tokens 6 / d", "eagle3", "speedup", "2", "4"],
+            [src, "M / gsm8k / batch_size 1 / steps 5, topk 3, num_draft_tokens 6 / d", "eagle3", "speedup", "2",
+             "4.4"],
+            [src, "M / gsm8k / batch_size 1 / steps 7, topk 4, num_draft_tokens 8 / d", "eagle3", "speedup", "2",
+             "5"],                                                                  # no chain of 8: left out
+            [src, "N / gsm8k / batch_size 1 / steps 5, topk 3, num_draft_tokens 6 / d", "eagle3", "speedup", "2",
+             "5"]]                                                                  # no plain baseline: left out
+    sp = tmp_path / "sources.csv"
+    sp.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [head, *rows]) + "\n")
+    (p,) = tool.pairs(tool.measured_steps(tool.read_csv(sp, tool.SOURCE_COLUMNS)), None)
+    # chain 4 / (2 x 200) = 10 ms, tree 4.4 / (2 x 200) = 11 ms
+    assert (p["target"], p["batch"], p["tokens"], p["pairs"]) == ("M", "1", "6", 1)
+    assert p["chain_ms"] == pytest.approx(10.0) and p["tree_ms"] == pytest.approx(11.0)
+    assert p["premium_ms"] == pytest.approx(1.0) and p["ratio"] == pytest.approx(1.1) and p["priced"] is None
+    assert tool.main(["--sources", str(sp), "--no-price"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "M | 1 | 6 | 1 | 10.00 | 11.00 | +1.00 | 1.100 | -"
+    # The shipped runs: Llama-3.1-8B's tree of 6 on one H200 costs 0.8 ms a step more than its chain (ratio 1.10),
+    # Qwen3-235B-A22B's on eight about nothing, and specroof prices both pairs the same.
+    found = {(q["target"], q["tokens"]): q for q in tool.pairs(
+        tool.measured_steps(tool.read_csv(tool.SOURCES, tool.SOURCE_COLUMNS)),
+        tool.priced_steps([r for r in load_rows() if "Llama-3.1-8B" in r["locator"]
+                           or "Qwen3-235B" in r["locator"]]))}
+    llama, qwen = found[("Llama-3.1-8B-Instruct", "6")], found[("Qwen3-235B-A22B-Instruct-2507", "6")]
+    assert llama["premium_ms"] == pytest.approx(0.81, abs=0.01) and llama["ratio"] == pytest.approx(1.103, abs=1e-3)
+    assert abs(qwen["ratio"] - 1) < 0.01
+    assert llama["priced"] == pytest.approx(1.0, abs=1e-3) and qwen["priced"] == pytest.approx(1.0, abs=1e-3)
+    # Bad input: one line naming the file, exit 2.
+    sp.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [head, rows[0], rows[1][:-1] + ["x"]]) + "\n")
+    assert tool.main(["--sources", str(sp), "--no-price"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {sp}: row ") and "'x'" in err and len(err.strip().splitlines()) == 1
+    sp.write_text("source_id,metric\nx,speedup\n")
+    assert tool.main(["--sources", str(sp)]) == 2
+    assert "no column" in capsys.readouterr().err
+    sp.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [head, rows[0], rows[1]]) + "\n")   # no tree
+    assert tool.main(["--sources", str(sp), "--no-price"]) == 2
+    assert "no specbundle-dashboard chain and tree" in capsys.readouterr().err
+    assert tool.main(["--sources", str(tmp_path / "missing.csv")]) == 2
+
+
 def test_load_bias_bands_speedup_errors_by_load_and_target_class(tmp_path, capsys):
     # tools/load_bias.py: speedup rows (and plain runs' tokens/s/user rows) grouped by dense / MoE and load band, the
     # median signed error and the share within 20 %; the bundled MoE hazard quotes its held-out lines.

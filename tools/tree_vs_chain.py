@@ -1,0 +1,150 @@
+"""What a draft tree costs over a chain that verifies as many tokens, measured in one harness and priced by specroof.
+
+    python tools/tree_vs_chain.py              # SpecBundle's SGLang EAGLE-3 pairs on H200 (validation/sources)
+    python tools/tree_vs_chain.py --no-price   # the measured side only (no pricing: a second)
+
+SGLang's SpecBundle dashboard (validation/sources/speculative.csv, source specbundle-dashboard) ran every target at
+num_draft_tokens 6 and 8 twice: as a chain (steps 5 and 7, topk 1) and as a tree of the same size (steps 5 and 7,
+topk 3 and 4), on the same GPUs, batch, dataset and drafter. Both verify the same number of tokens a sequence, so the
+difference of their step times is what the tree itself costs. A speculative step is tau / (speedup x plain
+tokens/s a user) of the run's own plain baseline, so each pair gives
+
+    measured step (ms) of the chain and the tree, the tree's premium in ms, and the step ratio tree / chain,
+
+and, priced with the shipped profile and calibration for the pair's rows in validation/rows.csv (the same runs),
+specroof's step ratio (tau / predicted speedup of each). One line per target and draft size: the median over the
+datasets (and drafters) of the pair.
+
+What it shows (2026-12-07): the dense and 30B-class targets on one to four GPUs pay 0.5-2 ms a step for the tree
+(ratio 1.04-1.11), the MoE targets on eight GPUs nothing (0.94-1.01), and specroof prices the tree and the chain
+the same (ratio 1.000). README, "What is not modelled", says what could cause it and why it is not priced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import signal
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pair_errors import read_csv  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ROOT / "validation" / "sources" / "speculative.csv"
+ROWS = ROOT / "validation" / "rows.csv"
+SOURCE = "specbundle-dashboard"
+SOURCE_COLUMNS = ("source_id", "locator", "method", "metric", "measured", "tau")
+ROW_COLUMNS = ("row_id", "source_id", "locator", "metric", "measured", "tau")
+CONFIG = re.compile(r"steps (\d+), topk (\d+), num_draft_tokens (\d+)")
+
+
+def _split(locator: str) -> tuple[str, str, str, str] | None:
+    """(target, dataset, batch, drafter) of a SpecBundle locator 'target / dataset / batch_size B / config /
+    drafter'; None for a plain run's ('... / Without EAGLE3')."""
+    parts = locator.split(" / ")
+    return (parts[0], parts[1], parts[2], parts[4]) if len(parts) == 5 else None
+
+
+def _float(r: dict[str, str], key: str) -> float:
+    try:
+        return float(r[key])
+    except ValueError:
+        raise ValueError(f"row {r['locator']!r}: {key} {r[key]!r} is not a number") from None
+
+
+def measured_steps(rows: list[dict[str, str]]) -> dict[tuple[str, ...], dict[str, float]]:
+    """Per (target, dataset, batch, drafter, draft tokens, topk): the measured speculative step in seconds (tau /
+    (speedup x the plain run's tokens/s a user)) and tau; runs without a plain baseline are left out."""
+    plain = {tuple(r["locator"].split(" / ")[:3]): _float(r, "measured") for r in rows
+             if r["source_id"] == SOURCE and r["method"] in ("", "none") and r["metric"] == "tokens_per_s_per_user"}
+    out: dict[tuple[str, ...], dict[str, float]] = {}
+    for r in rows:
+        m, key = CONFIG.search(r["locator"]), _split(r["locator"])
+        if r["source_id"] != SOURCE or r["metric"] != "speedup" or not m or not key or key[:3] not in plain:
+            continue
+        tau, s = _float(r, "tau"), _float(r, "measured")
+        out[key + (m.group(3), m.group(2))] = {"step_s": tau / (s * plain[key[:3]]), "tau": tau}
+    return out
+
+
+def priced_steps(rows: list[dict[str, str]]) -> dict[tuple[str, ...], float]:
+    """The same keys for the pairs' rows of validation/rows.csv: tau / predicted speedup (a step in units of the
+    plain step), priced as shipped."""
+    from simulator.validation import predict_row  # lazy: --no-price runs without the package's import time
+    out: dict[tuple[str, ...], float] = {}
+    for r in rows:
+        m, key = CONFIG.search(r["locator"]), _split(r["locator"])
+        if r["source_id"] != SOURCE or r["metric"] != "speedup" or not m or not key or m.group(3) not in ("6", "8"):
+            continue
+        out[key + (m.group(3), m.group(2))] = _float(r, "tau") / predict_row(r)
+    return out
+
+
+def pairs(steps: dict[tuple[str, ...], dict[str, float]], priced: dict[tuple[str, ...], float] | None
+          ) -> list[dict[str, object]]:
+    """Per (target, batch, draft tokens): the medians over datasets and drafters of the chain's and the tree's
+    measured steps (ms), of the tree's premium (ms) and of the measured step ratio (each the median of its own
+    column over the pairs) and, with `priced`, of specroof's."""
+    acc: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for key, tree in steps.items():
+        *run, ndt, topk = key
+        chain = steps.get(tuple(run) + (ndt, "1"))
+        if topk == "1" or chain is None:
+            continue
+        a = acc[(run[0], run[2], ndt)]
+        a["chain"].append(chain["step_s"] * 1e3)
+        a["tree"].append(tree["step_s"] * 1e3)
+        a["premium"].append((tree["step_s"] - chain["step_s"]) * 1e3)
+        a["ratio"].append(tree["step_s"] / chain["step_s"])
+        if priced is not None and key in priced and tuple(run) + (ndt, "1") in priced:
+            a["priced"].append(priced[key] / priced[tuple(run) + (ndt, "1")])
+    out = []
+    for (target, batch, ndt), a in sorted(acc.items()):
+        med = {k: statistics.median(v) for k, v in a.items() if v}
+        out.append({"target": target, "batch": batch.removeprefix("batch_size "), "tokens": ndt,
+                    "pairs": len(a["ratio"]), "chain_ms": med["chain"], "tree_ms": med["tree"],
+                    "premium_ms": med["premium"], "ratio": med["ratio"], "priced": med.get("priced")})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sources", type=Path, default=SOURCES, help="the measured runs (default: "
+                    "validation/sources/speculative.csv)")
+    ap.add_argument("--rows", type=Path, default=ROWS, help="the rows CSV priced beside them (default: "
+                    "validation/rows.csv)")
+    ap.add_argument("--no-price", action="store_true", help="print the measured side only")
+    a = ap.parse_args(argv)
+    path = a.sources
+    try:
+        steps = measured_steps(read_csv(a.sources, SOURCE_COLUMNS))
+        found = pairs(steps, None)
+        if found and not a.no_price:
+            path = a.rows
+            sys.path.insert(0, str(ROOT))
+            found = pairs(steps, priced_steps(read_csv(a.rows, ROW_COLUMNS)))
+    except (OSError, ValueError, csv.Error) as e:    # read_csv's errors name the file; a bad number names its row
+        print(f"error: {e}" if str(path) in str(e) else f"error: {path}: {e}", file=sys.stderr)
+        return 2
+    if not found:
+        print(f"error: {a.sources}: no {SOURCE} chain and tree of the same draft tokens with a plain baseline",
+              file=sys.stderr)
+        return 2
+    print("target | batch | draft tokens | pairs | chain step ms | tree step ms | tree premium ms | measured ratio "
+          "| specroof ratio")
+    for p in found:
+        pr = "-" if p["priced"] is None else f"{p['priced']:.3f}"
+        print(f"{p['target']} | {p['batch']} | {p['tokens']} | {p['pairs']} | {p['chain_ms']:.2f} | "
+              f"{p['tree_ms']:.2f} | {p['premium_ms']:+.2f} | {p['ratio']:.3f} | {pr}")
+    return 0
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # piped into head: end quietly, as a shell tool does
+    sys.exit(main())
