@@ -90,7 +90,7 @@ def _sglang(**eng) -> Deployment:
 @given(bk=st.floats(0.0, 5e-3), host=st.floats(0.0, 5e-3), B=st.integers(1, 256),
        overlap=st.booleans(), on_host=st.booleans(), cap=st.one_of(st.none(), st.floats(0.0, 5e-3)))
 def test_host_bookkeeping_hides_only_when_overlapped(bk, host, B, overlap, on_host, cap):
-    b, v = np.array([float(B)]), Verify(3, 1, 4)
+    b, v = np.array([float(B)]), Verify(3, 4, 1)
     step = lambda **e: spec_step(_sglang(host_per_seq_s=0.0, **e), v, b, 1024.0).step_s  # noqa: E731
     gpu = step(spec_bookkeeping_s=0.0, host_step_s=0.0, overlap_with_spec=overlap)   # the passes alone (the V1
     # worker's draft-extend computes one logit row per sequence, SpecV2's all k + 1: EngineProfile.logits_catchup)
@@ -108,7 +108,7 @@ def test_host_bookkeeping_hides_only_when_overlapped(bk, host, B, overlap, on_ho
 def test_more_host_bookkeeping_never_slows_an_overlapped_step(bk, c1, c2, B):
     # The step is monotone in the host part: the more of the bookkeeping is host work, the more hides; no cap
     # (None) hides it all and a cap of 0 prices it as GPU work (bookkeeping_on_host false).
-    b, v = np.array([float(B)]), Verify(3, 1, 4)
+    b, v = np.array([float(B)]), Verify(3, 4, 1)
     step = lambda **e: spec_step(_sglang(spec_bookkeeping_s=bk, host_step_s=2e-4, host_per_seq_s=0.0,  # noqa: E731
                                          overlap_with_spec=True, **e), v, b, 1024.0).step_s[0]
     lo, hi = sorted((c1, c2))
@@ -121,7 +121,7 @@ def test_more_host_bookkeeping_never_slows_an_overlapped_step(bk, c1, c2, B):
 def test_overlapped_bookkeeping_is_max_or_sum(on_host):
     # GPU bookkeeping (vLLM's rejection sampler, TensorRT-LLM's in-graph acceptance) adds to an overlapped step;
     # host bookkeeping hides with the host work while it is shorter than the GPU time, and shows once longer.
-    B, v = np.array([1.0]), Verify(3, 1, 4)
+    B, v = np.array([1.0]), Verify(3, 4, 1)
     bare = spec_step(_sglang(spec_bookkeeping_s=0.0, host_step_s=0.0, host_per_seq_s=0.0, overlap_with_spec=True),
                      v, B, 1024.0).step_s
     for bk in (1e-4, 1e-3, 1.0):
@@ -139,7 +139,7 @@ def test_specv2_hides_what_pr_11398_and_12128_measured_not_the_fitted_bookkeepin
     dep = _sglang()
     e = dep.eng
     assert e.bookkeeping_on_host and e.spec_host_bookkeeping_s == 5e-4 < e.spec_bookkeeping_s
-    v, B = Verify(5, 1, 6), np.array([1.0])
+    v, B = Verify(5, 6, 1), np.array([1.0])
     s1 = spec_step(with_engine(dep, replace(e, overlap_with_spec=False)), v, B, 1024.0)
     s2 = spec_step(with_engine(dep, replace(e, overlap_with_spec=True)), v, B, 1024.0)
     extra = s2.draft_s[0] - s1.draft_s[0]         # SpecV2's draft-extend computes all k + 1 logit rows (V1: one)
@@ -159,7 +159,7 @@ def test_specv2_hides_the_host_work_pr_11398_measured():
     eng = _sglang().eng.uncalibrated()
     dep = _sglang(**{f: getattr(eng, f) for f in ("host_step_s", "host_per_seq_s", "spec_bookkeeping_s",
                                                 "draft_step_overhead_s")})
-    v, B = Verify(5, 1, 6), np.array([1.0])
+    v, B = Verify(5, 6, 1), np.array([1.0])
     s1 = spec_step(with_engine(dep, replace(dep.eng, overlap_with_spec=False)), v, B, 1024.0)
     s2 = spec_step(with_engine(dep, replace(dep.eng, overlap_with_spec=True)), v, B, 1024.0)
     extra = s2.draft_s[0] - s1.draft_s[0]         # SpecV2's draft-extend logits for all k + 1 tokens (V1: one)
@@ -176,9 +176,9 @@ def test_hf_assisted_generation_pays_a_generate_step_per_draft_pass():
     e = dep.eng
     assert e.draft_step_overhead_s == e.host_step_s > 0
     B = np.array([1.0])
-    s4, s5 = (spec_step(dep, Verify(k, 1, k + 1), B, 512.0) for k in (4, 5))
+    s4, s5 = (spec_step(dep, Verify(k, k + 1, 1), B, 512.0) for k in (4, 5))
     no_host = with_engine(dep, replace(e, draft_step_overhead_s=0.0))
-    t4, t5 = (spec_step(no_host, Verify(k, 1, k + 1), B, 512.0) for k in (4, 5))
+    t4, t5 = (spec_step(no_host, Verify(k, k + 1, 1), B, 512.0) for k in (4, 5))
     np.testing.assert_allclose((s5.step_s - s4.step_s) - (t5.step_s - t4.step_s), e.host_step_s, rtol=1e-9)
     np.testing.assert_allclose(s5.step_s - t5.step_s, 5 * e.host_step_s, rtol=1e-9)
 
