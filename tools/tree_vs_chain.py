@@ -15,9 +15,10 @@ and, priced with the shipped profile and calibration for the pair's rows in vali
 specroof's step ratio (tau / predicted speedup of each). One line per target and draft size: the median over the
 datasets (and drafters) of the pair.
 
-What it shows (2026-12-07): the dense and 30B-class targets on one to four GPUs pay 0.5-2 ms a step for the tree
-(ratio 1.04-1.11), the MoE targets on eight GPUs nothing (0.94-1.01), and specroof prices the tree and the chain
-the same (ratio 1.000). README, "What is not modelled", says what could cause it and why it is not priced.
+What it shows (2026-12-07): the dense targets, Llama-4-Scout and the 30B-class MoE targets pay 0.5-2.2 ms a step
+for the tree (ratio 1.04-1.14), the MoE targets of 128-384 experts on eight GPUs nothing (0.94-1.01), and specroof
+prices the tree and the chain the same (ratio 1.000: a fixed tree of k + 1 tokens is priced as a chain of them).
+README, "Not modelled", says what could cause it, and what a fitted tree term did held out and blind.
 """
 
 from __future__ import annotations
