@@ -912,6 +912,19 @@ def test_tree_vs_chain_reads_what_a_tree_costs_over_a_chain_of_as_many_tokens(tm
     sp = tmp_path / "sources.csv"
     sp.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [head, *rows]) + "\n")
     (p,) = tool.pairs(tool.measured_steps(tool.read_csv(sp, tool.SOURCE_COLUMNS)), None)
+    # two datasets: each column is its own median over the pairs; another drafter's chain is never paired
+    more = [[src, "M / mtbench / batch_size 1 / 'Without EAGLE3'", "none", "tokens_per_s_per_user", "100", ""],
+            [src, "M / mtbench / batch_size 1 / steps 5, topk 1, num_draft_tokens 6 / d", "eagle3", "speedup", "2",
+             "4"],
+            [src, "M / mtbench / batch_size 1 / steps 5, topk 3, num_draft_tokens 6 / d", "eagle3", "speedup", "2",
+             "5"],
+            [src, "M / mtbench / batch_size 1 / steps 5, topk 3, num_draft_tokens 6 / e", "eagle3", "speedup", "1",
+             "9"]]                                                                  # drafter e has no chain
+    two = tool.pairs(tool.measured_steps([dict(zip(head, r)) for r in [*rows, *more]]), None)
+    assert len(two) == 1 and two[0]["pairs"] == 2
+    # mtbench: chain 4 / (2 x 100) = 20 ms, tree 25 ms: medians 15 and 18 ms, premium (1, 5) -> 3, ratio (1.1, 1.25)
+    assert (two[0]["chain_ms"], two[0]["tree_ms"]) == (pytest.approx(15.0), pytest.approx(18.0))
+    assert two[0]["premium_ms"] == pytest.approx(3.0) and two[0]["ratio"] == pytest.approx(1.175)
     # chain 4 / (2 x 200) = 10 ms, tree 4.4 / (2 x 200) = 11 ms
     assert (p["target"], p["batch"], p["tokens"], p["pairs"]) == ("M", "1", "6", 1)
     assert p["chain_ms"] == pytest.approx(10.0) and p["tree_ms"] == pytest.approx(11.0)
@@ -933,13 +946,29 @@ def test_tree_vs_chain_reads_what_a_tree_costs_over_a_chain_of_as_many_tokens(tm
     assert tool.main(["--sources", str(sp), "--no-price"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {sp}: row ") and "'x'" in err and len(err.strip().splitlines()) == 1
+    for cell in ("0", ""):                                   # a zero or empty speedup: one line, not a traceback
+        sp.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [head, rows[0], rows[1][:-2] + [cell, "4"]])
+                      + "\n")
+        assert tool.main(["--sources", str(sp), "--no-price"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {sp}: row ") and len(err.strip().splitlines()) == 1
+    sp.write_text(",".join(head) + "\n" + '"specbundle-dashboard","M / gsm8k / batch_size 1 / x"\n')   # ragged
+    assert tool.main(["--sources", str(sp), "--no-price"]) == 2
+    assert "fewer cells than the header" in capsys.readouterr().err
     sp.write_text("source_id,metric\nx,speedup\n")
     assert tool.main(["--sources", str(sp)]) == 2
     assert "no column" in capsys.readouterr().err
+    sp.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [head, *rows]) + "\n")
+    bad_rows = tmp_path / "rows.csv"                         # the priced side's file is the one named
+    bad_rows.write_text("row_id,metric\nS1,speedup\n")
+    assert tool.main(["--sources", str(sp), "--rows", str(bad_rows)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad_rows}: no column") and len(err.strip().splitlines()) == 1
     sp.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [head, rows[0], rows[1]]) + "\n")   # no tree
     assert tool.main(["--sources", str(sp), "--no-price"]) == 2
     assert "no specbundle-dashboard chain and tree" in capsys.readouterr().err
     assert tool.main(["--sources", str(tmp_path / "missing.csv")]) == 2
+    assert "missing.csv" in capsys.readouterr().err
 
 
 def test_load_bias_bands_speedup_errors_by_load_and_target_class(tmp_path, capsys):

@@ -12,12 +12,16 @@ tokens/s a user) of the run's own plain baseline, so each pair gives
     measured step (ms) of the chain and the tree, the tree's premium in ms, and the step ratio tree / chain,
 
 and, priced with the shipped profile and calibration for the pair's rows in validation/rows.csv (the same runs),
-specroof's step ratio (tau / predicted speedup of each). One line per target and draft size: the median over the
-datasets (and drafters) of the pair.
+specroof's step ratio (tau / predicted speedup of each). One line per target and draft size: each column is the
+median of its own values over the pairs (datasets and drafters), so the premium need not be the difference of the
+two step columns printed beside it. A chain is paired only with the tree of its own drafter and dataset.
 
-What it shows (2026-12-07): the dense targets, Llama-4-Scout and the 30B-class MoE targets pay 0.5-2.2 ms a step
-for the tree (ratio 1.04-1.14), the MoE targets of 128-384 experts on eight GPUs nothing (0.94-1.01), and specroof
-prices the tree and the chain the same (ratio 1.000: a fixed tree of k + 1 tokens is priced as a chain of them).
+What it shows (2026-12-07): the dense targets, the 30B-class MoE targets and Qwen3-Next-80B on one to four GPUs pay
+0.45-1.95 ms a step for the tree (ratio 1.03-1.14), the large MoE targets (Qwen3-235B-A22B, Kimi-K2 and Ling-flash-2.0
+on eight GPUs, Qwen3-Coder-480B on a count not stated) nothing (0.94-1.01), and specroof prices the tree and the
+chain the same (ratio 1.000: a fixed tree of k + 1 tokens is priced as a chain of them). Llama-4-Scout's lines are
+printed but not read: 15 of its 56 runs here measure a speedup above tau, a step shorter than a plain one, and it is
+not in validation/rows.csv (README, SpecBundle).
 README, "Not modelled", says what could cause it, and what a fitted tree term did held out and blind.
 """
 
@@ -53,21 +57,30 @@ def _split(locator: str) -> tuple[str, str, str, str] | None:
 
 
 def _float(r: dict[str, str], key: str) -> float:
+    """A positive number from a row's cell; a ValueError naming the row otherwise (a ragged row's missing cell is
+    None, a zero would divide)."""
     try:
-        return float(r[key])
-    except ValueError:
+        v = float(r[key])
+    except (TypeError, ValueError):
         raise ValueError(f"row {r['locator']!r}: {key} {r[key]!r} is not a number") from None
+    if not v > 0:
+        raise ValueError(f"row {r['locator']!r}: {key} {r[key]!r} is not positive")
+    return v
 
 
 def measured_steps(rows: list[dict[str, str]]) -> dict[tuple[str, ...], dict[str, float]]:
     """Per (target, dataset, batch, drafter, draft tokens, topk): the measured speculative step in seconds (tau /
     (speedup x the plain run's tokens/s a user)) and tau; runs without a plain baseline are left out."""
+    rows = [r for r in rows if r["source_id"] == SOURCE]
+    if any(r[c] is None for r in rows for c in SOURCE_COLUMNS):
+        bad = next(r for r in rows if any(r[c] is None for c in SOURCE_COLUMNS))
+        raise ValueError(f"row {bad['locator']!r}: fewer cells than the header")
     plain = {tuple(r["locator"].split(" / ")[:3]): _float(r, "measured") for r in rows
-             if r["source_id"] == SOURCE and r["method"] in ("", "none") and r["metric"] == "tokens_per_s_per_user"}
+             if r["method"] in ("", "none") and r["metric"] == "tokens_per_s_per_user"}
     out: dict[tuple[str, ...], dict[str, float]] = {}
     for r in rows:
         m, key = CONFIG.search(r["locator"]), _split(r["locator"])
-        if r["source_id"] != SOURCE or r["metric"] != "speedup" or not m or not key or key[:3] not in plain:
+        if r["metric"] != "speedup" or not m or not key or key[:3] not in plain:
             continue
         tau, s = _float(r, "tau"), _float(r, "measured")
         out[key + (m.group(3), m.group(2))] = {"step_s": tau / (s * plain[key[:3]]), "tau": tau}
