@@ -117,6 +117,16 @@ def test_more_host_bookkeeping_never_slows_an_overlapped_step(bk, c1, c2, B):
     assert step(spec_host_bookkeeping_s=0.0) == pytest.approx(step(bookkeeping_on_host=False), rel=1e-12)
 
 
+@pytest.mark.parametrize("v", [Verify(3, 1, 4), Verify(5, 1, 6), Verify(3, 4, 0), Verify(2, 30, 2), Verify(0, 2, 1)])
+def test_a_verify_shape_that_cannot_exist_is_refused(v):
+    # Found 2026-12-07: five tests built Verify(3, 1, 4) (a one-token verify under a draft four wide; Verify is
+    # (k, T, w)) where they meant a chain, and spec_step priced it. A depth-k step verifies at least k + 1 tokens, a
+    # width is at least 1, and depth 2 at width 2 holds 2 + 4 draft nodes, not 29.
+    with pytest.raises(ScenarioError, match="cannot exist"):
+        spec_step(_sglang(), v, np.array([1.0]), 1024.0)
+    spec_step(_sglang(), Verify(v.k, v.k + 1, 1), np.array([1.0]), 1024.0)     # its chain prices
+
+
 @pytest.mark.parametrize("on_host", [True, False])
 def test_overlapped_bookkeeping_is_max_or_sum(on_host):
     # GPU bookkeeping (vLLM's rejection sampler, TensorRT-LLM's in-graph acceptance) adds to an overlapped step;
