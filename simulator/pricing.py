@@ -135,9 +135,8 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     """Price a speculative step of shape `v` over the broadcast of batch B and context L (the sweep passes a column
     of contexts). k = 0 is speculation off: the plain decode step (no drafter, no bookkeeping). A shape that cannot
     exist (fewer tokens than a chain of depth k, a width below 1, more draft nodes than the depth holds, tokens to
-    verify without drafts) is refused:
-    `verify_shape` builds only real ones, a hand-built Verify(k, T, w) with T and w swapped priced a one-token verify
-    under a wide draft (found in tests, 2026-12-07)."""
+    verify without drafts) is refused: `verify_shape` builds only real ones, and a hand-built Verify(k, T, w) with T
+    and w swapped priced a one-token verify under a wide draft (found in tests, 2026-12-07)."""
     if v.T < v.k + 1 or v.w < 1 or not (v.T == 1 if v.k == 0 else tree_holds(v)):
         raise ScenarioError(f"verify shape k = {v.k}, T = {v.T}, w = {v.w} cannot exist: a depth-k step verifies "
                             "k + 1 tokens per sequence or a tree of more (one without drafts), a width is at least "

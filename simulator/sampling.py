@@ -99,8 +99,9 @@ def read_filter(doc: dict[str, Any], path: Path) -> TopPFilter:
         s[key] = fig["value"] if fig is not None else ""
     v = figure(doc, sec, "bonus_row_plain", path, required=False, kind=bool)
     s["bonus_plain"] = bool(v)
-    _check_window(TopPFilter(**s), where)
-    return TopPFilter(**s)
+    f = TopPFilter(**s)
+    _check_window(f, where)
+    return f
 
 
 def _check_window(f: TopPFilter, where: str) -> None:

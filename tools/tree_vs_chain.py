@@ -49,11 +49,12 @@ ROW_COLUMNS = ("row_id", "source_id", "locator", "metric", "measured", "tau")
 CONFIG = re.compile(r"steps (\d+), topk (\d+), num_draft_tokens (\d+)")
 
 
-def _split(locator: str) -> tuple[str, str, str, str] | None:
-    """(target, dataset, batch, drafter) of a SpecBundle locator 'target / dataset / batch_size B / config /
-    drafter'; None for a plain run's ('... / Without EAGLE3')."""
-    parts = locator.split(" / ")
-    return (parts[0], parts[1], parts[2], parts[4]) if len(parts) == 5 else None
+def _key(locator: str) -> tuple[str, ...] | None:
+    """(target, dataset, batch, drafter, draft tokens, topk) of a SpecBundle speculative run's locator 'target /
+    dataset / batch_size B / steps S, topk K, num_draft_tokens N / drafter'; None for a plain run's ('... / Without
+    EAGLE3')."""
+    parts, m = locator.split(" / "), CONFIG.search(locator)
+    return (parts[0], parts[1], parts[2], parts[4], m.group(3), m.group(2)) if len(parts) == 5 and m else None
 
 
 def _float(r: dict[str, str], key: str) -> float:
@@ -68,22 +69,20 @@ def _float(r: dict[str, str], key: str) -> float:
     return v
 
 
-def measured_steps(rows: list[dict[str, str]]) -> dict[tuple[str, ...], dict[str, float]]:
-    """Per (target, dataset, batch, drafter, draft tokens, topk): the measured speculative step in seconds (tau /
-    (speedup x the plain run's tokens/s a user)) and tau; runs without a plain baseline are left out."""
+def measured_steps(rows: list[dict[str, str]]) -> dict[tuple[str, ...], float]:
+    """Per `_key` (target, dataset, batch, drafter, draft tokens, topk): the measured speculative step in seconds, tau
+    / (speedup x the plain run's tokens/s a user); runs without a plain baseline are left out."""
     rows = [r for r in rows if r["source_id"] == SOURCE]
-    if any(r[c] is None for r in rows for c in SOURCE_COLUMNS):
-        bad = next(r for r in rows if any(r[c] is None for c in SOURCE_COLUMNS))
+    bad = next((r for r in rows if any(r[c] is None for c in SOURCE_COLUMNS)), None)
+    if bad is not None:
         raise ValueError(f"row {bad['locator']!r}: fewer cells than the header")
     plain = {tuple(r["locator"].split(" / ")[:3]): _float(r, "measured") for r in rows
              if r["method"] in ("", "none") and r["metric"] == "tokens_per_s_per_user"}
-    out: dict[tuple[str, ...], dict[str, float]] = {}
+    out: dict[tuple[str, ...], float] = {}
     for r in rows:
-        m, key = CONFIG.search(r["locator"]), _split(r["locator"])
-        if r["metric"] != "speedup" or not m or not key or key[:3] not in plain:
-            continue
-        tau, s = _float(r, "tau"), _float(r, "measured")
-        out[key + (m.group(3), m.group(2))] = {"step_s": tau / (s * plain[key[:3]]), "tau": tau}
+        key = _key(r["locator"])
+        if r["metric"] == "speedup" and key and key[:3] in plain:
+            out[key] = _float(r, "tau") / (_float(r, "measured") * plain[key[:3]])
     return out
 
 
@@ -93,14 +92,13 @@ def priced_steps(rows: list[dict[str, str]]) -> dict[tuple[str, ...], float]:
     from simulator.validation import predict_row  # lazy: --no-price runs without the package's import time
     out: dict[tuple[str, ...], float] = {}
     for r in rows:
-        m, key = CONFIG.search(r["locator"]), _split(r["locator"])
-        if r["source_id"] != SOURCE or r["metric"] != "speedup" or not m or not key or m.group(3) not in ("6", "8"):
-            continue
-        out[key + (m.group(3), m.group(2))] = _float(r, "tau") / predict_row(r)
+        key = _key(r["locator"])
+        if r["source_id"] == SOURCE and r["metric"] == "speedup" and key and key[4] in ("6", "8"):
+            out[key] = _float(r, "tau") / predict_row(r)
     return out
 
 
-def pairs(steps: dict[tuple[str, ...], dict[str, float]], priced: dict[tuple[str, ...], float] | None
+def pairs(steps: dict[tuple[str, ...], float], priced: dict[tuple[str, ...], float] | None
           ) -> list[dict[str, object]]:
     """Per (target, batch, draft tokens): the medians over datasets and drafters of the chain's and the tree's
     measured steps (ms), of the tree's premium (ms) and of the measured step ratio (each the median of its own
@@ -112,10 +110,10 @@ def pairs(steps: dict[tuple[str, ...], dict[str, float]], priced: dict[tuple[str
         if topk == "1" or chain is None:
             continue
         a = acc[(run[0], run[2], ndt)]
-        a["chain"].append(chain["step_s"] * 1e3)
-        a["tree"].append(tree["step_s"] * 1e3)
-        a["premium"].append((tree["step_s"] - chain["step_s"]) * 1e3)
-        a["ratio"].append(tree["step_s"] / chain["step_s"])
+        a["chain"].append(chain * 1e3)
+        a["tree"].append(tree * 1e3)
+        a["premium"].append((tree - chain) * 1e3)
+        a["ratio"].append(tree / chain)
         if priced is not None and key in priced and tuple(run) + (ndt, "1") in priced:
             a["priced"].append(priced[key] / priced[tuple(run) + (ndt, "1")])
     out = []
