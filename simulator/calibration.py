@@ -52,6 +52,10 @@ PARAMS: dict[str, Param] = {
     "spec_bookkeeping_s": Param("spec", "bookkeeping_s", 0.0, 5e-3, 5e-4,
                                 "per speculative step: draft-input preparation, tree build, acceptance sync; at "
                                 "most 5 ms"),
+    "flashinfer_spec_step_s": Param("spec", "flashinfer_step_s", 0.0, 5e-3, 5e-4,
+                                    "per speculative step on SGLang's FlashInfer attention path: its plan() calls "
+                                    "and blocking host syncs (a tree, or a chain of a model type not FA3-default); "
+                                    "shipped as measured (SpecBundle's chain / tree pairs), not fitted"),
     "draft_step_overhead_s": Param("spec", "draft_step_overhead_s", 0.0, 2e-3, 2e-4,
                                    "host work per draft pass (the drafter's Python loop); at most 2 ms"),
     "kernel_launch_s": Param("launch", "kernel_launch_s", 0.0, 1e-4, 1e-5,

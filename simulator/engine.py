@@ -8,28 +8,32 @@ from typing import Any
 
 import numpy as np
 
+from .attention_path import KEYS as ATTENTION_PATH_KEYS
+from .attention_path import AttentionPath, read_attention_path
 from .data import MONTH_RE, check_fields, data_dir, figure, prior, read_spec, suggest
 from .drafters import METHODS
 from .errors import ScenarioError, SpecError
 from .fitted import engine_values
 from .fusion import FUSIONS, read_kernels
-from .hardware import VENDORS
+from .hardware import ARCHITECTURES, VENDORS
+from .hf_config import SUPPORTED_MODEL_TYPES
 from .sampling import TopPFilter, read_filter
 
 _ALLOWED: dict[str, set[str] | None] = {
     "schema": None, "name": None, "display_name": None, "version_note": None,
     "host": {"step_overhead_s", "per_seq_s", "overlap_scheduler", "overlap_with_spec", "overlap_with_spec_from",
              "no_overlap_methods", "overlap_with_spec_under_pp"},
-    "spec": {"bookkeeping_s", "bookkeeping_on_host", "host_bookkeeping_s", "draft_step_overhead_s", "ngram_host_s",
-             "ngram_host_per_seq_s", "max_running_requests", "methods", "chain_methods", "catchup_logits_all",
-             "linear_state_commit"},
+    "spec": {"bookkeeping_s", "flashinfer_step_s", "bookkeeping_on_host", "host_bookkeeping_s",
+             "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "max_running_requests", "methods",
+             "chain_methods", "catchup_logits_all", "linear_state_commit"},
     "launch": {"kernel_launch_s", "graph_kernel_floor"},
     "cuda_graphs": {"target", "target_max_batch", "draft", "draft_max_batch", "verify", "verify_max_batch"},
     "memory": {"gpu_memory_fraction", "reserve", "share_of_free"}, "collectives": {"allreduce_latency_s"},
     "efficiency": {"hbm_fraction", "gemm_fraction", "overlap_efficiency"}, "scope": {"valid_from", "vendors"},
     "schedule": {"mixed_prefill", "cap_per_instance_under_dp_attention", "dp_prompt_balance"},
     "parallel": {"ep_spans_instance"},
-    "attention": {"mla_verify_kv_reread_blackwell", "sparse_mla_min_heads_hopper", "linear_state_bytes"},
+    "attention": {"mla_verify_kv_reread_blackwell", "sparse_mla_min_heads_hopper", "linear_state_bytes",
+                  *ATTENTION_PATH_KEYS},
     "kernels": {"fused", "allreduce_norm_min_hidden", "fused_from", "fused_on"},
     "sampling": {"plain_filter_s_per_entry", "verify_filter_s_per_entry", "sort_s_per_entry", "plain_sort_from",
                  "sort_until", "bonus_row_plain"},
@@ -140,6 +144,8 @@ class EngineProfile:
     vendors: tuple[str, ...] = ()
     host_per_seq_s: float = 0.0
     spec_bookkeeping_s: float = 0.0
+    flashinfer_spec_step_s: float = 0.0
+    attention_path: AttentionPath = AttentionPath()
     bookkeeping_on_host: bool = False
     spec_host_bookkeeping_s: float | None = None
     draft_step_overhead_s: float = 0.0
@@ -263,11 +269,12 @@ class EngineProfile:
 # Fields that price work around the passes (host work, the sampler's filter), not the passes themselves.
 HOST_FIELDS = frozenset({"name", "display_name", "sources", "host_step_s", "host_per_seq_s", "overlap",
                          "overlap_with_spec", "no_overlap_methods", "overlap_with_spec_under_pp", "methods",
-                         "chain_methods", "spec_bookkeeping_s", "bookkeeping_on_host", "spec_host_bookkeeping_s",
-                         "draft_step_overhead_s", "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction",
-                         "plain_memory_fraction", "memory_rule", "valid_from", "overlap_with_spec_from",
-                         "priors", "spec_max_running", "mixed_prefill", "cap_per_instance_under_dp_attention",
-                         "dp_prompt_balance", "ep_spans_instance", "path", "fused_from", "topp"})
+                         "chain_methods", "spec_bookkeeping_s", "flashinfer_spec_step_s", "attention_path",
+                         "bookkeeping_on_host", "spec_host_bookkeeping_s", "draft_step_overhead_s",
+                         "ngram_host_s", "ngram_host_per_seq_s", "gpu_memory_fraction", "plain_memory_fraction",
+                         "memory_rule", "valid_from", "overlap_with_spec_from", "priors", "spec_max_running",
+                         "mixed_prefill", "cap_per_instance_under_dp_attention", "dp_prompt_balance",
+                         "ep_spans_instance", "path", "fused_from", "topp"})
 
 _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "step_overhead_s"): ("host_step_s", float, 0.0, 0.1),
@@ -276,6 +283,7 @@ _MAP = {  # (section, key) -> (field, kind, lo, hi)
     ("host", "per_seq_s"): ("host_per_seq_s", float, 0.0, 1e-3),
     ("host", "overlap_with_spec_under_pp"): ("overlap_with_spec_under_pp", bool, None, None),
     ("spec", "bookkeeping_s"): ("spec_bookkeeping_s", float, 0.0, 0.1),
+    ("spec", "flashinfer_step_s"): ("flashinfer_spec_step_s", float, 0.0, 0.1),
     ("spec", "bookkeeping_on_host"): ("bookkeeping_on_host", bool, None, None),
     ("spec", "host_bookkeeping_s"): ("spec_host_bookkeeping_s", float, 0.0, 0.1),
     ("spec", "draft_step_overhead_s"): ("draft_step_overhead_s", float, 0.0, 0.02),
@@ -336,6 +344,7 @@ def read_profile(path: Path) -> EngineProfile:
     kw["no_overlap_methods"] = _methods_list(doc, path, "host", "no_overlap_methods")
     kw["methods"] = _methods_list(doc, path, "spec", "methods")
     kw["chain_methods"] = _methods_list(doc, path, "spec", "chain_methods")
+    kw["attention_path"] = read_attention_path(doc, path, ARCHITECTURES["nvidia"], SUPPORTED_MODEL_TYPES)
     kw["vendors"] = _methods_list(doc, path, "scope", "vendors", VENDORS)
     kw["fused"] = _methods_list(doc, path, "kernels", "fused", tuple(sorted(FUSIONS)))
     kw["valid_from"] = _month(doc, path, "scope", "valid_from")

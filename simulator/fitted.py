@@ -14,8 +14,9 @@ from .data import data_dir, read_toml
 from .errors import SpecError
 
 FIT_FILE = "fit.toml"
-ENGINE_FIELDS = frozenset({"host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "draft_step_overhead_s",
-                           "kernel_launch_s", "hbm_fraction", "gemm_fraction", "overlap_efficiency"})
+ENGINE_FIELDS = frozenset({"host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "flashinfer_spec_step_s",
+                           "draft_step_overhead_s", "kernel_launch_s", "hbm_fraction", "gemm_fraction",
+                           "overlap_efficiency"})
 DEVICE_FIELDS = frozenset({"kernel_floor_s"})
 
 

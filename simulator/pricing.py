@@ -4,6 +4,7 @@ shapes to try and the rule that picks the best of them. `step`, `speedup`, the s
 At batch B and context L (MagicDec, Chen et al. 2024, eq. 1; Leviathan et al. 2023, Thm 3.8 with a priced draft):
     base step  T_base  = T_target(B, q=1, L) + host work (hidden behind the GPU when the engine overlaps them)
     spec step  T_spec  = sum of draft passes + T_target(B, q=T, L) + eager launches + host work + bookkeeping
+                         (+ the attention backend's own per-step cost where a step runs it: `flashinfer_path`)
     speedup            = E[tokens per step] * T_base / T_spec
 with T = k + 1 for a chain or the tree size. Engine overheads are named mechanisms: host work per step and per
 running sequence (hidden behind the GPU when the engine overlaps them, which some engines turn off for some
@@ -131,6 +132,20 @@ class SpecStep:
     bound: np.ndarray
 
 
+def flashinfer_path(dep: Deployment, v: Verify) -> bool:
+    """Whether an EAGLE-style speculative step runs the engine's FlashInfer attention path (SGLang: its host plans and
+    syncs, `EngineProfile.flashinfer_spec_step_s`; the rule in simulator/attention_path.py). N-gram and DFlash are not
+    priced on it (their own workers: DFlash's attention is chosen apart, n-gram's tree verify is not priced here)."""
+    t = dep.target
+    return dep.drafter is not None and dep.drafter.method not in ("ngram", "dflash") and \
+        dep.eng.attention_path.flashinfer(t.model_type, t.is_mla, dep.hw.architecture, v.w > 1)
+
+
+def flashinfer_s(dep: Deployment, v: Verify) -> float:
+    """The FlashInfer path's cost per speculative step of shape `v` (0 off the path)."""
+    return dep.eng.flashinfer_spec_step_s if flashinfer_path(dep, v) else 0.0
+
+
 def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     """Price a speculative step of shape `v` over the broadcast of batch B and context L (the sweep passes a column
     of contexts). k = 0 is speculation off: the plain decode step (no drafter, no bookkeeping). A shape that cannot
@@ -167,7 +182,7 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     # kernels (vLLM's rejection sampler, PR #14930; TensorRT-LLM's in-graph acceptance) adds either way, and so does
     # the part of a host bookkeeping beyond what the profile knows to be host work (EngineProfile.hidden_bookkeeping_s).
     bk_host = e.hidden_bookkeeping_s
-    spec = _hide(gpu, host + bk_host, e.overlaps(d.method)) + (e.spec_bookkeeping_s - bk_host)
+    spec = _hide(gpu, host + bk_host, e.overlaps(d.method)) + (e.spec_bookkeeping_s - bk_host) + flashinfer_s(dep, v)
     # max(gpu, host) >= draft + verify, so the overhead is never negative; the clip removes float round-off (-0.000)
     return SpecStep(draft, verify, np.maximum(spec - draft - verify, 0.0), spec, vs.bound)
 
@@ -327,6 +342,14 @@ def candidates(dep: Deployment) -> list[Verify]:
     return out
 
 
+def _shape(s, k: int, T: int) -> Verify:
+    """The verify shape of T tokens at depth k: a chain of k + 1, unless a fixed tree of k + 1 names a branching above
+    1 (SGLang's top-k 3 at 6 draft tokens verifies 6 tokens, but drafts 3 wide and runs the tree's attention path)."""
+    if T == k + 1 and (s.auto or (s.branching or 1) == 1):
+        return Verify(k, T, 1)
+    return verify_shape(k, T, s.branching)
+
+
 def _shapes_at_depth(dep: Deployment, k: int) -> list[Verify]:
     """The verify shapes of depth k: a chain, or the scenario's tree (k = "auto": chains and power-of-two trees up
     to the budget); a fixed tree the depth cannot hold is an error."""
@@ -338,7 +361,7 @@ def _shapes_at_depth(dep: Deployment, k: int) -> list[Verify]:
         if s.auto and not s.fixed_tree else [s.tree]
     out = []
     for T in sorted(set(sizes)):
-        v = Verify(k, T, 1) if T == k + 1 else verify_shape(k, T, s.branching)
+        v = _shape(s, k, T)
         if tree_holds(v):
             out.append(v)
         elif not s.auto:

@@ -382,6 +382,16 @@ def test_engine_method_pairs_every_raise_path(tmp_path):
     with pytest.raises(SpecroofError, match=r"\[scope\] vendors: value = \['intel'\]; expected a list of names from "
                                             "nvidia, amd"):
         load_engine(str(p))
+    # SGLang's attention-path rule: an architecture or a model type the file cannot mean is named, not ignored
+    src = (REPO / "engine_profiles" / "sglang.toml").read_text()
+    for key, bad, needle in (("flashinfer_architectures", '["hoper"]', "ampere, ada, hopper"),
+                             ("fa3_model_types", '["llama3"]', "bailing_moe")):
+        line = next(ln for ln in src.splitlines() if ln.startswith(f"{key} = "))
+        p = tmp_path / f"sglang_bad_{key}.toml"
+        p.write_text(src.replace(line, f'{key} = {{ value = {bad}, source = "https://x" }}'))
+        with pytest.raises(SpecroofError, match=f"\\[attention\\] {key}: value = ") as e:
+            load_engine(str(p))
+        assert needle in str(e.value) and str(p) in str(e.value)
 
 
 def test_a_sweep_rejects_the_cells_an_engine_cannot_run():

@@ -255,3 +255,47 @@ def test_only_specv2_computes_the_catch_up_logits_of_every_token(B, k, L):
     assert c1.ops.cf[i, F_B] > 0.0 and c1.ops.cf[i, F_TPAD] == 0.0 and c2.ops.cf[i, F_TPAD] > 0.0
     # calibration swaps profiles on a resolved deployment: the catch-up pass follows the new one
     assert with_engine(v2, replace(v2.eng, catchup_logits_all=False)).drafter.ops_catchup is not None
+
+
+# ---- SGLang's FlashInfer attention path (engine_profiles/sglang.toml [attention], [spec] flashinfer_step_s) ------
+
+@pytest.mark.parametrize("hardware, model, shape, on", [
+    ("h100-sxm", "llama-3.1-8b", Verify(5, 6, 1), False),        # a chain of an FA3-default model type: FA3
+    ("h100-sxm", "llama-3.1-8b", Verify(5, 6, 3), True),         # its tree of as many tokens: FlashInfer
+    ("h100-sxm", "qwen3-30b-a3b", Verify(3, 16, 4), True),       # a tree of 16 (GPUStack's shape on Qwen3)
+    ("h200-sxm", "ling-flash-2.0", Verify(5, 6, 1), True),       # not FA3-default: FlashInfer even as a chain
+    ("h200-sxm", "kimi-k2", Verify(5, 6, 3), False),             # MLA: FA3 whatever the top-k
+    ("b200", "llama-3.1-8b", Verify(5, 6, 3), False),            # the rule is read for Hopper only
+])
+def test_sglang_flashinfer_path_is_where_its_backend_rule_puts_a_step(hardware, model, shape, on):
+    # SGLang v0.5.3-v0.5.6 on Hopper with no --attention-backend: an MLA target runs FA3; any other runs FA3 only as a
+    # chain (top-k 1) of a model type is_fa3_default_architecture lists, else FlashInfer, whose per-step plan() calls
+    # and blocking syncs the step pays (flashinfer_spec_step_s); 0 turns the mechanism off (the price before it).
+    from simulator.pricing import flashinfer_path
+    tp = {"kimi-k2": 8, "ling-flash-2.0": 8}.get(model, 1)
+    dep = Scenario(hardware=hardware, model=model, method="eagle3", k=shape.k, tp=tp, engine="sglang",
+                   precision="fp8" if model == "kimi-k2" else "bf16").resolve()
+    assert flashinfer_path(dep, shape) is on
+    b = np.array([1.0, 8.0])
+    price = lambda c: spec_step(with_engine(dep, replace(dep.eng, flashinfer_spec_step_s=c)), shape, b,  # noqa: E731
+                                1024.0).step_s
+    assert price(1e-3) - price(0.0) == pytest.approx(np.full(2, 1e-3 if on else 0.0), abs=1e-12)
+    ngram = Scenario(hardware=hardware, model=model, method="ngram", k=3, tp=tp, engine="sglang",
+                     precision="fp8" if model == "kimi-k2" else "bf16").resolve()
+    assert not flashinfer_path(ngram, Verify(3, 4, 1))              # n-gram runs a worker of its own
+
+
+@FAST
+@given(c=st.floats(0.0, 5e-3), d=st.floats(0.0, 5e-3), B=st.integers(1, 256), k=st.integers(3, 7))
+def test_flashinfer_path_cost_is_monotone_and_only_on_trees_of_fa3_models(c, d, B, k):
+    # Monotone in the cost; a fixed tree of k + 1 tokens of top-k 3 (k >= 3: no more candidates than drafts) keeps its
+    # width (it was priced as a chain, width 1, whatever its branching) and pays it, its chain does not.
+    b = np.array([float(B)])
+    dep = lambda x: _sglang(flashinfer_spec_step_s=x)  # noqa: E731
+    tree, chain = Verify(k, k + 1, 3), Verify(k, k + 1, 1)
+    lo, hi = sorted((c, d))
+    assert spec_step(dep(lo), tree, b, 1024.0).step_s <= spec_step(dep(hi), tree, b, 1024.0).step_s
+    assert spec_step(dep(c), chain, b, 1024.0).step_s == spec_step(dep(d), chain, b, 1024.0).step_s
+    s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", k=k, tree_tokens=k + 1,
+                 tree_branching=3, engine="sglang").resolve()
+    assert candidates(s) == [tree]

@@ -10,7 +10,8 @@
 
 What is fitted (simulator.calibration.SHIPPED_PARAMS), jointly on every headline row (validation.row_scope: current
 engine builds; speculative rows only with a published acceptance length), each source weighted 1/sqrt(its rows):
-  per engine        host work per step and per sequence, speculative bookkeeping per step, host work per draft pass
+  per engine        host work per step and per sequence, speculative bookkeeping per step (not the host work per draft
+                    pass nor SGLang's FlashInfer path: both measured, engine_profiles/sglang.toml)
   per architecture  the per-kernel cost of a graph-replayed kernel (hopper, blackwell, cdna3, ...)
 Every fit starts from the sourced priors in engine_profiles/ and hardware_specs/. A parameter the data do not determine
 (at a bound, 1-sigma above its value, or no row depends on it) keeps its sourced value and is listed as a finding.

@@ -18,8 +18,14 @@ two step columns printed beside it. A chain is paired only with the tree of its 
 
 What it shows (2026-12-07): the dense targets, the 30B-class MoE targets and Qwen3-Next-80B on one to four GPUs pay
 0.45-1.95 ms a step for the tree (ratio 1.03-1.14), the large MoE targets (Qwen3-235B-A22B, Kimi-K2 and Ling-flash-2.0
-on eight GPUs, Qwen3-Coder-480B on a count not stated) nothing (0.94-1.01), and specroof prices the tree and the
-chain the same (ratio 1.000: a fixed tree of k + 1 tokens is priced as a chain of them). Llama-4-Scout's lines are
+on eight GPUs, Qwen3-Coder-480B on a count not stated) nothing (0.94-1.01). specroof priced the tree and the chain the
+same until the FlashInfer path was priced (same day): on Hopper a tree switches SGLang from FA3 to FlashInfer for an
+FA3-default model type (Llama, Qwen3, Qwen3-MoE), whose per-step plans and host syncs cost 0.625 ms a step, the
+median of the 12 pairs the rule switches (engine_profiles/sglang.toml [spec] flashinfer_step_s), so Llama-3.1-8B
+prices 1.06, Llama-3.3-70B 1.03, the Qwen3-30B pair 1.05, Kimi-K2 (MLA: FA3 both) and Ling-flash-2.0 (FlashInfer
+both) 1.00-1.01, and Qwen3-235B / Qwen3-Coder-480B 1.02-1.03, which they do not measure;
+Qwen3-Next (FlashInfer both) 1.00 where it measures 1.03-1.06 (its tree-only GDN work is not priced).
+Llama-4-Scout's lines are
 printed but not read: 15 of its 56 runs here measure a speedup above tau, a step shorter than a plain one, and it is
 not in validation/rows.csv (README, SpecBundle).
 README, "Not modelled", says what could cause it, and what a fitted tree term did held out and blind.
