@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .data import check_fields
-from .errors import SpecError
+from .data import name_list
 
 KEYS = ("flashinfer_architectures", "fa3_model_types", "fa3_always_model_types")
 
@@ -35,19 +34,8 @@ class AttentionPath:
 def read_attention_path(doc: dict[str, Any], path: Path, archs: tuple[str, ...],
                         model_types: tuple[str, ...]) -> AttentionPath:
     """[attention] of a profile: each key a { value = [names], source = ... } of allowed names (absent: empty)."""
-    out = []
-    for key, allowed in zip(KEYS, (archs, model_types, model_types)):
-        fig = doc.get("attention", {}).get(key)
-        if fig is None:
-            out.append(())
-            continue
-        where = f"{path}: [attention] {key}"
-        check_fields(fig, where, frozenset(), allow_estimate=False)
-        v = fig["value"]
-        if not isinstance(v, list) or any(x not in allowed for x in v):
-            raise SpecError(f"{where}: value = {v!r}; expected a list of names from {', '.join(allowed)}")
-        out.append(tuple(v))
-    return AttentionPath(*out)
+    return AttentionPath(*(name_list(doc, path, "attention", key, allowed, at_least_one=False)
+                           for key, allowed in zip(KEYS, (archs, model_types, model_types))))
 
 
 __all__ = ["KEYS", "AttentionPath", "read_attention_path"]

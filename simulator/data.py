@@ -165,3 +165,20 @@ def suggest(name: str, choices: list[str]) -> str:
     """A ' did you mean ...?' suffix listing close names, or '' when nothing is close."""
     close = difflib.get_close_matches(name, choices, n=4, cutoff=0.5)
     return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def name_list(doc: dict[str, Any], path: str | Path, sec: str, key: str, allowed: tuple[str, ...],
+              at_least_one: bool = True) -> tuple[str, ...]:
+    """[sec] key of a spec file as a list of names from `allowed`, { value = ["ngram", ...], source = ... } (absent:
+    empty): an engine profile's methods, vendors, fusions or attention-path lists; one error naming the file."""
+    entry = doc.get(sec, {}).get(key)
+    if entry is None:
+        return ()
+    where = f"{path}: [{sec}] {key}"
+    if not isinstance(entry, dict) or not isinstance(entry.get("source"), str) or "value" not in entry:
+        raise SpecError(f"{where}: expected {{ value = [\"name\", ...], source = \"https://...\" }}")
+    v = entry["value"]
+    if not isinstance(v, list) or any(m not in allowed for m in v) or (at_least_one and not v):
+        raise SpecError(f"{where}: value = {v!r}; expected a list of names from {', '.join(allowed)}"
+                        + (" (at least one)" if at_least_one else ""))
+    return tuple(v)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .attention_path import KEYS as ATTENTION_PATH_KEYS
 from .attention_path import AttentionPath, read_attention_path
-from .data import MONTH_RE, check_fields, data_dir, figure, prior, read_spec, suggest
+from .data import MONTH_RE, check_fields, data_dir, figure, name_list, prior, read_spec, suggest
 from .drafters import METHODS
 from .errors import ScenarioError, SpecError
 from .fitted import engine_values
@@ -341,12 +341,12 @@ def read_profile(path: Path) -> EngineProfile:
     kw["priors"] = tuple(priors)
     kw["memory_reserve_rule"], kw["memory_reserve_gib"], src = _reserve(doc, path)
     sources += [src] if src else []
-    kw["no_overlap_methods"] = _methods_list(doc, path, "host", "no_overlap_methods")
-    kw["methods"] = _methods_list(doc, path, "spec", "methods")
-    kw["chain_methods"] = _methods_list(doc, path, "spec", "chain_methods")
+    kw["no_overlap_methods"] = name_list(doc, path, "host", "no_overlap_methods", METHODS, at_least_one=False)
+    kw["methods"] = name_list(doc, path, "spec", "methods", METHODS)
+    kw["chain_methods"] = name_list(doc, path, "spec", "chain_methods", METHODS)
     kw["attention_path"] = read_attention_path(doc, path, ARCHITECTURES["nvidia"], SUPPORTED_MODEL_TYPES)
-    kw["vendors"] = _methods_list(doc, path, "scope", "vendors", VENDORS)
-    kw["fused"] = _methods_list(doc, path, "kernels", "fused", tuple(sorted(FUSIONS)))
+    kw["vendors"] = name_list(doc, path, "scope", "vendors", VENDORS)
+    kw["fused"] = name_list(doc, path, "kernels", "fused", tuple(sorted(FUSIONS)))
     kw["valid_from"] = _month(doc, path, "scope", "valid_from")
     kw["overlap_with_spec_from"] = _month(doc, path, "host", "overlap_with_spec_from")
     kw.update(read_kernels(doc, path, kw["fused"]))
@@ -383,23 +383,6 @@ def _reserve(doc: dict[str, Any], path: Path) -> tuple[str, float, str]:
                         "profiling run)")
     src = "" if fig["source"] == "estimate" else fig["source"]
     return ("vllm", 0.0, src) if v == "vllm" else ("", float(v), src)
-
-
-def _methods_list(doc: dict[str, Any], path: Path, sec: str, key: str,
-                  allowed: tuple[str, ...] = METHODS) -> tuple[str, ...]:
-    """A list of names from `allowed`, { value = ["ngram", ...], source = ... }: [host] no_overlap_methods (methods
-    that lose the overlap), [spec] methods (the methods the engine runs) or [scope] vendors (VENDORS)."""
-    entry = doc.get(sec, {}).get(key)
-    if entry is None:
-        return ()
-    where = f"{path}: [{sec}] {key}"
-    if not isinstance(entry, dict) or not isinstance(entry.get("source"), str) or "value" not in entry:
-        raise SpecError(f"{where}: expected {{ value = [\"ngram\", ...], source = \"https://...\" }}")
-    v = entry["value"]
-    if not isinstance(v, list) or any(m not in allowed for m in v) or (key != "no_overlap_methods" and not v):
-        raise SpecError(f"{where}: value = {v!r}; expected a list of names from {', '.join(allowed)}"
-                        + (" (at least one)" if key != "no_overlap_methods" else ""))
-    return tuple(v)
 
 
 def _month(doc: dict[str, Any], path: Path, sec: str, key: str) -> str:
