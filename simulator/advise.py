@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .acceptance import Verify, tree_width, verify_shape
+from .acceptance import priced_shape, tree_width
 from .admission import shape_scenario
 from .config_plan import EMIT_ENGINES, ConfigPlan, EngineConfig, KRange, num_or_none, ranges_text, repo_of
 from .engine_configs import engine_configs, vllm_writes_table
@@ -197,7 +197,7 @@ def _at_depth(s: Scenario, r: SpeedupResult, on: np.ndarray, kk: int, TT: int,
     if (kk, TT) not in memo:
         # the shape alone (admission.shape_scenario; found by review: Medusa chains priced as its default 64-token
         # tree, and a tree's branching kept on a chain, which a chain refuses)
-        v = Verify(kk, TT, 1) if TT == kk + 1 else verify_shape(kk, TT, s.branching)
+        v = priced_shape(kk, TT, s.branching, s.auto)
         memo[(kk, TT)] = predict(shape_scenario(s, v).replace(batch=tuple(int(b) for b in r.batch[on])))
     return memo[(kk, TT)]
 
@@ -275,10 +275,10 @@ def _hazard_options(s: Scenario, hi: int, sk: np.ndarray, sT: np.ndarray, on: np
     pays = bool(on.any())
     # found by review: DP 2 and Medusa had warned of a table the written config did not hold
     dynamic = vllm_writes_table(schedule, ratio, s.dp, s.method, moe=bool(sc["moe"]))
-    topk = max([tree_width(int(kk), int(TT), s.branching) for kk, TT in zip(sk[on], sT[on])], default=1)
+    topk = max([tree_width(int(kk), int(TT), s.branching, s.auto) for kk, TT in zip(sk[on], sT[on])], default=1)
     auto_opts = {"tp": s.tp, "ep": s.ep, "dp": s.dp, "pp": s.pp, "max_batch": hi, "max_k": int(sk.max()) if pays else 0,
                  "verify_tokens": int(sT.max()) if pays else 0, "context": s.context,
-                 "topk": topk if one is None or not one[0] else tree_width(one[0], one[1], s.branching),
+                 "topk": topk if one is None or not one[0] else tree_width(one[0], one[1], s.branching, s.auto),
                  "dynamic_k": dynamic, "batch_off": pays and not on.all(),
                  "overlap_scheduler": bool(sc["spec_overlap"]), **{o: sc[o] for o in DEPLOYMENT_OPTIONS}}
     return topk, resolve_options(with_model_facts({**auto_opts, **dict(s.options)}, sc))
@@ -346,7 +346,7 @@ def advise(scenario: Scenario | None = None, *, batch_range: tuple[int, int] = (
     # engine's: another engine's overlap, vLLM's async scheduling, says nothing of SGLang's).
     plan = ConfigPlan(s.method, repo_of(sc["model"]), repo_of(sc["draft_model"]), s.tp, s.ep, lo, hi, schedule,
                       off_above, pays, fixed_k, fixed_T, ratio, topk, opts, interior,
-                      tree_width(fixed_k, fixed_T, s.branching),
+                      tree_width(fixed_k, fixed_T, s.branching, s.auto),
                       sglang_spec_v2=bool(sc["spec_overlap"]) if eng_name == "sglang" else None,
                       cap=_cap(r, lo, hi), cap_base=min(hi, r.max_batch_base), off_fits=off_fits,
                       fixed_fits_to=fixed_to,

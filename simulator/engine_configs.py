@@ -199,13 +199,12 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
         args.append(f"--speculative-num-draft-tokens {k + 1}")
         args += ["--speculative-ngram-max-bfs-breadth 1"] * (p.method == "ngram")
     else:
-        topk = p.fixed_topk if T > k + 1 else 1
-        args += [f"--speculative-num-steps {k}", f"--speculative-eagle-topk {topk}",
+        args += [f"--speculative-num-steps {k}", f"--speculative-eagle-topk {p.fixed_topk}",
                  f"--speculative-num-draft-tokens {T}"]
     m = _sglang_most(p)
     lay, notes = _sglang_layout(p, m)
     args += lay
-    v2 = p.sglang_spec_v2 and T == k + 1 and p.pp == 1 and p.method != "dflash"   # EAGLE family only
+    v2 = p.sglang_spec_v2 and p.fixed_topk == 1 and p.pp == 1 and p.method != "dflash"   # EAGLE family only
     prefix = ("SGLANG_ENABLE_SPEC_V2=True " if v2 else "") + ("SGLANG_ENABLE_PP_SPEC=1 " if p.pp > 1 else "")
     notes = [fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "

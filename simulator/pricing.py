@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from .acceptance import ALPHA_MAX, Acceptance, Verify, depth_capacity, tree_holds, verify_shape
+from .acceptance import ALPHA_MAX, Acceptance, Verify, depth_capacity, priced_shape, tree_holds
 from .engine import EngineProfile
 from .engine_memory import memory_origin, reserve_bytes
 from .errors import ScenarioError
@@ -342,14 +342,6 @@ def candidates(dep: Deployment) -> list[Verify]:
     return out
 
 
-def _shape(s, k: int, T: int) -> Verify:
-    """The verify shape of T tokens at depth k: a chain of k + 1, unless a fixed tree of k + 1 names a branching above
-    1 (SGLang's top-k 3 at 6 draft tokens verifies 6 tokens, but drafts 3 wide and runs the tree's attention path)."""
-    if T == k + 1 and (s.auto or (s.branching or 1) == 1):
-        return Verify(k, T, 1)
-    return verify_shape(k, T, s.branching)
-
-
 def _shapes_at_depth(dep: Deployment, k: int) -> list[Verify]:
     """The verify shapes of depth k: a chain, or the scenario's tree (k = "auto": chains and power-of-two trees up
     to the budget); a fixed tree the depth cannot hold is an error."""
@@ -361,7 +353,7 @@ def _shapes_at_depth(dep: Deployment, k: int) -> list[Verify]:
         if s.auto and not s.fixed_tree else [s.tree]
     out = []
     for T in sorted(set(sizes)):
-        v = _shape(s, k, T)
+        v = priced_shape(k, T, s.branching, s.auto)
         if tree_holds(v):
             out.append(v)
         elif not s.auto:

@@ -33,7 +33,7 @@ def _curve(r: SpeedupResult) -> dict[str, Any] | None:
     sc, br = r.scenario, r.scenario["tree_branching"]   # the branching priced (Medusa's default tree's)
     return {**_layout(sc), "context": sc["context"],
             "max_batch": int(np.max(r.batch[ok], initial=0)), "max_k": int(r.k[ok].max()),
-            "topk": max(tree_width(int(k), int(T), br) for k, T in zip(r.k[ok], r.tree_tokens[ok])),
+            "topk": max(tree_width(int(k), int(T), br, sc["k"] == "auto") for k, T in zip(r.k[ok], r.tree_tokens[ok])),
             "verify_tokens": int(r.tree_tokens[ok].max()), "overlap_scheduler": sc["spec_overlap"]}
 
 
@@ -44,7 +44,7 @@ def _serve(res: ServeResult) -> dict[str, Any] | None:
     return {**_layout(sc),
             "max_batch": int(np.ceil(np.max(step_batch(ph.decode_batch, ph.running)[ok], initial=1.0))),  # its steps
             "max_k": int(np.max(ph.k[ok], initial=0)), "overlap_scheduler": bool(sc["spec_overlap"]),
-            "topk": max([tree_width(int(k), int(T), sc["tree_branching"]) for k, T in
+            "topk": max([tree_width(int(k), int(T), sc["tree_branching"], sc["k"] == "auto") for k, T in
                          zip(ph.k[ok], ph.verify_tokens[ok]) if k], default=1)}
 
 

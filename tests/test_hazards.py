@@ -316,6 +316,11 @@ def test_curve_topk_from_tree_triggers_overlap_hazard(capsys):
     assert rc == 0 and "sglang-overlap-needs-topk-1" not in out
     rc, _, err = run(capsys, "curve", "--batch", "1", "--overlap-scheduler")
     assert rc == 2 and "--overlap-scheduler" in err
+    # a fixed tree of k + 1 tokens at top-k 3 is priced as a tree (pricing runs width 3): the warning reads that width
+    # (found by review: it read a chain, width 1, where pricing ran the tree)
+    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--k", "3", "--tree-tokens", "4", "--tree-branching", "3",
+                     "--spec-overlap")
+    assert rc == 0 and "sglang-overlap-needs-topk-1" in out
 
 
 def test_curve_warns_of_the_moe_load_miss_from_the_model(capsys):

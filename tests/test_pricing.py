@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from simulator.acceptance import Acceptance, Verify
+from simulator.acceptance import Acceptance, Verify, tree_width
 from simulator.errors import ScenarioError
 from simulator.memory import kv_bytes_per_rank
 from simulator.model import load_model
@@ -299,3 +299,22 @@ def test_flashinfer_path_cost_is_monotone_and_only_on_trees_of_fa3_models(c, d, 
     s = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", k=k, tree_tokens=k + 1,
                  tree_branching=3, engine="sglang").resolve()
     assert candidates(s) == [tree]
+
+
+@FAST
+@given(k=st.one_of(st.just("auto"), st.integers(1, 6)), T=st.integers(2, 16), br=st.one_of(st.none(),
+                                                                                            st.integers(1, 4)))
+@example(k=3, T=4, br=3)                 # a fixed tree of k + 1: warnings and configs had read it as a chain
+def test_tree_width_is_the_width_pricing_runs(k, T, br):
+    # One rule for the shape (acceptance.priced_shape): the topk the warnings and engine configs read
+    # (acceptance.tree_width) is the width of every candidate pricing runs, chains and trees, k fixed or "auto".
+    kk = 6 if k == "auto" else k
+    assume(T >= kk + 1 or k == "auto")
+    try:
+        dep = Scenario(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", k=k, k_max=6, tree_tokens=T,
+                       tree_branching=br, engine="sglang").resolve()
+        vs = candidates(dep)
+    except ScenarioError:                 # a tree the depth cannot hold, or more candidates than drafts: refused
+        return
+    for v in vs:
+        assert tree_width(v.k, v.T, dep.scenario.branching, dep.scenario.auto) == v.w
