@@ -119,7 +119,7 @@ def verify_shape(k: int, tree_tokens: int | None = None, tree_branching: int | N
     return Verify(k, tree_tokens, default_tree_branching(tree_tokens, k))
 
 
-def priced_shape(k: int, T: int, branching: int | None, auto: bool = False) -> Verify:
+def priced_shape(k: int, T: int, branching: int | None, auto: bool) -> Verify:
     """The verify shape priced for T tokens at depth k: a chain of k + 1, unless a fixed tree of k + 1 names a
     branching above 1 (SGLang's top-k 3 at 6 draft tokens verifies 6 tokens, but drafts 3 wide and runs the tree's
     attention path); under k = "auto" (`auto`) a k + 1 candidate is the chain and the branching shapes the trees."""
@@ -128,10 +128,11 @@ def priced_shape(k: int, T: int, branching: int | None, auto: bool = False) -> V
     return verify_shape(k, T, branching)
 
 
-def tree_width(k: int, T: int, branching: int | None, auto: bool = False) -> int:
+def tree_width(k: int, T: int, branching: int | None, auto: bool) -> int:
     """Widest level (top-k per depth) of the shape pricing runs (`priced_shape`): what an engine's topk must be set
     to; 1 for a chain. A fixed tree of k + 1 with a branching above 1 is as wide as its branching (found by review:
-    the warnings and configs read it as a chain where pricing ran its tree)."""
+    the warnings and configs read it as a chain where pricing ran its tree). `auto` has no default: under k = "auto"
+    the same (k, T) is a chain, so every caller says which it read (second review)."""
     return priced_shape(k, T, branching, auto).w
 
 

@@ -280,11 +280,12 @@ def _sglang_layout_missing(p: ConfigPlan) -> str | None:
 
 def _sglang_pp_missing(p: ConfigPlan, alg: str, dpa: bool) -> str | None:
     """Why SGLang refuses speculation with pipeline stages here, or None: only a single-layer EAGLE / NEXTN chain."""
-    if not p.pays or (p.method in ("eagle", "mtp") and p.fixed_topk == 1 and not dpa):   # the one k SGLang
-        return None                                           # runs; nothing to refuse where speculation never pays
+    chain = p.fixed_T == p.fixed_k + 1 and p.fixed_topk == 1          # the one k SGLang runs, a top-k 1 chain
+    if not p.pays or (p.method in ("eagle", "mtp") and chain and not dpa):   # nothing to refuse where it never pays
+        return None
     return (f"SGLang runs speculation with pipeline stages (SGLANG_ENABLE_PP_SPEC=1, PR #30775) only for a "
             f"single-layer EAGLE or NEXTN chain (topk 1) without DP attention (validation_hook.py pipeline checks); "
-            f"{alg}{' as a tree' if p.fixed_topk > 1 else ''}{' with DP attention' if dpa else ''} is refused")
+            f"{alg}{'' if chain else ' as a tree'}{' with DP attention' if dpa else ''} is refused")
 
 
 def layout_missing(engine: str, p: ConfigPlan) -> str | None:

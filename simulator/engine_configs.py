@@ -204,7 +204,8 @@ def _sglang(p: ConfigPlan) -> EngineConfig:
     m = _sglang_most(p)
     lay, notes = _sglang_layout(p, m)
     args += lay
-    v2 = p.sglang_spec_v2 and p.fixed_topk == 1 and p.pp == 1 and p.method != "dflash"   # EAGLE family only
+    chain = p.fixed_topk == 1 and T == k + 1
+    v2 = p.sglang_spec_v2 and chain and p.pp == 1 and p.method != "dflash"   # EAGLE family only
     prefix = ("SGLANG_ENABLE_SPEC_V2=True " if v2 else "") + ("SGLANG_ENABLE_PP_SPEC=1 " if p.pp > 1 else "")
     notes = [fixed_note(p, "SGLang"),
              "SGLang's stable flags have no per-batch k; Auto-Spec (--auto-spec, per-batch-size step ranges, "

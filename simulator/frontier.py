@@ -65,13 +65,14 @@ class Point:
     ttft_s: float
     e2e_s: float
     memory_fraction: float = 1.0     # the engine's share of each GPU at this layout (SGLang's rule varies with it)
+    verify_tokens: int = 1           # tokens verified per sequence a step (k + 1 for a chain; 1 off)
 
     def to_dict(self) -> dict[str, Any]:
         return {"layout": self.layout.label(), "tp": self.layout.tp, "dp": self.layout.dp, "ep": self.layout.ep,
                 "gpus": self.layout.gpus, "mode": self.mode, "concurrency": self.concurrency, "k": self.k,
                 "tokens_per_s_per_user": self.tokens_per_s_per_user,
                 "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu, "tpot_s": self.tpot_s, "ttft_s": self.ttft_s,
-                "e2e_s": self.e2e_s, "memory_fraction": self.memory_fraction}
+                "e2e_s": self.e2e_s, "memory_fraction": self.memory_fraction, "verify_tokens": self.verify_tokens}
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,8 @@ def _points(sc: Scenario, dep: Deployment, lay: Layout, w: Workload) -> tuple[li
             if fits[i] and c <= caps[mode]:
                 out.append(Point(lay, mode, int(c), int(ph.k[i]), float(ph.tokens_per_s_per_user[i]),
                                  float(ph.tokens_per_s_per_gpu[i]), float(ph.tpot_s[i]), float(ph.ttft_s[i]),
-                                 float(ph.e2e_s[i]), dep.eng.memory_share(mode == "on" and speculates(dep))))
+                                 float(ph.e2e_s[i]), dep.eng.memory_share(mode == "on" and speculates(dep)),
+                                 int(ph.verify_tokens[i])))
     why = f"no concurrency fits in memory (at {int(res.concurrency[0])}: {res.base_message[0]})"
     return out, "" if out else why
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .acceptance import tree_width
+from .acceptance import priced_shape, tree_width
 from .frontier import FrontierResult
 from .hazards import DEPLOYMENT_OPTIONS, MODEL_ADDED_OPTIONS, Hazard, check, deployment_options, with_model_facts
 from .loop import step_batch
@@ -59,7 +59,8 @@ def _frontier(res: FrontierResult, options: Mapping[str, Any], files: Iterable[s
         s = dep.scenario
         if not s.method or s.k == 0:     # review, 2026-12-06: --k 0 drew the speculation hazards with none running
             continue
-        shapes = [s.verify(p.k) for p in pts if p.k]     # the tree a point verifies (a chain without one)
+        # the shape each point priced (found by review: s.verify(k) read the budget's tree where k = "auto" ran a chain)
+        shapes = [priced_shape(p.k, p.verify_tokens, s.branching, s.auto) for p in pts if p.k]
         opts = {"tp": lay.tp, "dp": lay.dp, "ep": lay.ep, "pp": s.pp, **deployment_options(dep),
                 "overlap_scheduler": dep.eng.overlaps(s.method),
                 "max_batch": max(p.concurrency for p in pts), "max_k": max(p.k for p in pts),

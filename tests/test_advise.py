@@ -397,6 +397,19 @@ def test_tree_overlap_and_hazards():
     assert a.options["prefix_caching"] is True and a.options["max_batch"] == 4
 
 
+def test_advice_topk_reads_the_shape_priced_under_auto():
+    # advise runs k = "auto": a k + 1 candidate of a budget with a branching is a chain (priced_shape), so its SGLang
+    # line writes top-k 1 with SpecV2 and no top-k-1 warning; a tree the advice picks writes its width (second review:
+    # dropping the auto flag wrote --speculative-eagle-topk 3 for a chain of 4)
+    a = advise(hardware="h100-sxm", model="llama-3.1-8b", method="eagle3", engine="sglang", tree_tokens=4,
+               tree_branching=3, batch_range=(1, 8), spec_overlap=True, emit=["sglang"])
+    c, chain = a.config("sglang"), a.fixed_tree_tokens == a.fixed_k + 1
+    w = 1 if chain else min(3, a.fixed_tree_tokens - 1)
+    assert f"--speculative-eagle-topk {w}" in c.text
+    assert c.text.startswith("SGLANG_ENABLE_SPEC_V2") == chain
+    assert ("sglang-overlap-needs-topk-1" in [h.id for h in a.hazards]) == (not chain)
+
+
 def test_default_emit_and_placeholders():
     a = advise(hardware="h100-sxm", model="qwen3-8b", method="eagle3", engine="ideal",
                acceptance=Acceptance.from_rate(0.7),

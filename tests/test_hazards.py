@@ -321,6 +321,26 @@ def test_curve_topk_from_tree_triggers_overlap_hazard(capsys):
     rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--k", "3", "--tree-tokens", "4", "--tree-branching", "3",
                      "--spec-overlap")
     assert rc == 0 and "sglang-overlap-needs-topk-1" in out
+    # under k = "auto" the same budget prices chains of k + 1 (and trees below it): a k + 1 candidate is a chain (second
+    # review: dropping the auto flag warned here)
+    rc, out, _ = run(capsys, "curve", "--batch", "1,4", "--tree-tokens", "4", "--tree-branching", "3", "--spec-overlap",
+                     "--format", "json")
+    ks = {(p["k"], p["tree_tokens"]) for p in json.loads(out)["points"] if p["feasible"]}
+    assert rc == 0 and all(T == k + 1 for k, T in ks)
+    assert "sglang-overlap-needs-topk-1" not in [h["id"] for h in json.loads(out)["hazards"]]
+
+
+def test_frontier_topk_is_the_priced_shape(capsys):
+    # found by review: frontier read the budget's tree at every depth (Scenario.verify(k)) where k = "auto" priced a
+    # chain of k + 1; each point now carries its verify tokens and the warning reads the shape priced
+    args = ("frontier", "--gpus", "1", "--tree-tokens", "4", "--tree-branching", "3", "--spec-overlap", "--format",
+            "json")
+    rc, out, _ = run(capsys, *args)
+    d = json.loads(out)
+    assert rc == 0 and d["frontier_on"] and all(p["verify_tokens"] == p["k"] + 1 for p in d["frontier_on"])
+    assert "sglang-overlap-needs-topk-1" not in [h["id"] for h in d["hazards"]]
+    rc, out, _ = run(capsys, *args, "--k", "3")                      # a fixed tree of k + 1 at top-k 3: it warns
+    assert rc == 0 and "sglang-overlap-needs-topk-1" in [h["id"] for h in json.loads(out)["hazards"]]
 
 
 def test_curve_warns_of_the_moe_load_miss_from_the_model(capsys):
