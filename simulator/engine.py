@@ -429,17 +429,20 @@ def load_engine(name_or_path: str | Path) -> EngineProfile:
     return replace(prof, **fit, priors=tuple((k, getattr(prof, k)) for k in fit))
 
 
-def check_engine_method(eng: EngineProfile, method: str | None, tree: int | None = None, k: int | str = 0) -> None:
+def check_engine_method(eng: EngineProfile, method: str | None, tree: int | None = None, k: int | str = 0,
+                        branching: int | None = None) -> None:
     """A speculative method the engine's profile does not list ([spec] methods) is refused: it would be priced with
     host costs of an engine that cannot run it (no method, or a profile without the list, always passes); so is a
     tree of `tree` tokens at depth k for a method the engine drafts only as a chain ([spec] chain_methods), unless k
-    is 0, speculation off, where no tree runs (found by review: vLLM Medusa at --k 0 was refused for its tree)."""
-    if method in eng.chain_methods and tree is not None and k != 0 and (k == "auto" or tree != k + 1):
+    is 0, speculation off, where no tree runs (found by review: vLLM Medusa at --k 0 was refused for its tree), and
+    a k + 1 tree with a branching above 1, which pricing runs as a tree (acceptance.priced_shape; second review)."""
+    wide = (branching or 1) > 1                         # a k + 1 tree drafting wider than a chain
+    if method in eng.chain_methods and tree is not None and k != 0 and (k == "auto" or tree != k + 1 or wide):
         raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} "
                             f"drafts {method} as a chain, one token per head ([spec] chain_methods), so the "
                             f"{tree}-token tree cannot run there; pass a depth and a chain, --k N --tree-tokens N+1 "
-                            "(tree_tokens = k + 1: curve, serve, frontier; advise tries every depth with one tree, "
-                            "so it has no such chain), or another engine")
+                            "(branching 1; tree_tokens = k + 1: curve, serve, frontier; advise tries every depth with "
+                            "one tree, so it has no such chain), or another engine")
     if method is None or not eng.methods or method in eng.methods:
         return
     raise ScenarioError(f"method (--method) = {method} with engine (--engine) = {eng.name}: engine {eng.name} does "

@@ -303,7 +303,7 @@ def with_engine(dep: Deployment, eng: EngineProfile) -> Deployment:
         raise ScenarioError("with_engine: the new profile changes the all-reduce latency; resolve the scenario again")
     if not same_ops(eng, dep.eng, dep.hw):    # its op sets follow the kernels it fuses and its sparse-MLA padding
         return dep.scenario.replace(engine=eng).resolve()
-    check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k)
+    check_engine_method(eng, dep.scenario.method, dep.scenario.tree, dep.scenario.k, dep.scenario.branching)
     given, s = eng, dep.scenario
     eng = spec_overlapped(eng, s.spec_overlap_asked, s.method)
     eng = pp_overlapped(eng, dep.par.pp, s.spec_overlap_asked, s.method)
@@ -355,7 +355,7 @@ def check_stages(par: Parallelism, hw: Hardware) -> None:
 
 def _resolve(s: Scenario, loaded: dict[tuple[str, str], Any] | None) -> Deployment:
     eng = _load("engine", s.engine, loaded)
-    check_engine_method(eng, s.method, s.tree, s.k)
+    check_engine_method(eng, s.method, s.tree, s.k, s.branching)
     asked = {"spec_max_running": None if s.max_running_requests is None else float(s.max_running_requests),
              "dp_prompt_balance": s.dp_balance}        # the deployment's own, over the engine profile's
     eng = replace(spec_overlapped(eng, s.spec_overlap_asked, s.method),

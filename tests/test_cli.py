@@ -173,6 +173,9 @@ def test_vllm_refuses_a_medusa_tree_but_not_speculation_off(capsys):
     assert rc == 0 and [p["speedup"] for p in json.loads(out)["points"]] == [1.0, 1.0]
     rc, out, _ = run(capsys, *base, "--k", "3", "--tree-tokens", "4", "--format", "json")    # the chain it names
     assert rc == 0 and [p["k"] for p in json.loads(out)["points"]] == [3, 3]
+    # a tree of k + 1 that drafts 3 wide is priced as a tree (acceptance.priced_shape): refused too (second review)
+    rc, _, err = run(capsys, *base, "--k", "3", "--tree-tokens", "4", "--tree-branching", "3")
+    assert rc == 2 and "engine vllm drafts medusa as a chain, one token per head" in err
     # advise has no --k (it tries every depth with one tree): the refusal says so rather than naming a flag it lacks
     rc, _, err = run(capsys, "advise", "--method", "medusa", "--engine", "vllm", "--model", "vicuna-7b")
     assert rc == 2 and "advise tries every depth with one tree, so it has no such chain" in err
