@@ -1167,3 +1167,37 @@ def test_row_max_running_requests_is_the_decode_recipes_batch_cap():
     for bad in ("0", "2.5"):
         with pytest.raises(ScenarioError, match="max_running_requests"):
             predict_row(dict(r, max_running_requests=bad))
+
+
+def test_step_gap_reads_the_step_a_measured_speedup_implies(tmp_path, capsys):
+    # tools/step_gap.py: measured step = tokens per step x priced base / measured speedup; gap = it - priced step.
+    tool = load_tool("step_gap")
+    llama = [r for r in load_rows() if r["source_id"] == "specbundle-dashboard" and r["model"] == "llama-3.1-8b"
+             and r["metric"] == "speedup"]
+    # round trip: a row measured at exactly its predicted speedup has no gap
+    r = dict(llama[0], measured=repr(predict_row(llama[0])))
+    g = tool.row_gap(r)
+    assert g["gap_ms"] == pytest.approx(0.0, abs=1e-9) and g["measured_ms"] == pytest.approx(g["priced_ms"])
+    # twice the speedup halves the measured step
+    assert tool.row_gap(dict(r, measured=repr(2 * float(r["measured"]))))["measured_ms"] == \
+        pytest.approx(g["priced_ms"] / 2)
+    assert tool.row_gap(dict(r, metric="tokens_per_s_per_user")) is None and tool.row_gap(dict(r, tau="")) is None
+    # The shipped runs (2026-12-07): Llama-3.1-8B on one H200 measures its step 1.7-2.0 ms shorter than priced at
+    # every depth and tree width, a cost per step the price carries and SpecBundle does not (the module docstring)
+    lines = tool.table([tool.row_gap(x) for x in llama])
+    assert {(t["k"], t["width"]) for t in lines} == {(3, 1), (5, 1), (5, 3), (7, 1), (7, 4)}
+    assert all(-2.1 < t["gap_ms"] < -1.6 for t in lines) and sum(t["rows"] for t in lines) == len(llama)
+    p = tmp_path / "rows.csv"
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(llama[0]))
+        w.writeheader()
+        w.writerows(llama[:2])
+    assert tool.main(["--rows", str(p)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("source_id | model | tp") and out[1].startswith("specbundle-dashboard | llama-3.1-8b |")
+    # Bad input: one line, exit 2 (a missing file; nothing the filters leave)
+    assert tool.main(["--rows", str(tmp_path / "missing.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "missing.csv" in err and len(err.strip().splitlines()) == 1
+    assert tool.main(["--rows", str(p), "--engine", "vllm"]) == 2
+    assert "no speculative speedup row" in capsys.readouterr().err
