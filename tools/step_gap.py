@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from simulator.acceptance import tree_width  # noqa: E402
 from simulator.errors import SpecroofError  # noqa: E402
 from simulator.rows import load_rows  # noqa: E402
 from simulator.speedup import predict  # noqa: E402
@@ -56,7 +57,8 @@ def row_gap(r: dict[str, str]) -> dict[str, Any] | None:
     measured = tps * base / float(r["measured"])
     s = p.scenario
     return {"source_id": r["source_id"], "model": r["model"], "tp": s.tp, "batch": s.batch[0], "k": s.k,
-            "width": s.branching if (s.branching or 1) > 1 else 1, "base_ms": base * 1e3, "priced_ms": spec * 1e3,
+            "width": tree_width(s.k, s.tree or s.k + 1, s.branching, s.auto), "base_ms": base * 1e3,
+            "priced_ms": spec * 1e3,
             "measured_ms": measured * 1e3, "gap_ms": (measured - spec) * 1e3}
 
 
