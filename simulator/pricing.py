@@ -85,8 +85,17 @@ def _graphed(dep: Deployment, ops: OpSet, B, pass_kind: str):
 
 
 def host_s(eng: EngineProfile, B):
-    """Host work per step: a fixed part and a part per running sequence."""
+    """Host work per step of one scheduler running B sequences: a fixed part and a part per running sequence."""
     return eng.host_step_s + eng.host_per_seq_s * np.asarray(B, dtype=np.float64)
+
+
+def scheduler_batch(dep: Deployment, B):
+    """The sequences the busiest scheduler runs: under attention DP each rank has its own scheduler process (SGLang's
+    DP attention runs dp_size schedulers, TensorRT-LLM and vLLM one executor / engine core a DP rank) and the step
+    waits for the slowest, so host work per sequence counts the busiest rank's share (`dealt`), not the instance's
+    (found 2026-12-07, when a trial fit put SGLang's host work per sequence at 3.5 us: an 8192-request GB300 instance
+    over 48 ranks was priced 29 ms of host work a step, where a rank's is 0.6 ms; the shipped profiles then held 0)."""
+    return dealt(B, dep.par.dp)
 
 
 def _hide(gpu, host, overlapped: bool):
@@ -117,7 +126,7 @@ def with_filter(dep: Deployment, st: StepTimes, B, q: float = 1.0, verify: bool 
 def base_step(dep: Deployment, B, L) -> tuple[np.ndarray, StepTimes]:
     """Plain decode step (q = 1) at each point, and its GPU breakdown."""
     st = with_filter(dep, price_pass(dep, dep.tops, B, 1.0, L, "target"), B)
-    return host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None)), st
+    return host_rule(dep.eng, st.total_s, scheduler_batch(dep, B), dep.eng.overlaps(None)), st
 
 
 @dataclass(frozen=True)
@@ -174,9 +183,10 @@ def spec_step(dep: Deployment, v: Verify, B, L) -> SpecStep:
     verify = vs.total_s - vover
     launch += vover
     gpu = draft + verify + launch
-    host = host_s(e, B)
+    Bs = scheduler_batch(dep, B)
+    host = host_s(e, Bs)
     if d.gpu_free:
-        host = host + e.ngram_host_s + e.ngram_host_per_seq_s * B
+        host = host + e.ngram_host_s + e.ngram_host_per_seq_s * Bs
     # Bookkeeping that is host work hides with the rest of the host work when the step overlaps (SGLang's SpecV2
     # worker removed the ~1.1 ms of host time the V1 worker exposed per step, PR #11398); bookkeeping done by GPU
     # kernels (vLLM's rejection sampler, PR #14930; TensorRT-LLM's in-graph acceptance) adds either way, and so does

@@ -10,7 +10,7 @@ import numpy as np
 from .admission import running_cap
 from .checkpoint import checkpoint_note
 from .errors import ScenarioError
-from .pricing import check_context, context_message, host_rule, memory, price_pass, with_filter
+from .pricing import check_context, context_message, host_rule, memory, price_pass, scheduler_batch, with_filter
 from .roofline import BOUNDS
 from .scenario import Deployment, Scenario, as_scenario
 from .tables import frame, step_row
@@ -128,7 +128,7 @@ def simulate_step(hardware: Any = None, model: Any = None, batch: Any = None, qu
     # the sampled rows: every token's where every logit is computed (a verify pass's filter when q > 1), else one a
     # sequence (a prefill's, by the plain sampler)
     st = with_filter(dep, price_pass(dep, ops, B, float(q), L, "target"), B, *((q, q > 1) if logits == "all" else ()))
-    total = host_rule(dep.eng, st.total_s, B, dep.eng.overlaps(None))
+    total = host_rule(dep.eng, st.total_s, scheduler_batch(dep, B), dep.eng.overlaps(None))
     fam = {name: st.by_family_s[:, i].copy() for i, name in enumerate(FAMILIES)}
     fam["overhead"] = fam["overhead"] + (total - st.total_s)
     mem, ok, msgs = _feasible(dep, B, q, s.context, logits)

@@ -318,3 +318,32 @@ def test_tree_width_is_the_width_pricing_runs(k, T, br):
         return
     for v in vs:
         assert tree_width(v.k, v.T, dep.scenario.branching, dep.scenario.auto) == v.w
+
+
+# ---- host work per sequence: one scheduler's sequences under attention DP ----------------------------------------
+
+@settings(max_examples=20, deadline=None)
+@given(B=st.integers(1, 512), per_seq=st.floats(1e-7, 5e-5))
+@example(B=8192 // 16, per_seq=3.5e-6)
+def test_host_work_per_sequence_counts_the_busiest_schedulers_sequences(B, per_seq):
+    # Under DP attention every rank runs its own scheduler and the step waits for the slowest, so the host work per
+    # sequence of a step is the busiest rank's (ceil(B / dp) at whole B), not the instance's: found 2026-12-07 when a
+    # trial fit's host work per sequence for SGLang (3.5 us) priced an 8192-request GB300 instance over 48 DP ranks
+    # 29 ms of host work a step. Exposed (no overlap) the plain and the speculative step carry exactly that much.
+    dep = Scenario(hardware="h200-sxm", model="deepseek-v3", precision="fp8", tp=1, dp=8, ep=8, method="mtp", k=1,
+                   engine="sglang", batch=B).resolve()
+    b, v = np.array([float(B)]), Verify(1, 2, 1)
+    eng = replace(dep.eng, overlap=False, overlap_with_spec=False)
+    with0 = with_engine(dep, replace(eng, host_per_seq_s=0.0))
+    with1 = with_engine(dep, replace(eng, host_per_seq_s=per_seq))
+    busiest = np.ceil(B / 8)
+    base0, _ = base_step(with0, b, 1024.0)
+    base1, _ = base_step(with1, b, 1024.0)
+    np.testing.assert_allclose(base1 - base0, per_seq * busiest, rtol=1e-9)
+    s0, s1 = spec_step(with0, v, b, 1024.0).step_s, spec_step(with1, v, b, 1024.0).step_s
+    np.testing.assert_allclose(s1 - s0, per_seq * busiest, rtol=1e-9)
+    got = simulate_step(scenario=Scenario(hardware="h200-sxm", model="deepseek-v3", precision="fp8", tp=1, dp=8, ep=8,
+                                          engine=replace(eng, host_per_seq_s=per_seq), batch=B), context=1024)
+    ref = simulate_step(scenario=Scenario(hardware="h200-sxm", model="deepseek-v3", precision="fp8", tp=1, dp=8, ep=8,
+                                          engine=replace(eng, host_per_seq_s=0.0), batch=B), context=1024)
+    np.testing.assert_allclose(got.step_s - ref.step_s, per_seq * busiest, rtol=1e-9)
