@@ -3,6 +3,8 @@
     python tools/calibrate_shipped.py            # fit on the headline rows and print every parameter's verdict
     python tools/calibrate_shipped.py --write    # also write calibration/fit.toml
     python tools/calibrate_shipped.py --cv       # also run leave-one-source-out and write validation/ACCURACY.md
+    python tools/calibrate_shipped.py --cv --report R   # and R.md / R.csv, the report `specroof validate --cv source
+                                                 # --report R` writes (tools/heldout_bands.py R.csv reads it)
     python tools/calibrate_shipped.py --cv --fold-min-sources 1   # experiment: each fold fits what one source sets
                                                  # (prints the held-out summary and fold values; writes nothing)
     python tools/calibrate_shipped.py --hold spec_bookkeeping_s  # experiment: that parameter keeps its sourced
@@ -71,6 +73,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--cv", action="store_true")
+    ap.add_argument("--report", metavar="PATH", help="with --cv: also write PATH.md and PATH.csv, the held-out report "
+                    "of `specroof validate --cv source --report PATH`")
     ap.add_argument("--fold-min-sources", type=int, default=2,
                     help="sources a parameter needs to be fitted in a fold (shipped rule 2; 1 is an experiment)")
     ap.add_argument("--hold", action="append", default=[], choices=SHIPPED_PARAMS,
@@ -82,6 +86,8 @@ def main() -> None:
     if a.fold_min_sources < 1:
         ap.error(f"--fold-min-sources {a.fold_min_sources}: a fold fits a parameter at least 1 source constrains "
                  "(allowed: an integer >= 1; the shipped rule is 2)")
+    if a.report and not a.cv:
+        ap.error("--report writes the held-out report: use it with --cv")
     if a.fold_min_sources != 2 and (a.write or not a.cv):
         ap.error("--fold-min-sources is an experiment on the held-out folds: use it with --cv and without --write")
     prepared, _ = usable(load_rows())
@@ -106,6 +112,8 @@ def main() -> None:
               cv.report.markdown(), "## Calibrated parameters", "", cv.params_table()]
         write_text(ROOT / "validation" / "ACCURACY.md", "\n".join(md))
         print("wrote validation/ACCURACY.md")
+        if a.report:
+            print("wrote {} and {}".format(*cv.report.write(a.report)))
 
 
 if __name__ == "__main__":
