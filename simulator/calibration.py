@@ -47,8 +47,9 @@ PARAMS: dict[str, Param] = {
                          "host work per step (scheduling, batch building, output processing); at most the 5-6 ms "
                          "per-step gap of vLLM V0 at batch 256 (vLLM PR #11133)"),
     "host_per_seq_s": Param("host", "per_seq_s", 0.0, 5e-5, 2e-6,
-                            "host work per running sequence per step (slot allocation, detokenisation); at most "
-                            "50 us, beyond which batch 256 would spend 13 ms on the CPU"),
+                            "scheduler host work per running sequence per step (slot allocation, input preparation, "
+                            "output processing), counted on the busiest DP rank's scheduler; at most 50 us, beyond "
+                            "which batch 256 would spend 13 ms on the CPU"),
     "spec_bookkeeping_s": Param("spec", "bookkeeping_s", 0.0, 5e-3, 5e-4,
                                 "per speculative step: draft-input preparation, tree build, acceptance sync; at "
                                 "most 5 ms"),

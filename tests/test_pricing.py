@@ -347,3 +347,18 @@ def test_host_work_per_sequence_counts_the_busiest_schedulers_sequences(B, per_s
     ref = simulate_step(scenario=Scenario(hardware="h200-sxm", model="deepseek-v3", precision="fp8", tp=1, dp=8, ep=8,
                                           engine=replace(eng, host_per_seq_s=0.0), batch=B), context=1024)
     np.testing.assert_allclose(got.step_s - ref.step_s, per_seq * busiest, rtol=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(B=st.integers(1, 256), per_seq=st.floats(1e-7, 5e-5), engine=st.sampled_from(["sglang", "vllm"]))
+@example(B=64, per_seq=1e-5, engine="sglang")   # review: the n-gram proposer's per-request cost was left untested
+def test_the_ngram_proposers_cost_per_sequence_counts_one_replicas_sequences(B, per_seq, engine):
+    # A dense model's --dp runs replicas, each with its own scheduler and n-gram proposer: the proposer's host work
+    # per sequence (engine_profiles: SGLang 10 us, vLLM 2.5 us) counts one replica's sequences, ceil(B / dp).
+    dep = Scenario(hardware="h100-sxm", model="llama-3.1-8b", dp=4, method="ngram", k=4, engine=engine,
+                   acceptance=Acceptance.from_rate(0.6), batch=B).resolve()
+    b, v = np.array([float(B)]), Verify(4, 5, 1)
+    eng = replace(dep.eng, overlap=False, overlap_with_spec=False)
+    s0 = spec_step(with_engine(dep, replace(eng, ngram_host_per_seq_s=0.0)), v, b, 1024.0).step_s
+    s1 = spec_step(with_engine(dep, replace(eng, ngram_host_per_seq_s=per_seq)), v, b, 1024.0).step_s
+    np.testing.assert_allclose(s1 - s0, per_seq * np.ceil(B / 4), rtol=1e-9)

@@ -1090,6 +1090,10 @@ def test_blind_test_table_is_current_and_its_rows_stay_blind():
     (["--hold", "no_such_param"], "invalid choice"),
     (["--fold-min-sources", "1", "--write"], "--fold-min-sources is an experiment"),
     (["--report", "/tmp/never-written"], "--report writes the held-out report: use it with --cv"),
+    (["--cv", "--hold", "spec_bookkeeping_s", "--report", "/tmp/never-written"], "not with --hold"),
+    (["--cv", "--fold-min-sources", "1", "--report", "/tmp/never-written"], "not with --hold or --fold-min-sources"),
+    (["--cv", "--report", "/no/such/folder/R"], "folder /no/such/folder does not exist"),
+    (["--cv", "--report", str(Path(__file__).resolve().parents[1] / "validation" / "rows")], "is the input file"),
 ])
 def test_calibrate_shipped_refuses_experiments_that_would_write(argv, message, monkeypatch, capsys):
     """tools/calibrate_shipped.py: an experiment (a held parameter, another fold rule) never rewrites the shipped
@@ -1237,6 +1241,29 @@ def test_a_column_left_on_its_bound_is_retried_from_inside_its_range():
     once, _ = _solve(prob, inside)
     again, _ = _solve_restarted(prob, prob.cols, inside)
     assert np.array_equal(once.x, again.x)
+
+
+class _WorseInsideProblem(_KinkedProblem):
+    """The bound fits best (residual 0.1 there), and a start inside (2 us, u = 0.04) falls into a worse interior
+    minimum (u = 0.05, residual 0.3): the retry must not be taken."""
+
+    def __call__(self, x):
+        u = x[0] / 5e-5
+        return np.array([0.1 + 10.0 * u - 15.0 * max(0.0, u - 0.03) + 15.0 * max(0.0, u - 0.05),
+                         (x[1] - 2e-3) / 1e-3])
+
+
+def test_a_retry_that_fits_worse_than_the_bound_is_not_taken():
+    from simulator.calibration import _solve, _solve_restarted, _start
+    prob = _WorseInsideProblem()
+    x0 = np.array([_start(0.0, "host_per_seq_s"), _start(5e-4, "spec_bookkeeping_s")])
+    first, se_first = _solve(prob, x0)
+    inside, _ = _solve(prob, np.array([2e-6, x0[1]]))        # what the retry alone reaches
+    assert first.x[0] < 1e-9 and inside.x[0] == pytest.approx(2.5e-6, rel=1e-3)
+    assert float(inside.fun @ inside.fun) > float(first.fun @ first.fun)
+    sol, se = _solve_restarted(prob, prob.cols, x0)
+    np.testing.assert_array_equal(sol.x, first.x)
+    np.testing.assert_array_equal(se, se_first)              # the 1-sigma of the solution kept, not of the retry
 
 
 class _BoundProblem(_KinkedProblem):

@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from simulator.calibration import FITTED, PARAMS, SHIPPED_PARAMS, FitResult, usable  # noqa: E402
 from simulator.cross_validation import CrossValidation, crossval, fit_headline, fit_pool  # noqa: E402
-from simulator.files import write_text  # noqa: E402
+from simulator.errors import OutputError  # noqa: E402
+from simulator.files import check_output, write_text  # noqa: E402
 from simulator.fitted import FIT_FILE  # noqa: E402
 from simulator.validation import load_rows  # noqa: E402
 
@@ -88,6 +89,14 @@ def main() -> None:
                  "(allowed: an integer >= 1; the shipped rule is 2)")
     if a.report and not a.cv:
         ap.error("--report writes the held-out report: use it with --cv")
+    if a.report and (a.hold or a.fold_min_sources != 2):
+        ap.error("--report writes the shipped rule's held-out report: not with --hold or --fold-min-sources")
+    if a.report:                 # before a cross-validation of half an hour, not after it (found by review)
+        try:
+            for ext in (".md", ".csv"):
+                check_output(f"{a.report}{ext}", "--report", (ROOT / "validation" / "rows.csv",))
+        except OutputError as e:
+            ap.error(str(e))
     if a.fold_min_sources != 2 and (a.write or not a.cv):
         ap.error("--fold-min-sources is an experiment on the held-out folds: use it with --cv and without --write")
     prepared, _ = usable(load_rows())
