@@ -232,10 +232,13 @@ def _stderr(jac: Any, fun: np.ndarray, n_params: int, span: np.ndarray) -> np.nd
     return se
 
 
+def _on_bound(v: float, par: Param) -> bool:   # within 0.1 % of the range from a bound
+    return min(v - par.lo, par.hi - v) <= 1e-3 * (par.hi - par.lo)
+
+
 def _verdict(v: float, se: float, par: Param) -> str:
-    """At a bound (within 0.1 % of the range or 1-sigma of it: 49.6 +- 19 us under 50 us), loose, or fitted."""
-    span = par.hi - par.lo
-    if v <= par.lo + 1e-3 * span or v >= par.hi - 1e-3 * span:
+    """At a bound (`_on_bound`, or within 1-sigma of it: 49.6 +- 19 us under 50 us), loose, or fitted."""
+    if _on_bound(v, par):
         return AT_BOUND
     if se > abs(v):
         return LOOSE
@@ -394,16 +397,14 @@ def _fixed_problem(rows: Sequence[PreparedRow], groups: Sequence[Group], engines
 
 
 def _solve_restarted(prob: _Problem, free: list[tuple[str, str]], x0: np.ndarray) -> tuple[Any, np.ndarray]:
-    """A solve from `x0`, and, where it ends with columns on a bound (`_verdict`'s 0.1 % of the range), a second with
-    those columns started inside (their PARAMS start, or mid-range): the lower weighted sum of squares wins. The
-    residuals hold max() kinks (host work hidden under the GPU's), so a solve started on a bound (host work per sequence
-    has a prior of 0) can stop at a local minimum there (tests/test_validate.py builds one; SGLang's did on the shipped
-    rows while DP attention's host work counted the instance's sequences, until 2026-12-07)."""
+    """A solve from `x0` and, for columns it ends on a bound, one with them started inside (PARAMS start, or mid-range):
+    the lower weighted sum of squares wins. Host work hidden under the GPU's puts max() kinks in the residuals, so a
+    solve started on a bound (a prior of 0) can stop at a local minimum there (tests/test_validate.py builds one)."""
     sol, se = _solve(prob, x0)
     x1 = x0.copy()
     for j, (_, n) in enumerate(free):
         par = PARAMS[n]
-        if min(sol.x[j] - par.lo, par.hi - sol.x[j]) <= 1e-3 * (par.hi - par.lo):
+        if _on_bound(sol.x[j], par):
             x1[j] = par.start if par.lo < par.start < par.hi else 0.5 * (par.lo + par.hi)
     if np.array_equal(x1, x0):
         return sol, se
