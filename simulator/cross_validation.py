@@ -6,29 +6,33 @@ refit. A source's rows therefore never inform the parameters they are scored wit
 expect on a deployment specroof has not seen. Rows outside the headline scope (legacy engine builds, unknown
 acceptance) are never fitted on, but their source's headline rows may be: they too are predicted with the fold that
 left their source out (the fit on every headline row where their source has none), and reported in their own tables.
+A source listed in calibration/not_fitted.toml (fitted.not_fitted: its author reports its runs as not reproducing
+the published results, unexplained) is never fitted on either: its rows are predicted with the fit on all the others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .calibration import SHIPPED_PARAMS, FitResult, bundled, fit, prior_floors, row_group, usable
 from .errors import ScenarioError
+from .fitted import not_fitted
 from .report import ValidationReport
 from .validation import HEADLINE, PreparedRow, load_rows, predict_prepared, record, row_kind, row_scope
 
 
 @dataclass(frozen=True)
 class CrossValidation:
-    """Result of `crossval`: the held-out report, the fit on all headline rows (`full`), and each fold's fit by the
-    source it left out."""
+    """Result of `crossval`: the held-out report, the fit on all headline rows (`full`), each fold's fit by the
+    source it left out, and the sources of the rows that no fit used (calibration/not_fitted.toml's)."""
 
     report: ValidationReport
     full: FitResult
     folds: dict[str, FitResult]
+    not_fitted: tuple[str, ...] = ()
 
     def params_table(self) -> str:
         """Markdown: every fitted parameter on all rows, and its range over the folds (stability)."""
@@ -41,10 +45,13 @@ class CrossValidation:
         return "\n".join(out) + "\n"
 
 
-def fit_pool(prepared: Sequence[PreparedRow]) -> list[PreparedRow]:
-    """The rows calibration fits on: headline rows of speedups and step times. Times to first token are reported,
-    not fitted: they hold prefill queueing that no decode mechanism explains."""
-    return [p for p in prepared if row_scope(p.row, p.dep.eng) == HEADLINE and row_kind(p.row) != "ttft"]
+def fit_pool(prepared: Sequence[PreparedRow], skip: Collection[str] | None = None) -> list[PreparedRow]:
+    """The rows calibration fits on: headline rows of speedups and step times, less the sources in `skip` (default:
+    calibration/not_fitted.toml's, `fitted.not_fitted`). Times to first token are reported, not fitted: they hold
+    prefill queueing that no decode mechanism explains."""
+    skip = not_fitted().keys() if skip is None else skip
+    return [p for p in prepared if row_scope(p.row, p.dep.eng) == HEADLINE and row_kind(p.row) != "ttft"
+            and _src(p) not in skip]
 
 
 def fit_headline(rows: Sequence[PreparedRow], params: Sequence[str] = SHIPPED_PARAMS, min_sources: int = 2
@@ -57,7 +64,7 @@ def fit_headline(rows: Sequence[PreparedRow], params: Sequence[str] = SHIPPED_PA
                min_sources=min_sources, hide_overlapped=True)
 
 
-def _predict(p: PreparedRow, f: FitResult) -> float:
+def predict_with(p: PreparedRow, f: FitResult) -> float:
     """A row priced with a fit's values; an engine or architecture the fit did not see keeps its sourced prior (not
     the shipped calibration, which saw every source)."""
     g = row_group(p)
@@ -78,7 +85,8 @@ def crossval(rows: str | Path | Sequence[dict[str, str]] | None = None,
     rows = list(rows) if isinstance(rows, Sequence) and not isinstance(rows, str) else load_rows(rows)
     prepared, skipped = usable(rows)
     scope = {p.row["row_id"]: row_scope(p.row, p.dep.eng) for p in prepared}
-    pool = fit_pool(prepared)
+    skip = not_fitted()
+    pool = fit_pool(prepared, skip.keys())
     if not pool:
         raise ScenarioError("no headline rows to cross-validate")
     full = fit_headline(pool, params)
@@ -90,7 +98,8 @@ def crossval(rows: str | Path | Sequence[dict[str, str]] | None = None,
         folds[src] = fit_headline(rest, params, fold_min_sources) if rest else full
     out = _records(rows, prepared, dict(skipped), scope, folds, full)
     return CrossValidation(ValidationReport(out, "leave-one-source-out: every calibrated parameter refitted without "
-                                                 "the row's source"), full, folds)
+                                                 "the row's source"), full, folds,
+                           tuple(sorted({_src(p) for p in prepared} & skip.keys())))
 
 
 def _records(rows: list[dict[str, str]], prepared: list[PreparedRow], why: dict[str, str], scope: dict[str, str],
@@ -109,7 +118,7 @@ def _records(rows: list[dict[str, str]], prepared: list[PreparedRow], why: dict[
         else:
             rec["scope"], rec["route"] = scope[r["row_id"]], p.route
             f = folds.get(_src(p), full)
-            rec["predicted"] = _predict(p, f)
+            rec["predicted"] = predict_with(p, f)
             rec["error"] = rec["predicted"] / rec["measured"] - 1.0
         out.append(rec)
     return out
@@ -119,4 +128,4 @@ def _src(p: PreparedRow) -> str:
     return p.row.get("source_id") or p.row["source"]
 
 
-__all__ = ["CrossValidation", "crossval", "fit_headline", "fit_pool"]
+__all__ = ["CrossValidation", "crossval", "fit_headline", "fit_pool", "predict_with"]

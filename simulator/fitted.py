@@ -8,12 +8,15 @@ where cross-validation starts from. A profile or spec loaded from a path is used
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from .data import data_dir, read_toml
 from .errors import SpecError
 
 FIT_FILE = "fit.toml"
+NOT_FITTED_FILE = "not_fitted.toml"
+_URL = re.compile(r"^https://\S+$")
 ENGINE_FIELDS = frozenset({"host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "flashinfer_spec_step_s",
                            "draft_step_overhead_s", "kernel_launch_s", "hbm_fraction", "gemm_fraction",
                            "overlap_efficiency"})
@@ -59,4 +62,32 @@ def describe() -> dict[str, Any]:
     return read_toml(path) if path.is_file() else {}
 
 
-__all__ = ["DEVICE_FIELDS", "ENGINE_FIELDS", "FIT_FILE", "describe", "device_values", "engine_values"]
+def not_fitted() -> dict[str, str]:
+    """Sources whose rows are validated (predicted held out, reported) but never fitted on, each with its reason:
+    `calibration/not_fitted.toml`, one table per source id with `reason` (text) and `evidence` (https URLs). A source
+    belongs there only where its own author reports its runs as not reproducing the published results of the same
+    model and engine, and nobody has found why: fitting shared engine constants to it would make them absorb a
+    deployment fault the fit cannot locate. {} when the file is absent."""
+    try:
+        path = data_dir("calibration") / NOT_FITTED_FILE
+    except SpecError:
+        return {}
+    if not path.is_file():
+        return {}
+    out = {}
+    for src, entry in read_toml(path).items():
+        where = f"{path}: [{src}]"
+        if not isinstance(entry, dict) or set(entry) != {"reason", "evidence"}:
+            got = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
+            raise SpecError(f"{where}: expected a table of exactly reason and evidence, got {got}")
+        reason, urls = entry["reason"], entry["evidence"]
+        if not isinstance(reason, str) or not reason.strip():
+            raise SpecError(f"{where} reason = {reason!r}: expected a non-empty text")
+        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) and _URL.match(u) for u in urls):
+            raise SpecError(f"{where} evidence = {urls!r}: expected a non-empty list of https URLs")
+        out[src] = reason.strip()
+    return out
+
+
+__all__ = ["DEVICE_FIELDS", "ENGINE_FIELDS", "FIT_FILE", "NOT_FITTED_FILE", "describe", "device_values",
+           "engine_values", "not_fitted"]

@@ -31,7 +31,7 @@ from simulator.calibration import FITTED, PARAMS, SHIPPED_PARAMS, FitResult, usa
 from simulator.cross_validation import CrossValidation, crossval, fit_headline, fit_pool  # noqa: E402
 from simulator.errors import OutputError  # noqa: E402
 from simulator.files import check_output, write_text  # noqa: E402
-from simulator.fitted import FIT_FILE  # noqa: E402
+from simulator.fitted import FIT_FILE, NOT_FITTED_FILE, not_fitted  # noqa: E402
 from simulator.validation import load_rows  # noqa: E402
 
 
@@ -43,7 +43,11 @@ def fit_toml(res: FitResult, n_sources: int) -> str:
            "# on log(predicted / measured), each source weighted 1/sqrt(its rows); see simulator/calibration.py).",
            "# Loading a bundled profile or device by name applies these over its sourced value, which stays its",
            "# prior. Held-out accuracy: validation/ACCURACY.md. Parameters the data did not determine are not here",
-           "# (they keep their sources).", ""]
+           "# (they keep their sources)."]
+    skipped = sorted(not_fitted())
+    if skipped:
+        out.append(f"# Sources validated but not fitted on (calibration/{NOT_FITTED_FILE}): {', '.join(skipped)}.")
+    out.append("")
     for kind in ("engine", "device"):
         groups = sorted({p.group for p in res.params if p.status == "fitted" and PARAMS[p.name].scope == kind})
         for g in groups:
@@ -55,6 +59,15 @@ def fit_toml(res: FitResult, n_sources: int) -> str:
                     out.append(f'{p.name} = {{ value = {p.value!r}, stderr = {p.stderr!r}, note = "{note}" }}')
             out.append("")
     return "\n".join(out)
+
+
+def not_fitted_lines() -> list[str]:
+    """ACCURACY.md's note on the sources it reports but no fit used (calibration/not_fitted.toml)."""
+    skipped = sorted(not_fitted())
+    if not skipped:
+        return []
+    return [f"Validated, not fitted on (`calibration/{NOT_FITTED_FILE}`, each with its reason): "
+            + ", ".join(skipped) + ". Their rows are predicted with the fit on all the other sources.", ""]
 
 
 def experiment(cv: CrossValidation) -> None:
@@ -118,7 +131,7 @@ def main() -> None:
         cv = crossval(progress=lambda m: print(m, file=sys.stderr))
         md = ["# Held-out accuracy (leave-one-source-out)", "",
               "Reproduce: `specroof validate --cv source` (or `python tools/calibrate_shipped.py --cv`).", "",
-              cv.report.markdown(), "## Calibrated parameters", "", cv.params_table()]
+              *not_fitted_lines(), cv.report.markdown(), "## Calibrated parameters", "", cv.params_table()]
         write_text(ROOT / "validation" / "ACCURACY.md", "\n".join(md))
         print("wrote validation/ACCURACY.md")
         if a.report:

@@ -67,6 +67,19 @@ def _some_priced(rows: list[dict[str, Any]], file: str | None) -> None:
                             f"({rows[0]['row_id']}): {rows[0]['skipped']}")
 
 
+def _cross_validated(a: argparse.Namespace):
+    """`validate --cv source`: the held-out report and the fitted-parameter table; names on stderr the sources that
+    no fit used (calibration/not_fitted.toml)."""
+    if a.engine_override:
+        raise ScenarioError("--engine-override cannot be combined with --cv (the fit replaces the profiles)")
+    from ..cross_validation import crossval  # lazy: keeps --help free of numba
+    cv = crossval(a.file, progress=lambda m: print(m, file=sys.stderr))
+    if cv.not_fitted:
+        print(f"not fitted on (calibration/not_fitted.toml names why): {', '.join(cv.not_fitted)}; their rows are "
+              "predicted with the fit on all the other sources", file=sys.stderr)
+    return cv.report, cv.params_table()
+
+
 def run_validate(a: argparse.Namespace) -> int:
     if a.report:
         from ..rows import default_rows_path  # lazy: keeps --help free of numba
@@ -76,11 +89,7 @@ def run_validate(a: argparse.Namespace) -> int:
     from ..rows import load_rows  # lazy: keeps --help free of numba
     note_same_shape(r.get(c) for r in load_rows(a.file) for c in ("model", "draft"))   # a repository: which shape
     if a.cv:
-        if a.engine_override:
-            raise ScenarioError("--engine-override cannot be combined with --cv (the fit replaces the profiles)")
-        from ..cross_validation import crossval  # lazy: keeps --help free of numba
-        cv = crossval(a.file, progress=lambda m: print(m, file=sys.stderr))
-        rep, extra = cv.report, cv.params_table()
+        rep, extra = _cross_validated(a)
     else:
         from ..validation import validate  # lazy: keeps --help free of numba
         engines = _overrides(a.engine_override or [])
