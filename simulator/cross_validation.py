@@ -26,8 +26,9 @@ from .validation import HEADLINE, PreparedRow, load_rows, predict_prepared, reco
 
 @dataclass(frozen=True)
 class CrossValidation:
-    """Result of `crossval`: the held-out report, the fit on all headline rows (`full`), each fold's fit by the
-    source it left out, and the sources of the rows that no fit used (calibration/not_fitted.toml's)."""
+    """Result of `crossval`: the held-out report, the fit on every headline row a fit may use (`full`: the sources
+    not in calibration/not_fitted.toml), each fold's fit by the source it left out, and the sources of the rows that
+    no fit used (calibration/not_fitted.toml's)."""
 
     report: ValidationReport
     full: FitResult
@@ -35,7 +36,7 @@ class CrossValidation:
     not_fitted: tuple[str, ...] = ()
 
     def params_table(self) -> str:
-        """Markdown: every fitted parameter on all rows, and its range over the folds (stability)."""
+        """Markdown: every fitted parameter on all the rows a fit uses ("all rows"), and its range over the folds."""
         out = ["| parameter | all rows | 1-sigma | status | range over folds |", "|---|---|---|---|---|"]
         for p in self.full.params:
             vals = [q.value for f in self.folds.values() for q in f.params if (q.group, q.name) == (p.group, p.name)]

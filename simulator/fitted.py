@@ -16,7 +16,7 @@ from .errors import SpecError
 
 FIT_FILE = "fit.toml"
 NOT_FITTED_FILE = "not_fitted.toml"
-_URL = re.compile(r"^https://\S+$")
+_URL = re.compile(r"https://[^\s/]+/?\S*")
 ENGINE_FIELDS = frozenset({"host_step_s", "host_per_seq_s", "spec_bookkeeping_s", "flashinfer_spec_step_s",
                            "draft_step_overhead_s", "kernel_launch_s", "hbm_fraction", "gemm_fraction",
                            "overlap_efficiency"})
@@ -74,19 +74,25 @@ def not_fitted() -> dict[str, str]:
         return {}
     if not path.is_file():
         return {}
-    out = {}
-    for src, entry in read_toml(path).items():
-        where = f"{path}: [{src}]"
-        if not isinstance(entry, dict) or set(entry) != {"reason", "evidence"}:
-            got = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
-            raise SpecError(f"{where}: expected a table of exactly reason and evidence, got {got}")
-        reason, urls = entry["reason"], entry["evidence"]
-        if not isinstance(reason, str) or not reason.strip():
-            raise SpecError(f"{where} reason = {reason!r}: expected a non-empty text")
-        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) and _URL.match(u) for u in urls):
-            raise SpecError(f"{where} evidence = {urls!r}: expected a non-empty list of https URLs")
-        out[src] = reason.strip()
-    return out
+    return {src: _reason(f"{path}: [{src}]", src, entry) for src, entry in read_toml(path).items()}
+
+
+def _reason(where: str, src: str, entry: Any) -> str:
+    """One not_fitted.toml table checked: a source id, a non-empty reason, a non-empty list of https URLs."""
+    if not src.strip():
+        raise SpecError(f"{where}: an empty source id; expected a source_id of validation/rows.csv")
+    if not isinstance(entry, dict) or set(entry) != {"reason", "evidence"}:
+        got = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
+        raise SpecError(f"{where}: expected a table of exactly reason and evidence, got {got}")
+    reason, urls = entry["reason"], entry["evidence"]
+    if not isinstance(reason, str) or not reason.strip():
+        raise SpecError(f"{where} reason = {reason!r}: expected a non-empty text")
+    if not isinstance(urls, list) or not urls:
+        raise SpecError(f"{where} evidence = {urls!r}: expected a non-empty list of https URLs")
+    for i, u in enumerate(urls):
+        if not (isinstance(u, str) and _URL.fullmatch(u)):
+            raise SpecError(f"{where} evidence[{i}] = {u!r}: expected an https URL (https://host/path, no spaces)")
+    return reason.strip()
 
 
 __all__ = ["DEVICE_FIELDS", "ENGINE_FIELDS", "FIT_FILE", "NOT_FITTED_FILE", "describe", "device_values",

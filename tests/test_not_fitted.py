@@ -37,6 +37,14 @@ def test_every_source_not_fitted_is_a_shipped_source_with_its_reason():
     assert all(len(why) > 200 for why in listed.values())
 
 
+def test_every_source_not_fitted_has_rows_a_fit_would_use():
+    # a listed source all of whose rows were outside the fit pool anyway (legacy builds, unknown acceptance) would be
+    # listed for nothing (found by review, 2026-12-08)
+    listed = not_fitted()
+    prepared, _ = usable([r for r in load_rows() if r["source_id"] in listed])
+    assert {p.row["source_id"] for p in fit_pool(prepared, skip=())} == set(listed)
+
+
 def test_the_fit_pool_leaves_the_listed_sources_out_and_only_them():
     rows = [r for r in load_rows() if r["source_id"] in (USER, "gpustack-qwen3-8b-h100")]
     prepared, _ = usable(rows)
@@ -62,8 +70,12 @@ def test_no_file_lists_no_source(tmp_path, monkeypatch):
     ('[s]\nreason = "  "\nevidence = ["https://x.org/a"]\n', r"\[s\] reason = '  ': expected a non-empty text"),
     ('[s]\nreason = 3\nevidence = ["https://x.org/a"]\n', r"\[s\] reason = 3: expected a non-empty text"),
     ('[s]\nreason = "why"\nevidence = []\n', r"\[s\] evidence = \[\]: expected a non-empty list of https URLs"),
-    ('[s]\nreason = "why"\nevidence = ["http://x.org/a"]\n', r"evidence = \['http://x.org/a'\]: expected"),
-    ('[s]\nreason = "why"\nevidence = "https://x.org/a"\n', r"evidence = 'https://x.org/a': expected"),
+    ('[s]\nreason = "why"\nevidence = ["http://x.org/a"]\n', r"evidence\[0\] = 'http://x.org/a': expected an https"),
+    ('[s]\nreason = "why"\nevidence = ["https://x.org/a", "https:///"]\n', r"evidence\[1\] = 'https:///': expected"),
+    ('[s]\nreason = "why"\nevidence = ["https://x.org/a\\n"]\n', r"evidence\[0\] = 'https://x.org/a\\n': expected"),
+    ('[s]\nreason = "why"\nevidence = [3]\n', r"evidence\[0\] = 3: expected an https URL"),
+    ('[s]\nreason = "why"\nevidence = "https://x.org/a"\n', r"evidence = 'https://x.org/a': expected a non-empty list"),
+    ('[" "]\nreason = "why"\nevidence = ["https://x.org/a"]\n', r"\[ \]: an empty source id"),
     ("[s\n", r"malformed TOML"),
 ])
 def test_a_malformed_list_is_refused_naming_the_file_and_field(tmp_path, monkeypatch, text, match):

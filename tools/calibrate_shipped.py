@@ -11,7 +11,8 @@
                                                  # prior in every group (repeatable; with --cv prints, writes nothing)
 
 What is fitted (simulator.calibration.SHIPPED_PARAMS), jointly on every headline row (validation.row_scope: current
-engine builds; speculative rows only with a published acceptance length), each source weighted 1/sqrt(its rows):
+engine builds; speculative rows only with a published acceptance length) of every source that calibration/
+not_fitted.toml does not list (those are validated, not fitted on), each source weighted 1/sqrt(its rows):
   per engine        host work per step and per sequence, speculative bookkeeping per step (not the host work per draft
                     pass nor SGLang's FlashInfer path: both measured, engine_profiles/sglang.toml)
   per architecture  the per-kernel cost of a graph-replayed kernel (hopper, blackwell, cdna3, ...)

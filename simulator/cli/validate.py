@@ -98,8 +98,8 @@ def run_validate(a: argparse.Namespace) -> int:
     if a.format == "json":
         print(fmt.dumps(rep.to_dict()))
     else:
-        print(rep.markdown() + ("\nCalibrated parameters (all headline rows, and their range over the folds):\n\n"
-                                + extra if extra else ""))
+        print(rep.markdown() + ("\nCalibrated parameters (every headline row a fit uses, and their range over the "
+                                "folds):\n\n" + extra if extra else ""))
     if a.report:
         md, cs = rep.write(a.report)
         print(f"wrote {md} and {cs}", file=sys.stderr)
