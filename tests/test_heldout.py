@@ -326,4 +326,11 @@ def test_an_assumed_acceptance_band_stays_within_k_plus_one_tokens_per_step(caps
     rc, out, _ = run(capsys, "curve", *[("1" if a == "2" else a) for a in args], "--batch", "1,2,4", "--format", "json")
     pts = [p for p in json.loads(out)["points"] if p.get("heldout")]
     assert rc == 0 and pts and all(p["k"] == 1 and p["heldout"]["speedup_hi"] <= 2.0 for p in pts)
+    # That band's upper end no longer reaches 2 (the bands of 2026-12-08 are narrower: 1.89x at batch 1); a dense
+    # target whose band does (Llama-3.1-70B EAGLE-3 on 4x H100, k = 1, acceptance assumed: 1.62x x 1.30) keeps the
+    # cap tested.
+    rc, out, _ = run(capsys, "curve", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--tp", "4", "--method",
+                     "eagle3", "--k", "1", "--batch", "1,2,4", "--format", "json")
+    pts = [p for p in json.loads(out)["points"] if p.get("heldout")]
+    assert rc == 0 and pts and all(p["k"] == 1 and p["heldout"]["speedup_hi"] <= 2.0 for p in pts)
     assert any(p["heldout"]["speedup_hi"] == pytest.approx(2.0) for p in pts)

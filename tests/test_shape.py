@@ -127,11 +127,13 @@ def test_on_the_serving_route_the_acceptance_length_moves_the_shape_through_the_
 
     short = [change("V247", "V255", t) for t in ("1.5", "2.8")]      # H200, 1k/1k, 4 -> 64 requests
     long_ = [change("V271", "V279", t) for t in ("1.5", "2.8")]      # H200, 8k/1k, 4 -> 64 requests
-    # 1k/1k: +28 % to +18 % for tau 1.5 to 2.8 (8 %); 8k/1k: +24 % to +0.3 % (24 %). Before serving priced a
-    # request's steps at the batch it sees (loop.step_batch, 2026-12-06) they were +18 % to +10 % and +15 % to -7 %:
-    # the spread the acceptance length makes is what this pins, the levels moved with the step batch.
+    # 1k/1k: +17 % to +8 % for tau 1.5 to 2.8 (8 %); 8k/1k: +14 % to -8 % (24 %), since the refit of 2026-12-08
+    # without the Qwen3-30B-A3B user reports (SGLang's bookkeeping 2.12 -> 1.51 ms a step: +28 % to +18 % and +24 % to
+    # +0.3 % before). Before serving priced a request's steps at the batch it sees (loop.step_batch, 2026-12-06) they
+    # were +18 % to +10 % and +15 % to -7 %: the spread the acceptance length makes is what this pins, the levels moved
+    # with the step batch and the bookkeeping.
     assert 0.02 < short[0] / short[1] - 1 < 0.10 < long_[0] / long_[1] - 1
-    assert long_[0] / long_[1] - 1 > 0.15 and long_[1] < 1.02 < 1.15 < long_[0]
+    assert long_[0] / long_[1] - 1 > 0.15 and long_[1] < 1.02 < 1.10 < long_[0]
 
 
 def test_flat_changes_agree_in_direction():

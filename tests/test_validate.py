@@ -507,7 +507,9 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     # SGLang's FlashInfer path was priced (2026-12-07, fifteenth session: SGLang's trees and non-FA3 chains pay a
     # measured 0.625 ms a step on that path, and the refit bookkeeping every step pays falls 2.50 -> 2.12 ms; an MLA
     # target runs FA3 and pays only the lower bookkeeping) V1 +18.7 %, the shipped profile +24.2 %, SpecV2 +13.5 %, the
-    # sourced priors +35 %.
+    # sourced priors +35 %; since the Qwen3-30B-A3B user reports are not fitted on (2026-12-08: the bookkeeping 2.12 ->
+    # 1.51 ms, Hopper's per-kernel cost 4.99 -> 5.45 us, which the sourced priors here keep) V1 +19.1 %, the shipped
+    # profile +25.2 %, SpecV2 +13.9 %, the sourced priors of the bookkeeping and the draft pass +28.6 %.
     p = prepare_row(r)
     eng = without(p.dep.eng, {"allreduce_norm_mla"})
     assert 1.175 < predict_prepared(p, eng) / 140.52 < 1.20
@@ -515,7 +517,7 @@ def test_sglang_v1_mtp_step_against_pr_12128_not_in_the_fit():
     prior = load_engine("sglang").uncalibrated()
     assert predict_prepared(p, replace(eng, spec_bookkeeping_s=prior.spec_bookkeeping_s,
                                        draft_step_overhead_s=prior.draft_step_overhead_s)) / 140.52 == \
-        pytest.approx(1.340, abs=0.02)
+        pytest.approx(1.286, abs=0.02)
     v2 = prepare_row(dict(r, overlap_scheduler="true", measured="159.71"))
     assert 1.12 < predict_prepared(v2, replace(v2.dep.eng, fused=eng.fused)) / 159.71 < 1.15
 
@@ -1187,11 +1189,12 @@ def test_step_gap_reads_the_step_a_measured_speedup_implies(tmp_path, capsys):
     assert tool.row_gap(dict(r, measured=repr(2 * float(r["measured"]))))["measured_ms"] == \
         pytest.approx(g["priced_ms"] / 2)
     assert tool.row_gap(dict(r, metric="tokens_per_s_per_user")) is None and tool.row_gap(dict(r, tau="")) is None
-    # The shipped runs (2026-12-07): Llama-3.1-8B on one H200 measures its step 1.7-2.0 ms shorter than priced at
-    # every depth and tree width, a cost per step the price carries and SpecBundle does not (the module docstring)
+    # The shipped runs: Llama-3.1-8B on one H200 measures its step 1.0-1.35 ms shorter than priced at every depth and
+    # tree width (1.7-2.0 ms on 2026-12-07, when the Qwen3-30B-A3B user reports were fitted on and SGLang's bookkeeping
+    # was 2.12 ms), a cost per step the price carries and SpecBundle does not (the module docstring)
     lines = tool.table([tool.row_gap(x) for x in llama])
     assert {(t["k"], t["width"]) for t in lines} == {(3, 1), (5, 1), (5, 3), (7, 1), (7, 4)}
-    assert all(-2.1 < t["gap_ms"] < -1.6 for t in lines) and sum(t["rows"] for t in lines) == len(llama)
+    assert all(-1.45 < t["gap_ms"] < -0.9 for t in lines) and sum(t["rows"] for t in lines) == len(llama)
     p = tmp_path / "rows.csv"
     with p.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(llama[0]))
