@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from .data import data_dir, read_toml
@@ -23,12 +24,18 @@ ENGINE_FIELDS = frozenset({"host_step_s", "host_per_seq_s", "spec_bookkeeping_s"
 DEVICE_FIELDS = frozenset({"kernel_floor_s"})
 
 
-def _section(kind: str, name: str, allowed: frozenset[str]) -> dict[str, float]:
+def _file(name: str) -> Path | None:
+    """A bundled calibration file's path, or None where there is none (no data folder, no file)."""
     try:
-        path = data_dir("calibration") / FIT_FILE
+        path = data_dir("calibration") / name
     except SpecError:
-        return {}
-    if not path.is_file():
+        return None
+    return path if path.is_file() else None
+
+
+def _section(kind: str, name: str, allowed: frozenset[str]) -> dict[str, float]:
+    path = _file(FIT_FILE)
+    if path is None:
         return {}
     table = read_toml(path).get(kind, {}).get(name, {})
     out = {}
@@ -55,24 +62,18 @@ def device_values(architecture: str) -> dict[str, float]:
 
 def describe() -> dict[str, Any]:
     """The whole shipped fit as read (for reports)."""
-    try:
-        path = data_dir("calibration") / FIT_FILE
-    except SpecError:
-        return {}
-    return read_toml(path) if path.is_file() else {}
+    path = _file(FIT_FILE)
+    return read_toml(path) if path else {}
 
 
 def not_fitted() -> dict[str, str]:
     """Sources whose rows are validated (predicted held out, reported) but never fitted on, each with its reason:
     `calibration/not_fitted.toml`, one table per source id with `reason` (text) and `evidence` (https URLs). A source
-    belongs there only where its own author reports its runs as not reproducing the published results of the same
-    model and engine, and nobody has found why: fitting shared engine constants to it would make them absorb a
-    deployment fault the fit cannot locate. {} when the file is absent."""
-    try:
-        path = data_dir("calibration") / NOT_FITTED_FILE
-    except SpecError:
-        return {}
-    if not path.is_file():
+    belongs there where its author reports its runs as an unexplained slowdown, nobody has diagnosed it, and runs of
+    the same architecture on the same engine at a matched load contradict it (the file's header: a judgement, made
+    for its one source after the fit's change was seen). {} when the file is absent."""
+    path = _file(NOT_FITTED_FILE)
+    if path is None:
         return {}
     return {src: _reason(f"{path}: [{src}]", src, entry) for src, entry in read_toml(path).items()}
 
