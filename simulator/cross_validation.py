@@ -6,8 +6,9 @@ refit. A source's rows therefore never inform the parameters they are scored wit
 expect on a deployment specroof has not seen. Rows outside the headline scope (legacy engine builds, unknown
 acceptance) are never fitted on, but their source's headline rows may be: they too are predicted with the fold that
 left their source out (the fit on every headline row where their source has none), and reported in their own tables.
-A source listed in calibration/not_fitted.toml (fitted.not_fitted: its author reports its runs as not reproducing
-the published results, unexplained) is never fitted on either: its rows are predicted with the fit on all the others.
+A source listed in calibration/not_fitted.toml (fitted.not_fitted: an unexplained slowdown its author reported, which
+runs of the same architecture and engine contradict) is never fitted on either: its rows are predicted with the fit
+on all the others.
 """
 
 from __future__ import annotations
