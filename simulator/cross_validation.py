@@ -90,7 +90,9 @@ def crossval(rows: str | Path | Sequence[dict[str, str]] | None = None,
     skip = not_fitted()
     pool = fit_pool(prepared, skip.keys())
     if not pool:
-        raise ScenarioError("no headline rows to cross-validate")
+        left = sorted({_src(p) for p in prepared} & skip.keys())
+        why = f" (calibration/not_fitted.toml leaves out {', '.join(left)})" if left else ""
+        raise ScenarioError(f"no headline rows to cross-validate{why}")
     full = fit_headline(pool, params)
     folds: dict[str, FitResult] = {}
     for src in sorted({_src(p) for p in pool}):

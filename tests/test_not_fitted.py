@@ -106,3 +106,14 @@ def test_cross_validation_predicts_a_source_not_fitted_with_the_fit_on_all_other
         assert r["predicted"] == pytest.approx(predict_with(by_id[r["row_id"]], cv.full), rel=1e-12)
     rc, _, err = run(capsys, "validate", "--cv", "source", str(path))
     assert rc == 0 and f"not fitted on (calibration/not_fitted.toml names why): {USER};" in err
+
+
+def test_a_pool_emptied_by_the_list_says_so(tmp_path):
+    # found by review (2026-12-08): a rows file whose every headline row is a listed source's said only "no headline
+    # rows to cross-validate"
+    from simulator.cross_validation import crossval
+    from simulator.errors import ScenarioError
+    rows = [r for r in load_rows() if r["source_id"] == USER]
+    with pytest.raises(ScenarioError, match=f"no headline rows to cross-validate .calibration/not_fitted.toml leaves "
+                                            f"out {USER}"):
+        crossval(rows)

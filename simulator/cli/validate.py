@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine import is_profile_path, list_engines, load_engine
 from ..errors import ScenarioError
 from ..files import check_output
 from . import fmt
 from .args import add_format, note_same_shape
+
+if TYPE_CHECKING:
+    from ..report import ValidationReport
 
 
 def add(sub: Any, name: str) -> None:
@@ -67,7 +70,7 @@ def _some_priced(rows: list[dict[str, Any]], file: str | None) -> None:
                             f"({rows[0]['row_id']}): {rows[0]['skipped']}")
 
 
-def _cross_validated(a: argparse.Namespace):
+def _cross_validated(a: argparse.Namespace) -> tuple[ValidationReport, str]:
     """`validate --cv source`: the held-out report and the fitted-parameter table; names on stderr the sources that
     no fit used (calibration/not_fitted.toml)."""
     if a.engine_override:
